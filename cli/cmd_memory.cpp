@@ -1,0 +1,53 @@
+// llmsim memory: per-GPU memory of a training (or inference) scenario.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "cli/report.hpp"
+#include "cost_models/memory.hpp"
+#include "hardware_db/scenario.hpp"
+
+namespace llmsim::cli {
+
+void register_memory(CLI::App& app, Context& ctx) {
+    auto flags = std::make_shared<ScenarioFlags>();
+    auto* cmd = app.add_subcommand("memory", "Per-GPU memory budget of a scenario (most loaded GPU)");
+    add_scenario_flags(cmd, *flags);
+    cmd->callback([flags, &ctx] {
+        const Scenario s = resolve_scenario(*flags);
+        if (s.is_inference) {
+            const auto im = inference_memory(s.model, s.system, s.parallel, s.inference);
+            if (flags->json) {
+                print_json({{"memory", inference_memory_json(im)}, {"scenario", to_json(s)}});
+            } else {
+                Table t({"component", "per GPU"});
+                t.row({"weights", gib(im.weights_bytes)});
+                t.row({fmt::format("KV cache (batch {})", s.inference.batch), gib(im.kv_cache_bytes)});
+                t.row({"activations (prefill)", gib(im.activations_bytes)});
+                t.row({"runtime reserve", gib(im.other_bytes)});
+                t.row({"total", gib(im.total_bytes)});
+                std::cout << t.str()
+                          << fmt::format("capacity {} -> {}; max batch that fits: {}\n", gib(im.capacity_bytes),
+                                         im.fits ? "fits" : "DOES NOT FIT", im.max_batch);
+            }
+            ctx.exit_code = 0;
+            return;
+        }
+        const auto m = training_memory(s);
+        if (flags->json) {
+            print_json({{"memory", memory_json(m)}, {"scenario", to_json(s)}});
+        } else {
+            std::cout << fmt::format("{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} | zero {} | mb {} | {} "
+                                     "recompute | seq {}\n",
+                                     s.model.name, s.gpus, s.system.name, s.parallel.tp, s.parallel.pp, s.parallel.dp,
+                                     s.parallel.cp, s.parallel.ep, s.parallel.vp, s.parallel.zero,
+                                     s.training.micro_batch, to_string(s.training.recompute), s.training.seq_len)
+                      << memory_text(m);
+        }
+        ctx.exit_code = 0;
+    });
+}
+
+}  // namespace llmsim::cli

@@ -1,0 +1,18 @@
+// JSON and text renderings of results shared by several subcommands.
+#pragma once
+
+#include <string>
+
+#include "cost_models/flops.hpp"
+#include "cost_models/memory.hpp"
+#include "hardware_db/json_reader.hpp"
+
+namespace llmsim::cli {
+
+Json memory_json(const MemoryBreakdown& m);
+Json inference_memory_json(const InferenceMemory& m);
+Json flops_json(const TrainingFlops& f);
+// A table of memory components in GiB, what dominates, whether it fits, headroom.
+std::string memory_text(const MemoryBreakdown& m);
+
+}  // namespace llmsim::cli

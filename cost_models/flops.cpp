@@ -1,0 +1,69 @@
+#include "cost_models/flops.hpp"
+
+#include "cost_models/model_params.hpp"
+
+namespace llmsim {
+
+LayerFlops layer_flops_per_token(const ModelSpec& m, std::int64_t seq_len, bool moe_layer, bool causal) {
+    LayerFlops f;
+    const double h = static_cast<double>(m.hidden);
+    const double q = static_cast<double>(m.q_dim());
+    const double kv = static_cast<double>(m.kv_dim());
+    const double gamma = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
+    f.qkv = 2.0 * h * (q + 2.0 * kv);
+    f.attn_core = (causal ? 2.0 : 4.0) * static_cast<double>(seq_len) * q;
+    f.attn_out = 2.0 * q * h;
+    if (moe_layer && m.moe.enabled()) {
+        f.mlp = 2.0 * gamma * h *
+                (static_cast<double>(m.moe.expert_ffn_hidden) * m.moe.top_k +
+                 static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts);
+        f.router = 2.0 * h * m.moe.experts;
+    } else {
+        f.mlp = 2.0 * gamma * h * static_cast<double>(m.ffn_hidden);
+    }
+    return f;
+}
+
+TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t) {
+    TrainingFlops r;
+    const double T = static_cast<double>(t.global_batch) * static_cast<double>(t.seq_len);
+    r.tokens_per_step = T;
+    const int n_moe = m.moe_layers();
+    const int n_dense = m.dense_mlp_layers();
+    const auto dense_c = layer_flops_per_token(m, t.seq_len, false, true);
+    const auto moe_c = layer_flops_per_token(m, t.seq_len, true, true);
+    const auto dense_n = layer_flops_per_token(m, t.seq_len, false, false);
+    const auto moe_n = layer_flops_per_token(m, t.seq_len, true, false);
+    const double logits = 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
+
+    auto fwd_model = [&](const LayerFlops& d, const LayerFlops& e) {
+        return n_dense * (d.total() - d.router) + n_moe * (e.total() - e.router) + logits;
+    };
+    const double fwd_causal = fwd_model(dense_c, moe_c);
+    const double fwd_noncausal = fwd_model(dense_n, moe_n);
+    r.model_flops_per_step = 3.0 * T * fwd_causal;
+    r.model_flops_per_step_noncausal = 3.0 * T * fwd_noncausal;
+    r.logits_flops_per_step = 3.0 * T * logits;
+
+    // As executed: FlashAttention skips masked blocks (causal count); unfused attention computes
+    // the full score matrix. Routers are executed.
+    const auto& d_ex = t.flash_attention ? dense_c : dense_n;
+    const auto& e_ex = t.flash_attention ? moe_c : moe_n;
+    const double fwd_exec = n_dense * d_ex.total() + n_moe * e_ex.total() + logits;
+    r.forward_flops_per_step = T * fwd_exec;
+    double recompute = 0;
+    if (t.recompute == Recompute::selective) recompute = n_dense * d_ex.attn_core + n_moe * e_ex.attn_core;
+    else if (t.recompute == Recompute::full) recompute = n_dense * d_ex.total() + n_moe * e_ex.total();
+    r.recompute_flops_per_step = T * recompute;
+    r.hardware_flops_per_step = 3.0 * T * fwd_exec + r.recompute_flops_per_step;
+    r.model_flops_per_token = r.model_flops_per_step / T;
+    r.hardware_flops_per_token = r.hardware_flops_per_step / T;
+    r.six_n_flops_per_token = 6.0 * count_parameters(m).active;
+    const double h = static_cast<double>(m.hidden), s = static_cast<double>(t.seq_len), l = m.layers,
+                 V = static_cast<double>(m.vocab);
+    r.narayanan_flops_per_step =
+        96.0 * static_cast<double>(t.global_batch) * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+    return r;
+}
+
+}  // namespace llmsim

@@ -1,0 +1,363 @@
+#include "cost_models/memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost_models/layout.hpp"
+#include "cost_models/model_params.hpp"
+
+namespace llmsim {
+
+// ---------------------------------------------------------------------------------------------
+// Activations of one layer (Korthikanti et al. 2022, Sec. 4, generalised to GQA, SwiGLU and MoE)
+// ---------------------------------------------------------------------------------------------
+LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q) {
+    LayerActivations a;
+    const double s = static_cast<double>(q.seq_len) / q.cp;   // tokens of this CP rank
+    const double b = static_cast<double>(q.micro_batch);
+    const double t = q.tp;
+    const double h = static_cast<double>(m.hidden);
+    const double qd = static_cast<double>(m.q_dim());
+    const double kvd = static_cast<double>(m.kv_dim());
+    const double e = q.bytes_per_element;
+    const double sb = s * b;
+    // Tensors outside the tensor-parallel region are split only with sequence parallelism.
+    const double outside = q.sequence_parallel ? t : 1.0;
+    const double mask = m.dropout ? 1.0 : 0.0;   // 1-byte dropout masks
+
+    // Attention block: QKV input (e·h), Q (e·q), K, V (e·kv each), output-projection input (e·q),
+    // output dropout mask (h bytes).
+    a.attention = sb * (e * h + mask * h) / outside + sb * e * (2.0 * qd + 2.0 * kvd) / t;
+    // Scores: softmax output (e), dropout mask (1), dropout output (e) per score: 5·a·s²·b at e = 2.
+    const double scores = (2.0 * e + mask) * m.heads * s * (static_cast<double>(q.seq_len)) * b / t;
+    // FlashAttention keeps only the softmax statistics (fp32 log-sum-exp per row and head).
+    const double flash_stats = 4.0 * m.heads * sb / t;
+    a.attention_scores = q.flash_attention ? flash_stats : scores;
+    // Two norms' inputs (one with a parallel block).
+    a.norms = (m.parallel_block ? 1.0 : 2.0) * e * h * sb / outside;
+
+    auto mlp_bytes = [&](double f, double tokens) {
+        const double inner = m.mlp == MlpKind::swiglu ? (2.0 * e * f + e * f) : (e * f + e * f);
+        return tokens * inner / t;
+    };
+    const double mlp_in = sb * (e * h + mask * h) / outside;   // input + dropout mask
+    if (q.moe_layer && m.moe.enabled()) {
+        const double routed = sb * m.moe.top_k;                 // token copies after dispatch
+        a.mlp = mlp_in + sb * 4.0 * m.moe.experts / outside       // fp32 router logits
+                + 2.0 * routed * e * h / outside                    // permuted input and combine output
+                + mlp_bytes(static_cast<double>(m.moe.expert_ffn_hidden), routed);
+        if (m.moe.shared_experts > 0)
+            a.mlp += m.moe.shared_experts * mlp_bytes(static_cast<double>(m.moe.shared_expert_ffn_hidden), sb);
+    } else {
+        a.mlp = mlp_in + mlp_bytes(static_cast<double>(m.ffn_hidden), sb);
+    }
+
+    a.full = a.attention + a.attention_scores + a.mlp + a.norms;
+    switch (q.recompute) {
+        case Recompute::none: a.total = a.full; break;
+        case Recompute::selective:   // the attention core is recomputed: no score tensors stored
+            a.total = a.attention + a.mlp + a.norms + (q.flash_attention ? flash_stats : 0.0);
+            break;
+        case Recompute::full:        // only the layer input is kept
+            a.total = e * h * sb / outside;
+            break;
+    }
+    return a;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Training memory
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+double optimizer_bytes_per_param(Optimizer o, Precision training) {
+    const double master = training == Precision::fp32 ? 0.0 : 4.0;   // fp32 master weights
+    switch (o) {
+        case Optimizer::adam: return master + 8.0;        // m and v in fp32
+        case Optimizer::sgd: return master + 4.0;         // momentum
+        case Optimizer::adafactor: return master + 0.0;   // factored second moment: O(rows + cols)
+    }
+    return master + 8.0;
+}
+
+double weight_bytes_training(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
+
+// Linear-layer input/output sizes of one layer for LoRA targets.
+double lora_params_per_layer(const ModelSpec& m, const FinetuneConfig& ft) {
+    const double h = static_cast<double>(m.hidden), qd = static_cast<double>(m.q_dim()),
+                 kvd = static_cast<double>(m.kv_dim()), f = static_cast<double>(m.ffn_hidden);
+    double sum = 0;
+    for (const auto& tgt : ft.targets) {
+        if (tgt == "q") sum += h + qd;
+        else if (tgt == "k" || tgt == "v") sum += h + kvd;
+        else if (tgt == "o") sum += qd + h;
+        else if (tgt == "gate" && m.mlp == MlpKind::swiglu) sum += h + f;
+        else if (tgt == "up") sum += h + f;
+        else if (tgt == "down") sum += f + h;
+    }
+    return sum * ft.rank;
+}
+
+struct ModelStates {
+    double weights = 0, grads = 0, optimizer = 0, master = 0, states = 0, params = 0, offloaded = 0;
+};
+
+// Model states of one stage of `m` on one GPU under the layout (ZeRO across dp·cp).
+ModelStates stage_model_states(const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t, int stage,
+                               bool trainable) {
+    ModelStates st;
+    const auto pc = count_parameters(m);
+    const auto per = layers_per_stage(m.layers, p.pp);
+    const int layers = per[stage];
+    const int moe = moe_layers_on_stage(m, p.pp, stage);
+    const int dense = layers - moe;
+    const double tp = p.tp;
+    // Non-expert parameters on this GPU (split by TP), and routed-expert parameters (split by EP·TP).
+    double dense_params = dense * pc.dense_layer / tp +
+                          moe * (pc.moe_layer - pc.expert_params_per_layer) / tp;
+    const double expert_params = moe * pc.expert_params_per_layer / (tp * p.ep);
+    if (stage == 0) dense_params += pc.embedding / tp + pc.position;
+    if (stage == p.pp - 1) {
+        dense_params += pc.final_norm;
+        // The last stage holds the LM head; with tied embeddings and pp > 1 it keeps its own copy.
+        if (!m.tied_embeddings) dense_params += pc.output / tp;
+        else if (p.pp > 1) dense_params += pc.embedding / tp;
+    }
+    st.params = dense_params + expert_params;
+    const double shard_dense = static_cast<double>(p.dp) * p.cp;
+    const double shard_expert = std::max(1.0, shard_dense / p.ep);
+    auto sharded = [&](double bytes_per_param, bool shard) {
+        return shard ? dense_params * bytes_per_param / shard_dense + expert_params * bytes_per_param / shard_expert
+                     : st.params * bytes_per_param;
+    };
+    const double wb = weight_bytes_training(t.precision);
+    if (!trainable) {
+        st.weights = sharded(wb, p.zero >= 3);
+        return st;
+    }
+    const double gb = precision_bytes(t.grad_precision);
+    const double ob = optimizer_bytes_per_param(t.optimizer, t.precision);
+    const double master = t.precision == Precision::fp32 ? 0.0 : 4.0;
+    st.weights = sharded(wb, p.zero >= 3);
+    st.grads = sharded(gb, p.zero >= 2);
+    st.optimizer = sharded(ob, p.zero >= 1);
+    st.master = sharded(master, p.zero >= 1);
+    st.states = st.optimizer - st.master;
+    if (t.offload != Offload::none) {
+        st.offloaded += st.optimizer;
+        st.optimizer = 0;
+        st.master = 0;
+        st.states = 0;
+        if (t.offload == Offload::optimizer_params) {
+            st.offloaded += st.weights;
+            st.weights = 0;
+        }
+    }
+    return st;
+}
+
+}  // namespace
+
+MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
+                                const TrainingConfig& t) {
+    MemoryBreakdown best;
+    const auto pc = count_parameters(m);
+    const auto per = layers_per_stage(m.layers, p.pp);
+    const std::int64_t mb = num_microbatches(p, t);
+    const bool lora = t.finetune.method != FinetuneConfig::Method::none;
+    const double e = t.precision == Precision::fp32 ? 4.0 : 2.0;
+
+    ActivationQuery q;
+    q.seq_len = t.seq_len;
+    q.micro_batch = t.micro_batch;
+    q.tp = p.tp;
+    q.cp = p.cp;
+    q.sequence_parallel = p.sequence_parallel && p.tp > 1;
+    q.recompute = t.recompute;
+    q.flash_attention = t.flash_attention;
+    q.bytes_per_element = e;
+    const auto dense_act = layer_activations(m, q);
+    q.moe_layer = true;
+    const auto moe_act = layer_activations(m, q);
+
+    const double tokens_local = static_cast<double>(t.seq_len) / p.cp * t.micro_batch;
+    const double sp_div = q.sequence_parallel ? p.tp : 1.0;
+
+    for (int s = 0; s < p.pp; ++s) {
+        StageMemory sm;
+        MemoryBreakdown d;
+        sm.stage = s;
+        sm.layers = per[s];
+        d.stage = s;
+        d.layers_on_stage = per[s];
+        const int moe = moe_layers_on_stage(m, p.pp, s);
+        const int dense = per[s] - moe;
+
+        // Model states.
+        ModelStates st;
+        if (lora) {
+            st = stage_model_states(m, p, t, s, false);   // frozen base
+            double wbytes = st.weights;
+            if (t.finetune.method == FinetuneConfig::Method::qlora) {
+                // Base in NF4 with double quantisation (Dettmers et al. 2023), embeddings kept 16-bit.
+                wbytes = wbytes / 2.0 * weight_bytes_per_param(Precision::nf4, 64);
+                d.other_bytes += (dense ? pc.dense_layer : pc.moe_layer) * 2.0 / p.tp;   // one dequantised layer
+            }
+            st.weights = wbytes;
+            const double adapters = per[s] * lora_params_per_layer(m, t.finetune) / p.tp;
+            d.adapter_bytes = adapters * 16.0;   // fp32 adapter weights 4 + grads 4 + Adam 8
+        } else {
+            st = stage_model_states(m, p, t, s, true);
+        }
+        d.params_on_gpu = st.params;
+        d.weights_bytes = st.weights;
+        d.gradients_bytes = st.grads;
+        d.optimizer_bytes = st.optimizer + d.adapter_bytes;
+        d.master_weights_bytes = st.master;
+        d.optimizer_states_bytes = st.states;
+        d.offloaded_bytes_per_gpu = st.offloaded;
+
+        // RLHF: critic trained alongside, reference and reward frozen (ZeRO-3 shards them too).
+        if (t.rlhf.enabled) {
+            const ModelSpec critic = t.rlhf.critic.value_or(m);
+            const ModelSpec reference = t.rlhf.reference.value_or(m);
+            const ModelSpec reward = t.rlhf.reward.value_or(critic);
+            const auto cs = stage_model_states(critic, p, t, std::min(s, critic.layers - 1), true);
+            d.weights_bytes += cs.weights;
+            d.gradients_bytes += cs.grads;
+            d.optimizer_bytes += cs.optimizer;
+            d.offloaded_bytes_per_gpu += cs.offloaded;
+            d.frozen_models_bytes = stage_model_states(reference, p, t, std::min(s, reference.layers - 1), false).weights +
+                                    stage_model_states(reward, p, t, std::min(s, reward.layers - 1), false).weights;
+            d.weights_bytes += d.frozen_models_bytes;
+        }
+
+        // Activations.
+        d.microbatches_in_flight = microbatches_in_flight(p, mb, s);
+        const double per_mb = dense * dense_act.total + moe * moe_act.total;
+        d.activations_per_layer_bytes = per[s] > 0 ? per_mb / per[s] : 0.0;
+        double act = per_mb * d.microbatches_in_flight;
+        if (t.rlhf.enabled) act *= 2.0;   // the critic's activations (same shape as the actor)
+        if (t.recompute == Recompute::full)
+            d.recompute_working_bytes = std::max(dense ? dense_act.full : 0.0, moe ? moe_act.full : 0.0);
+        if (s == 0) {
+            // Token ids (int64) and the embedding dropout mask for each in-flight micro-batch (Megatron).
+            d.embedding_activations_bytes =
+                d.microbatches_in_flight * tokens_local * (8.0 + (m.dropout ? static_cast<double>(m.hidden) : 0.0)) /
+                sp_div;
+        }
+        if (s == p.pp - 1) {
+            // LM-head input and fp32 logits for the loss, one micro-batch live (GPipe: all of them).
+            const double live = p.schedule == Schedule::gpipe ? static_cast<double>(mb) : 1.0;
+            d.logits_bytes = live * tokens_local * 4.0 *
+                             (static_cast<double>(m.hidden) / sp_div + static_cast<double>(m.vocab) / p.tp);
+        }
+        d.activations_bytes = act + d.recompute_working_bytes + d.embedding_activations_bytes + d.logits_bytes;
+
+        // Buffers.
+        if (p.zero == 3) {
+            const double layer_params = (moe ? pc.moe_layer - pc.expert_params_per_layer * (1.0 - 1.0 / p.ep)
+                                             : pc.dense_layer) / p.tp;
+            // Current and prefetched layer gathered in 16-bit, and that layer's unreduced gradients.
+            d.zero3_gather_bytes = layer_params * (2.0 * e + precision_bytes(t.grad_precision));
+        }
+        if (t.precision == Precision::fp8) d.fp8_weight_cache_bytes = d.params_on_gpu * 1.0 / (p.zero == 3 ? p.dp * p.cp : 1);
+        d.reserve_bytes = t.runtime_reserve_bytes;
+        d.fragmentation_bytes = t.fragmentation_fraction * (d.activations_bytes + d.zero3_gather_bytes);
+        d.other_bytes += d.zero3_gather_bytes + d.fp8_weight_cache_bytes + d.reserve_bytes + d.fragmentation_bytes;
+
+        d.total_bytes = d.weights_bytes + d.gradients_bytes + d.optimizer_bytes + d.activations_bytes + d.other_bytes;
+        sm.weights_bytes = d.weights_bytes;
+        sm.gradients_bytes = d.gradients_bytes;
+        sm.optimizer_bytes = d.optimizer_bytes;
+        sm.activations_bytes = d.activations_bytes;
+        sm.other_bytes = d.other_bytes;
+        sm.total_bytes = d.total_bytes;
+        sm.microbatches_in_flight = d.microbatches_in_flight;
+        best.stages.push_back(sm);
+        if (s == 0 || d.total_bytes > best.total_bytes) {
+            auto stages = std::move(best.stages);
+            best = d;
+            best.stages = std::move(stages);
+        }
+    }
+
+    best.capacity_bytes = sys.gpu.hbm_capacity_bytes;
+    best.headroom_bytes = best.capacity_bytes - best.total_bytes;
+    best.fits = best.total_bytes <= best.capacity_bytes;
+    // Host memory for offload: every GPU of a node offloads its share.
+    const double host = best.offloaded_bytes_per_gpu * sys.gpus_per_node;
+    best.host_bytes_per_node = host;
+    best.host_capacity_bytes = sys.host_memory_bytes;
+    best.host_fits = host == 0 || sys.host_memory_bytes <= 0 || host <= sys.host_memory_bytes;
+    if (!best.host_fits) best.fits = false;
+
+    const std::pair<double, const char*> parts[] = {{best.weights_bytes, "weights"},
+                                                    {best.gradients_bytes, "gradients"},
+                                                    {best.optimizer_bytes, "optimizer states"},
+                                                    {best.activations_bytes, "activations"},
+                                                    {best.other_bytes, "buffers and reserve"}};
+    const auto* top = std::max_element(std::begin(parts), std::end(parts),
+                                       [](const auto& a, const auto& b) { return a.first < b.first; });
+    best.dominant = top->second;
+    return best;
+}
+
+MemoryBreakdown training_memory(const Scenario& s) {
+    return training_memory(s.model, s.system, s.parallel, s.training);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inference memory
+// ---------------------------------------------------------------------------------------------
+double weight_bytes_per_param(Precision p, int group_size) {
+    const double g = std::max(1, group_size);
+    switch (p) {
+        case Precision::int4:
+        case Precision::fp4: return 0.5 + 2.0 / g;               // fp16 scale per group
+        case Precision::int8: return 1.0 + 2.0 / g;
+        case Precision::nf4: return (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;   // QLoRA double quant
+        default: return precision_bytes(p);
+    }
+}
+
+InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
+                                 const InferenceConfig& in) {
+    InferenceMemory r;
+    const auto pc = count_parameters(m);
+    const auto per = layers_per_stage(m.layers, p.pp);
+    const int max_layers = *std::max_element(per.begin(), per.end());
+    // Transformer weights at the weight precision; embeddings and LM head stay 16-bit.
+    const double layer_params = m.moe.enabled() ? pc.moe_layer : pc.dense_layer;
+    const double wpp = weight_bytes_per_param(in.weight_precision, in.quant_group_size);
+    double weights = max_layers * layer_params * wpp / p.tp;
+    const double embed_bytes = (pc.embedding + pc.position + pc.output) * 2.0 / p.tp;
+    weights += p.pp == 1 ? embed_bytes : embed_bytes / 2.0;   // first stage embedding, last stage head
+    r.weights_bytes = weights;
+    const double kv_heads_per_gpu = std::max(1.0, static_cast<double>(m.kv_heads) / p.tp);
+    r.kv_bytes_per_token = 2.0 * max_layers * kv_heads_per_gpu * m.head_dim * precision_bytes(in.kv_precision);
+    const double tokens_per_seq = static_cast<double>(in.input_len + in.output_len);
+    // Prefill working set per sequence: residual, QKV, MLP intermediate (per TP shard), 16-bit,
+    // plus fp32 logits of the last position.
+    const double f = m.moe.enabled() ? m.moe.expert_ffn_hidden * m.moe.top_k : m.ffn_hidden;
+    const double act_per_seq = in.input_len * 2.0 *
+                                   (2.0 * m.hidden + (m.q_dim() + 2.0 * m.kv_dim()) / p.tp +
+                                    (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * f / p.tp) +
+                               4.0 * m.vocab / p.tp;
+    r.other_bytes = 1.0 * (1ull << 30);   // CUDA context and runtime workspaces
+    r.capacity_bytes = sys.gpu.hbm_capacity_bytes;
+    auto total_for = [&](double b) {
+        return r.weights_bytes + b * tokens_per_seq * r.kv_bytes_per_token + b * act_per_seq + r.other_bytes;
+    };
+    const double b = static_cast<double>(in.batch);
+    r.kv_cache_bytes = b * tokens_per_seq * r.kv_bytes_per_token;
+    r.activations_bytes = b * act_per_seq;
+    r.total_bytes = total_for(b);
+    r.fits = r.total_bytes <= r.capacity_bytes;
+    const double free_bytes = r.capacity_bytes - r.weights_bytes - r.other_bytes;
+    const double per_seq = tokens_per_seq * r.kv_bytes_per_token + act_per_seq;
+    r.max_batch = free_bytes > 0 ? static_cast<std::int64_t>(std::floor(free_bytes / per_seq)) : 0;
+    return r;
+}
+
+}  // namespace llmsim

@@ -1,0 +1,109 @@
+// Memory per GPU (docs/memory-model.md): model states with ZeRO, activations after Korthikanti et al.
+// 2022, in-flight micro-batches per schedule, buffers and the runtime reserve; fine-tuning (LoRA,
+// QLoRA, RLHF) and inference (weights, KV cache, max batch).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hardware_db/specs.hpp"
+
+namespace llmsim {
+
+// Activation bytes of ONE transformer layer for one micro-batch, per GPU.
+struct ActivationQuery {
+    std::int64_t seq_len = 2048;
+    std::int64_t micro_batch = 1;
+    int tp = 1;
+    int cp = 1;
+    bool sequence_parallel = false;
+    Recompute recompute = Recompute::none;
+    bool flash_attention = true;
+    bool moe_layer = false;
+    double bytes_per_element = 2.0;   // 16-bit activations
+};
+
+struct LayerActivations {
+    double attention = 0;     // QKV input, Q, K, V, attention output, dropout mask
+    double attention_scores = 0;   // softmax input/output and dropout (the 5·a·s²·b term)
+    double mlp = 0;           // MLP input, intermediate tensors, dropout mask (MoE: routed tokens)
+    double norms = 0;         // inputs of the layer norms
+    double total = 0;         // what is kept for backward under the recompute policy
+    double full = 0;          // what a layer holds without any recompute (working set in backward)
+};
+
+LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q);
+
+struct StageMemory {
+    int stage = 0;
+    int layers = 0;
+    double weights_bytes = 0;
+    double gradients_bytes = 0;
+    double optimizer_bytes = 0;
+    double activations_bytes = 0;
+    double other_bytes = 0;
+    double total_bytes = 0;
+    double microbatches_in_flight = 0;
+};
+
+struct MemoryBreakdown {
+    // The contract's keys (most loaded GPU).
+    double weights_bytes = 0;
+    double gradients_bytes = 0;
+    double optimizer_bytes = 0;
+    double activations_bytes = 0;
+    double other_bytes = 0;
+    double total_bytes = 0;
+    double capacity_bytes = 0;
+    bool fits = false;
+    // Finer detail.
+    int stage = 0;                        // the most loaded pipeline stage
+    double params_on_gpu = 0;             // parameters held by that GPU before ZeRO sharding
+    double master_weights_bytes = 0;      // fp32 master copy (part of optimizer_bytes)
+    double optimizer_states_bytes = 0;    // Adam m and v (part of optimizer_bytes)
+    double activations_per_layer_bytes = 0;
+    double layers_on_stage = 0;
+    double microbatches_in_flight = 0;
+    double recompute_working_bytes = 0;   // one layer re-materialised during backward (full recompute)
+    double embedding_activations_bytes = 0;
+    double logits_bytes = 0;              // LM head output and loss (last stage)
+    double zero3_gather_bytes = 0;        // gathered parameters (current + prefetched layer)
+    double fp8_weight_cache_bytes = 0;    // FP8 copies of weights (Transformer Engine)
+    double adapter_bytes = 0;             // LoRA adapters with their gradients and Adam states
+    double frozen_models_bytes = 0;       // RLHF reference and reward models
+    double reserve_bytes = 0;             // CUDA context, library workspaces
+    double fragmentation_bytes = 0;
+    double headroom_bytes = 0;            // capacity − total (negative when it does not fit)
+    // Offload to host memory.
+    double offloaded_bytes_per_gpu = 0;
+    double host_bytes_per_node = 0;
+    double host_capacity_bytes = 0;
+    bool host_fits = true;
+    std::string dominant;                 // the largest component
+    std::vector<StageMemory> stages;
+};
+
+MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
+                                const TrainingConfig& t);
+MemoryBreakdown training_memory(const Scenario& s);
+
+struct InferenceMemory {
+    double weights_bytes = 0;
+    double kv_cache_bytes = 0;            // for the scenario's batch
+    double kv_bytes_per_token = 0;        // per GPU
+    double activations_bytes = 0;         // transient peak (prefill)
+    double other_bytes = 0;               // runtime reserve
+    double total_bytes = 0;
+    double capacity_bytes = 0;
+    bool fits = false;
+    std::int64_t max_batch = 0;           // largest batch of input_len + output_len tokens that fits
+};
+
+// Bytes per weight at a storage precision, including group scales (int4/int8: one fp16 scale per
+// group; nf4: QLoRA's double-quantised scales, 4.127 bits per parameter).
+double weight_bytes_per_param(Precision p, int group_size);
+
+InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
+                                 const InferenceConfig& in);
+
+}  // namespace llmsim

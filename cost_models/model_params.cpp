@@ -1,0 +1,51 @@
+#include "cost_models/model_params.hpp"
+
+namespace llmsim {
+
+double mlp_params(const ModelSpec& m, double f) {
+    const double h = static_cast<double>(m.hidden);
+    if (m.mlp == MlpKind::swiglu) return 3.0 * h * f + (m.bias ? 2.0 * f + h : 0.0);
+    return 2.0 * h * f + (m.bias ? f + h : 0.0);
+}
+
+ParamCounts count_parameters(const ModelSpec& m) {
+    ParamCounts c;
+    const double h = static_cast<double>(m.hidden);
+    const double q = static_cast<double>(m.q_dim());
+    const double kv = static_cast<double>(m.kv_dim());
+    const double norm = m.norm == NormKind::layernorm ? 2.0 * h : h;
+
+    c.embedding = static_cast<double>(m.vocab) * h;
+    c.position = m.position == PositionKind::learned ? static_cast<double>(m.max_seq_len) * h : 0.0;
+    c.output = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * h;
+    c.final_norm = norm;
+
+    c.attention_per_layer = h * q + 2.0 * h * kv + q * h;
+    // Transformer-XL relative positions (Gopher, Chinchilla): one h×q projection per layer.
+    if (m.position == PositionKind::relative) c.attention_per_layer += h * q;
+    if (m.bias) c.attention_per_layer += q + 2.0 * kv + h;
+    else if (m.qkv_bias) c.attention_per_layer += q + 2.0 * kv;
+    c.norms_per_layer = (m.parallel_block ? 1.0 : 2.0) * norm;
+    c.dense_mlp_per_layer = mlp_params(m, static_cast<double>(m.ffn_hidden));
+    if (m.moe.enabled()) {
+        const double expert = mlp_params(m, static_cast<double>(m.moe.expert_ffn_hidden));
+        const double shared = m.moe.shared_experts * mlp_params(m, static_cast<double>(m.moe.shared_expert_ffn_hidden));
+        const double router = h * m.moe.experts;
+        c.expert_params_per_layer = m.moe.experts * expert;
+        c.moe_mlp_per_layer = router + c.expert_params_per_layer + shared;
+        c.moe_mlp_active_per_layer = router + m.moe.top_k * expert + shared;
+    }
+    c.dense_layer = c.attention_per_layer + c.norms_per_layer + c.dense_mlp_per_layer;
+    c.moe_layer = c.attention_per_layer + c.norms_per_layer + c.moe_mlp_per_layer;
+
+    const double n_moe = m.moe_layers();
+    const double n_dense = m.dense_mlp_layers();
+    const double outside = c.embedding + c.position + c.output + c.final_norm;
+    c.total = outside + n_dense * c.dense_layer + n_moe * c.moe_layer;
+    c.active = outside + n_dense * c.dense_layer +
+               n_moe * (c.attention_per_layer + c.norms_per_layer + c.moe_mlp_active_per_layer);
+    c.non_embedding = c.total - c.embedding - c.position - c.output;
+    return c;
+}
+
+}  // namespace llmsim

@@ -1,0 +1,653 @@
+#include "hardware_db/database.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "hardware_db/embedded.hpp"
+#include "hardware_db/errors.hpp"
+#if __has_include("hardware_db/hf_config.hpp")
+#include "hardware_db/hf_config.hpp"
+#define LLMSIM_HAS_HF 1
+#endif
+
+namespace llmsim {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : sep) + x;
+    return out;
+}
+
+std::string provenance_kind(const std::string& source) {
+    if (source.rfind("derived", 0) == 0) return "derived";
+    if (source.find("measure") != std::string::npos || source.find("nccl-tests") != std::string::npos)
+        return "measurement";
+    return "published";
+}
+
+void read_sources(ObjectReader& r, std::map<std::string, Provenance>& out) {
+    const Json* s = r.get("sources");
+    if (!s) return;
+    if (!s->is_object()) {
+        r.problems().add(r.ptr("sources"), *s, "an object of key -> source text");
+        return;
+    }
+    for (auto it = s->begin(); it != s->end(); ++it) {
+        if (!it->is_string()) {
+            r.problems().add(r.ptr("sources") + "/" + it.key(), *it, "a string");
+            continue;
+        }
+        out[it.key()] = Provenance{it->get<std::string>(), provenance_kind(it->get<std::string>())};
+    }
+}
+
+void parse_efficiency(const Json& j, const std::string& pointer, Problems& pr, EfficiencyModel& e) {
+    ObjectReader r(j, pointer, pr);
+    if (const Json* g = r.get("gemm_max")) {
+        ObjectReader gr(*g, r.ptr("gemm_max"), pr);
+        for (int i = 0; i < kPrecisionCount; ++i) {
+            const auto p = static_cast<Precision>(i);
+            if (auto v = gr.number(to_string(p), 0.0, false, 1.0)) e.gemm_max[i] = *v;
+        }
+        gr.finish();
+    }
+    e.gemm_tile_m = static_cast<int>(r.integer_or("gemm_tile_m", e.gemm_tile_m, 1, 4096));
+    e.gemm_tile_n = static_cast<int>(r.integer_or("gemm_tile_n", e.gemm_tile_n, 1, 4096));
+    e.gemm_k_half = r.number_or("gemm_k_half", e.gemm_k_half, 0.0, true);
+    e.hbm_efficiency = r.number_or("hbm_efficiency", e.hbm_efficiency, 0.0, false, 1.0);
+    e.attention_fwd = r.number_or("attention_fwd", e.attention_fwd, 0.0, false, 1.0);
+    e.attention_bwd = r.number_or("attention_bwd", e.attention_bwd, 0.0, false, 1.0);
+    e.kernel_launch_us = r.number_or("kernel_launch_us", e.kernel_launch_us, 0.0, true);
+    r.finish();
+}
+
+// Every override key gets the provenance "override" (scenario) or the profile's text.
+void mark_overrides(const Json& override_obj, const std::string& prefix, const std::string& origin,
+                    std::map<std::string, Provenance>& prov, const std::string& kind) {
+    if (!override_obj.is_object()) return;
+    for (auto it = override_obj.begin(); it != override_obj.end(); ++it) {
+        if (it.key() == "preset" || it.key() == "profile" || it.key() == "sources") continue;
+        const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+        if (it->is_object()) {
+            mark_overrides(*it, key, origin, prov, kind);
+        } else {
+            prov[key] = Provenance{origin, kind};
+        }
+    }
+}
+
+bool file_exists(const std::string& p) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(p, ec);
+}
+
+std::string resolve_path(const std::string& path, const std::string& base_dir) {
+    if (file_exists(path)) return path;
+    const std::string joined = (std::filesystem::path(base_dir) / path).string();
+    if (file_exists(joined)) return joined;
+    return path;
+}
+
+}  // namespace
+
+// --------------------------------------------------------------------------------------------
+// Accelerators
+// --------------------------------------------------------------------------------------------
+AcceleratorSpec parse_accelerator(const Json& j, const std::string& pointer, Problems& pr) {
+    AcceleratorSpec a;
+    ObjectReader r(j, pointer, pr);
+    if (!r.ok()) return a;
+    a.name = r.required_string("name");
+    a.display_name = r.string_or("display_name", a.name);
+    a.vendor = r.choice("vendor", {"nvidia", "google", "amd"}).value_or("nvidia");
+    if (const Json* pk = r.get("peak_tflops")) {
+        ObjectReader p(*pk, r.ptr("peak_tflops"), pr);
+        for (int i = 0; i < kPrecisionCount; ++i) {
+            if (auto v = p.number(to_string(static_cast<Precision>(i)))) a.peak_flops[i] = *v * 1e12;
+        }
+        p.finish();
+    } else {
+        pr.add_raw(fmt::format("{}: missing: expected an object of dense peak TFLOP/s per precision",
+                               r.ptr("peak_tflops")));
+    }
+    a.hbm_capacity_bytes = r.required_number("hbm_capacity_GiB") * kGiB;
+    a.hbm_GBps = r.required_number("hbm_GBps");
+    a.sm_count = static_cast<int>(r.required_integer("sm_count", 1, 100000));
+    a.l2_cache_bytes = r.number_or("l2_cache_MiB", 0.0, 0.0, true) * kMiB;
+    a.tdp_W = r.number_or("tdp_W", 0.0, 0.0, true);
+    if (const Json* e = r.get("efficiency")) parse_efficiency(*e, r.ptr("efficiency"), pr, a.efficiency);
+    // A precision without its own GEMM efficiency borrows the closest one (documented).
+    auto& gm = a.efficiency.gemm_max;
+    const int bf16 = static_cast<int>(Precision::bf16);
+    if (gm[bf16] == 0) gm[bf16] = 0.75;
+    for (int i = 0; i < kPrecisionCount; ++i)
+        if (gm[i] == 0) gm[i] = gm[bf16];
+    read_sources(r, a.provenance);
+    r.finish();
+    return a;
+}
+
+// --------------------------------------------------------------------------------------------
+// Models
+// --------------------------------------------------------------------------------------------
+ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
+    ModelSpec m;
+    ObjectReader r(j, pointer, pr);
+    if (!r.ok()) return m;
+    m.name = r.string_or("name", "custom");
+    m.display_name = r.string_or("display_name", m.name);
+    m.source = r.string_or("source", "");
+    m.layers = static_cast<int>(r.required_integer("layers", 1, 100000));
+    m.hidden = r.required_integer("hidden", 1);
+    m.heads = static_cast<int>(r.required_integer("heads", 1, 1 << 20));
+    m.kv_heads = static_cast<int>(r.integer_or("kv_heads", m.heads, 1, 1 << 20));
+    if (r.has("head_dim")) {
+        m.head_dim = r.integer_or("head_dim", 1, 1);
+    } else if (m.heads > 0 && m.hidden % m.heads != 0) {
+        r.accept("head_dim");
+        pr.add(r.ptr("hidden"), Json(m.hidden),
+               fmt::format("a multiple of heads ({}) or an explicit head_dim", m.heads));
+        m.head_dim = std::max<std::int64_t>(1, m.hidden / std::max(1, m.heads));
+    } else {
+        m.head_dim = m.hidden / std::max(1, m.heads);
+    }
+    const auto mlp = r.choice("mlp", {"gelu", "swiglu"}).value_or("gelu");
+    m.mlp = mlp == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
+    m.ffn_hidden = r.integer_or("ffn_hidden", 4 * m.hidden, 1);
+    m.vocab = r.required_integer("vocab", 1);
+    m.norm = r.choice("norm", {"layernorm", "rmsnorm"}).value_or("layernorm") == "rmsnorm" ? NormKind::rmsnorm
+                                                                                          : NormKind::layernorm;
+    const auto pos = r.choice("position", {"learned", "rope", "alibi", "relative", "none"}).value_or("learned");
+    m.position = pos == "rope" ? PositionKind::rope
+                 : pos == "alibi" ? PositionKind::alibi
+                 : pos == "relative" ? PositionKind::relative
+                 : pos == "none"  ? PositionKind::none
+                                  : PositionKind::learned;
+    m.max_seq_len = r.integer_or("max_seq_len", 2048, 1);
+    m.tied_embeddings = r.boolean_or("tied_embeddings", false);
+    m.bias = r.boolean_or("bias", true);
+    m.qkv_bias = r.boolean_or("qkv_bias", false);
+    m.parallel_block = r.boolean_or("parallel_block", false);
+    m.dropout = r.boolean_or("dropout", true);
+    if (auto v = r.number("published_params")) m.published_params = *v;
+    if (auto v = r.number("published_active_params")) m.published_active_params = *v;
+    if (const Json* moe = r.get("moe")) {
+        ObjectReader mr(*moe, r.ptr("moe"), pr);
+        m.moe.experts = static_cast<int>(mr.required_integer("experts", 1, 1 << 20));
+        m.moe.top_k = static_cast<int>(mr.required_integer("top_k", 1, 1 << 20));
+        m.moe.expert_ffn_hidden = mr.integer_or("expert_ffn_hidden", m.ffn_hidden, 1);
+        m.moe.shared_experts = static_cast<int>(mr.integer_or("shared_experts", 0, 0, 1 << 20));
+        m.moe.shared_expert_ffn_hidden = mr.integer_or("shared_expert_ffn_hidden", 0, 0);
+        if (m.moe.shared_expert_ffn_hidden == 0) m.moe.shared_expert_ffn_hidden = m.moe.expert_ffn_hidden;
+        m.moe.dense_layers = static_cast<int>(mr.integer_or("dense_layers", 0, 0, 100000));
+        mr.finish();
+    }
+    r.finish();
+    check_model(m, pointer, pr);
+    return m;
+}
+
+void check_model(const ModelSpec& m, const std::string& pointer, Problems& pr) {
+    if (m.heads > 0 && m.kv_heads > 0 && m.heads % m.kv_heads != 0)
+        pr.add(pointer + "/kv_heads", Json(m.kv_heads), fmt::format("a divisor of heads ({})", m.heads));
+    if (m.kv_heads > m.heads && m.heads > 0)
+        pr.add(pointer + "/kv_heads", Json(m.kv_heads), fmt::format("at most heads ({})", m.heads));
+    if (m.moe.enabled()) {
+        if (m.moe.top_k > m.moe.experts)
+            pr.add(pointer + "/moe/top_k", Json(m.moe.top_k), fmt::format("at most experts ({})", m.moe.experts));
+        if (m.moe.dense_layers > m.layers)
+            pr.add(pointer + "/moe/dense_layers", Json(m.moe.dense_layers),
+                   fmt::format("at most layers ({})", m.layers));
+    }
+}
+
+// --------------------------------------------------------------------------------------------
+// Systems
+// --------------------------------------------------------------------------------------------
+namespace {
+
+// Reads system keys present in `r` into `s`. With `full`, the essential keys are required.
+void read_system_keys(ObjectReader& r, SystemSpec& s, bool full) {
+    if (full) {
+        s.gpus_per_node = static_cast<int>(r.required_integer("gpus_per_node", 1, 1 << 20));
+        s.intra_node_GBps = r.required_number("intra_node_GBps");
+    } else {
+        s.gpus_per_node = static_cast<int>(r.integer_or("gpus_per_node", s.gpus_per_node, 1, 1 << 20));
+        s.intra_node_GBps = r.number_or("intra_node_GBps", s.intra_node_GBps);
+    }
+    s.name = r.string_or("name", s.name);
+    s.display_name = r.string_or("display_name", s.display_name.empty() ? s.name : s.display_name);
+    s.scaleup_domain = static_cast<int>(r.integer_or("scaleup_domain", full ? s.gpus_per_node : s.scaleup_domain, 1,
+                                                     1 << 24));
+    s.intra_node_latency_us = r.number_or("intra_node_latency_us", s.intra_node_latency_us, 0.0, true);
+    s.intra_node_efficiency = r.number_or("intra_node_efficiency", s.intra_node_efficiency, 0.0, false, 1.0);
+    s.nvls = r.boolean_or("nvls", s.nvls);
+    s.nvls_GBps = r.number_or("nvls_GBps", s.nvls_GBps, 0.0, true);
+    s.inter_node_GBps = r.number_or("inter_node_GBps", s.inter_node_GBps, 0.0, true);
+    s.inter_node_latency_us = r.number_or("inter_node_latency_us", s.inter_node_latency_us, 0.0, true);
+    s.inter_node_efficiency = r.number_or("inter_node_efficiency", s.inter_node_efficiency, 0.0, false, 1.0);
+    s.nics_per_node = static_cast<int>(r.integer_or("nics_per_node", s.nics_per_node, 0, 1024));
+    s.nic_Gbps = r.number_or("nic_Gbps", s.nic_Gbps, 0.0, true);
+    if (const Json* t = r.get("torus_dims")) {
+        bool ok = t->is_array();
+        std::vector<int> dims;
+        if (ok)
+            for (const auto& d : *t) {
+                if (!d.is_number_integer() || d.get<std::int64_t>() < 1) { ok = false; break; }
+                dims.push_back(static_cast<int>(d.get<std::int64_t>()));
+            }
+        if (!ok) r.problems().add(r.ptr("torus_dims"), *t, "an array of positive integers");
+        else s.torus_dims = dims;
+    }
+    s.ici_link_GBps = r.number_or("ici_link_GBps", s.ici_link_GBps, 0.0, true);
+    s.ici_links_per_chip = static_cast<int>(r.integer_or("ici_links_per_chip", s.ici_links_per_chip, 0, 64));
+    s.torus_wraparound = r.boolean_or("torus_wraparound", s.torus_wraparound);
+    s.dcn_GBps = r.number_or("dcn_GBps", s.dcn_GBps, 0.0, true);
+    s.collective_base_latency_us = r.number_or("collective_base_latency_us", s.collective_base_latency_us, 0.0, true);
+    if (auto v = r.number("host_memory_GiB", 0.0, true)) s.host_memory_bytes = *v * kGiB;
+    s.pcie_GBps = r.number_or("pcie_GBps", s.pcie_GBps, 0.0, true);
+    read_sources(r, s.provenance);
+}
+
+}  // namespace
+
+// --------------------------------------------------------------------------------------------
+// Database
+// --------------------------------------------------------------------------------------------
+Database::Database(const std::map<std::string, std::string>& files) {
+    Problems pr;
+    for (const auto& [path, text] : files) {
+        const auto slash = path.find('/');
+        if (slash == std::string::npos) continue;
+        const std::string dir = path.substr(0, slash);
+        Json j = parse_json_text(text, "hardware_db/data/" + path);
+        std::string name = j.is_object() && j.contains("name") && j["name"].is_string()
+                               ? j["name"].get<std::string>()
+                               : std::filesystem::path(path).stem().string();
+        if (dir == "accelerators") accelerators_[name] = std::move(j);
+        else if (dir == "systems") systems_[name] = std::move(j);
+        else if (dir == "models") models_[name] = std::move(j);
+        // profiles/ are read on demand by name
+    }
+}
+
+const Database& Database::builtin() {
+    static const Database db = [] {
+        std::map<std::string, std::string> files;
+        for (const auto& f : embedded_files()) files.emplace(std::string(f.path), std::string(f.content));
+        return Database(files);
+    }();
+    return db;
+}
+
+namespace {
+std::vector<std::string> keys_of(const std::map<std::string, Json>& m) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : m) out.push_back(k);
+    return out;
+}
+
+const Json& lookup(const std::map<std::string, Json>& m, const std::string& name, const std::string& what,
+                   const std::string& pointer) {
+    auto it = m.find(name);
+    if (it != m.end()) return it->second;
+    const auto near = closest_names(name, keys_of(m));
+    std::string expected = "a known " + what + " name (`llmsim " + (what == "model" ? "model" : "hw") + " list`)";
+    if (!near.empty()) expected += "; closest: " + join(near);
+    throw ConfigError(fmt::format("{}: {}: expected {}", pointer.empty() ? what : pointer, json_brief(Json(name)),
+                                  expected));
+}
+}  // namespace
+
+std::vector<std::string> Database::accelerator_names() const { return keys_of(accelerators_); }
+std::vector<std::string> Database::system_names() const { return keys_of(systems_); }
+std::vector<std::string> Database::model_names() const { return keys_of(models_); }
+
+const Json& Database::accelerator_json(const std::string& name) const {
+    return lookup(accelerators_, name, "accelerator", "");
+}
+const Json& Database::system_json(const std::string& name) const { return lookup(systems_, name, "system", ""); }
+const Json& Database::model_json(const std::string& name) const { return lookup(models_, name, "model", ""); }
+
+AcceleratorSpec Database::accelerator(const std::string& name) const {
+    Problems pr;
+    auto a = parse_accelerator(accelerator_json(name), "accelerators/" + name, pr);
+    pr.raise_if_any();
+    return a;
+}
+
+SystemSpec Database::system(const std::string& name) const {
+    Problems pr;
+    auto s = resolve_system(Json(name), "", pr);
+    pr.raise_if_any();
+    return s;
+}
+
+ModelSpec Database::model(const std::string& name) const {
+    Problems pr;
+    auto m = parse_model(model_json(name), "models/" + name, pr);
+    pr.raise_if_any();
+    return m;
+}
+
+AcceleratorSpec Database::resolve_accelerator(const Json& value, const std::string& pointer, Problems& pr) const {
+    if (value.is_string()) {
+        try {
+            Problems inner;
+            auto a = parse_accelerator(lookup(accelerators_, value.get<std::string>(), "accelerator", pointer),
+                                       "accelerators/" + value.get<std::string>(), inner);
+            for (auto& l : inner.lines) pr.add_raw(l);
+            return a;
+        } catch (const ConfigError& e) {
+            for (const auto& l : e.problems()) pr.add_raw(l);
+            return {};
+        }
+    }
+    if (!value.is_object()) {
+        pr.add(pointer, value, "an accelerator name or object");
+        return {};
+    }
+    if (value.contains("preset")) {
+        const Json& p = value["preset"];
+        if (!p.is_string()) {
+            pr.add(pointer + "/preset", p, "an accelerator name");
+            return {};
+        }
+        Json merged;
+        try {
+            merged = lookup(accelerators_, p.get<std::string>(), "accelerator", pointer + "/preset");
+        } catch (const ConfigError& e) {
+            for (const auto& l : e.problems()) pr.add_raw(l);
+            return {};
+        }
+        Json patch = value;
+        patch.erase("preset");
+        merged.merge_patch(patch);
+        auto a = parse_accelerator(merged, pointer, pr);
+        mark_overrides(patch, "", "scenario override at " + pointer, a.provenance, "override");
+        return a;
+    }
+    return parse_accelerator(value, pointer, pr);
+}
+
+SystemSpec Database::resolve_system(const Json& value, const std::string& pointer, Problems& pr,
+                                    const std::string& base_dir) const {
+    SystemSpec s;
+    const Json* preset = nullptr;
+    Json override_obj = Json::object();
+    if (value.is_string()) {
+        try {
+            preset = &lookup(systems_, value.get<std::string>(), "system", pointer);
+        } catch (const ConfigError& e) {
+            for (const auto& l : e.problems()) pr.add_raw(l);
+            return s;
+        }
+    } else if (value.is_object()) {
+        if (value.contains("preset")) {
+            if (!value["preset"].is_string()) {
+                pr.add(pointer + "/preset", value["preset"], "a system name");
+                return s;
+            }
+            try {
+                preset = &lookup(systems_, value["preset"].get<std::string>(), "system", pointer + "/preset");
+            } catch (const ConfigError& e) {
+                for (const auto& l : e.problems()) pr.add_raw(l);
+                return s;
+            }
+        }
+        override_obj = value;
+    } else {
+        pr.add(pointer, value, "a system name or object");
+        return s;
+    }
+
+    // 1. The preset (data file), read strictly.
+    Json gpu_value;
+    if (preset) {
+        Problems inner;
+        ObjectReader r(*preset, "systems/" + (*preset).value("name", std::string("?")), inner);
+        read_system_keys(r, s, true);
+        if (const Json* g = r.get("gpu")) gpu_value = *g;
+        r.finish();
+        for (auto& l : inner.lines) pr.add_raw(l);
+    }
+    // 2. Scenario keys: a full description or overrides of the preset.
+    std::string profile_path;
+    if (override_obj.is_object() && !override_obj.empty()) {
+        ObjectReader r(override_obj, pointer, pr);
+        r.accept("preset");
+        if (auto p = r.string("profile")) profile_path = *p;
+        if (const Json* g = r.get("gpu")) {
+            if (g->is_object() && !g->contains("preset") && gpu_value.is_string()) {
+                Json merged = *g;
+                merged["preset"] = gpu_value;
+                gpu_value = merged;
+            } else {
+                gpu_value = *g;
+            }
+        }
+        read_system_keys(r, s, preset == nullptr);
+        r.finish();
+        mark_overrides(override_obj, "", "scenario override at " + (pointer.empty() ? "/" : pointer), s.provenance,
+                       "override");
+        if (!preset && s.name.empty()) s.name = "custom";
+    }
+    if (gpu_value.is_null()) {
+        pr.add_raw(fmt::format("{}/gpu: missing: expected an accelerator name (`llmsim hw list`)", pointer));
+    } else {
+        s.gpu = resolve_accelerator(gpu_value, pointer + "/gpu", pr);
+    }
+    // 3. A calibration profile: a system override measured by `llmsim calibrate fit`.
+    if (!profile_path.empty()) {
+        Json prof;
+        const std::string path = resolve_path(profile_path, base_dir);
+        try {
+            prof = parse_json_file(path);
+        } catch (const ConfigError&) {
+            pr.add(pointer + "/profile", Json(profile_path), "a readable calibration profile JSON file");
+            return s;
+        }
+        const std::string ppre = path + "#";
+        ObjectReader r(prof, ppre, pr);
+        r.integer("llmsim_profile", 1, 1);
+        r.accept("measured_on");
+        r.accept("fits");
+        r.accept("provenance");
+        if (const Json* sys = r.get("system")) {
+            ObjectReader sr(*sys, ppre + "/system", pr);
+            if (const Json* g = sr.get("gpu")) {
+                Json merged = *g;
+                merged["preset"] = s.gpu.name;
+                auto prov = s.gpu.provenance;
+                s.gpu = resolve_accelerator(merged, ppre + "/system/gpu", pr);
+                for (auto& [k, v] : prov)
+                    if (!s.gpu.provenance.count(k) || s.gpu.provenance[k].kind != "override") s.gpu.provenance[k] = v;
+            }
+            read_system_keys(sr, s, false);
+            sr.finish();
+            const std::string measured = prof.contains("measured_on") ? prof["measured_on"].dump() : std::string("{}");
+            mark_overrides(*sys, "", "calibration profile " + profile_path + " " + measured, s.provenance,
+                           "calibration");
+            // Per-key provenance text from the profile, where it gives one.
+            if (prof.contains("provenance") && prof["provenance"].is_object()) {
+                for (auto it = prof["provenance"].begin(); it != prof["provenance"].end(); ++it) {
+                    if (!it->is_string()) continue;
+                    const std::string& k = it.key();
+                    Provenance pv{it->get<std::string>(), "calibration"};
+                    if (k.rfind("gpu.", 0) == 0) s.gpu.provenance[k.substr(4)] = pv;
+                    else s.provenance[k] = pv;
+                }
+            }
+        }
+        r.finish();
+        s.profile = profile_path;
+    }
+    return s;
+}
+
+ModelSpec Database::resolve_model(const Json& value, const std::string& pointer, Problems& pr,
+                                  const std::string& base_dir) const {
+    if (value.is_string()) {
+        const std::string v = value.get<std::string>();
+        if (models_.count(v)) return parse_model(models_.at(v), "models/" + v, pr);
+        const std::string path = resolve_path(v, base_dir);
+        const bool looks_like_path = v.find('/') != std::string::npos || (v.size() > 5 && v.substr(v.size() - 5) == ".json");
+        if (looks_like_path || file_exists(path)) {
+            if (!file_exists(path)) {
+                pr.add(pointer, value, "a model-zoo name or a readable model / config.json file");
+                return {};
+            }
+            Json j;
+            try {
+                j = parse_json_file(path);
+            } catch (const ConfigError& e) {
+                for (const auto& l : e.problems()) pr.add_raw(l);
+                return {};
+            }
+            return resolve_model(j, path + "#", pr, base_dir);
+        }
+        try {
+            lookup(models_, v, "model", pointer);
+        } catch (const ConfigError& e) {
+            for (const auto& l : e.problems()) pr.add_raw(l);
+        }
+        return {};
+    }
+    if (!value.is_object()) {
+        pr.add(pointer, value, "a model-zoo name, a config.json path or a model object");
+        return {};
+    }
+#ifdef LLMSIM_HAS_HF
+    if (looks_like_hf_config(value)) return model_from_hf_config(value, pointer, pr);
+#endif
+    if (value.contains("preset")) {
+        if (!value["preset"].is_string()) {
+            pr.add(pointer + "/preset", value["preset"], "a model-zoo name");
+            return {};
+        }
+        Json merged;
+        try {
+            merged = lookup(models_, value["preset"].get<std::string>(), "model", pointer + "/preset");
+        } catch (const ConfigError& e) {
+            for (const auto& l : e.problems()) pr.add_raw(l);
+            return {};
+        }
+        Json patch = value;
+        patch.erase("preset");
+        merged.merge_patch(patch);
+        merged.erase("published_params");
+        merged.erase("published_active_params");
+        return parse_model(merged, pointer, pr);
+    }
+    return parse_model(value, pointer, pr);
+}
+
+// --------------------------------------------------------------------------------------------
+// Echo
+// --------------------------------------------------------------------------------------------
+Json to_json(const ModelSpec& m) {
+    Json j = {{"name", m.name},
+              {"layers", m.layers},
+              {"hidden", m.hidden},
+              {"heads", m.heads},
+              {"kv_heads", m.kv_heads},
+              {"head_dim", m.head_dim},
+              {"ffn_hidden", m.ffn_hidden},
+              {"vocab", m.vocab},
+              {"mlp", to_string(m.mlp)},
+              {"norm", m.norm == NormKind::rmsnorm ? "rmsnorm" : "layernorm"},
+              {"position", m.position == PositionKind::rope    ? "rope"
+                           : m.position == PositionKind::alibi ? "alibi"
+                           : m.position == PositionKind::relative ? "relative"
+                           : m.position == PositionKind::none  ? "none"
+                                                               : "learned"},
+              {"max_seq_len", m.max_seq_len},
+              {"tied_embeddings", m.tied_embeddings},
+              {"bias", m.bias},
+              {"qkv_bias", m.qkv_bias},
+              {"parallel_block", m.parallel_block},
+              {"dropout", m.dropout}};
+    if (m.moe.enabled())
+        j["moe"] = {{"experts", m.moe.experts},
+                    {"top_k", m.moe.top_k},
+                    {"expert_ffn_hidden", m.moe.expert_ffn_hidden},
+                    {"shared_experts", m.moe.shared_experts},
+                    {"shared_expert_ffn_hidden", m.moe.shared_expert_ffn_hidden},
+                    {"dense_layers", m.moe.dense_layers}};
+    return j;
+}
+
+namespace {
+Json provenance_json(const std::map<std::string, Provenance>& p) {
+    Json j = Json::object();
+    for (const auto& [k, v] : p) j[k] = {{"source", v.source}, {"kind", v.kind}};
+    return j;
+}
+}  // namespace
+
+Json to_json(const AcceleratorSpec& a, bool with_provenance) {
+    Json peaks = Json::object();
+    Json gm = Json::object();
+    for (int i = 0; i < kPrecisionCount; ++i) {
+        if (a.peak_flops[i] > 0) peaks[to_string(static_cast<Precision>(i))] = a.peak_flops[i] / 1e12;
+        if (a.peak_flops[i] > 0) gm[to_string(static_cast<Precision>(i))] = a.efficiency.gemm_max[i];
+    }
+    Json j = {{"name", a.name},
+              {"display_name", a.display_name},
+              {"vendor", a.vendor},
+              {"peak_tflops", peaks},
+              {"hbm_capacity_GiB", a.hbm_capacity_bytes / kGiB},
+              {"hbm_GBps", a.hbm_GBps},
+              {"sm_count", a.sm_count},
+              {"l2_cache_MiB", a.l2_cache_bytes / kMiB},
+              {"tdp_W", a.tdp_W},
+              {"efficiency",
+               {{"gemm_max", gm},
+                {"gemm_tile_m", a.efficiency.gemm_tile_m},
+                {"gemm_tile_n", a.efficiency.gemm_tile_n},
+                {"gemm_k_half", a.efficiency.gemm_k_half},
+                {"hbm_efficiency", a.efficiency.hbm_efficiency},
+                {"attention_fwd", a.efficiency.attention_fwd},
+                {"attention_bwd", a.efficiency.attention_bwd},
+                {"kernel_launch_us", a.efficiency.kernel_launch_us}}}};
+    if (with_provenance) j["provenance"] = provenance_json(a.provenance);
+    return j;
+}
+
+Json to_json(const SystemSpec& s, bool with_provenance) {
+    Json j = {{"name", s.name},
+              {"display_name", s.display_name},
+              {"gpu", to_json(s.gpu, with_provenance)},
+              {"gpus_per_node", s.gpus_per_node},
+              {"scaleup_domain", s.scaleup_domain},
+              {"intra_node_GBps", s.intra_node_GBps},
+              {"intra_node_latency_us", s.intra_node_latency_us},
+              {"intra_node_efficiency", s.intra_node_efficiency},
+              {"nvls", s.nvls},
+              {"nvls_GBps", s.nvls_GBps},
+              {"inter_node_GBps", s.inter_node_GBps},
+              {"inter_node_latency_us", s.inter_node_latency_us},
+              {"inter_node_efficiency", s.inter_node_efficiency},
+              {"nics_per_node", s.nics_per_node},
+              {"nic_Gbps", s.nic_Gbps},
+              {"torus_dims", s.torus_dims},
+              {"ici_link_GBps", s.ici_link_GBps},
+              {"ici_links_per_chip", s.ici_links_per_chip},
+              {"torus_wraparound", s.torus_wraparound},
+              {"dcn_GBps", s.dcn_GBps},
+              {"collective_base_latency_us", s.collective_base_latency_us},
+              {"host_memory_GiB", s.host_memory_bytes / kGiB},
+              {"pcie_GBps", s.pcie_GBps}};
+    if (!s.profile.empty()) j["profile"] = s.profile;
+    if (with_provenance) j["provenance"] = provenance_json(s.provenance);
+    return j;
+}
+
+}  // namespace llmsim

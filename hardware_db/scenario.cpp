@@ -1,0 +1,318 @@
+#include "hardware_db/scenario.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "hardware_db/errors.hpp"
+
+namespace llmsim {
+
+namespace {
+
+Precision read_precision(ObjectReader& r, const std::string& key, Precision dflt,
+                         const std::vector<std::string>& allowed) {
+    auto v = r.choice(key, allowed);
+    if (!v) return dflt;
+    return *precision_from_string(*v);
+}
+
+void read_parallel(ObjectReader& r, Scenario& s, bool& dp_given) {
+    auto& p = s.parallel;
+    p.tp = static_cast<int>(r.integer_or("tp", 1, 1, 1 << 20));
+    p.pp = static_cast<int>(r.integer_or("pp", 1, 1, 1 << 20));
+    p.cp = static_cast<int>(r.integer_or("cp", 1, 1, 1 << 20));
+    p.ep = static_cast<int>(r.integer_or("ep", 1, 1, 1 << 20));
+    p.vp = static_cast<int>(r.integer_or("vp", 1, 1, 1 << 20));
+    dp_given = r.has("dp");
+    p.dp = static_cast<int>(r.integer_or("dp", 1, 1, 1 << 24));
+    p.sequence_parallel = r.boolean_or("sequence_parallel", false);
+    p.zero = static_cast<int>(r.integer_or("zero", 0, 0, 3));
+    p.overlap_grad_reduce = r.boolean_or("overlap_grad_reduce", true);
+    p.overlap_param_gather = r.boolean_or("overlap_param_gather", true);
+    p.tp_comm_overlap = r.boolean_or("tp_comm_overlap", false);
+    const auto sched = r.choice("schedule", {"gpipe", "1f1b", "interleaved", "zero-bubble"});
+    if (!sched) {
+        p.schedule = p.vp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+    } else if (*sched == "gpipe") {
+        p.schedule = Schedule::gpipe;
+    } else if (*sched == "1f1b") {
+        p.schedule = Schedule::one_f_one_b;
+    } else if (*sched == "interleaved") {
+        p.schedule = Schedule::interleaved;
+    } else {
+        p.schedule = Schedule::zero_bubble;
+    }
+    if (sched && p.vp > 1 && p.schedule != Schedule::interleaved)
+        r.problems().add(r.ptr("schedule"), Json(*sched), fmt::format("\"interleaved\" when vp > 1 (vp = {})", p.vp));
+    if (sched && p.vp == 1 && p.schedule == Schedule::interleaved)
+        r.problems().add(r.ptr("vp"), Json(p.vp), "vp > 1 (model chunks per stage) for the interleaved schedule");
+}
+
+std::optional<ModelSpec> read_optional_model(ObjectReader& r, const std::string& key, const Database& db,
+                                             const std::string& base_dir) {
+    const Json* v = r.get(key);
+    if (!v) return std::nullopt;
+    return db.resolve_model(*v, r.ptr(key), r.problems(), base_dir);
+}
+
+void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::string& base_dir) {
+    auto& t = s.training;
+    t.seq_len = r.integer_or("seq_len", 2048, 1);
+    t.micro_batch = r.integer_or("micro_batch", 1, 1);
+    t.global_batch = r.integer_or("global_batch", -1, 1);
+    t.precision = read_precision(r, "precision", Precision::bf16, {"fp32", "fp16", "bf16", "fp8"});
+    t.grad_precision = read_precision(r, "grad_precision", Precision::fp32, {"fp32", "fp16", "bf16"});
+    const auto rc = r.choice("recompute", {"none", "selective", "full"}).value_or("none");
+    t.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
+    t.flash_attention = r.boolean_or("flash_attention", true);
+    const auto opt = r.choice("optimizer", {"adam", "adamw", "sgd", "adafactor"}).value_or("adam");
+    t.optimizer = opt == "sgd" ? Optimizer::sgd : opt == "adafactor" ? Optimizer::adafactor : Optimizer::adam;
+    const auto off = r.choice("offload", {"none", "optimizer", "optimizer+params"}).value_or("none");
+    t.offload = off == "optimizer" ? Offload::optimizer
+                : off == "optimizer+params" ? Offload::optimizer_params
+                                            : Offload::none;
+    t.runtime_reserve_bytes = r.number_or("runtime_reserve_bytes", t.runtime_reserve_bytes, 0.0, true);
+    t.fragmentation_fraction = r.number_or("fragmentation_fraction", t.fragmentation_fraction, 0.0, true, 1.0);
+    if (auto tok = r.number("token_budget")) t.token_budget = *tok;
+    if (const Json* ft = r.get("finetune")) {
+        ObjectReader fr(*ft, r.ptr("finetune"), r.problems());
+        const auto method = fr.choice("method", {"none", "lora", "qlora"}).value_or("none");
+        t.finetune.method = method == "lora"    ? FinetuneConfig::Method::lora
+                            : method == "qlora" ? FinetuneConfig::Method::qlora
+                                                : FinetuneConfig::Method::none;
+        t.finetune.rank = static_cast<int>(fr.integer_or("rank", 16, 1, 1 << 20));
+        if (const Json* tg = fr.get("targets")) {
+            static const std::vector<std::string> known{"q", "k", "v", "o", "gate", "up", "down"};
+            std::vector<std::string> targets;
+            bool ok = tg->is_array() && !tg->empty();
+            if (ok)
+                for (const auto& x : *tg) {
+                    if (!x.is_string() || std::find(known.begin(), known.end(), x.get<std::string>()) == known.end()) {
+                        ok = false;
+                        break;
+                    }
+                    targets.push_back(x.get<std::string>());
+                }
+            if (!ok) fr.problems().add(fr.ptr("targets"), *tg, "a non-empty array of q, k, v, o, gate, up, down");
+            else t.finetune.targets = targets;
+        }
+        fr.finish();
+    }
+    if (const Json* rl = r.get("rlhf")) {
+        ObjectReader rr(*rl, r.ptr("rlhf"), r.problems());
+        t.rlhf.enabled = rr.boolean_or("enabled", true);
+        t.rlhf.critic = read_optional_model(rr, "critic", db, base_dir);
+        t.rlhf.reference = read_optional_model(rr, "reference", db, base_dir);
+        t.rlhf.reward = read_optional_model(rr, "reward", db, base_dir);
+        rr.finish();
+    }
+}
+
+void read_inference(ObjectReader& r, Scenario& s) {
+    auto& in = s.inference;
+    const std::vector<std::string> wp{"fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4", "nf4"};
+    in.batch = r.integer_or("batch", 1, 1);
+    in.input_len = r.integer_or("input_len", 128, 1);
+    in.output_len = r.integer_or("output_len", 128, 1);
+    in.weight_precision = read_precision(r, "weight_precision", Precision::bf16, wp);
+    in.kv_precision = read_precision(r, "kv_precision", Precision::bf16, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"});
+    // Compute runs at the weight precision where the chip has tensor cores for it, else bf16.
+    in.compute_precision = read_precision(r, "compute_precision", Precision::bf16, {"bf16", "fp16", "fp8", "int8", "fp4"});
+    in.quant_group_size = static_cast<int>(r.integer_or("quant_group_size", 128, 1, 1 << 20));
+    in.batching = r.choice("batching", {"static", "continuous"}).value_or("static");
+}
+
+std::string product_text(const ParallelConfig& p) {
+    return fmt::format("tp·pp·cp = {}·{}·{} = {}", p.tp, p.pp, p.cp, p.tp * p.pp * p.cp);
+}
+
+}  // namespace
+
+void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const TrainingConfig& t, Problems& pr,
+                  bool is_inference) {
+    if (m.layers <= 0 || m.heads <= 0) return;   // the model itself was bad; already reported
+    if (m.heads % p.tp != 0)
+        pr.add("/parallel/tp", Json(p.tp), fmt::format("a divisor of heads ({})", m.heads));
+    else if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+        pr.add("/parallel/tp", Json(p.tp),
+               fmt::format("a divisor or a multiple of kv_heads ({}) (kv heads are split or replicated)", m.kv_heads));
+    if (m.ffn_hidden % p.tp != 0)
+        pr.add("/parallel/tp", Json(p.tp), fmt::format("a divisor of ffn_hidden ({})", m.ffn_hidden));
+    if (m.moe.enabled() && m.moe.expert_ffn_hidden % p.tp != 0)
+        pr.add("/parallel/tp", Json(p.tp), fmt::format("a divisor of moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden));
+    if (p.pp > m.layers)
+        pr.add("/parallel/pp", Json(p.pp), fmt::format("at most layers ({})", m.layers));
+    else if (p.pp * p.vp > m.layers)
+        pr.add("/parallel/vp", Json(p.vp), fmt::format("pp·vp at most layers ({}), pp = {}", m.layers, p.pp));
+    if (p.vp > 1 && p.pp == 1) pr.add("/parallel/vp", Json(p.vp), "1 when pp = 1 (interleaving needs pipeline stages)");
+    if (p.world() != gpus) {
+        pr.add("/parallel/dp", Json(p.dp),
+               fmt::format("gpus / ({}) = {} / {}: tp·pp·cp·dp must equal gpus", product_text(p), gpus,
+                           p.tp * p.pp * p.cp));
+    }
+    if (p.ep > 1) {
+        if (!m.moe.enabled())
+            pr.add("/parallel/ep", Json(p.ep), "1 for a dense model (expert parallelism needs moe)");
+        else if (m.moe.experts % p.ep != 0)
+            pr.add("/parallel/ep", Json(p.ep), fmt::format("a divisor of moe.experts ({})", m.moe.experts));
+        if ((p.dp * p.cp) % p.ep != 0)
+            pr.add("/parallel/ep", Json(p.ep),
+                   fmt::format("a divisor of dp·cp = {} (experts are sharded inside the data-parallel group)",
+                               p.dp * p.cp));
+    }
+    if (is_inference) return;
+    if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0)
+        pr.add("/training/seq_len", Json(t.seq_len),
+               fmt::format("a multiple of 2·cp = {} (load-balanced causal context parallelism)", 2 * p.cp));
+    if (t.global_batch > 0 && t.global_batch % (t.micro_batch * p.dp) != 0)
+        pr.add("/training/global_batch", Json(t.global_batch),
+               fmt::format("a multiple of micro_batch·dp = {}·{} = {}", t.micro_batch, p.dp, t.micro_batch * p.dp));
+    if (t.offload == Offload::optimizer_params && p.zero != 3)
+        pr.add("/training/offload", Json("optimizer+params"), "parallel.zero = 3 (parameter offload shards parameters)");
+}
+
+Scenario parse_scenario(const Json& j, const std::string& base_dir, const Database& db) {
+    Problems pr;
+    Scenario s;
+    ObjectReader r(j, "", pr);
+    if (!r.ok()) pr.raise();
+    s.name = r.string_or("name", "");
+    if (const Json* m = r.get("model")) {
+        s.model = db.resolve_model(*m, "/model", pr, base_dir);
+    } else {
+        pr.add_raw("/model: missing: expected a model-zoo name, a config.json path or a model object");
+    }
+    if (const Json* sys = r.get("system")) {
+        s.system = db.resolve_system(*sys, "/system", pr, base_dir);
+    } else {
+        pr.add_raw("/system: missing: expected a system name (`llmsim hw list`) or object");
+    }
+    bool dp_given = false;
+    if (const Json* par = r.get("parallel")) {
+        ObjectReader pr_reader(*par, "/parallel", pr);
+        read_parallel(pr_reader, s, dp_given);
+        pr_reader.finish();
+    }
+    const auto gpus = r.integer("gpus", 1, 1 << 24);
+    const bool has_training = r.has("training");
+    const bool has_inference = r.has("inference");
+    if (has_training && has_inference) {
+        r.accept("training");
+        r.accept("inference");
+        pr.add_raw("/inference: present with /training: expected one of them");
+    } else if (has_inference) {
+        s.is_inference = true;
+        ObjectReader ir(*r.get("inference"), "/inference", pr);
+        read_inference(ir, s);
+        ir.finish();
+    } else if (has_training) {
+        ObjectReader tr(*r.get("training"), "/training", pr);
+        read_training(tr, s, db, base_dir);
+        tr.finish();
+    }
+    r.accept("search");   // constraints for `llmsim search`, read there
+    r.finish();
+
+    auto& p = s.parallel;
+    const int mp = p.tp * p.pp * p.cp;
+    if (gpus) {
+        s.gpus = static_cast<int>(*gpus);
+        if (!dp_given) {
+            if (s.gpus % mp != 0)
+                pr.add("/gpus", Json(s.gpus), fmt::format("a multiple of {}", product_text(p)));
+            else
+                p.dp = s.gpus / mp;
+        }
+    } else if (dp_given || mp > 1) {
+        s.gpus = p.world();
+    } else if (!j.is_null()) {
+        pr.add_raw("/gpus: missing: expected the total number of accelerators");
+    }
+    if (!s.is_inference && s.training.global_batch < 0) s.training.global_batch = s.training.micro_batch * p.dp;
+
+    if (pr.empty()) {
+        check_layout(s.model, s.gpus, p, s.training, pr, s.is_inference);
+        const Precision prec = s.is_inference ? s.inference.compute_precision : s.training.precision;
+        if (s.system.gpu.peak(prec) <= 0) {
+            const std::string where = s.is_inference ? "/inference/compute_precision" : "/training/precision";
+            pr.add(where, Json(to_string(prec)),
+                   fmt::format("a precision {} supports (it has no {} tensor throughput)", s.system.gpu.name,
+                               to_string(prec)));
+        }
+    }
+    pr.raise_if_any();
+    return s;
+}
+
+Scenario load_scenario_file(const std::string& path, const Database& db) {
+    const Json j = parse_json_file(path);
+    const auto dir = std::filesystem::path(path).parent_path().string();
+    return parse_scenario(j, dir.empty() ? "." : dir, db);
+}
+
+Json to_json(const ParallelConfig& p) {
+    return {{"tp", p.tp},
+            {"pp", p.pp},
+            {"dp", p.dp},
+            {"cp", p.cp},
+            {"ep", p.ep},
+            {"vp", p.vp},
+            {"sequence_parallel", p.sequence_parallel},
+            {"zero", p.zero},
+            {"schedule", to_string(p.schedule)},
+            {"overlap_grad_reduce", p.overlap_grad_reduce},
+            {"overlap_param_gather", p.overlap_param_gather},
+            {"tp_comm_overlap", p.tp_comm_overlap}};
+}
+
+Json to_json(const TrainingConfig& t) {
+    Json j = {{"seq_len", t.seq_len},
+              {"micro_batch", t.micro_batch},
+              {"global_batch", t.global_batch},
+              {"precision", to_string(t.precision)},
+              {"grad_precision", to_string(t.grad_precision)},
+              {"recompute", to_string(t.recompute)},
+              {"flash_attention", t.flash_attention},
+              {"optimizer", to_string(t.optimizer)},
+              {"offload", to_string(t.offload)},
+              {"runtime_reserve_bytes", t.runtime_reserve_bytes},
+              {"fragmentation_fraction", t.fragmentation_fraction}};
+    if (t.token_budget) j["token_budget"] = *t.token_budget;
+    if (t.finetune.method != FinetuneConfig::Method::none)
+        j["finetune"] = {{"method", t.finetune.method == FinetuneConfig::Method::lora ? "lora" : "qlora"},
+                         {"rank", t.finetune.rank},
+                         {"targets", t.finetune.targets}};
+    if (t.rlhf.enabled) {
+        Json r = {{"enabled", true}};
+        if (t.rlhf.critic) r["critic"] = to_json(*t.rlhf.critic);
+        if (t.rlhf.reference) r["reference"] = to_json(*t.rlhf.reference);
+        if (t.rlhf.reward) r["reward"] = to_json(*t.rlhf.reward);
+        j["rlhf"] = r;
+    }
+    return j;
+}
+
+Json to_json(const InferenceConfig& in) {
+    return {{"batch", in.batch},
+            {"input_len", in.input_len},
+            {"output_len", in.output_len},
+            {"weight_precision", to_string(in.weight_precision)},
+            {"kv_precision", to_string(in.kv_precision)},
+            {"compute_precision", to_string(in.compute_precision)},
+            {"quant_group_size", in.quant_group_size},
+            {"batching", in.batching}};
+}
+
+Json to_json(const Scenario& s) {
+    Json j = {{"name", s.name},
+              {"model", to_json(s.model)},
+              {"system", to_json(s.system, true)},
+              {"gpus", s.gpus},
+              {"parallel", to_json(s.parallel)}};
+    if (s.is_inference) j["inference"] = to_json(s.inference);
+    else j["training"] = to_json(s.training);
+    return j;
+}
+
+}  // namespace llmsim

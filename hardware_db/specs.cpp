@@ -1,0 +1,82 @@
+#include "hardware_db/specs.hpp"
+
+namespace llmsim {
+
+const char* to_string(Precision p) {
+    switch (p) {
+        case Precision::fp32: return "fp32";
+        case Precision::tf32: return "tf32";
+        case Precision::bf16: return "bf16";
+        case Precision::fp16: return "fp16";
+        case Precision::fp8: return "fp8";
+        case Precision::int8: return "int8";
+        case Precision::int4: return "int4";
+        case Precision::fp4: return "fp4";
+        case Precision::nf4: return "nf4";
+    }
+    return "?";
+}
+
+std::optional<Precision> precision_from_string(const std::string& s) {
+    for (int i = 0; i < kPrecisionCount; ++i) {
+        const auto p = static_cast<Precision>(i);
+        if (s == to_string(p)) return p;
+    }
+    return std::nullopt;
+}
+
+double precision_bytes(Precision p) {
+    switch (p) {
+        case Precision::fp32:
+        case Precision::tf32: return 4.0;
+        case Precision::bf16:
+        case Precision::fp16: return 2.0;
+        case Precision::fp8:
+        case Precision::int8: return 1.0;
+        case Precision::int4:
+        case Precision::fp4:
+        case Precision::nf4: return 0.5;
+    }
+    return 2.0;
+}
+
+const char* to_string(Schedule s) {
+    switch (s) {
+        case Schedule::gpipe: return "gpipe";
+        case Schedule::one_f_one_b: return "1f1b";
+        case Schedule::interleaved: return "interleaved";
+        case Schedule::zero_bubble: return "zero-bubble";
+    }
+    return "?";
+}
+
+const char* to_string(Recompute r) {
+    switch (r) {
+        case Recompute::none: return "none";
+        case Recompute::selective: return "selective";
+        case Recompute::full: return "full";
+    }
+    return "?";
+}
+
+const char* to_string(Offload o) {
+    switch (o) {
+        case Offload::none: return "none";
+        case Offload::optimizer: return "optimizer";
+        case Offload::optimizer_params: return "optimizer+params";
+    }
+    return "?";
+}
+
+const char* to_string(Optimizer o) {
+    switch (o) {
+        case Optimizer::adam: return "adam";
+        case Optimizer::sgd: return "sgd";
+        case Optimizer::adafactor: return "adafactor";
+    }
+    return "?";
+}
+
+const char* to_string(MlpKind m) { return m == MlpKind::gelu ? "gelu" : "swiglu"; }
+
+}  // namespace llmsim

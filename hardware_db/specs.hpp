@@ -1,0 +1,239 @@
+// Plain, validated structs that every model in llmsim reads. Parsed once from JSON at the edge
+// (hardware_db/database.cpp, hardware_db/scenario.cpp); no model ever sees JSON.
+// Units are in the names: _bytes, _s, _us, _flops, _GBps (1e9 bytes/s), _GiB (2^30 bytes).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmsim {
+
+// ---------------------------------------------------------------------------------------------
+// Numeric formats
+// ---------------------------------------------------------------------------------------------
+enum class Precision { fp32, tf32, bf16, fp16, fp8, int8, int4, fp4, nf4 };
+inline constexpr int kPrecisionCount = 9;
+
+const char* to_string(Precision p);
+std::optional<Precision> precision_from_string(const std::string& s);
+// Storage bytes of one element (nf4/int4/fp4: 0.5; scales are accounted separately).
+double precision_bytes(Precision p);
+
+// ---------------------------------------------------------------------------------------------
+// Hardware
+// ---------------------------------------------------------------------------------------------
+
+// Where a number came from: a datasheet, a paper, a calibration run or a user override.
+struct Provenance {
+    std::string source;   // e.g. "NVIDIA H100 datasheet (2023), dense BF16"
+    std::string kind;     // "datasheet" | "paper" | "measurement" | "calibration" | "override" | "derived"
+};
+
+// Achievable-throughput model of one accelerator (see docs/step-time-model.md). Data, not code:
+// defaults live in the accelerator JSON with sources; `llmsim calibrate fit` replaces them.
+struct EfficiencyModel {
+    // Fraction of dense peak a large, well-shaped GEMM reaches, per precision (0 = not set).
+    std::array<double, kPrecisionCount> gemm_max{};
+    // Output tile the GEMM library uses on this chip (wave/tile quantization).
+    int gemm_tile_m = 128;
+    int gemm_tile_n = 128;
+    // Work per SM per wave below which a GEMM cannot hide its prologue/epilogue: efficiency
+    // falls as k / (k + gemm_k_half) with the reduction depth k (elements).
+    double gemm_k_half = 64;
+    // Fraction of HBM bandwidth that streaming (elementwise, norm) kernels reach.
+    double hbm_efficiency = 0.85;
+    // FlashAttention kernels: fraction of dense peak reached, forward and backward.
+    double attention_fwd = 0.6;
+    double attention_bwd = 0.5;
+    // Per-kernel launch and scheduling overhead (us).
+    double kernel_launch_us = 4.0;
+};
+
+struct AcceleratorSpec {
+    std::string name;           // database key, e.g. "h100-sxm"
+    std::string display_name;   // "NVIDIA H100 SXM5 80GB"
+    std::string vendor;         // "nvidia" | "google"
+    std::array<double, kPrecisionCount> peak_flops{};   // dense, per second; 0 = unsupported
+    double hbm_capacity_bytes = 0;
+    double hbm_GBps = 0;
+    int sm_count = 0;            // SMs (NVIDIA) or TensorCores (TPU)
+    double l2_cache_bytes = 0;   // L2 (NVIDIA) or CMEM/VMEM (TPU)
+    double tdp_W = 0;
+    EfficiencyModel efficiency;
+    std::map<std::string, Provenance> provenance;   // key: field path ("peak_tflops.bf16")
+
+    double peak(Precision p) const { return peak_flops[static_cast<int>(p)]; }
+    double gemm_max(Precision p) const { return efficiency.gemm_max[static_cast<int>(p)]; }
+};
+
+// A cluster of accelerators and its network. Bandwidths are per device and per direction.
+struct SystemSpec {
+    std::string name;
+    std::string display_name;
+    AcceleratorSpec gpu;
+    int gpus_per_node = 8;        // devices sharing a host (and its NICs)
+    int scaleup_domain = 8;       // devices on one NVLink/NVSwitch (or ICI) fabric
+    // Scale-up fabric (NVLink via NVSwitch, or ICI): per device, per direction.
+    double intra_node_GBps = 0;
+    double intra_node_latency_us = 0;     // per hop
+    double intra_node_efficiency = 0.8;   // achievable busbw / link bandwidth
+    bool nvls = false;                     // NVLink SHARP (in-switch reduction)
+    double nvls_GBps = 0;                  // achievable all-reduce busbw with NVLS
+    // Scale-out network: per device share of the node's NICs, per direction.
+    double inter_node_GBps = 0;
+    double inter_node_latency_us = 0;
+    double inter_node_efficiency = 0.9;
+    int nics_per_node = 0;
+    double nic_Gbps = 0;
+    // TPU torus (empty for switched systems).
+    std::vector<int> torus_dims;          // e.g. {16,16,16} for a 4096-chip v4 slice
+    double ici_link_GBps = 0;             // one link, one direction
+    int ici_links_per_chip = 0;
+    bool torus_wraparound = true;
+    double dcn_GBps = 0;                  // per chip, between slices/pods
+    double collective_base_latency_us = 8.4;   // fixed cost of launching one collective
+    // Host side (offload).
+    double host_memory_bytes = 0;         // per node
+    double pcie_GBps = 0;                 // per device, per direction
+    std::map<std::string, Provenance> provenance;
+    std::string profile;                  // calibration profile applied ("" if none)
+
+    bool is_torus() const { return !torus_dims.empty(); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Model
+// ---------------------------------------------------------------------------------------------
+enum class MlpKind { gelu, swiglu };
+enum class NormKind { layernorm, rmsnorm };
+enum class PositionKind { learned, rope, alibi, relative, none };
+
+struct MoeSpec {
+    int experts = 0;                 // routed experts (0 = dense model)
+    int top_k = 0;
+    std::int64_t expert_ffn_hidden = 0;
+    int shared_experts = 0;
+    std::int64_t shared_expert_ffn_hidden = 0;   // per shared expert (default expert_ffn_hidden)
+    int dense_layers = 0;            // leading layers with a dense MLP (ffn_hidden)
+    bool enabled() const { return experts > 0; }
+};
+
+struct ModelSpec {
+    std::string name;
+    int layers = 0;
+    std::int64_t hidden = 0;
+    int heads = 0;
+    int kv_heads = 0;
+    std::int64_t head_dim = 0;
+    std::int64_t ffn_hidden = 0;
+    std::int64_t vocab = 0;
+    MlpKind mlp = MlpKind::gelu;
+    NormKind norm = NormKind::layernorm;
+    PositionKind position = PositionKind::learned;
+    std::int64_t max_seq_len = 2048;  // learned position table size
+    bool tied_embeddings = false;
+    bool bias = true;                 // biases in linear layers (GPT-2/3 style)
+    bool qkv_bias = false;            // bias on QKV only (Qwen2 style); implied by bias
+    bool parallel_block = false;      // attention and MLP share one norm (GPT-J, PaLM, Falcon)
+    bool dropout = true;              // dropout masks are stored as activations
+    MoeSpec moe;
+    std::string display_name;
+    std::string source;               // where the shape comes from
+    std::optional<double> published_params;          // as the authors state it (zoo entries)
+    std::optional<double> published_active_params;
+
+    std::int64_t q_dim() const { return static_cast<std::int64_t>(heads) * head_dim; }
+    std::int64_t kv_dim() const { return static_cast<std::int64_t>(kv_heads) * head_dim; }
+    bool is_moe_layer(int layer) const { return moe.enabled() && layer >= moe.dense_layers; }
+    int moe_layers() const { return moe.enabled() ? layers - moe.dense_layers : 0; }
+    int dense_mlp_layers() const { return layers - moe_layers(); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Parallel layout and training settings
+// ---------------------------------------------------------------------------------------------
+enum class Schedule { gpipe, one_f_one_b, interleaved, zero_bubble };
+enum class Recompute { none, selective, full };
+enum class Offload { none, optimizer, optimizer_params };
+enum class Optimizer { adam, sgd, adafactor };
+
+const char* to_string(Schedule s);
+const char* to_string(Recompute r);
+const char* to_string(Offload o);
+const char* to_string(Optimizer o);
+const char* to_string(MlpKind m);
+
+struct ParallelConfig {
+    int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
+    bool sequence_parallel = false;
+    int zero = 0;
+    Schedule schedule = Schedule::one_f_one_b;
+    // Overlap policies (Megatron-LM flags of the same names).
+    bool overlap_grad_reduce = true;
+    bool overlap_param_gather = true;
+    bool tp_comm_overlap = false;
+
+    int model_parallel() const { return tp * pp * cp; }
+    int world() const { return tp * pp * cp * dp; }
+};
+
+// Parameter-efficient fine-tuning.
+struct FinetuneConfig {
+    enum class Method { none, lora, qlora } method = Method::none;
+    int rank = 16;
+    // Target matrices: q, k, v, o, gate, up, down (Hugging Face PEFT names without _proj).
+    std::vector<std::string> targets{"q", "k", "v", "o"};
+};
+
+// RLHF (PPO): models resident on the same GPUs besides the trained actor.
+struct RlhfConfig {
+    bool enabled = false;
+    std::optional<ModelSpec> critic;     // trained (weights, grads, optimizer); default = actor
+    std::optional<ModelSpec> reference;  // frozen; default = actor
+    std::optional<ModelSpec> reward;     // frozen; default = critic
+};
+
+struct TrainingConfig {
+    std::int64_t seq_len = 2048;
+    std::int64_t micro_batch = 1;
+    std::int64_t global_batch = 1;
+    Precision precision = Precision::bf16;
+    Precision grad_precision = Precision::fp32;   // Megatron keeps fp32 main grads
+    Recompute recompute = Recompute::none;
+    bool flash_attention = true;
+    Optimizer optimizer = Optimizer::adam;
+    Offload offload = Offload::none;
+    double runtime_reserve_bytes = 1.0 * (1ull << 30);   // CUDA context, cuBLAS/NCCL workspaces
+    double fragmentation_fraction = 0.05;                 // allocator slack on dynamic memory
+    FinetuneConfig finetune;
+    RlhfConfig rlhf;
+    std::optional<double> token_budget;                   // tokens to train on (days, GPU-hours)
+};
+
+struct InferenceConfig {
+    std::int64_t batch = 1;
+    std::int64_t input_len = 128;
+    std::int64_t output_len = 128;
+    Precision weight_precision = Precision::bf16;
+    Precision kv_precision = Precision::bf16;
+    Precision compute_precision = Precision::bf16;
+    int quant_group_size = 128;          // int4/int8 weight group (one fp16 scale per group)
+    std::string batching = "static";     // "static" | "continuous"
+};
+
+struct Scenario {
+    std::string name;
+    ModelSpec model;
+    SystemSpec system;
+    int gpus = 1;
+    ParallelConfig parallel;
+    bool is_inference = false;
+    TrainingConfig training;
+    InferenceConfig inference;
+};
+
+}  // namespace llmsim

@@ -1,0 +1,14 @@
+#!/bin/sh
+# Installs the Debian packages llmsim needs to build and test, only those that are missing.
+set -eu
+PKGS="make cmake ninja-build g++ libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "installing:$missing"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
