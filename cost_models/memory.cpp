@@ -98,6 +98,19 @@ double lora_params_per_layer(const ModelSpec& m, const FinetuneConfig& ft) {
     return sum * ft.rank;
 }
 
+// Embedding-side parameters held by one stage's GPU (split by TP): the input embedding and learned
+// positions on the first stage, the LM head on the last (with tied embeddings and pp > 1 the last
+// stage keeps its own copy of the embedding matrix, as Megatron does).
+double embedding_params_on_stage(const ModelSpec& m, const ParamCounts& pc, const ParallelConfig& p, int stage) {
+    double out = 0;
+    if (stage == 0) out += pc.embedding / p.tp + pc.position;
+    if (stage == p.pp - 1) {
+        if (!m.tied_embeddings) out += pc.output / p.tp;
+        else if (p.pp > 1) out += pc.embedding / p.tp;
+    }
+    return out;
+}
+
 struct ModelStates {
     double weights = 0, grads = 0, optimizer = 0, master = 0, states = 0, params = 0, offloaded = 0;
 };
@@ -116,13 +129,8 @@ ModelStates stage_model_states(const ModelSpec& m, const ParallelConfig& p, cons
     double dense_params = dense * pc.dense_layer / tp +
                           moe * (pc.moe_layer - pc.expert_params_per_layer) / tp;
     const double expert_params = moe * pc.expert_params_per_layer / (tp * p.ep);
-    if (stage == 0) dense_params += pc.embedding / tp + pc.position;
-    if (stage == p.pp - 1) {
-        dense_params += pc.final_norm;
-        // The last stage holds the LM head; with tied embeddings and pp > 1 it keeps its own copy.
-        if (!m.tied_embeddings) dense_params += pc.output / tp;
-        else if (p.pp > 1) dense_params += pc.embedding / tp;
-    }
+    dense_params += embedding_params_on_stage(m, pc, p, stage);
+    if (stage == p.pp - 1) dense_params += pc.final_norm;
     st.params = dense_params + expert_params;
     const double shard_dense = static_cast<double>(p.dp) * p.cp;
     const double shard_expert = std::max(1.0, shard_dense / p.ep);
@@ -199,8 +207,13 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
             st = stage_model_states(m, p, t, s, false);   // frozen base
             double wbytes = st.weights;
             if (t.finetune.method == FinetuneConfig::Method::qlora) {
-                // Base in NF4 with double quantisation (Dettmers et al. 2023), embeddings kept 16-bit.
-                wbytes = wbytes / 2.0 * weight_bytes_per_param(Precision::nf4, 64);
+                // Base linear layers in NF4 with double quantisation (Dettmers et al. 2023); the
+                // embedding and LM head stay 16-bit (bitsandbytes quantises nn.Linear layers only and
+                // Hugging Face keeps the output head unquantised).
+                const double wb = weight_bytes_training(t.precision);
+                const double shard = p.zero >= 3 ? static_cast<double>(p.dp) * p.cp : 1.0;
+                const double embed_bytes = embedding_params_on_stage(m, pc, p, s) * wb / shard;
+                wbytes = (wbytes - embed_bytes) / wb * weight_bytes_per_param(Precision::nf4, 64) + embed_bytes;
                 d.other_bytes += (dense ? pc.dense_layer : pc.moe_layer) * 2.0 / p.tp;   // one dequantised layer
             }
             st.weights = wbytes;

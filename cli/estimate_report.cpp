@@ -1,0 +1,166 @@
+#include "cli/estimate_report.hpp"
+
+#include <fmt/format.h>
+
+#include "cli/common.hpp"
+#include "cli/report.hpp"
+#include "cost_models/inference.hpp"
+#include "cost_models/step_time.hpp"
+#include "hardware_db/scenario.hpp"
+
+namespace llmsim::cli {
+
+namespace {
+
+Json training_json(const Scenario& s) {
+    const auto e = estimate_step(s);
+    const auto& b = e.breakdown;
+    Json stages = Json::array();
+    for (const auto& st : e.costs.stages)
+        stages.push_back({{"stage", st.stage},
+                          {"layers", st.layers},
+                          {"fwd_s", st.fwd_s},
+                          {"bwd_s", st.bwd_s},
+                          {"compute_s", st.compute_s},
+                          {"tp_comm_s", st.tp_s},
+                          {"cp_comm_s", st.cp_s},
+                          {"ep_comm_s", st.ep_s},
+                          {"pp_comm_s", st.pp_s},
+                          {"dp_grad_s", st.dp_grad_s},
+                          {"optimizer_s", st.optimizer_s}});
+    Json comms = Json::array();
+    for (const auto& c : e.costs.comms)
+        comms.push_back({{"what", c.what},
+                         {"dim", c.dim},
+                         {"collective", to_string(c.collective)},
+                         {"algorithm", to_string(c.algorithm)},
+                         {"bytes", c.bytes},
+                         {"ranks", c.ranks},
+                         {"domains", c.domains},
+                         {"time_s", c.time_s},
+                         {"calls_per_step", c.calls_per_step}});
+    Json ops = Json::array();
+    for (const auto& o : e.costs.dense_layer.ops)
+        ops.push_back({{"name", o.name}, {"kind", o.kind}, {"fwd_s", o.fwd_s}, {"bwd_s", o.bwd_s},
+                       {"recompute_s", o.recompute_s}, {"flops_fwd", o.flops_fwd}, {"bytes_fwd", o.bytes_fwd}});
+    Json j = {{"step_time_s", e.step_time_s},
+              {"tokens_per_s", e.tokens_per_s},
+              {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
+              {"model_flops_per_step", e.model_flops_per_step},
+              {"hardware_flops_per_step", e.hardware_flops_per_step},
+              {"mfu", e.mfu},
+              {"hfu", e.hfu},
+              {"bubble_fraction", e.bubble_fraction},
+              {"achieved_tflops_per_gpu", e.achieved_tflops_per_gpu},
+              {"microbatches", e.microbatches},
+              {"pipeline_time_s", e.pipeline_time_s},
+              {"method", e.method},
+              {"dominant", e.dominant},
+              {"critical_stage", e.critical_stage},
+              {"memory", memory_json(e.memory)},
+              {"breakdown_s",
+               {{"compute", b.compute},
+                {"tp_comm", b.tp_comm},
+                {"cp_comm", b.cp_comm},
+                {"ep_comm", b.ep_comm},
+                {"pp_comm", b.pp_comm},
+                {"dp_comm", b.dp_comm},
+                {"bubble", b.bubble},
+                {"optimizer", b.optimizer},
+                {"exposed_comm", b.exposed_comm}}},
+              {"stages", stages},
+              {"communication", comms},
+              {"layer_ops", ops},
+              {"flops", flops_json(e.flops)},
+              {"scenario", to_json(s)}};
+    if (e.token_budget > 0)
+        j["token_budget"] = {{"tokens", e.token_budget}, {"days", e.train_days}, {"gpu_hours", e.gpu_hours}};
+    return j;
+}
+
+Json serving_json(const Scenario& s) {
+    const auto r = estimate_inference(s);
+    return {{"ttft_s", r.ttft_s},
+            {"tpot_s", r.tpot_s},
+            {"output_tokens_per_s", r.output_tokens_per_s},
+            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+            {"kv_cache_bytes", r.memory.kv_cache_bytes},
+            {"max_batch", r.memory.max_batch},
+            {"e2e_latency_s", r.e2e_latency_s},
+            {"prefill_bound", r.prefill_compute_bound ? "compute" : "memory"},
+            {"decode_bound", r.decode_compute_bound ? "compute" : "memory"},
+            {"memory", inference_memory_json(r.memory)},
+            {"scenario", to_json(s)}};
+}
+
+}  // namespace
+
+Json estimate_json(const Scenario& s) { return s.is_inference ? serving_json(s) : training_json(s); }
+
+std::string estimate_text(const Scenario& s, const Json& r) {
+    std::string out;
+    if (s.is_inference) {
+        out += fmt::format("{} serving on {} x {} (tp {}, batch {}, {} in / {} out, weights {}, KV {})\n",
+                           s.model.name, s.gpus, s.system.name, s.parallel.tp, s.inference.batch, s.inference.input_len,
+                           s.inference.output_len, to_string(s.inference.weight_precision),
+                           to_string(s.inference.kv_precision));
+        Table t({"metric", "value"});
+        t.row({"time to first token", human_seconds(r["ttft_s"].get<double>())});
+        t.row({"time per output token", human_seconds(r["tpot_s"].get<double>())});
+        t.row({"output tokens/s", fmt::format("{:.0f}", r["output_tokens_per_s"].get<double>())});
+        t.row({"output tokens/s per GPU", fmt::format("{:.0f}", r["output_tokens_per_s_per_gpu"].get<double>())});
+        t.row({"KV cache", gib(r["kv_cache_bytes"].get<double>())});
+        t.row({"max batch that fits", std::to_string(r["max_batch"].get<std::int64_t>())});
+        t.row({"prefill / decode bound by", r["prefill_bound"].get<std::string>() + " / " +
+                                                r["decode_bound"].get<std::string>()});
+        return out + t.str();
+    }
+    const double step = r["step_time_s"].get<double>();
+    const auto& p = s.parallel;
+    out += fmt::format("{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {} "
+                       "recompute\n",
+                       s.model.name, s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, to_string(p.schedule),
+                       p.zero, s.training.micro_batch, r["microbatches"].get<std::int64_t>(),
+                       to_string(s.training.precision), to_string(s.training.recompute));
+    out += fmt::format("step time {}  |  MFU {:.1f}%  HFU {:.1f}%  |  {:.0f} tokens/s ({:.0f} per GPU)  |  {:.0f} "
+                       "TFLOP/s per GPU\n\n",
+                       human_seconds(step), 100 * r["mfu"].get<double>(), 100 * r["hfu"].get<double>(),
+                       r["tokens_per_s"].get<double>(), r["tokens_per_s_per_gpu"].get<double>(),
+                       r["achieved_tflops_per_gpu"].get<double>());
+    Table t({"where the step goes", "time", "share"});
+    const auto& b = r["breakdown_s"];
+    for (const char* k : {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "optimizer"}) {
+        const double v = b[k].get<double>();
+        if (v <= 0 && std::string(k) != "compute") continue;
+        t.row({k, human_seconds(v), fmt::format("{:.1f}%", 100.0 * v / step)});
+    }
+    t.row({"total", human_seconds(step), "100%"});
+    out += t.str();
+    out += fmt::format("dominant: {}; pipeline bubble {:.1f}% of the step\n\n", r["dominant"].get<std::string>(),
+                       100 * r["bubble_fraction"].get<double>());
+    Table c({"communication", "algorithm", "ranks", "size", "one call", "calls/step"});
+    for (const auto& ev : r["communication"])
+        c.row({ev["what"].get<std::string>(), ev["algorithm"].get<std::string>(),
+               fmt::format("{}{}", ev["ranks"].get<int>(),
+                           ev["domains"].get<int>() > 1 ? fmt::format(" / {} nodes", ev["domains"].get<int>()) : ""),
+               fmt::format("{:.1f} MB", ev["bytes"].get<double>() / 1e6), human_seconds(ev["time_s"].get<double>()),
+               fmt::format("{:.0f}", ev["calls_per_step"].get<double>())});
+    if (!r["communication"].empty()) out += c.str() + "\n";
+    out += "memory per GPU (most loaded):\n";
+    const auto& m = r["memory"];
+    Table mt({"component", "per GPU"});
+    for (const char* k : {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "other_bytes",
+                          "total_bytes"})
+        mt.row({std::string(k).substr(0, std::string(k).size() - 6), gib(m[k].get<double>())});
+    out += mt.str();
+    out += fmt::format("capacity {} -> {} (headroom {}); dominant: {}\n", gib(m["capacity_bytes"].get<double>()),
+                       m["fits"].get<bool>() ? "fits" : "DOES NOT FIT", gib(m["headroom_bytes"].get<double>()),
+                       m["dominant"].get<std::string>());
+    if (r.contains("token_budget"))
+        out += fmt::format("token budget {:.3g}: {:.1f} days, {:.3g} GPU-hours\n",
+                           r["token_budget"]["tokens"].get<double>(), r["token_budget"]["days"].get<double>(),
+                           r["token_budget"]["gpu_hours"].get<double>());
+    return out;
+}
+
+}  // namespace llmsim::cli

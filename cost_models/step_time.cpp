@@ -1,0 +1,511 @@
+#include "cost_models/step_time.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost_models/layout.hpp"
+#include "cost_models/model_params.hpp"
+#include "cost_models/roofline.hpp"
+
+namespace llmsim {
+
+namespace {
+
+// Groups of each parallel dimension (Megatron rank order tp -> cp -> ep -> dp -> pp).
+struct Groups {
+    GroupPlacement tp, cp, ep, dp_cp, expert_dp, pp;
+};
+
+Groups make_groups(const SystemSpec& sys, const ParallelConfig& p) {
+    const int domain = std::max(1, sys.scaleup_domain);
+    Groups g;
+    g.tp = place_group(p.tp, 1, domain);
+    g.cp = place_group(p.cp, p.tp, domain);
+    g.ep = place_group(p.ep, p.tp * p.cp, domain);
+    g.dp_cp = place_group(p.dp * p.cp, p.tp, domain);
+    g.expert_dp = place_group(std::max(1, p.dp * p.cp / p.ep), p.tp * p.ep, domain);
+    // Neighbouring pipeline stages are tp·cp·dp ranks apart.
+    g.pp = place_group(p.pp > 1 ? 2 : 1, p.tp * p.cp * p.dp, domain);
+    return g;
+}
+
+Precision gemm_precision(Precision p) { return p; }
+
+struct Builder {
+    const ModelSpec& m;
+    const SystemSpec& sys;
+    const ParallelConfig& p;
+    const TrainingConfig& t;
+    const AcceleratorSpec& a;
+    Groups g;
+    Precision gp;
+    double e = 2.0;   // activation bytes
+    double T = 0;     // tokens of one micro-batch on this GPU (before SP split)
+    bool sp = false;
+    std::vector<CommEvent>* comms = nullptr;
+
+    Builder(const Scenario& s, std::vector<CommEvent>* c)
+        : m(s.model), sys(s.system), p(s.parallel), t(s.training), a(s.system.gpu), comms(c) {
+        g = make_groups(sys, p);
+        gp = gemm_precision(t.precision);
+        e = t.precision == Precision::fp32 ? 4.0 : 2.0;
+        T = static_cast<double>(t.seq_len) / p.cp * static_cast<double>(t.micro_batch);
+        sp = p.sequence_parallel && p.tp > 1;
+    }
+
+    CollectiveCost coll(Collective c, double bytes, const GroupPlacement& gp_) const {
+        return collective_time(sys, c, bytes, gp_);
+    }
+
+    // Forward GEMM plus its two backward GEMMs (data gradient and weight gradient).
+    void gemm(LayerCost& L, const std::string& name, double M, double N, double K, double batch, bool recompute) {
+        const auto f = gemm_time(a, gp, M, N, K, batch);
+        const auto dgrad = gemm_time(a, gp, M, K, N, batch);
+        const auto wgrad = gemm_time(a, gp, K, N, M, batch);
+        OpTime op{name, "gemm", f.time_s, dgrad.time_s + wgrad.time_s, recompute ? f.time_s : 0.0, f.flops, f.bytes, true};
+        L.fwd_compute_s += f.time_s;
+        L.bwd_compute_s += dgrad.time_s + wgrad.time_s;
+        L.wgrad_s += wgrad.time_s;
+        if (recompute) L.recompute_s += f.time_s;
+        L.ops.push_back(op);
+    }
+
+    // Bandwidth-bound kernel moving `bytes` forward; its backward moves about twice as much.
+    void mem(LayerCost& L, const std::string& name, double bytes, bool recompute) {
+        const auto f = memory_time(a, bytes);
+        const auto b = memory_time(a, 2.0 * bytes);
+        L.fwd_compute_s += f.time_s;
+        L.bwd_compute_s += b.time_s;
+        if (recompute) L.recompute_s += f.time_s;
+        L.ops.push_back(OpTime{name, "memory", f.time_s, b.time_s, recompute ? f.time_s : 0.0, 0.0, bytes, true});
+    }
+
+    void record(const std::string& what, const std::string& dim, Collective c, double bytes, const GroupPlacement& grp,
+                const CollectiveCost& cost, double calls, double exposed_per_step) {
+        if (!comms || grp.n <= 1) return;
+        comms->push_back(CommEvent{what, dim, c, cost.algorithm, bytes, grp.n, grp.domains(), cost.time_s, calls,
+                                   exposed_per_step});
+    }
+
+    LayerCost layer(bool moe_layer, double mb_per_step) {
+        LayerCost L;
+        const double h = static_cast<double>(m.hidden), tp = p.tp;
+        const double qd = static_cast<double>(m.q_dim());
+        const double outside = sp ? tp : 1.0;
+        const bool full = t.recompute == Recompute::full;
+        const bool selective = t.recompute == Recompute::selective;
+        const double kv_local = std::max(1.0, static_cast<double>(m.kv_heads) / tp) * m.head_dim;
+        const double heads_local = m.heads / tp;
+
+        // --- attention block ---
+        mem(L, "norm1", 2.0 * e * T * h / outside, full);
+        gemm(L, "qkv", T, qd / tp + 2.0 * kv_local, h, 1.0, full);
+        if (m.position == PositionKind::rope) mem(L, "rope", 2.0 * e * T * (qd / tp + kv_local), full);
+        const double s_q = static_cast<double>(t.seq_len) / p.cp;
+        const double s_kv = static_cast<double>(t.seq_len);
+        const double bh = static_cast<double>(t.micro_batch) * heads_local;
+        double attn_fwd_s = 0, attn_bwd_s = 0;
+        if (t.flash_attention) {
+            const auto f = flash_attention_time(a, gp, bh, s_q, s_kv, m.head_dim, true, false);
+            const auto b = flash_attention_time(a, gp, bh, s_q, s_kv, m.head_dim, true, true);
+            attn_fwd_s = f.time_s;
+            attn_bwd_s = b.time_s;
+            L.ops.push_back(OpTime{"attention (flash)", "attention", f.time_s, b.time_s,
+                                   (full || selective) ? f.time_s : 0.0, f.flops, f.bytes, true});
+        } else {
+            // Unfused: QKᵀ and A·V batched GEMMs in 16-bit, softmax + dropout over the score matrix.
+            const Precision ap = gp == Precision::fp8 ? Precision::bf16 : gp;
+            const auto qk = gemm_time(a, ap, s_q, s_kv, m.head_dim, bh);
+            const auto av = gemm_time(a, ap, s_q, m.head_dim, s_kv, bh);
+            const double scores = bh * s_q * s_kv;
+            const auto sm = memory_time(a, scores * (2.0 * e + (m.dropout ? 1.0 + 2.0 * e : 0.0)));
+            attn_fwd_s = qk.time_s + av.time_s + sm.time_s;
+            attn_bwd_s = 2.0 * (qk.time_s + av.time_s) + 2.0 * sm.time_s;
+            L.ops.push_back(OpTime{"attention (unfused)", "attention", attn_fwd_s, attn_bwd_s,
+                                   (full || selective) ? attn_fwd_s : 0.0, qk.flops + av.flops, qk.bytes + av.bytes + sm.bytes,
+                                   true});
+        }
+        L.fwd_compute_s += attn_fwd_s;
+        L.bwd_compute_s += attn_bwd_s;
+        if (full || selective) L.recompute_s += attn_fwd_s;
+        gemm(L, "attn_out", T, h, qd / tp, 1.0, full);
+        mem(L, "dropout_add1", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, full);
+
+        // --- MLP block ---
+        if (!m.parallel_block) mem(L, "norm2", 2.0 * e * T * h / outside, full);
+        const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
+        auto mlp = [&](const std::string& tag, double f, double tokens, double batch) {
+            gemm(L, tag + "_fc1", tokens, gate * f / tp, h, batch, full);
+            mem(L, tag + "_act", e * tokens * batch * f / tp * (gate + 1.0), full);
+            gemm(L, tag + "_fc2", tokens, h, f / tp, batch, full);
+        };
+        double ep_fwd = 0, ep_bwd = 0;
+        if (moe_layer && m.moe.enabled()) {
+            gemm(L, "router", T, m.moe.experts, h, 1.0, full);
+            const double routed = T * m.moe.top_k;
+            mem(L, "permute", 4.0 * e * routed * h, full);   // dispatch and combine permutations
+            const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
+            mlp("expert", static_cast<double>(m.moe.expert_ffn_hidden), routed / local_experts, local_experts);
+            if (m.moe.shared_experts > 0)
+                mlp("shared_expert", static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts, T, 1.0);
+            if (p.ep > 1) {
+                const double bytes = routed * h * e / outside;
+                const auto c = coll(Collective::all_to_all, bytes, g.ep);
+                ep_fwd = 2.0 * c.time_s;
+                ep_bwd = 2.0 * c.time_s + (full ? 2.0 * c.time_s : 0.0);
+                record("ep all-to-all (dispatch + combine)", "ep", Collective::all_to_all, bytes, g.ep, c,
+                       (4.0 + (full ? 2.0 : 0.0)) * mb_per_step, 0);
+            }
+        } else {
+            mlp("mlp", static_cast<double>(m.ffn_hidden), T, 1.0);
+        }
+        mem(L, "dropout_add2", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, full);
+
+        // --- tensor-parallel communication: 2 all-reduces (or 2 all-gathers + 2 reduce-scatters with
+        // sequence parallelism) forward and backward; full recompute repeats the forward ones ---
+        if (p.tp > 1) {
+            const double bytes = T * h * e;
+            double fwd = 0;
+            if (sp) {
+                const auto ag = coll(Collective::all_gather, bytes, g.tp);
+                const auto rs = coll(Collective::reduce_scatter, bytes, g.tp);
+                fwd = 2.0 * (ag.time_s + rs.time_s);
+                record("tp all-gather (sequence parallel)", "tp", Collective::all_gather, bytes, g.tp, ag,
+                       (4.0 + (full ? 2.0 : 0.0)) * mb_per_step, 0);
+                record("tp reduce-scatter (sequence parallel)", "tp", Collective::reduce_scatter, bytes, g.tp, rs,
+                       (4.0 + (full ? 2.0 : 0.0)) * mb_per_step, 0);
+            } else {
+                const auto ar = coll(Collective::all_reduce, bytes, g.tp);
+                fwd = 2.0 * ar.time_s;
+                record("tp all-reduce", "tp", Collective::all_reduce, bytes, g.tp, ar,
+                       (4.0 + (full ? 2.0 : 0.0)) * mb_per_step, 0);
+            }
+            const double bwd = fwd + (full ? fwd : 0.0);
+            L.tp_total_s = fwd + bwd;
+            if (p.tp_comm_overlap) {
+                // Userbuffer overlap: each collective hides behind the GEMM it feeds.
+                const double gemm_fwd = L.fwd_compute_s * 0.8, gemm_bwd = L.bwd_compute_s * 0.8;
+                L.tp_exposed_fwd_s = std::max(0.0, fwd - gemm_fwd);
+                L.tp_exposed_bwd_s = std::max(0.0, bwd - gemm_bwd);
+            } else {
+                L.tp_exposed_fwd_s = fwd;
+                L.tp_exposed_bwd_s = bwd;
+            }
+        }
+
+        // --- context parallelism: ring exchange of K and V (backward also dK, dV), overlapped with
+        // the attention blocks it feeds ---
+        if (p.cp > 1) {
+            const double chunk = 2.0 * T * kv_local * e;
+            const auto c = coll(Collective::send_recv, chunk, g.cp);
+            const double fwd = (p.cp - 1) * c.time_s;
+            const double bwd = 2.0 * fwd + (full || selective ? fwd : 0.0);
+            L.cp_total_s = fwd + bwd;
+            const double hide_f = attn_fwd_s * (p.cp - 1.0) / p.cp;
+            const double hide_b = attn_bwd_s * (p.cp - 1.0) / p.cp;
+            L.cp_exposed_fwd_s = std::max(0.0, fwd - hide_f);
+            L.cp_exposed_bwd_s = std::max(0.0, bwd - hide_b);
+            record("cp ring attention K/V exchange", "cp", Collective::send_recv, chunk, g.cp, c,
+                   (p.cp - 1) * (3.0 + (full || selective ? 1.0 : 0.0)) * mb_per_step, 0);
+        }
+        L.ep_exposed_fwd_s = ep_fwd;
+        L.ep_exposed_bwd_s = ep_bwd;
+        L.ep_total_s = ep_fwd + ep_bwd;
+
+        // --- ZeRO-3: gather this layer's parameters forward and backward, reduce-scatter its
+        // gradients, prefetched one layer ahead (hidden behind the neighbouring layer's compute) ---
+        if (p.zero == 3 && g.dp_cp.n > 1) {
+            const auto pc = count_parameters(m);
+            double params = (moe_layer ? pc.moe_layer - pc.expert_params_per_layer : pc.dense_layer) / tp;
+            const double wbytes = params * e;
+            const double gbytes = params * precision_bytes(t.grad_precision);
+            const auto ag = coll(Collective::all_gather, wbytes, g.dp_cp);
+            const auto rs = coll(Collective::reduce_scatter, gbytes, g.dp_cp);
+            double fwd = ag.time_s;
+            double bwd = ag.time_s + rs.time_s;
+            if (moe_layer && m.moe.enabled() && g.expert_dp.n > 1) {
+                const double ep_params = pc.expert_params_per_layer / (tp * p.ep);
+                const auto eag = coll(Collective::all_gather, ep_params * e, g.expert_dp);
+                const auto ers = coll(Collective::reduce_scatter, ep_params * precision_bytes(t.grad_precision),
+                                      g.expert_dp);
+                fwd += eag.time_s;
+                bwd += eag.time_s + ers.time_s;
+            }
+            L.zero3_total_s = fwd + bwd;
+            if (p.overlap_param_gather) {
+                L.zero3_exposed_fwd_s = std::max(0.0, fwd - L.fwd_compute_s);
+                L.zero3_exposed_bwd_s = std::max(0.0, bwd - (L.bwd_compute_s + L.recompute_s));
+            } else {
+                L.zero3_exposed_fwd_s = fwd;
+                L.zero3_exposed_bwd_s = bwd;
+            }
+            record("zero-3 parameter all-gather", "dp", Collective::all_gather, wbytes, g.dp_cp, ag,
+                   2.0 * mb_per_step, 0);
+            record("zero-3 gradient reduce-scatter", "dp", Collective::reduce_scatter, gbytes, g.dp_cp, rs,
+                   mb_per_step, 0);
+        }
+        return L;
+    }
+};
+
+double optimizer_bytes_per_param(const TrainingConfig& t) {
+    // Adam step: fp32 master read+write, m and v read+write, fp32 grad read, 16-bit weight write,
+    // plus one read of the gradients for the global norm (clipping).
+    const double master = t.precision == Precision::fp32 ? 0.0 : 8.0;
+    const double grad = precision_bytes(t.grad_precision);
+    switch (t.optimizer) {
+        case Optimizer::adam: return master + 16.0 + 2.0 * grad + 2.0;
+        case Optimizer::sgd: return master + 8.0 + 2.0 * grad + 2.0;
+        case Optimizer::adafactor: return master + 4.0 + 2.0 * grad + 2.0;
+    }
+    return 30.0;
+}
+
+}  // namespace
+
+StepCosts step_costs(const Scenario& s) {
+    StepCosts c;
+    const auto& m = s.model;
+    const auto& p = s.parallel;
+    const auto& t = s.training;
+    const auto& a = s.system.gpu;
+    c.microbatches = num_microbatches(p, t);
+    const double mb = static_cast<double>(c.microbatches);
+    Builder b(s, &c.comms);
+    c.dense_layer = b.layer(false, mb * m.dense_mlp_layers() / p.pp);
+    if (m.moe.enabled()) c.moe_layer = b.layer(true, mb * m.moe_layers() / p.pp);
+
+    const auto per = layers_per_stage(m.layers, p.pp);
+    const auto pc = count_parameters(m);
+    const double e = b.e;
+    const double h = static_cast<double>(m.hidden);
+    const double outside = b.sp ? p.tp : 1.0;
+
+    // Pipeline send/recv of one micro-batch's activations (split across the TP ranks).
+    const double p2p_bytes = b.T * h * e / p.tp;
+    const auto p2p = p.pp > 1 ? collective_time(s.system, Collective::send_recv, p2p_bytes, b.g.pp) : CollectiveCost{};
+    c.pp_p2p_overlapped = p.schedule == Schedule::interleaved;
+    if (p.pp > 1)
+        b.record("pp send/recv (activations, gradients)", "pp", Collective::send_recv, p2p_bytes, b.g.pp, p2p,
+                 2.0 * mb * p.vp, 0);
+
+    for (int st = 0; st < p.pp; ++st) {
+        StageCost sc;
+        sc.stage = st;
+        sc.layers = per[st];
+        sc.moe_layers = moe_layers_on_stage(m, p.pp, st);
+        const int dense = sc.layers - sc.moe_layers;
+        const auto& D = c.dense_layer;
+        const auto& E = c.moe_layer;
+        auto sum = [&](auto f) { return dense * f(D) + sc.moe_layers * f(E); };
+        sc.fwd_s = sum([](const LayerCost& L) { return L.fwd_s(); });
+        sc.bwd_s = sum([](const LayerCost& L) { return L.bwd_s(); });
+        sc.wgrad_s = sum([](const LayerCost& L) { return L.wgrad_s; });
+        sc.compute_s = sum([](const LayerCost& L) { return L.fwd_compute_s + L.bwd_compute_s + L.recompute_s; });
+        sc.tp_s = sum([](const LayerCost& L) { return L.tp_exposed_fwd_s + L.tp_exposed_bwd_s; });
+        sc.cp_s = sum([](const LayerCost& L) { return L.cp_exposed_fwd_s + L.cp_exposed_bwd_s; });
+        sc.ep_s = sum([](const LayerCost& L) { return L.ep_exposed_fwd_s + L.ep_exposed_bwd_s; });
+        sc.zero3_s = sum([](const LayerCost& L) { return L.zero3_exposed_fwd_s + L.zero3_exposed_bwd_s; });
+
+        // Embedding on the first stage, LM head and loss on the last.
+        const double vocab_local = static_cast<double>(m.vocab) / p.tp;
+        if (st == 0) {
+            const auto f = memory_time(a, b.T * h * e / outside * 2.0);
+            const auto bw = memory_time(a, b.T * h * e / outside * 3.0);
+            sc.fwd_s += f.time_s;
+            sc.bwd_s += bw.time_s;
+            sc.compute_s += f.time_s + bw.time_s;
+        }
+        if (st == p.pp - 1) {
+            const auto fwd = gemm_time(a, b.gp, b.T, vocab_local, h);
+            const auto dgrad = gemm_time(a, b.gp, b.T, h, vocab_local);
+            const auto wgrad = gemm_time(a, b.gp, h, vocab_local, b.T);
+            // Cross-entropy in fp32 over the logits: read, softmax, write gradient.
+            const auto ce = memory_time(a, b.T * vocab_local * (e + 4.0 * 3.0));
+            const auto norm = memory_time(a, 2.0 * e * b.T * h / outside);
+            double tp_ar = 0;
+            if (p.tp > 1) {   // vocab-parallel loss: all-reduce of max and sum per token (fp32)
+                tp_ar = 2.0 * collective_time(s.system, Collective::all_reduce, b.T * 4.0, b.g.tp).time_s;
+            }
+            sc.fwd_s += fwd.time_s + ce.time_s + norm.time_s + tp_ar;
+            sc.bwd_s += dgrad.time_s + wgrad.time_s + norm.time_s * 2.0;
+            sc.wgrad_s += wgrad.time_s;
+            sc.compute_s += fwd.time_s + ce.time_s + dgrad.time_s + wgrad.time_s + 3.0 * norm.time_s;
+            sc.tp_s += tp_ar;
+        }
+        // Pipeline transfers not overlapped with compute (1F1B, GPipe): one send forward and one
+        // backward per micro-batch on every stage boundary.
+        if (p.pp > 1) {
+            sc.p2p_s = p2p.time_s;
+            if (!c.pp_p2p_overlapped) {
+                const double sends = (st > 0 ? 1.0 : 0.0) + (st < p.pp - 1 ? 1.0 : 0.0);
+                sc.pp_s = sends * p2p.time_s;
+                sc.fwd_s += (st < p.pp - 1 ? p2p.time_s : 0.0);
+                sc.bwd_s += (st > 0 ? p2p.time_s : 0.0);
+            }
+        }
+
+        // Parameters of this stage on one GPU (before ZeRO), split dense vs expert.
+        double dense_params = dense * pc.dense_layer / p.tp +
+                              sc.moe_layers * (pc.moe_layer - pc.expert_params_per_layer) / p.tp;
+        const double expert_params = sc.moe_layers * pc.expert_params_per_layer / (p.tp * p.ep);
+        if (st == 0) dense_params += pc.embedding / p.tp + pc.position;
+        if (st == p.pp - 1) dense_params += (m.tied_embeddings && p.pp == 1 ? 0.0 : pc.embedding / p.tp) + pc.final_norm;
+        sc.params = dense_params + expert_params;
+
+        // End-of-step data-parallel gradient reduction (ZeRO-3 reduces per layer instead).
+        const double gbytes = precision_bytes(t.grad_precision);
+        if (p.zero < 3) {
+            const Collective gc = p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+            double dp = 0;
+            if (b.g.dp_cp.n > 1) {
+                const auto cc = collective_time(s.system, gc, dense_params * gbytes, b.g.dp_cp);
+                dp += cc.time_s;
+                if (st == 0)
+                    b.record(p.zero >= 1 ? "dp reduce-scatter gradients" : "dp all-reduce gradients", "dp", gc,
+                             dense_params * gbytes, b.g.dp_cp, cc, 1, 0);
+            }
+            if (expert_params > 0 && b.g.expert_dp.n > 1)
+                dp += collective_time(s.system, gc, expert_params * gbytes, b.g.expert_dp).time_s;
+            sc.dp_grad_s = dp;
+            if (p.zero >= 1 && b.g.dp_cp.n > 1) {
+                const auto ag = collective_time(s.system, Collective::all_gather, dense_params * e, b.g.dp_cp);
+                sc.dp_param_gather_s = ag.time_s;
+                if (st == 0)
+                    b.record("dp all-gather parameters (distributed optimizer)", "dp", Collective::all_gather,
+                             dense_params * e, b.g.dp_cp, ag, 1, 0);
+            }
+        }
+        // Optimizer step over this GPU's shard of the parameters.
+        const double shard = p.zero >= 1 ? static_cast<double>(p.dp) * p.cp : 1.0;
+        const double local = dense_params / shard + expert_params / std::max(1.0, shard / p.ep);
+        if (t.offload == Offload::none) {
+            sc.optimizer_s = memory_time(a, local * optimizer_bytes_per_param(t)).time_s;
+        } else {
+            // CPU optimizer: gradients down and updated 16-bit weights up over PCIe.
+            sc.optimizer_s = local * (gbytes + e) / (s.system.pcie_GBps * 1e9);
+        }
+        c.stages.push_back(sc);
+    }
+    return c;
+}
+
+namespace {
+
+const char* largest(const StepBreakdown& b) {
+    const std::pair<double, const char*> parts[] = {
+        {b.compute, "compute"},   {b.tp_comm, "tensor-parallel communication"},
+        {b.cp_comm, "context-parallel communication"}, {b.ep_comm, "expert-parallel all-to-all"},
+        {b.pp_comm, "pipeline send/recv"}, {b.dp_comm, "data-parallel communication"},
+        {b.bubble, "pipeline bubble"},     {b.optimizer, "optimizer step"}};
+    return std::max_element(std::begin(parts), std::end(parts),
+                            [](const auto& x, const auto& y) { return x.first < y.first; })
+        ->second;
+}
+
+}  // namespace
+
+void finish_estimate(const Scenario& s, StepEstimate& e, double pipeline_s, double bubble_s, int critical) {
+    const auto& p = s.parallel;
+    const auto& C = e.costs;
+    const double m = static_cast<double>(C.microbatches);
+    e.microbatches = C.microbatches;
+    e.pipeline_time_s = pipeline_s;
+    e.critical_stage = critical;
+
+    // Data-parallel reduction after the last backward: stage s has the drain of the stages before
+    // it as slack; with overlap it also hides behind its own last backward.
+    double dp_exposed = 0, opt = 0, gather_exposed = 0;
+    double drain_before = 0;
+    for (const auto& st : C.stages) {
+        double hide = drain_before + (p.overlap_grad_reduce ? st.bwd_s : 0.0);
+        dp_exposed = std::max(dp_exposed, std::max(0.0, st.dp_grad_s - hide));
+        drain_before += st.bwd_s;
+        opt = std::max(opt, st.optimizer_s);
+        // The parameter all-gather overlaps the next step's first forward.
+        const double g = p.overlap_param_gather ? std::max(0.0, st.dp_param_gather_s - st.fwd_s) : st.dp_param_gather_s;
+        gather_exposed = std::max(gather_exposed, g);
+    }
+    e.step_time_s = pipeline_s + dp_exposed + gather_exposed + opt;
+
+    const auto& cs = C.stages[critical];
+    auto& b = e.breakdown;
+    b.compute = m * cs.compute_s;
+    b.tp_comm = m * cs.tp_s;
+    b.cp_comm = m * cs.cp_s;
+    b.ep_comm = m * cs.ep_s;
+    b.pp_comm = m * cs.pp_s;
+    b.dp_comm = m * cs.zero3_s + dp_exposed + gather_exposed;
+    b.optimizer = opt;
+    b.bubble = bubble_s;
+    // Whatever the schedule adds beyond the critical stage's work (uneven stages) is bubble too.
+    const double accounted = b.compute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + m * cs.zero3_s + b.bubble;
+    if (pipeline_s > accounted) b.bubble += pipeline_s - accounted;
+    b.exposed_comm = b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm;
+    e.bubble_fraction = e.step_time_s > 0 ? b.bubble / e.step_time_s : 0.0;
+    e.dominant = largest(b);
+
+    e.flops = training_flops(s.model, s.training);
+    e.tokens_per_step = e.flops.tokens_per_step;
+    e.model_flops_per_step = e.flops.model_flops_per_step;
+    e.hardware_flops_per_step = e.flops.hardware_flops_per_step;
+    e.tokens_per_s = e.tokens_per_step / e.step_time_s;
+    e.tokens_per_s_per_gpu = e.tokens_per_s / s.gpus;
+    const double peak = s.system.gpu.peak(s.training.precision) * s.gpus;
+    e.mfu = e.model_flops_per_step / (e.step_time_s * peak);
+    e.hfu = e.hardware_flops_per_step / (e.step_time_s * peak);
+    e.achieved_tflops_per_gpu = e.model_flops_per_step / e.step_time_s / s.gpus / 1e12;
+    if (s.training.token_budget) {
+        e.token_budget = *s.training.token_budget;
+        const double secs = e.token_budget / e.tokens_per_s;
+        e.train_days = secs / 86400.0;
+        e.gpu_hours = secs / 3600.0 * s.gpus;
+    }
+    // Per-step exposure of each communication kind, for the report.
+    for (auto& ev : e.costs.comms) {
+        if (ev.dim == "tp") ev.exposed_s_per_step = p.tp_comm_overlap ? 0.0 : ev.time_s * ev.calls_per_step;
+        if (ev.dim == "ep") ev.exposed_s_per_step = ev.time_s * ev.calls_per_step;
+    }
+}
+
+StepEstimate estimate_step(const Scenario& s, const StepCosts& costs) {
+    StepEstimate e;
+    e.costs = costs;
+    const auto& p = s.parallel;
+    const double m = static_cast<double>(costs.microbatches);
+    double t_max = 0, sum = 0, sum_w = 0, w_max = 0;
+    int critical = 0;
+    for (const auto& st : costs.stages) {
+        const double ts = st.fwd_s + st.bwd_s;
+        if (ts > t_max) {
+            t_max = ts;
+            critical = st.stage;
+            w_max = st.wgrad_s;
+        }
+        sum += ts;
+        sum_w += st.wgrad_s;
+    }
+    double pipeline = 0, bubble = 0;
+    switch (p.schedule) {
+        case Schedule::gpipe:
+        case Schedule::one_f_one_b:
+            bubble = sum - t_max;
+            break;
+        case Schedule::interleaved:
+            bubble = (sum - t_max) / std::max(1, p.vp);
+            break;
+        case Schedule::zero_bubble:
+            // ZB-H1 (Qi et al. 2023): weight-gradient passes fill the bubble: (p−1)(T_F + T_B − T_W)
+            // with T_B the input-gradient pass, i.e. (p−1)(t_f + t_b − 2·t_w).
+            bubble = std::max(0.0, (sum - 2.0 * sum_w) - (t_max - 2.0 * w_max));
+            break;
+    }
+    pipeline = m * t_max + bubble;
+    e.memory = training_memory(s);
+    finish_estimate(s, e, pipeline, bubble, critical);
+    return e;
+}
+
+StepEstimate estimate_step(const Scenario& s) { return estimate_step(s, step_costs(s)); }
+
+}  // namespace llmsim
