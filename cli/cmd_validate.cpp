@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -58,6 +59,92 @@ Json summary_json(const Summary& s) {
             {"worst_case", s.worst_id}};
 }
 
+// Step time of a scenario with the accelerator's sustained fraction replaced by `f`.
+double predict_with(Scenario s, double f) {
+    s.system.gpu.efficiency.sustained_fraction = f;
+    return estimate_step(s).step_time_s;
+}
+
+struct FitCase {
+    std::string id;
+    Scenario scenario;
+    double measured = 0;
+};
+
+// Minimises the mean squared log error of the cases over f in [0.2, 1.5] (golden section; the
+// error is unimodal in f because step time is monotone in it).
+double fit_fraction(const std::vector<const FitCase*>& cases) {
+    auto loss = [&](double f) {
+        double l = 0;
+        for (const auto* c : cases) {
+            const double r = std::log(predict_with(c->scenario, f) / c->measured);
+            l += r * r;
+        }
+        return l;
+    };
+    double lo = 0.2, hi = 1.5;
+    const double g = (std::sqrt(5.0) - 1) / 2;
+    double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+    double f1 = loss(x1), f2 = loss(x2);
+    for (int i = 0; i < 40; ++i) {
+        if (f1 < f2) {
+            hi = x2; x2 = x1; f2 = f1; x1 = hi - g * (hi - lo); f1 = loss(x1);
+        } else {
+            lo = x1; x1 = x2; f1 = f2; x2 = lo + g * (hi - lo); f2 = loss(x2);
+        }
+    }
+    return 0.5 * (lo + hi);
+}
+
+int fit_sustained(const std::vector<std::string>& files, bool json) {
+    std::map<std::string, std::vector<FitCase>> by_gpu;
+    for (const auto& file : files) {
+        const Json doc = parse_json_file(file);
+        const auto dir = std::filesystem::path(file).parent_path().string();
+        for (const auto& c : doc.at("cases")) {
+            if (!c.contains("measured") || !c["measured"].contains("step_time_s")) continue;
+            FitCase fc;
+            fc.id = c.value("id", "?");
+            fc.scenario = parse_scenario(c.at("scenario"), dir.empty() ? "." : dir);
+            fc.measured = c["measured"]["step_time_s"].get<double>();
+            by_gpu[fc.scenario.system.gpu.name].push_back(std::move(fc));
+        }
+    }
+    Json out = Json::object();
+    Table t({"accelerator", "cases", "sustained_fraction", "mean |err| in-sample", "mean |err| leave-one-out"});
+    for (auto& [gpu, cases] : by_gpu) {
+        if (cases.size() < 3) {
+            t.row({gpu, std::to_string(cases.size()), "(too few cases to fit)", "", ""});
+            continue;
+        }
+        std::vector<const FitCase*> all;
+        for (const auto& c : cases) all.push_back(&c);
+        const double f = fit_fraction(all);
+        double in_err = 0, loo_err = 0;
+        Json per = Json::array();
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+            std::vector<const FitCase*> rest;
+            for (std::size_t j = 0; j < cases.size(); ++j)
+                if (j != i) rest.push_back(&cases[j]);
+            const double f_loo = fit_fraction(rest);
+            const double e_in = predict_with(cases[i].scenario, f) / cases[i].measured - 1;
+            const double e_loo = predict_with(cases[i].scenario, f_loo) / cases[i].measured - 1;
+            in_err += std::fabs(e_in);
+            loo_err += std::fabs(e_loo);
+            per.push_back({{"id", cases[i].id}, {"error", e_in}, {"loo_fraction", f_loo}, {"loo_error", e_loo}});
+        }
+        in_err /= cases.size();
+        loo_err /= cases.size();
+        out[gpu] = {{"sustained_fraction", f}, {"cases", cases.size()}, {"mean_abs_error", in_err},
+                    {"loo_mean_abs_error", loo_err}, {"per_case", per}};
+        t.row({gpu, std::to_string(cases.size()), fmt::format("{:.4f}", f), fmt::format("{:.1f}%", 100 * in_err),
+               fmt::format("{:.1f}%", 100 * loo_err)});
+    }
+    if (json) print_json(out);
+    else std::cout << t.str();
+    return 0;
+}
+
 }  // namespace
 
 void register_validate(CLI::App& app, Context& ctx) {
@@ -68,7 +155,15 @@ void register_validate(CLI::App& app, Context& ctx) {
         ->required()
         ->check(CLI::ExistingFile);
     cmd->add_flag("--json", *json, "Print JSON");
-    cmd->callback([files, json, &ctx] {
+    auto fit = std::make_shared<bool>(false);
+    cmd->add_flag("--fit-sustained", *fit,
+                  "Fit each accelerator's efficiency.sustained_fraction to the training cases (least squares on "
+                  "log step time, accelerators with >= 3 cases), with leave-one-out errors");
+    cmd->callback([files, json, fit, &ctx] {
+        if (*fit) {
+            ctx.exit_code = fit_sustained(*files, *json);
+            return;
+        }
         std::vector<CaseResult> results;
         for (const auto& file : *files) {
             const Json doc = parse_json_file(file);

@@ -37,7 +37,7 @@ KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, 
     const double compute = t.flops / (peak * std::max(eff, 1e-6));
     const double memory = t.bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency);
     t.compute_bound = compute >= memory;
-    t.time_s = std::max(compute, memory) + a.efficiency.kernel_launch_us * 1e-6;
+    t.time_s = std::max(compute, memory) / a.efficiency.sustained_fraction + a.efficiency.kernel_launch_us * 1e-6;
     return t;
 }
 
@@ -46,7 +46,8 @@ KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops) {
     t.flops = flops;
     t.bytes = bytes;
     t.compute_bound = false;
-    t.time_s = bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency) + a.efficiency.kernel_launch_us * 1e-6;
+    t.time_s = bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency) / a.efficiency.sustained_fraction +
+               a.efficiency.kernel_launch_us * 1e-6;
     return t;
 }
 
@@ -69,7 +70,7 @@ KernelTime flash_attention_time(const AcceleratorSpec& a, Precision p, double ba
     const double compute = t.flops / (a.peak(ap) * eff * std::max(fill, 1e-3));
     const double memory = t.bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency);
     t.compute_bound = compute >= memory;
-    t.time_s = std::max(compute, memory) + a.efficiency.kernel_launch_us * 1e-6;
+    t.time_s = std::max(compute, memory) / a.efficiency.sustained_fraction + a.efficiency.kernel_launch_us * 1e-6;
     return t;
 }
 

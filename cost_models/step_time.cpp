@@ -31,6 +31,11 @@ Groups make_groups(const SystemSpec& sys, const ParallelConfig& p) {
 
 Precision gemm_precision(Precision p) { return p; }
 
+// Compute throughput a collective of this group takes while it overlaps compute.
+double sm_fraction(const SystemSpec& sys, const GroupPlacement& g) {
+    return g.domains() > 1 ? sys.inter_node_comm_sm_fraction : sys.intra_node_comm_sm_fraction;
+}
+
 struct Builder {
     const ModelSpec& m;
     const SystemSpec& sys;
@@ -58,7 +63,8 @@ struct Builder {
     }
 
     // Forward GEMM plus its two backward GEMMs (data gradient and weight gradient).
-    void gemm(LayerCost& L, const std::string& name, double M, double N, double K, double batch, bool recompute) {
+    void gemm(LayerCost& L, const std::string& name, double M, double N, double K, double batch, bool recompute,
+              bool fused_fp8_input = true) {
         const auto f = gemm_time(a, gp, M, N, K, batch);
         const auto dgrad = gemm_time(a, gp, M, K, N, batch);
         const auto wgrad = gemm_time(a, gp, K, N, M, batch);
@@ -68,6 +74,22 @@ struct Builder {
         L.wgrad_s += wgrad.time_s;
         if (recompute) L.recompute_s += f.time_s;
         L.ops.push_back(op);
+        if (gp == Precision::fp8) {
+            // Transformer Engine: a GEMM input is cast to FP8 with a transposed copy for the
+            // weight-gradient GEMM. TE fuses that cast into the norm and activation kernels that
+            // produce the input (LayerNormLinear, LayerNormMLP), so only an input that comes from
+            // another kernel (the attention output) pays a cast_transpose pass (read 2 B, write
+            // 1 + 1 B per element); in backward every output gradient does.
+            const double fwd_bytes = fused_fp8_input ? 0.0 : 4.0 * M * K * batch;
+            const auto cf = memory_time(a, fwd_bytes);
+            const auto cb = memory_time(a, 4.0 * M * N * batch);
+            const double cf_s = fwd_bytes > 0 ? cf.time_s : 0.0;
+            L.fwd_compute_s += cf_s;
+            L.bwd_compute_s += cb.time_s;
+            if (recompute) L.recompute_s += cf_s;
+            L.ops.push_back(OpTime{name + "_fp8_cast", "memory", cf_s, cb.time_s, recompute ? cf_s : 0.0, 0.0,
+                                   fwd_bytes, true});
+        }
     }
 
     // Bandwidth-bound kernel moving `bytes` forward; its backward moves about twice as much.
@@ -128,7 +150,7 @@ struct Builder {
         L.fwd_compute_s += attn_fwd_s;
         L.bwd_compute_s += attn_bwd_s;
         if (full || selective) L.recompute_s += attn_fwd_s;
-        gemm(L, "attn_out", T, h, qd / tp, 1.0, full);
+        gemm(L, "attn_out", T, h, qd / tp, 1.0, full, false);
         mem(L, "dropout_add1", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, full);
 
         // --- MLP block ---
@@ -187,6 +209,8 @@ struct Builder {
                 const double gemm_fwd = L.fwd_compute_s * 0.8, gemm_bwd = L.bwd_compute_s * 0.8;
                 L.tp_exposed_fwd_s = std::max(0.0, fwd - gemm_fwd);
                 L.tp_exposed_bwd_s = std::max(0.0, bwd - gemm_bwd);
+                L.fwd_compute_s += (fwd - L.tp_exposed_fwd_s) * sm_fraction(sys, g.tp);
+                L.bwd_compute_s += (bwd - L.tp_exposed_bwd_s) * sm_fraction(sys, g.tp);
             } else {
                 L.tp_exposed_fwd_s = fwd;
                 L.tp_exposed_bwd_s = bwd;
@@ -205,6 +229,8 @@ struct Builder {
             const double hide_b = attn_bwd_s * (p.cp - 1.0) / p.cp;
             L.cp_exposed_fwd_s = std::max(0.0, fwd - hide_f);
             L.cp_exposed_bwd_s = std::max(0.0, bwd - hide_b);
+            L.fwd_compute_s += (fwd - L.cp_exposed_fwd_s) * sm_fraction(sys, g.cp);
+            L.bwd_compute_s += (bwd - L.cp_exposed_bwd_s) * sm_fraction(sys, g.cp);
             record("cp ring attention K/V exchange", "cp", Collective::send_recv, chunk, g.cp, c,
                    (p.cp - 1) * (3.0 + (full || selective ? 1.0 : 0.0)) * mb_per_step, 0);
         }
@@ -235,6 +261,8 @@ struct Builder {
             if (p.overlap_param_gather) {
                 L.zero3_exposed_fwd_s = std::max(0.0, fwd - L.fwd_compute_s);
                 L.zero3_exposed_bwd_s = std::max(0.0, bwd - (L.bwd_compute_s + L.recompute_s));
+                L.fwd_compute_s += (fwd - L.zero3_exposed_fwd_s) * sm_fraction(sys, g.dp_cp);
+                L.bwd_compute_s += (bwd - L.zero3_exposed_bwd_s) * sm_fraction(sys, g.dp_cp);
             } else {
                 L.zero3_exposed_fwd_s = fwd;
                 L.zero3_exposed_bwd_s = bwd;
@@ -263,7 +291,22 @@ double optimizer_bytes_per_param(const TrainingConfig& t) {
 
 }  // namespace
 
+LayerCost layer_cost(const Scenario& s, bool moe_layer, std::vector<CommEvent>* comms) {
+    Builder b(s, comms);
+    const double mb = static_cast<double>(num_microbatches(s.parallel, s.training));
+    const double layers = moe_layer ? s.model.moe_layers() : s.model.dense_mlp_layers();
+    return b.layer(moe_layer, mb * layers / s.parallel.pp);
+}
+
 StepCosts step_costs(const Scenario& s) {
+    std::vector<CommEvent> comms;
+    const LayerCost dense = layer_cost(s, false, &comms);
+    const LayerCost moe = s.model.moe.enabled() ? layer_cost(s, true, &comms) : LayerCost{};
+    return assemble_step_costs(s, dense, moe, &comms);
+}
+
+StepCosts assemble_step_costs(const Scenario& s, const LayerCost& dense_cost, const LayerCost& moe_cost,
+                              std::vector<CommEvent>* comms) {
     StepCosts c;
     const auto& m = s.model;
     const auto& p = s.parallel;
@@ -271,9 +314,9 @@ StepCosts step_costs(const Scenario& s) {
     const auto& a = s.system.gpu;
     c.microbatches = num_microbatches(p, t);
     const double mb = static_cast<double>(c.microbatches);
-    Builder b(s, &c.comms);
-    c.dense_layer = b.layer(false, mb * m.dense_mlp_layers() / p.pp);
-    if (m.moe.enabled()) c.moe_layer = b.layer(true, mb * m.moe_layers() / p.pp);
+    Builder b(s, comms);
+    c.dense_layer = dense_cost;
+    c.moe_layer = moe_cost;
 
     const auto per = layers_per_stage(m.layers, p.pp);
     const auto pc = count_parameters(m);
@@ -368,6 +411,7 @@ StepCosts step_costs(const Scenario& s) {
             if (expert_params > 0 && b.g.expert_dp.n > 1)
                 dp += collective_time(s.system, gc, expert_params * gbytes, b.g.expert_dp).time_s;
             sc.dp_grad_s = dp;
+            sc.dp_sm_fraction = sm_fraction(s.system, b.g.dp_cp);
             if (p.zero >= 1 && b.g.dp_cp.n > 1) {
                 const auto ag = collective_time(s.system, Collective::all_gather, dense_params * e, b.g.dp_cp);
                 sc.dp_param_gather_s = ag.time_s;
@@ -387,6 +431,7 @@ StepCosts step_costs(const Scenario& s) {
         }
         c.stages.push_back(sc);
     }
+    if (comms) c.comms = *comms;
     return c;
 }
 
@@ -419,7 +464,10 @@ void finish_estimate(const Scenario& s, StepEstimate& e, double pipeline_s, doub
     double drain_before = 0;
     for (const auto& st : C.stages) {
         double hide = drain_before + (p.overlap_grad_reduce ? st.bwd_s : 0.0);
-        dp_exposed = std::max(dp_exposed, std::max(0.0, st.dp_grad_s - hide));
+        const double exposed = std::max(0.0, st.dp_grad_s - hide);
+        // The hidden part slows the backward it overlaps (its kernels share the SMs).
+        const double hidden_own = p.overlap_grad_reduce ? std::min(st.dp_grad_s - exposed, st.bwd_s) : 0.0;
+        dp_exposed = std::max(dp_exposed, exposed + hidden_own * st.dp_sm_fraction);
         drain_before += st.bwd_s;
         opt = std::max(opt, st.optimizer_s);
         // The parameter all-gather overlaps the next step's first forward.

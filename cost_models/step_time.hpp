@@ -69,6 +69,7 @@ struct StageCost {
     double tp_s = 0, cp_s = 0, ep_s = 0, zero3_s = 0, pp_s = 0;
     double p2p_s = 0;          // one activation (or gradient) transfer to the next stage
     double dp_grad_s = 0;      // end-of-step gradient reduction of this stage's parameters
+    double dp_sm_fraction = 0; // compute share the reduction takes while it overlaps backward
     double dp_param_gather_s = 0;   // ZeRO-1/2 parameter all-gather after the optimizer
     double optimizer_s = 0;
     double params = 0;         // parameters held (before ZeRO sharding)
@@ -83,6 +84,14 @@ struct StepCosts {
 };
 
 StepCosts step_costs(const Scenario& s);
+
+// The pieces step_costs() is made of, for callers that cache them (the search): the costs of one
+// dense or MoE layer for one micro-batch on one GPU — they depend on the system, the model, tp,
+// cp, ep, micro_batch, sequence parallelism, recompute, precision and (ZeRO-3 only) dp — and the
+// assembly of stages from them. `comms`, when given, receives the collectives with their counts.
+LayerCost layer_cost(const Scenario& s, bool moe_layer, std::vector<CommEvent>* comms = nullptr);
+StepCosts assemble_step_costs(const Scenario& s, const LayerCost& dense, const LayerCost& moe,
+                              std::vector<CommEvent>* comms = nullptr);
 
 struct StepBreakdown {
     double compute = 0, tp_comm = 0, cp_comm = 0, ep_comm = 0, pp_comm = 0, dp_comm = 0, bubble = 0,

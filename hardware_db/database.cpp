@@ -65,6 +65,7 @@ void parse_efficiency(const Json& j, const std::string& pointer, Problems& pr, E
     e.attention_fwd = r.number_or("attention_fwd", e.attention_fwd, 0.0, false, 1.0);
     e.attention_bwd = r.number_or("attention_bwd", e.attention_bwd, 0.0, false, 1.0);
     e.kernel_launch_us = r.number_or("kernel_launch_us", e.kernel_launch_us, 0.0, true);
+    e.sustained_fraction = r.number_or("sustained_fraction", e.sustained_fraction, 0.0, false, 1.5);
     r.finish();
 }
 
@@ -251,6 +252,10 @@ void read_system_keys(ObjectReader& r, SystemSpec& s, bool full) {
     s.torus_wraparound = r.boolean_or("torus_wraparound", s.torus_wraparound);
     s.dcn_GBps = r.number_or("dcn_GBps", s.dcn_GBps, 0.0, true);
     s.collective_base_latency_us = r.number_or("collective_base_latency_us", s.collective_base_latency_us, 0.0, true);
+    s.intra_node_comm_sm_fraction =
+        r.number_or("intra_node_comm_sm_fraction", s.intra_node_comm_sm_fraction, 0.0, true, 1.0);
+    s.inter_node_comm_sm_fraction =
+        r.number_or("inter_node_comm_sm_fraction", s.inter_node_comm_sm_fraction, 0.0, true, 1.0);
     if (auto v = r.number("host_memory_GiB", 0.0, true)) s.host_memory_bytes = *v * kGiB;
     s.pcie_GBps = r.number_or("pcie_GBps", s.pcie_GBps, 0.0, true);
     read_sources(r, s.provenance);
@@ -616,7 +621,8 @@ Json to_json(const AcceleratorSpec& a, bool with_provenance) {
                 {"hbm_efficiency", a.efficiency.hbm_efficiency},
                 {"attention_fwd", a.efficiency.attention_fwd},
                 {"attention_bwd", a.efficiency.attention_bwd},
-                {"kernel_launch_us", a.efficiency.kernel_launch_us}}}};
+                {"kernel_launch_us", a.efficiency.kernel_launch_us},
+                {"sustained_fraction", a.efficiency.sustained_fraction}}}};
     if (with_provenance) j["provenance"] = provenance_json(a.provenance);
     return j;
 }
@@ -643,6 +649,8 @@ Json to_json(const SystemSpec& s, bool with_provenance) {
               {"torus_wraparound", s.torus_wraparound},
               {"dcn_GBps", s.dcn_GBps},
               {"collective_base_latency_us", s.collective_base_latency_us},
+              {"intra_node_comm_sm_fraction", s.intra_node_comm_sm_fraction},
+              {"inter_node_comm_sm_fraction", s.inter_node_comm_sm_fraction},
               {"host_memory_GiB", s.host_memory_bytes / kGiB},
               {"pcie_GBps", s.pcie_GBps}};
     if (!s.profile.empty()) j["profile"] = s.profile;

@@ -175,6 +175,9 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
 Scenario parse_scenario(const Json& j, const std::string& base_dir, const Database& db) {
     Problems pr;
     Scenario s;
+    // Without a "training" object the training defaults still apply: global_batch defaults to
+    // micro_batch·dp once dp is known (below), not to the struct's placeholder.
+    s.training.global_batch = -1;
     ObjectReader r(j, "", pr);
     if (!r.ok()) pr.raise();
     s.name = r.string_or("name", "");
@@ -226,10 +229,10 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
         }
     } else if (dp_given || mp > 1) {
         s.gpus = p.world();
-    } else if (!j.is_null()) {
+    } else if (!j.is_null() && !r.has("gpus")) {   // a present but bad value was reported already
         pr.add_raw("/gpus: missing: expected the total number of accelerators");
     }
-    if (!s.is_inference && s.training.global_batch < 0) s.training.global_batch = s.training.micro_batch * p.dp;
+    if (s.training.global_batch < 0) s.training.global_batch = s.training.micro_batch * p.dp;
 
     if (pr.empty()) {
         check_layout(s.model, s.gpus, p, s.training, pr, s.is_inference);

@@ -51,6 +51,11 @@ struct EfficiencyModel {
     double attention_bwd = 0.5;
     // Per-kernel launch and scheduling overhead (us).
     double kernel_launch_us = 4.0;
+    // Fraction of isolated-kernel throughput that kernels sustain inside an end-to-end multi-GPU
+    // training step (clocks under sustained all-GPU load, SMs and HBM shared with communication
+    // kernels, framework gaps between kernels). Calibrated on published runs
+    // (`llmsim validate --fit-sustained`), see docs/accuracy.md.
+    double sustained_fraction = 1.0;
 };
 
 struct AcceleratorSpec {
@@ -96,6 +101,10 @@ struct SystemSpec {
     bool torus_wraparound = true;
     double dcn_GBps = 0;                  // per chip, between slices/pods
     double collective_base_latency_us = 8.4;   // fixed cost of launching one collective
+    // Share of the compute throughput a collective takes while it overlaps compute (its kernels
+    // occupy SMs and HBM bandwidth): on the scale-up fabric and on the network.
+    double intra_node_comm_sm_fraction = 0.15;
+    double inter_node_comm_sm_fraction = 0.02;
     // Host side (offload).
     double host_memory_bytes = 0;         // per node
     double pcie_GBps = 0;                 // per device, per direction
