@@ -5,8 +5,20 @@
 
 namespace llmsim {
 
+namespace {
+// GEMM libraries pick smaller tiles for skinny shapes: a tile dimension never exceeds the problem
+// rounded up to a power of two, down to the 16-wide MMA granule.
+int effective_tile(double extent, int tile) {
+    int t = 16;
+    while (t < tile && t < extent) t *= 2;
+    return std::min(t, tile);
+}
+}  // namespace
+
 double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count) {
     if (m <= 0 || n <= 0) return 1.0;
+    tile_m = effective_tile(m, tile_m);
+    tile_n = effective_tile(n, tile_n);
     const double tiles = std::ceil(m / tile_m) * std::ceil(n / tile_n);
     const double sms = std::max(1, sm_count);
     const double waves = std::ceil(tiles / sms);

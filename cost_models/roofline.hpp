@@ -15,7 +15,8 @@ struct KernelTime {
     bool compute_bound = true;
 };
 
-// Fraction of useful tile work when an M×N output is cut into tile_m×tile_n tiles and scheduled in
+// Fraction of useful tile work when an M×N output is cut into tile_m×tile_n tiles (shrunk for skinny
+// shapes, as GEMM libraries do) and scheduled in
 // waves over `sm_count` SMs: M·N / (waves · sm_count · tile_m · tile_n).
 double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count);
 

@@ -326,7 +326,12 @@ StepCosts assemble_step_costs(const Scenario& s, const LayerCost& dense_cost, co
 
     // Pipeline send/recv of one micro-batch's activations (split across the TP ranks).
     const double p2p_bytes = b.T * h * e / p.tp;
-    const auto p2p = p.pp > 1 ? collective_time(s.system, Collective::send_recv, p2p_bytes, b.g.pp) : CollectiveCost{};
+    auto p2p = p.pp > 1 ? collective_time(s.system, Collective::send_recv, p2p_bytes, b.g.pp) : CollectiveCost{};
+    if (p.pp > 1 && p.tp > 1 && !b.sp) {
+        // Narayanan et al. 2021 Sec. 4.1 scatter/gather: each TP rank sends 1/tp of the activation
+        // and the receiving stage all-gathers it over NVLink before use.
+        p2p.time_s += collective_time(s.system, Collective::all_gather, b.T * h * e, b.g.tp).time_s;
+    }
     c.pp_p2p_overlapped = p.schedule == Schedule::interleaved;
     if (p.pp > 1)
         b.record("pp send/recv (activations, gradients)", "pp", Collective::send_recv, p2p_bytes, b.g.pp, p2p,

@@ -1,0 +1,246 @@
+// Step time: collectives (alpha-beta, NCCL conventions, torus), pipeline bubble, Korthikanti Table 4
+// layer times, and the invariants users rely on.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "cost_models/collectives.hpp"
+#include "cost_models/roofline.hpp"
+#include "cost_models/step_time.hpp"
+#include "hardware_db/database.hpp"
+#include "hardware_db/scenario.hpp"
+
+using namespace llmsim;
+
+namespace {
+
+Scenario scenario(const Json& j) { return parse_scenario(j); }
+
+Json korthikanti_22b(bool sp, const char* recompute) {
+    // One 22B layer as in Korthikanti et al. 2022 Table 4 (TP 8, micro batch 4, s 2048, A100), with
+    // the settings the shared validation set uses for the paper's runs (flash_attention true).
+    return {{"model",
+             {{"layers", 48}, {"hidden", 6144}, {"heads", 64}, {"ffn_hidden", 24576}, {"vocab", 51200}, {"mlp", "gelu"}}},
+            {"system", "dgx-a100-80gb"},
+            {"gpus", 8},
+            {"parallel", {{"tp", 8}, {"sequence_parallel", sp}}},
+            {"training",
+             {{"seq_len", 2048}, {"micro_batch", 4}, {"global_batch", 4}, {"precision", "fp16"},
+              {"recompute", recompute}, {"flash_attention", true}}}};
+}
+
+double layer_ms(const Json& j) {
+    const auto s = scenario(j);
+    const auto L = layer_cost(s, false);
+    return 1e3 * (L.fwd_s() + L.bwd_s());
+}
+
+SystemSpec flat_system(double GBps, double latency_us) {
+    // A one-tier system for textbook formulas: no base latency, perfect efficiency.
+    Problems pr;
+    auto s = Database::builtin().resolve_system(
+        Json{{"preset", "dgx-a100-80gb"},
+             {"intra_node_GBps", GBps},
+             {"intra_node_latency_us", latency_us},
+             {"intra_node_efficiency", 1.0},
+             {"collective_base_latency_us", 0.0},
+             {"nvls", false},
+             {"scaleup_domain", 1024},
+             {"gpus_per_node", 1024}},
+        "/system", pr);
+    REQUIRE(pr.empty());
+    return s;
+}
+
+Json gpt_1024(double inter_GBps = 25.0, double intra_GBps = 300.0) {
+    return {{"model", "gpt3-175b"},
+            {"system", {{"preset", "dgx-a100-80gb"}, {"inter_node_GBps", inter_GBps}, {"intra_node_GBps", intra_GBps}}},
+            {"gpus", 1024},
+            {"parallel", {{"tp", 8}, {"pp", 8}, {"sequence_parallel", true}, {"zero", 1}}},
+            {"training",
+             {{"seq_len", 2048}, {"micro_batch", 1}, {"global_batch", 1536}, {"precision", "bf16"},
+              {"recompute", "selective"}}}};
+}
+
+}  // namespace
+
+TEST_CASE("ring all-reduce = 2(n-1)alpha + 2(n-1)/n S/B", "[collectives]") {
+    const double n = 8, S = 256e6, a = 5e-6, B = 100e9;
+    CHECK(ring_all_reduce_time(8, S, a, B) == Approx(2 * (n - 1) * a + 2 * (n - 1) / n * S / B));
+    // Through the topology model on a one-tier system with the same alpha and B.
+    const auto sys = flat_system(100, 5);
+    const double t = algorithm_time(sys, Collective::all_reduce, Algorithm::ring, S, GroupPlacement{8, 8});
+    CHECK(t == Approx(2 * (n - 1) * a + 2 * (n - 1) / n * S / B).epsilon(1e-9));
+}
+
+TEST_CASE("tree all-reduce latency = 2 log2(n) alpha", "[collectives]") {
+    CHECK(tree_all_reduce_time(64, 0.0, 1e-6, 1e9) == Approx(2 * 6 * 1e-6));
+    CHECK(tree_all_reduce_time(1024, 0.0, 1e-6, 1e9) == Approx(2 * 10 * 1e-6));
+    // Ring latency grows linearly, tree logarithmically: tree wins small messages at scale.
+    CHECK(tree_all_reduce_time(1024, 8, 5e-6, 50e9) < ring_all_reduce_time(1024, 8, 5e-6, 50e9));
+    // Ring's bandwidth term is better for large messages.
+    CHECK(ring_all_reduce_time(8, 1e9, 5e-6, 50e9) < tree_all_reduce_time(8, 1e9, 5e-6, 50e9));
+}
+
+TEST_CASE("hierarchical all-reduce beats a flat ring across many nodes for small messages", "[collectives]") {
+    const auto sys = Database::builtin().system("dgx-h100");
+    const GroupPlacement g{512, 8};   // 64 nodes x 8 GPUs
+    const double small = 64e3;
+    const double ring = algorithm_time(sys, Collective::all_reduce, Algorithm::ring, small, g);
+    const double hier = algorithm_time(sys, Collective::all_reduce, Algorithm::hierarchical, small, g);
+    CHECK(hier < ring);
+    // The chosen algorithm is never worse than any single one.
+    const auto best = collective_time(sys, Collective::all_reduce, small, g);
+    CHECK(best.time_s <= hier);
+    CHECK(best.time_s <= ring);
+}
+
+TEST_CASE("nccl-tests bus bandwidth factors", "[collectives]") {
+    CHECK(busbw_factor(Collective::all_reduce, 8) == Approx(2.0 * 7 / 8));
+    CHECK(busbw_factor(Collective::all_gather, 8) == Approx(7.0 / 8));
+    CHECK(busbw_factor(Collective::reduce_scatter, 16) == Approx(15.0 / 16));
+    CHECK(busbw_factor(Collective::all_to_all, 2) == Approx(0.5));
+    CHECK(busbw_factor(Collective::broadcast, 8) == Approx(1.0));
+    CHECK(busbw_factor(Collective::send_recv, 8) == Approx(1.0));
+    // The reported busbw of a ring all-reduce equals the link bandwidth when latency is negligible.
+    const auto sys = flat_system(100, 0);
+    const auto c = collective_time(sys, Collective::all_reduce, 8e9, GroupPlacement{8, 8});
+    CHECK(c.busbw_GBps == Approx(100.0).epsilon(1e-6));
+    // 8xA100 NVLink: a large all-reduce reaches the measured ~230 GB/s busbw (formulas.md).
+    const auto a100 = Database::builtin().system("dgx-a100-80gb");
+    const auto big = collective_time(a100, Collective::all_reduce, 1e9, place_group(8, 1, 8));
+    CHECK(big.busbw_GBps == Approx(230).epsilon(0.05));
+    // 8xH100 with NVLink SHARP: ~480 GB/s.
+    const auto h100 = Database::builtin().system("dgx-h100");
+    const auto nvls = collective_time(h100, Collective::all_reduce, 4e9, place_group(8, 1, 8));
+    CHECK(nvls.algorithm == Algorithm::nvls);
+    CHECK(nvls.busbw_GBps == Approx(480).epsilon(0.05));
+}
+
+TEST_CASE("TPU torus collectives follow the JAX scaling book", "[collectives]") {
+    const auto sys = Database::builtin().system("tpu-v4");
+    const double V = 1e9;
+    const double W = sys.ici_link_GBps * 1e9 * sys.intra_node_efficiency * 2.0;   // bidirectional link
+    // One axis (n <= first torus dimension): all-gather ~ V/W, all-reduce ~ 2V/W (plus hops).
+    const int n = sys.torus_dims.at(0);
+    const double ag = algorithm_time(sys, Collective::all_gather, Algorithm::torus, V, GroupPlacement{n, n});
+    const double ar = algorithm_time(sys, Collective::all_reduce, Algorithm::torus, V, GroupPlacement{n, n});
+    CHECK(ag == Approx((n - 1.0) / n * V / W).epsilon(0.02));
+    CHECK(ar == Approx(2 * (n - 1.0) / n * V / W).epsilon(0.02));
+    // Two axes: twice the bandwidth.
+    const int n2 = n * sys.torus_dims.at(1);
+    const double ag2 = algorithm_time(sys, Collective::all_gather, Algorithm::torus, V, GroupPlacement{n2, n2});
+    CHECK(ag2 == Approx((n2 - 1.0) / n2 * V / (2 * W)).epsilon(0.02));
+}
+
+TEST_CASE("1F1B bubble is (p-1)/(m+p-1) with equal stages", "[pipeline]") {
+    // Equal stages and no DP or optimizer work: the closed form's bubble is exact.
+    StepCosts c;
+    const int p = 8;
+    c.microbatches = 24;
+    for (int s = 0; s < p; ++s) {
+        StageCost st;
+        st.stage = s;
+        st.fwd_s = 1.0;
+        st.bwd_s = 2.0;
+        st.compute_s = 3.0;
+        c.stages.push_back(st);
+    }
+    Json j = gpt_1024();
+    j["gpus"] = 64;
+    j["parallel"] = {{"tp", 8}, {"pp", 8}, {"dp", 1}};
+    j["training"]["global_batch"] = 24;
+    auto s = scenario(j);
+    const auto e = estimate_step(s, c);
+    CHECK(e.pipeline_time_s == Approx((24 + p - 1) * 3.0));
+    CHECK(e.breakdown.bubble / e.pipeline_time_s == Approx((p - 1.0) / (24 + p - 1)));
+    // Interleaved with v chunks: (p-1)/(v·m+p-1).
+    s.parallel.vp = 3;
+    s.parallel.schedule = Schedule::interleaved;
+    const auto ei = estimate_step(s, c);
+    CHECK(ei.breakdown.bubble / ei.pipeline_time_s == Approx((p - 1.0) / (3 * 24 + p - 1)));
+}
+
+TEST_CASE("Korthikanti Table 4: 22B layer forward+backward times on A100 within 15%", "[step][published]") {
+    // Table 4 (ms): none 19.6, SP 19.0, full recompute 27.2, selective 20.9, selective+SP 20.3.
+    CHECK(layer_ms(korthikanti_22b(false, "none")) == Approx(19.6).epsilon(0.15));
+    CHECK(layer_ms(korthikanti_22b(true, "none")) == Approx(19.0).epsilon(0.15));
+    CHECK(layer_ms(korthikanti_22b(false, "full")) == Approx(27.2).epsilon(0.15));
+    CHECK(layer_ms(korthikanti_22b(false, "selective")) == Approx(20.9).epsilon(0.15));
+    CHECK(layer_ms(korthikanti_22b(true, "selective")) == Approx(20.3).epsilon(0.15));
+    // Ordering: full recompute costs the most, selective a little more than none.
+    CHECK(layer_ms(korthikanti_22b(false, "full")) > layer_ms(korthikanti_22b(false, "selective")));
+    CHECK(layer_ms(korthikanti_22b(false, "selective")) >= layer_ms(korthikanti_22b(false, "none")));
+}
+
+TEST_CASE("step time never decreases when a bandwidth or a peak decreases", "[invariants]") {
+    const double base = estimate_step(scenario(gpt_1024())).step_time_s;
+    CHECK(estimate_step(scenario(gpt_1024(12.5))).step_time_s >= base);
+    CHECK(estimate_step(scenario(gpt_1024(25.0, 150.0))).step_time_s >= base);
+    Json slow_hbm = gpt_1024();
+    slow_hbm["system"]["gpu"] = {{"hbm_GBps", 1000}};
+    CHECK(estimate_step(scenario(slow_hbm)).step_time_s >= base);
+    Json slow_peak = gpt_1024();
+    slow_peak["system"]["gpu"] = {{"peak_tflops", {{"bf16", 200}}}};
+    CHECK(estimate_step(scenario(slow_peak)).step_time_s > base);
+    Json slow_lat = gpt_1024();
+    slow_lat["system"]["inter_node_latency_us"] = 50;
+    CHECK(estimate_step(scenario(slow_lat)).step_time_s >= base);
+}
+
+TEST_CASE("MFU and HFU are at most 1 and HFU >= MFU", "[invariants]") {
+    for (const char* rc : {"none", "selective", "full"}) {
+        Json j = gpt_1024();
+        j["training"]["recompute"] = rc;
+        const auto e = estimate_step(scenario(j));
+        CHECK(e.mfu > 0.0);
+        CHECK(e.mfu <= 1.0);
+        CHECK(e.hfu <= 1.0);
+        CHECK(e.hfu >= e.mfu);
+    }
+}
+
+TEST_CASE("more data parallelism with fixed per-GPU work never speeds a step", "[invariants]") {
+    double prev = 0;
+    for (int dp : {1, 2, 4, 8, 16, 32}) {
+        Json j = gpt_1024();
+        j["gpus"] = 64 * dp;
+        j["parallel"]["dp"] = dp;
+        j["training"]["global_batch"] = 48 * dp;   // same micro-batches per GPU
+        const double t = estimate_step(scenario(j)).step_time_s;
+        CHECK(t >= prev * (1 - 1e-12));
+        prev = t;
+    }
+}
+
+TEST_CASE("breakdown adds up to the step time", "[step]") {
+    const auto e = estimate_step(scenario(gpt_1024()));
+    const auto& b = e.breakdown;
+    const double sum = b.compute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm + b.bubble + b.optimizer;
+    CHECK(sum == Approx(e.step_time_s).epsilon(1e-9));
+    CHECK(e.tokens_per_s == Approx(1536 * 2048 / e.step_time_s));
+    CHECK(e.bubble_fraction > 0);
+    CHECK(e.bubble_fraction < 1);
+}
+
+TEST_CASE("GEMM efficiency: wave quantization and short reductions run below peak", "[roofline]") {
+    const auto a = Database::builtin().accelerator("h100-sxm");
+    const double big = gemm_efficiency(a, Precision::bf16, 8192, 8192, 8192);
+    CHECK(big == Approx(a.gemm_max(Precision::bf16)).epsilon(0.05));
+    CHECK(gemm_efficiency(a, Precision::bf16, 256, 256, 8192) < 0.5 * big);   // few tiles, idle SMs
+    CHECK(gemm_efficiency(a, Precision::bf16, 8192, 8192, 64) < 0.7 * big);   // short K
+    // A tiny GEMM is memory bound and pays the launch overhead.
+    const auto t = gemm_time(a, Precision::bf16, 1, 4096, 4096);
+    CHECK_FALSE(t.compute_bound);
+    CHECK(t.time_s > a.efficiency.kernel_launch_us * 1e-6);
+    // FP8 is faster than BF16 for a large GEMM.
+    CHECK(gemm_time(a, Precision::fp8, 8192, 8192, 8192).time_s < gemm_time(a, Precision::bf16, 8192, 8192, 8192).time_s);
+}
+
+TEST_CASE("placement: a group inside a node rides NVLink, a group across nodes the NICs", "[collectives]") {
+    CHECK(place_group(8, 1, 8).domains() == 1);                  // tp 8
+    CHECK(place_group(16, 8, 8).domains() == 16);                // dp 16 over tp 8: one rank per node
+    CHECK(place_group(4, 2, 8).domains() == 1);                  // cp 4 over tp 2: fits
+    CHECK(place_group(8, 2, 8).per_domain == 4);                 // 4 per node, 2 nodes
+    CHECK(place_group(8, 2, 8).domains() == 2);
+}
