@@ -1,0 +1,317 @@
+// The hardware database (hardware_db/, docs/hardware-db.md): every data file loads, every number
+// has a source, presets with overrides change only what they override (and say so in the
+// provenance), the contract's systems exist, and the peaks match ../shared/validation/hardware.csv.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hardware_db/database.hpp"
+#include "hardware_db/errors.hpp"
+#include "hardware_db/scenario.hpp"
+
+using namespace llmsim;
+
+namespace {
+
+const Database& db() { return Database::builtin(); }
+
+// Every numeric leaf (and array of numbers) of `j`, as a dotted path ("efficiency.gemm_max.bf16").
+void numeric_paths(const Json& j, const std::string& prefix, std::vector<std::string>& out) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        if (prefix.empty() && it.key() == "sources") continue;
+        const std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
+        if (it->is_object()) numeric_paths(*it, path, out);
+        else if (it->is_number() || it->is_array()) out.push_back(path);
+    }
+}
+
+// A source entry for the path itself or one of its parents ("peak_tflops" covers "peak_tflops.bf16").
+bool has_source(const Json& sources, const std::string& path) {
+    std::string p = path;
+    while (true) {
+        if (sources.contains(p) && sources[p].is_string() && !sources[p].get<std::string>().empty()) return true;
+        const auto dot = p.rfind('.');
+        if (dot == std::string::npos) return false;
+        p = p.substr(0, dot);
+    }
+}
+
+void check_sources(const Json& j, const std::string& what) {
+    REQUIRE(j.contains("sources"));
+    std::vector<std::string> paths;
+    numeric_paths(j, "", paths);
+    CHECK(paths.size() >= 5);
+    for (const auto& p : paths) {
+        INFO(what << ": numeric key " << p << " has no source (exact path or a parent)");
+        CHECK(has_source(j["sources"], p));
+    }
+    // Every source names a key that exists (no stale entries).
+    for (auto it = j["sources"].begin(); it != j["sources"].end(); ++it) {
+        const Json* node = &j;
+        std::stringstream ss(it.key());
+        std::string part;
+        bool found = true;
+        while (std::getline(ss, part, '.')) {
+            if (!node->is_object() || !node->contains(part)) {
+                found = false;
+                break;
+            }
+            node = &(*node)[part];
+        }
+        INFO(what << ": source for missing key " << it.key());
+        CHECK(found);
+    }
+}
+
+// hardware.csv: fields may be quoted and contain commas.
+std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
+    std::ifstream in(path);
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> row;
+    std::string field;
+    bool quoted = false;
+    char c;
+    while (in.get(c)) {
+        if (quoted) {
+            if (c == '"') {
+                if (in.peek() == '"') {
+                    field += '"';
+                    in.get(c);
+                } else {
+                    quoted = false;
+                }
+            } else {
+                field += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            row.push_back(field);
+            field.clear();
+        } else if (c == '\n') {
+            row.push_back(field);
+            field.clear();
+            rows.push_back(row);
+            row.clear();
+        } else if (c != '\r') {
+            field += c;
+        }
+    }
+    if (!field.empty() || !row.empty()) {
+        row.push_back(field);
+        rows.push_back(row);
+    }
+    std::vector<std::map<std::string, std::string>> out;
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+        std::map<std::string, std::string> m;
+        for (std::size_t k = 0; k < rows[0].size() && k < rows[i].size(); ++k) m[rows[0][k]] = rows[i][k];
+        out.push_back(m);
+    }
+    return out;
+}
+
+// The leading number of a CSV cell ("459 (listed; ...)" -> 459); NaN for "n/a" or empty.
+double leading_number(const std::string& s) {
+    try {
+        std::size_t used = 0;
+        const double v = std::stod(s, &used);
+        return used > 0 ? v : NAN;
+    } catch (...) {
+        return NAN;
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every accelerator, system and model JSON loads through Database::builtin()", "[hwdb]") {
+    CHECK(db().accelerator_names().size() >= 12);
+    CHECK(db().system_names().size() >= 11);
+    CHECK(db().model_names().size() >= 30);
+    for (const auto& n : db().accelerator_names()) {
+        INFO("accelerator " << n);
+        AcceleratorSpec a;
+        REQUIRE_NOTHROW(a = db().accelerator(n));
+        CHECK(a.name == n);
+        CHECK(a.peak(Precision::bf16) + a.peak(Precision::fp16) > 0);
+        CHECK(a.hbm_capacity_bytes > 8e9);
+        CHECK(a.hbm_GBps > 100);
+        CHECK(a.sm_count > 0);
+        for (int i = 0; i < kPrecisionCount; ++i) {
+            CHECK(a.efficiency.gemm_max[i] > 0.0);
+            CHECK(a.efficiency.gemm_max[i] <= 1.0);
+        }
+    }
+    for (const auto& n : db().system_names()) {
+        INFO("system " << n);
+        SystemSpec s;
+        REQUIRE_NOTHROW(s = db().system(n));
+        CHECK(s.name == n);
+        CHECK(s.gpus_per_node >= 1);
+        CHECK(s.intra_node_GBps > 0);
+        CHECK_FALSE(s.gpu.name.empty());
+        CHECK(s.gpu.hbm_capacity_bytes > 0);
+        if (s.is_torus()) CHECK(s.ici_link_GBps > 0);
+        else CHECK(s.inter_node_GBps > 0);
+    }
+    for (const auto& n : db().model_names()) {
+        INFO("model " << n);
+        ModelSpec m;
+        REQUIRE_NOTHROW(m = db().model(n));
+        CHECK(m.name == n);
+        CHECK(m.layers > 0);
+        CHECK(m.heads % m.kv_heads == 0);
+        CHECK_FALSE(m.source.empty());
+    }
+}
+
+TEST_CASE("every numeric key of every accelerator and system file has a source entry", "[hwdb][provenance]") {
+    for (const auto& n : db().accelerator_names()) check_sources(db().accelerator_json(n), "accelerators/" + n);
+    for (const auto& n : db().system_names()) check_sources(db().system_json(n), "systems/" + n);
+}
+
+TEST_CASE("the source check catches a number without a source", "[hwdb][provenance]") {
+    Json j = db().accelerator_json("h100-sxm");
+    j["sources"].erase("hbm_GBps");
+    std::vector<std::string> paths;
+    numeric_paths(j, "", paths);
+    bool missing = false;
+    for (const auto& p : paths) missing = missing || !has_source(j["sources"], p);
+    CHECK(missing);
+}
+
+TEST_CASE("provenance of loaded specs carries the file's sources", "[hwdb][provenance]") {
+    const auto a = db().accelerator("h100-sxm");
+    REQUIRE(a.provenance.count("peak_tflops"));
+    CHECK(a.provenance.at("peak_tflops").source.find("datasheet") != std::string::npos);
+    REQUIRE(a.provenance.count("efficiency.gemm_max.bf16"));
+    CHECK(a.provenance.at("efficiency.gemm_max.bf16").kind == "measurement");
+}
+
+TEST_CASE("preset with override {\"preset\":\"dgx-h100\",\"inter_node_GBps\":25} changes only that value",
+          "[hwdb][override]") {
+    Problems pr;
+    const SystemSpec base = db().system("dgx-h100");
+    const SystemSpec s = db().resolve_system(Json::parse(R"({"preset": "dgx-h100", "inter_node_GBps": 25})"),
+                                             "/system", pr);
+    REQUIRE(pr.empty());
+    CHECK(s.inter_node_GBps == 25.0);
+    CHECK(base.inter_node_GBps == 50.0);
+    REQUIRE(s.provenance.count("inter_node_GBps"));
+    CHECK(s.provenance.at("inter_node_GBps").kind == "override");
+    CHECK(base.provenance.at("inter_node_GBps").kind != "override");
+    // Everything else is the preset's: compare the echoed JSON with that one key put back.
+    Json a = to_json(s, true), b = to_json(base, true);
+    a["inter_node_GBps"] = b["inter_node_GBps"];
+    a["provenance"]["inter_node_GBps"] = b["provenance"]["inter_node_GBps"];
+    CHECK(a == b);
+    // Only the overridden key is marked.
+    int overrides = 0;
+    for (const auto& [k, v] : s.provenance) overrides += v.kind == "override";
+    CHECK(overrides == 1);
+}
+
+TEST_CASE("a nested GPU override changes only that accelerator field, marked as an override", "[hwdb][override]") {
+    Problems pr;
+    const SystemSpec base = db().system("dgx-h100");
+    const SystemSpec s =
+        db().resolve_system(Json::parse(R"({"preset": "dgx-h100", "gpu": {"hbm_GBps": 4000}})"), "/system", pr);
+    REQUIRE(pr.empty());
+    CHECK(s.gpu.name == "h100-sxm");
+    CHECK(s.gpu.hbm_GBps == 4000.0);
+    CHECK(s.gpu.peak(Precision::bf16) == base.gpu.peak(Precision::bf16));
+    CHECK(s.gpu.hbm_capacity_bytes == base.gpu.hbm_capacity_bytes);
+    REQUIRE(s.gpu.provenance.count("hbm_GBps"));
+    CHECK(s.gpu.provenance.at("hbm_GBps").kind == "override");
+    CHECK(s.inter_node_GBps == base.inter_node_GBps);
+    // A GPU swapped by name inside a preset system.
+    const SystemSpec swapped =
+        db().resolve_system(Json::parse(R"({"preset": "dgx-h100", "gpu": "h200-sxm"})"), "/system", pr);
+    REQUIRE(pr.empty());
+    CHECK(swapped.gpu.hbm_GBps == 4800.0);
+    CHECK(swapped.intra_node_GBps == base.intra_node_GBps);
+}
+
+TEST_CASE("overrides are read strictly: an unknown or mistyped override key is a problem", "[hwdb][override]") {
+    Problems pr;
+    db().resolve_system(Json::parse(R"({"preset": "dgx-h100", "inter_node_gbps": 25, "nvls": 1})"), "/system", pr);
+    REQUIRE(pr.lines.size() == 2);
+    bool unknown = false, type = false;
+    for (const auto& l : pr.lines) {
+        unknown = unknown || (l.find("/system/inter_node_gbps") != std::string::npos &&
+                              l.find("did you mean \"inter_node_GBps\"") != std::string::npos);
+        type = type || (l.find("/system/nvls") != std::string::npos && l.find("true or false") != std::string::npos);
+    }
+    CHECK(unknown);
+    CHECK(type);
+}
+
+TEST_CASE("the contract's 11 system names exist", "[hwdb][contract]") {
+    for (const std::string n : {"dgx-a100-40gb", "dgx-a100-80gb", "dgx-h100", "dgx-h800", "hgx-h200", "dgx-b200",
+                                "gb200-nvl72", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"}) {
+        INFO(n);
+        CHECK_NOTHROW(db().system(n));
+    }
+    CHECK_THROWS_AS(db().system("dgx-h10"), ConfigError);
+}
+
+TEST_CASE("published peaks: A100 312 bf16, H100 989.4 bf16 / 1978.9 fp8, H200 4800 GB/s, B200 2250, "
+          "TPU v4 275, v5e 197, v5p 459, v6e 918",
+          "[hwdb][peaks]") {
+    const double T = 1e12;
+    CHECK(db().accelerator("a100-sxm-80gb").peak(Precision::bf16) == 312 * T);
+    CHECK(db().accelerator("a100-sxm-80gb").peak(Precision::fp8) == 0.0);   // no fp8 tensor cores
+    CHECK(db().accelerator("a100-sxm-40gb").peak(Precision::bf16) == 312 * T);
+    CHECK(db().accelerator("h100-sxm").peak(Precision::bf16) == Approx(989.4 * T));
+    CHECK(db().accelerator("h100-sxm").peak(Precision::fp8) == Approx(1978.9 * T));
+    CHECK(db().accelerator("h200-sxm").hbm_GBps == 4800.0);
+    CHECK(db().accelerator("h200-sxm").peak(Precision::bf16) == Approx(989.4 * T));
+    CHECK(db().accelerator("b200").peak(Precision::bf16) == 2250 * T);
+    CHECK(db().accelerator("tpu-v4").peak(Precision::bf16) == 275 * T);
+    CHECK(db().accelerator("tpu-v5e").peak(Precision::bf16) == 197 * T);
+    CHECK(db().accelerator("tpu-v5p").peak(Precision::bf16) == 459 * T);
+    CHECK(db().accelerator("tpu-v6e").peak(Precision::bf16) == 918 * T);
+}
+
+TEST_CASE("every accelerator row of validation/hardware.csv matches bf16, fp8 and HBM bandwidth", "[hwdb][peaks]") {
+    const auto rows = read_csv(std::string(LLMSIM_SHARED_DIR) + "/validation/hardware.csv");
+    REQUIRE(rows.size() >= 11);
+    const std::map<std::string, std::string> ids{
+        {"A100-SXM4-40GB", "a100-sxm-40gb"}, {"A100-SXM4-80GB", "a100-sxm-80gb"}, {"H100-SXM5-80GB", "h100-sxm"},
+        {"H100-PCIe-80GB", "h100-pcie"},     {"H200-SXM-141GB", "h200-sxm"},      {"H800-SXM-80GB", "h800-sxm"},
+        {"B200-HGX", "b200"},                {"TPU-v4", "tpu-v4"},                {"TPU-v5e", "tpu-v5e"},
+        {"TPU-v5p", "tpu-v5p"},              {"TPU-v6e", "tpu-v6e"}};
+    int matched = 0;
+    for (const auto& row : rows) {
+        const auto it = ids.find(row.at("id"));
+        if (it == ids.end()) continue;
+        ++matched;
+        const auto a = db().accelerator(it->second);
+        INFO(row.at("id") << " -> " << it->second);
+        CHECK(a.peak(Precision::bf16) / 1e12 == Approx(leading_number(row.at("dense_bf16_tflops"))).epsilon(1e-6));
+        CHECK(a.hbm_GBps == Approx(leading_number(row.at("hbm_bw_GBps"))).epsilon(1e-6));
+        const double fp8 = leading_number(row.at("dense_fp8_tflops"));
+        if (std::isnan(fp8)) CHECK(a.peak(Precision::fp8) == 0.0);
+        else CHECK(a.peak(Precision::fp8) / 1e12 == Approx(fp8).epsilon(1e-6));
+    }
+    CHECK(matched == static_cast<int>(ids.size()));
+}
+
+TEST_CASE("unknown accelerator and model names suggest the closest names", "[hwdb]") {
+    try {
+        db().accelerator("h100");
+        FAIL("expected ConfigError");
+    } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()).find("h100-sxm") != std::string::npos);
+    }
+    try {
+        db().model("mixtral-8x7");
+        FAIL("expected ConfigError");
+    } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()).find("mixtral-8x7b") != std::string::npos);
+    }
+}

@@ -1,0 +1,319 @@
+// Bad scenarios (../shared/interface/scenario.md, "Errors"): run through the built binary, each must
+// exit with code 2, print nothing on stdout, and name on stderr the JSON pointer (or flag), the bad
+// value and what was expected. Also parse_scenario in the library: ConfigError listing every problem.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hardware_db/errors.hpp"
+#include "hardware_db/json_reader.hpp"
+#include "hardware_db/scenario.hpp"
+
+using namespace llmsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+    int rc = -1;
+    std::string out, err;
+};
+
+const fs::path& temp_dir() {
+    static const fs::path dir = [] {
+        fs::path d = fs::temp_directory_path() / ("llmsim-test-errors-" + std::to_string(::getpid()));
+        fs::create_directories(d);
+        return d;
+    }();
+    return dir;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Single-quoted for /bin/sh.
+std::string quote(const std::string& s) {
+    std::ostringstream q;
+    q << '\'';
+    for (char c : s) {
+        if (c == '\'') q << "'\\''";
+        else q << c;
+    }
+    q << '\'';
+    return q.str();
+}
+
+Run run_llmsim(const std::vector<std::string>& args) {
+    const fs::path out = temp_dir() / "stdout.txt", err = temp_dir() / "stderr.txt";
+    std::ostringstream cmd;
+    cmd << quote(LLMSIM_BINARY);
+    for (const auto& a : args) cmd << ' ' << quote(a);
+    cmd << " >" << quote(out.string()) << " 2>" << quote(err.string());
+    const int status = std::system(cmd.str().c_str());
+    Run r;
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+fs::path write_scenario(const std::string& name, const std::string& text) {
+    const fs::path p = temp_dir() / (name + ".json");
+    std::ofstream(p) << text;
+    return p;
+}
+
+// Runs `llmsim memory --scenario FILE` (and `flops`) on `text`; both must fail the same way.
+void expect_rejected(const std::string& name, const std::string& text, const std::vector<std::string>& needles) {
+    const fs::path file = write_scenario(name, text);
+    for (const std::string cmd : {"memory", "flops"}) {
+        const Run r = run_llmsim({cmd, "--scenario", file.string(), "--json"});
+        INFO("case " << name << " (" << cmd << ")\nstderr:\n" << r.err << "stdout:\n" << r.out);
+        CHECK(r.rc == 2);
+        CHECK(r.out.empty());
+        CHECK_FALSE(r.err.empty());
+        for (const auto& n : needles) {
+            INFO("stderr should contain: " << n);
+            CHECK(r.err.find(n) != std::string::npos);
+        }
+    }
+}
+
+void expect_flags_rejected(const std::vector<std::string>& args, const std::vector<std::string>& needles) {
+    const Run r = run_llmsim(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    INFO("llmsim " << joined << "\nstderr:\n" << r.err << "stdout:\n" << r.out);
+    CHECK(r.rc == 2);
+    CHECK(r.out.empty());
+    for (const auto& n : needles) {
+        INFO("stderr should contain: " << n);
+        CHECK(r.err.find(n) != std::string::npos);
+    }
+}
+
+const std::string kBase = R"("model": "llama-3-8b", "system": "dgx-h100", "gpus": 8)";
+
+}  // namespace
+
+TEST_CASE("a valid scenario is accepted (the harness itself can tell success from failure)", "[errors][cli]") {
+    const fs::path file = write_scenario("valid", "{" + kBase + R"(, "training": {"global_batch": 64}})");
+    const Run r = run_llmsim({"memory", "--scenario", file.string(), "--json"});
+    INFO(r.err);
+    CHECK(r.rc == 0);
+    CHECK(r.err.empty());
+    CHECK_NOTHROW(Json::parse(r.out));
+}
+
+TEST_CASE("unknown keys name their JSON pointer and the closest known key", "[errors][cli]") {
+    expect_rejected("unknown_top", "{" + kBase + R"(, "gpu": 8})",
+                    {"/gpu", "unknown key \"gpu\"", "did you mean \"gpus\""});
+    expect_rejected("unknown_nested", "{" + kBase + R"(, "training": {"seq_length": 2048}})",
+                    {"/training/seq_length", "unknown key", "did you mean \"seq_len\""});
+    expect_rejected("unknown_parallel", "{" + kBase + R"(, "parallel": {"tp": 1, "zero_stage": 1}})",
+                    {"/parallel/zero_stage", "did you mean \"zero\""});
+    expect_rejected("unknown_model_key",
+                    R"({"model": {"layers": 2, "hidden": 64, "heads": 4, "vocab": 100, "n_layers": 2},
+                        "system": "dgx-h100", "gpus": 1})",
+                    {"/model/n_layers", "unknown key", "did you mean \"layers\""});
+}
+
+TEST_CASE("wrong types name the pointer, the value and the type expected", "[errors][cli]") {
+    expect_rejected("wrong_type_gpus", R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": "eight"})",
+                    {"/gpus", "\"eight\"", "expected an integer"});
+    expect_rejected("wrong_type_sp", "{" + kBase + R"(, "parallel": {"sequence_parallel": "yes"}})",
+                    {"/parallel/sequence_parallel", "\"yes\"", "true or false"});
+    expect_rejected("wrong_type_parallel", "{" + kBase + R"(, "parallel": [8]})",
+                    {"/parallel", "[8]", "an object"});
+}
+
+TEST_CASE("non-positive sizes are rejected with their allowed range", "[errors][cli]") {
+    expect_rejected("zero_micro_batch", "{" + kBase + R"(, "training": {"micro_batch": 0}})",
+                    {"/training/micro_batch", ": 0:", "an integer >= 1"});
+    expect_rejected("zero_tp", "{" + kBase + R"(, "parallel": {"tp": 0}})", {"/parallel/tp", ": 0:", "[1,"});
+    expect_rejected("negative_seq", "{" + kBase + R"(, "training": {"seq_len": -4096}})",
+                    {"/training/seq_len", "-4096", ">= 1"});
+    expect_rejected("zero_layers",
+                    R"({"model": {"layers": 0, "hidden": 1024, "heads": 8, "vocab": 1000}, "system": "dgx-h100",
+                        "gpus": 8})",
+                    {"/model/layers", ": 0:", "[1,"});
+    expect_rejected("zero_stage_4", "{" + kBase + R"(, "parallel": {"zero": 4}})", {"/parallel/zero", ": 4:", "[0, 3]"});
+}
+
+TEST_CASE("model shape: heads must be divisible by kv_heads", "[errors][cli]") {
+    expect_rejected("kv_heads",
+                    R"({"model": {"layers": 4, "hidden": 1024, "heads": 32, "kv_heads": 5, "vocab": 1000},
+                        "system": "dgx-h100", "gpus": 8})",
+                    {"/model/kv_heads", ": 5:", "a divisor of heads (32)"});
+}
+
+TEST_CASE("tensor parallelism must divide heads, kv_heads (or be a multiple) and ffn_hidden", "[errors][cli]") {
+    expect_rejected("tp_heads", R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 24, "parallel": {"tp": 3}})",
+                    {"/parallel/tp", ": 3:", "a divisor of heads (32)"});
+    expect_rejected("tp_kv_heads",
+                    R"({"model": {"layers": 4, "hidden": 768, "heads": 12, "kv_heads": 4, "ffn_hidden": 3072,
+                        "vocab": 1000}, "system": "dgx-h100", "gpus": 6, "parallel": {"tp": 6}})",
+                    {"/parallel/tp", ": 6:", "kv_heads (4)"});
+    expect_rejected("tp_ffn",
+                    R"({"model": {"layers": 4, "hidden": 1024, "heads": 8, "ffn_hidden": 1004, "vocab": 1000},
+                        "system": "dgx-h100", "gpus": 8, "parallel": {"tp": 8}})",
+                    {"/parallel/tp", ": 8:", "a divisor of ffn_hidden (1004)"});
+}
+
+TEST_CASE("pipeline stages cannot exceed layers", "[errors][cli]") {
+    expect_rejected("pp_layers", R"({"model": "gpt3-125m", "system": "dgx-h100", "gpus": 16, "parallel": {"pp": 16}})",
+                    {"/parallel/pp", ": 16:", "at most layers (12)"});
+}
+
+TEST_CASE("the product of parallel sizes must equal gpus, naming the numbers", "[errors][cli]") {
+    expect_rejected("product_dp",
+                    R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 32, "parallel": {"tp": 8, "pp": 2, "dp": 4}})",
+                    {"/parallel/dp", ": 4:", "8·2·1 = 16", "32"});
+    expect_rejected("product_gpus", R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 12, "parallel": {"tp": 8}})",
+                    {"/gpus", ": 12:", "a multiple of tp·pp·cp = 8·1·1 = 8"});
+}
+
+TEST_CASE("global batch must be a multiple of micro_batch·dp", "[errors][cli]") {
+    expect_rejected("global_batch", "{" + kBase + R"(, "training": {"global_batch": 100, "micro_batch": 1}})",
+                    {"/training/global_batch", ": 100:", "micro_batch·dp = 1·8 = 8"});
+}
+
+TEST_CASE("unknown model and system names suggest the closest names", "[errors][cli]") {
+    expect_rejected("unknown_model", R"({"model": "llama3-8b", "system": "dgx-h100", "gpus": 8})",
+                    {"/model", "\"llama3-8b\"", "known model name", "closest: llama-3-8b"});
+    expect_rejected("unknown_system", R"({"model": "llama-3-8b", "system": "dgx-h10", "gpus": 8})",
+                    {"/system", "\"dgx-h10\"", "known system name", "closest: dgx-h100"});
+    expect_rejected("unknown_preset", R"({"model": "llama-3-8b", "system": {"preset": "dgx-a10"}, "gpus": 8})",
+                    {"/system/preset", "\"dgx-a10\"", "closest: dgx-a100"});
+}
+
+TEST_CASE("malformed JSON names the file, line and column; a missing file names the file", "[errors][cli]") {
+    // Line 3, column 13 is the second comma of `  "gpus": 8,,`.
+    expect_rejected("malformed", "{\n  \"model\": \"llama-3-8b\",\n  \"gpus\": 8,,\n}\n",
+                    {"malformed.json:3:13", "malformed JSON"});
+    const Run r = run_llmsim({"memory", "--scenario", (temp_dir() / "does-not-exist.json").string()});
+    INFO(r.err);
+    CHECK(r.rc == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("does-not-exist.json") != std::string::npos);
+    CHECK(r.err.find("cannot open") != std::string::npos);
+}
+
+TEST_CASE("bad enum values list the choices", "[errors][cli]") {
+    expect_rejected("recompute_some", "{" + kBase + R"(, "training": {"recompute": "some"}})",
+                    {"/training/recompute", "\"some\"", "\"none\" | \"selective\" | \"full\""});
+    expect_rejected("schedule_bad", "{" + kBase + R"(, "parallel": {"schedule": "1F1B"}})",
+                    {"/parallel/schedule", "\"1F1B\"", "\"gpipe\" | \"1f1b\""});
+}
+
+TEST_CASE("fp8 training on a GPU without fp8 tensor cores (A100) is rejected", "[errors][cli]") {
+    expect_rejected("fp8_a100",
+                    R"({"model": "llama-3-8b", "system": "dgx-a100-80gb", "gpus": 8, "training": {"precision": "fp8"}})",
+                    {"/training/precision", "\"fp8\"", "a100-sxm-80gb"});
+}
+
+TEST_CASE("expert parallelism needs a MoE model", "[errors][cli]") {
+    expect_rejected("ep_dense", "{" + kBase + R"(, "parallel": {"ep": 2}})",
+                    {"/parallel/ep", ": 2:", "1 for a dense model"});
+}
+
+TEST_CASE("schedule and vp must agree; training and inference are exclusive", "[errors][cli]") {
+    expect_rejected("interleaved_vp1", "{" + kBase + R"(, "parallel": {"schedule": "interleaved"}})",
+                    {"/parallel/vp", ": 1:", "vp > 1"});
+    expect_rejected("training_and_inference", "{" + kBase + R"(, "training": {}, "inference": {}})",
+                    {"/inference", "/training"});
+}
+
+TEST_CASE("flag errors name the flag: --tp 3 with 8 GPUs, --recompute some, --model typo, --tp 0", "[errors][cli]") {
+    expect_flags_rejected({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", "--tp", "3"},
+                          {"--gpus", ": 8:", "tp·pp·cp = 3·1·1 = 3"});
+    expect_flags_rejected({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "24", "--tp", "3"},
+                          {"--tp", ": 3:", "a divisor of heads (32)"});
+    expect_flags_rejected({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--recompute", "some"},
+                          {"--recompute", "\"some\"", "\"selective\""});
+    expect_flags_rejected({"flops", "--model", "llama3-8b", "--system", "dgx-h100"},
+                          {"--model", "\"llama3-8b\"", "closest: llama-3-8b"});
+    expect_flags_rejected({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--tp", "0"}, {"--tp", "0"});
+    // A flag on top of a scenario file: the flag is named, not the file's pointer.
+    const fs::path file =
+        write_scenario("flag_over_file", R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 64})");
+    expect_flags_rejected({"memory", "--scenario", file.string(), "--pp", "64"}, {"--pp", ": 64:", "at most layers (32)"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// In the library
+// ---------------------------------------------------------------------------------------------
+namespace {
+std::vector<std::string> problems_of(const Json& j) {
+    try {
+        parse_scenario(j);
+    } catch (const ConfigError& e) {
+        return e.problems();
+    }
+    return {};
+}
+bool any_line(const std::vector<std::string>& lines, const std::string& a, const std::string& b) {
+    for (const auto& l : lines)
+        if (l.find(a) != std::string::npos && l.find(b) != std::string::npos) return true;
+    return false;
+}
+}  // namespace
+
+TEST_CASE("parse_scenario throws ConfigError listing every problem at once, one line each", "[errors][library]") {
+    const Json j = Json::parse(R"({
+        "model": "llama-3-8b", "system": "dgx-h100", "gpus": 8, "colour": "blue",
+        "parallel": {"tp": "two", "zero": 7},
+        "training": {"recompute": "some", "micro_batch": 0, "seq_lenght": 4096}
+    })");
+    const auto lines = problems_of(j);
+    INFO([&] {
+        std::string s;
+        for (const auto& l : lines) s += l + "\n";
+        return s;
+    }());
+    CHECK(lines.size() == 6);
+    CHECK(any_line(lines, "/colour", "unknown key"));
+    CHECK(any_line(lines, "/parallel/tp", "\"two\""));
+    CHECK(any_line(lines, "/parallel/zero", "[0, 3]"));
+    CHECK(any_line(lines, "/training/recompute", "\"some\""));
+    CHECK(any_line(lines, "/training/micro_batch", ">= 1"));
+    CHECK(any_line(lines, "/training/seq_lenght", "did you mean \"seq_len\""));
+    CHECK_THROWS_AS(parse_scenario(j), ConfigError);
+}
+
+TEST_CASE("parse_scenario reports every layout problem of a well-formed scenario together", "[errors][library]") {
+    const Json j = Json::parse(R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 48,
+        "parallel": {"tp": 3, "pp": 64, "dp": 1, "ep": 2}})");
+    const auto lines = problems_of(j);
+    CHECK(any_line(lines, "/parallel/tp", "heads (32)"));
+    CHECK(any_line(lines, "/parallel/pp", "at most layers (32)"));
+    CHECK(any_line(lines, "/parallel/dp", "must equal gpus"));
+    CHECK(any_line(lines, "/parallel/ep", "dense model"));
+}
+
+TEST_CASE("parse_scenario: defaults without a training object (dp from gpus, global batch micro_batch·dp)",
+          "[errors][library]") {
+    const Scenario s = parse_scenario(Json::parse(R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 16,
+        "parallel": {"tp": 2}})"));
+    CHECK(s.parallel.dp == 8);
+    CHECK(s.training.global_batch == 8);
+    CHECK(s.training.micro_batch == 1);
+    CHECK(s.training.seq_len == 2048);
+    CHECK(s.parallel.schedule == Schedule::one_f_one_b);
+    CHECK(s.training.grad_precision == Precision::fp32);
+    const Scenario v = parse_scenario(Json::parse(R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 16,
+        "parallel": {"pp": 2, "vp": 4}, "training": {"global_batch": 64}})"));
+    CHECK(v.parallel.schedule == Schedule::interleaved);
+}
