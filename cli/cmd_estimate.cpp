@@ -1,4 +1,5 @@
-// llmsim estimate: step time, MFU, where the time goes, and the memory budget.
+// llmsim estimate: step time, MFU, time breakdown and memory of a scenario. Training steps are played
+// on the discrete-event simulator (sim/) unless --fast asks for the closed form only.
 #include <iostream>
 
 #include <fmt/format.h>
@@ -6,17 +7,44 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/estimate_report.hpp"
+#include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
 
 namespace llmsim::cli {
 
 void register_estimate(CLI::App& app, Context& ctx) {
     auto flags = std::make_shared<ScenarioFlags>();
+    auto opts = std::make_shared<EstimateOptions>();
+    auto straggler = std::make_shared<std::string>();
     auto* cmd = app.add_subcommand("estimate", "Step time, MFU, time breakdown and memory of a scenario");
     add_scenario_flags(cmd, *flags);
-    cmd->callback([flags, &ctx] {
+    cmd->add_flag("--fast", opts->fast, "Closed-form pipeline only (skip the discrete-event simulation)");
+    cmd->add_option("--trace", opts->trace_path, "Write a Chrome/Perfetto trace (JSON) of the simulated step");
+    cmd->add_flag("--timeline", opts->timeline, "Print a text Gantt chart of the simulated step");
+    cmd->add_option("--straggler", *straggler, "Slow one pipeline stage: STAGE:FACTOR (e.g. 3:1.2)");
+    cmd->callback([flags, opts, straggler, &ctx] {
         const Scenario s = resolve_scenario(*flags);
-        const Json result = estimate_json(s);
+        EstimateOptions o = *opts;
+        if (!straggler->empty()) {
+            const auto colon = straggler->find(':');
+            int stage = -1;
+            double factor = 0;
+            try {
+                if (colon == std::string::npos) throw std::invalid_argument("no colon");
+                std::size_t a = 0, b = 0;
+                stage = std::stoi(straggler->substr(0, colon), &a);
+                factor = std::stod(straggler->substr(colon + 1), &b);
+                if (a != colon || b != straggler->size() - colon - 1) throw std::invalid_argument("trailing");
+            } catch (const std::exception&) {
+                throw ConfigError(fmt::format("--straggler: '{}': expected STAGE:FACTOR, e.g. 3:1.2", *straggler));
+            }
+            if (stage < 0 || stage >= s.parallel.pp || !(factor > 0))
+                throw ConfigError(fmt::format("--straggler: '{}': expected a stage in 0..{} and a factor > 0",
+                                              *straggler, s.parallel.pp - 1));
+            o.straggler_stage = stage;
+            o.straggler_factor = factor;
+        }
+        const Json result = estimate_json(s, o);
         if (flags->json) print_json(result);
         else std::cout << estimate_text(s, result);
         ctx.exit_code = 0;

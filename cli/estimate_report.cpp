@@ -4,16 +4,31 @@
 
 #include "cli/common.hpp"
 #include "cli/report.hpp"
+#include <fstream>
+
 #include "cost_models/inference.hpp"
 #include "cost_models/step_time.hpp"
+#include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
+#include "sim/step_sim.hpp"
 
 namespace llmsim::cli {
 
 namespace {
 
-Json training_json(const Scenario& s) {
-    const auto e = estimate_step(s);
+Json training_json(const Scenario& s, const EstimateOptions& o) {
+    // The closed form always (cheap); the discrete-event simulator unless --fast.
+    StepCosts costs = step_costs(s);
+    sim::apply_straggler(costs, o.straggler_stage, o.straggler_factor);
+    const StepEstimate closed = estimate_step(s, costs);
+    sim::StepSimulator simulator;
+    sim::SimOptions so;
+    so.straggler_stage = o.straggler_stage;
+    so.straggler_factor = o.straggler_factor;
+    const bool simulate = !o.fast || !o.trace_path.empty() || o.timeline;
+    StepEstimate simulated;
+    if (simulate) simulated = sim::simulate_step(s, so, simulator);
+    const StepEstimate& e = o.fast ? closed : simulated;
     const auto& b = e.breakdown;
     Json stages = Json::array();
     for (const auto& st : e.costs.stages)
@@ -75,6 +90,47 @@ Json training_json(const Scenario& s) {
               {"scenario", to_json(s)}};
     if (e.token_budget > 0)
         j["token_budget"] = {{"tokens", e.token_budget}, {"days", e.train_days}, {"gpu_hours", e.gpu_hours}};
+    j["closed_form_step_time_s"] = closed.step_time_s;
+    if (simulate) {
+        const auto& r = simulator.result();
+        const auto cmp = sim::compare_methods(s, closed, simulated, r);
+        j["simulator_step_time_s"] = simulated.step_time_s;
+        j["method_note"] = o.fast ? "closed form (--fast); " + cmp.note : cmp.note;
+        Json st = Json::array();
+        for (const auto& x : r.stages)
+            st.push_back({{"stage", x.stage},
+                          {"busy_s", x.busy_s},
+                          {"idle_s", x.idle_s},
+                          {"last_backward_end_s", x.last_backward_end_s},
+                          {"grads_reduced_s", x.grads_reduced_s},
+                          {"optimizer_end_s", x.optimizer_end_s},
+                          {"activation_bytes_per_microbatch", x.activation_bytes_per_microbatch},
+                          {"peak_activation_bytes", x.peak_activation_bytes},
+                          {"peak_microbatches_in_flight", x.peak_microbatches}});
+        j["simulation"] = {{"schedule", r.schedule},
+                           {"step_time_s", r.step_time_s},
+                           {"pipeline_time_s", r.pipeline_time_s},
+                           {"bubble_s", r.bubble_s},
+                           {"bubble_fraction_of_pipeline", r.bubble_fraction},
+                           {"grad_sync_s", r.grad_sync_s},
+                           {"critical_stage", r.critical_stage},
+                           {"exposed_comm_s",
+                            {{"tp", r.exposed.tp}, {"cp", r.exposed.cp}, {"ep", r.exposed.ep}, {"pp", r.exposed.pp},
+                             {"dp", r.exposed.dp}}},
+                           {"tasks", r.tasks},
+                           {"stages", st}};
+        if (o.straggler_stage >= 0)
+            j["simulation"]["straggler"] = {{"stage", o.straggler_stage}, {"factor", o.straggler_factor}};
+        if (o.timeline) j["timeline"] = simulator.timeline(100);
+        if (!o.trace_path.empty()) {
+            std::ofstream f(o.trace_path, std::ios::binary);
+            if (!f) throw ConfigError(o.trace_path + ": cannot open for writing (--trace)");
+            simulator.write_trace(f);
+            j["trace_file"] = o.trace_path;
+        }
+    } else {
+        j["method_note"] = "closed form (--fast)";
+    }
     return j;
 }
 
@@ -95,7 +151,11 @@ Json serving_json(const Scenario& s) {
 
 }  // namespace
 
-Json estimate_json(const Scenario& s) { return s.is_inference ? serving_json(s) : training_json(s); }
+Json estimate_json(const Scenario& s) { return estimate_json(s, EstimateOptions{}); }
+
+Json estimate_json(const Scenario& s, const EstimateOptions& o) {
+    return s.is_inference ? serving_json(s) : training_json(s, o);
+}
 
 std::string estimate_text(const Scenario& s, const Json& r) {
     std::string out;
@@ -136,8 +196,12 @@ std::string estimate_text(const Scenario& s, const Json& r) {
     }
     t.row({"total", human_seconds(step), "100%"});
     out += t.str();
-    out += fmt::format("dominant: {}; pipeline bubble {:.1f}% of the step\n\n", r["dominant"].get<std::string>(),
+    out += fmt::format("dominant: {}; pipeline bubble {:.1f}% of the step\n", r["dominant"].get<std::string>(),
                        100 * r["bubble_fraction"].get<double>());
+    if (r.contains("method_note"))
+        out += fmt::format("method: {} ({})\n", r["method"].get<std::string>(), r["method_note"].get<std::string>());
+    out += "\n";
+    if (r.contains("timeline")) out += r["timeline"].get<std::string>() + "\n";
     Table c({"communication", "algorithm", "ranks", "size", "one call", "calls/step"});
     for (const auto& ev : r["communication"])
         c.row({ev["what"].get<std::string>(), ev["algorithm"].get<std::string>(),
