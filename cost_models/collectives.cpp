@@ -166,8 +166,10 @@ double algorithm_time(const SystemSpec& s, Collective c, Algorithm a, double byt
     switch (a) {
         case Algorithm::ring: {
             if (c == Collective::all_to_all || c == Collective::send_recv || s.is_torus()) return kNA;
+            // A pass around the ring takes n−1 steps, N of them (at most) across domain boundaries.
+            const double passes = c == Collective::all_reduce ? 2.0 : 1.0;
             const double steps = ring_steps(c, n);
-            const double inter_steps = c == Collective::all_reduce ? 2.0 * N : N;
+            const double inter_steps = passes * std::min<double>(N, n - 1);
             return l.base + (steps - inter_steps) * l.a_in + inter_steps * l.a_out + factor * bytes / b_ring;
         }
         case Algorithm::tree: {
