@@ -16,6 +16,10 @@ static void register_all(CLI::App& app, Context& ctx) {
     register_memory(app, ctx);
     register_flops(app, ctx);
     register_validate(app, ctx);
+    register_search(app, ctx);
+    register_chinchilla(app, ctx);
+    register_plan(app, ctx);
+    register_scaling(app, ctx);
     register_hw(app, ctx);
     register_model(app, ctx);
 #if defined(LLMSIM_WITH_CALIBRATE) && __has_include("calibrate/profile.hpp")

@@ -18,6 +18,10 @@ void register_estimate(CLI::App& app, Context& ctx);
 void register_validate(CLI::App& app, Context& ctx);
 void register_calibrate(CLI::App& app, Context& ctx);
 void register_run(CLI::App& app, Context& ctx);
+void register_search(CLI::App& app, Context& ctx);
+void register_chinchilla(CLI::App& app, Context& ctx);
+void register_plan(CLI::App& app, Context& ctx);
+void register_scaling(CLI::App& app, Context& ctx);
 
 int run(int argc, char** argv);
 

@@ -1,0 +1,110 @@
+// llmsim chinchilla: compute-optimal parameters and tokens for a budget (or the budget for a model
+// size or a token count) under Chinchilla's fits (cost_models/scaling_laws.hpp, docs/search.md).
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "cost_models/scaling_laws.hpp"
+#include "hardware_db/errors.hpp"
+
+namespace llmsim::cli {
+
+// "1e24", "70B", "1.4T", "3.5e9": a number with an optional K/M/B/G/T/P suffix (powers of 1000).
+double parse_quantity(const std::string& text, const std::string& flag) {
+    std::string s = text;
+    double scale = 1;
+    if (!s.empty()) {
+        const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
+        const std::string units = "KMBGTP";
+        const double scales[] = {1e3, 1e6, 1e9, 1e9, 1e12, 1e15};
+        const auto pos = units.find(c);
+        if (pos != std::string::npos) {
+            scale = scales[pos];
+            s.pop_back();
+        }
+    }
+    try {
+        std::size_t used = 0;
+        const double v = std::stod(s, &used);
+        if (used == s.size() && v > 0 && std::isfinite(v)) return v * scale;
+    } catch (...) {
+    }
+    throw ConfigError(fmt::format("{}: \"{}\": expected a positive number (1e24, 70B, 1.4T)", flag, text));
+}
+
+void register_chinchilla(CLI::App& app, Context& ctx) {
+    struct Flags {
+        std::string compute, params, tokens, fit = "all";
+        bool json = false;
+    };
+    auto f = std::make_shared<Flags>();
+    auto* cmd = app.add_subcommand("chinchilla", "Compute-optimal model size and tokens (Chinchilla scaling laws)");
+    auto* oc = cmd->add_option("--compute", f->compute, "Training budget in FLOPs (C ≈ 6·N·D), e.g. 5.76e23");
+    auto* on = cmd->add_option("--params", f->params, "Model parameters N (e.g. 70B): the budget it is optimal for");
+    auto* od = cmd->add_option("--tokens", f->tokens, "Training tokens D (e.g. 1.4T): the budget they are optimal for");
+    oc->excludes(on)->excludes(od);
+    on->excludes(od);
+    cmd->add_option("--fit", f->fit, "hoffmann | hoffmann-unrounded | epoch | approach1 | all (default all)");
+    cmd->add_flag("--json", f->json, "Print JSON instead of a table");
+    cmd->callback([f, &ctx] {
+        std::vector<ScalingFit> fits;
+        if (f->fit == "all") {
+            fits = {ScalingFit::approach1, ScalingFit::hoffmann, ScalingFit::hoffmann_unrounded, ScalingFit::epoch};
+        } else {
+            ScalingFit one;
+            if (!scaling_fit_from_string(f->fit, one))
+                throw ConfigError(fmt::format(
+                    "--fit: \"{}\": expected hoffmann, hoffmann-unrounded, epoch, approach1 or all", f->fit));
+            fits = {one};
+        }
+        std::string query;
+        double value = 0;
+        if (!f->compute.empty()) {
+            query = "compute";
+            value = parse_quantity(f->compute, "--compute");
+        } else if (!f->params.empty()) {
+            query = "params";
+            value = parse_quantity(f->params, "--params");
+        } else if (!f->tokens.empty()) {
+            query = "tokens";
+            value = parse_quantity(f->tokens, "--tokens");
+        } else {
+            throw ConfigError("--compute: missing: expected one of --compute FLOPS, --params N, --tokens D");
+        }
+        Json rows = Json::array();
+        Table t({"fit", "params N", "tokens D", "FLOPs C", "tokens/param", "loss", "6ND/C"});
+        for (ScalingFit fit : fits) {
+            const ScalingPoint p = query == "compute"  ? optimal_for_compute(fit, value)
+                                   : query == "params" ? optimal_for_params(fit, value)
+                                                       : optimal_for_tokens(fit, value);
+            const LossFit k = loss_fit(fit);
+            rows.push_back({{"fit", to_string(fit)},
+                            {"params", p.params},
+                            {"tokens", p.tokens},
+                            {"flops", p.flops},
+                            {"tokens_per_param", p.tokens_per_param()},
+                            {"loss", p.loss},
+                            {"loss_fit", fit == ScalingFit::approach1 ? "hoffmann" : to_string(fit)},
+                            {"constants", {{"E", k.E}, {"A", k.A}, {"B", k.B}, {"alpha", k.alpha}, {"beta", k.beta}}}});
+            t.row({to_string(fit), human_count(p.params), human_count(p.tokens), fmt::format("{:.3g}", p.flops),
+                   fmt::format("{:.1f}", p.tokens_per_param()), fmt::format("{:.3f}", p.loss),
+                   fmt::format("{:.3f}", 6.0 * p.params * p.tokens / p.flops)});
+        }
+        if (f->json) {
+            print_json({{"query", {{query, value}}}, {"results", rows}});
+        } else {
+            std::cout << fmt::format("compute-optimal ({} = {:.4g}; C = 6·N·D; loss in nats/token, L = E + A/N^α + B/D^β)\n",
+                                     query, value);
+            std::cout << t.str();
+            std::cout << "approach1: Hoffmann et al. 2022 Table 3 interpolated log-log (its loss uses the hoffmann fit);\n"
+                         "hoffmann, epoch: Approach 3 closed form N_opt = G·(C/6)^(β/(α+β)).\n";
+        }
+        ctx.exit_code = 0;
+    });
+}
+
+}  // namespace llmsim::cli

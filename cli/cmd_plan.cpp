@@ -1,0 +1,222 @@
+// llmsim plan: from a budget (FLOPs, GPU-hours or days on N GPUs) to a compute-optimal model
+// (Chinchilla), its shape, the best layout (search), the time, GPU-hours, cost and MFU, and with a
+// node MTBF the Young/Daly checkpoint interval, expected interruptions and goodput (docs/search.md).
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "cli/search_report.hpp"
+#include "cost_models/model_params.hpp"
+#include "cost_models/scaling_laws.hpp"
+#include "hardware_db/database.hpp"
+#include "hardware_db/errors.hpp"
+#include "sim/search/search.hpp"
+
+namespace llmsim::cli {
+
+double parse_quantity(const std::string& text, const std::string& flag);   // cmd_chinchilla.cpp
+
+void register_plan(CLI::App& app, Context& ctx) {
+    struct Flags {
+        std::string compute, system, fit = "approach1", precision = "bf16";
+        std::optional<double> gpu_hours, days, price, mtbf_node_hours, checkpoint_write_s;
+        double restart_s = 0;
+        std::optional<int> gpus, threads;
+        std::int64_t seq_len = 4096;
+        std::optional<std::int64_t> global_batch;
+        std::int64_t vocab = 32000;
+        bool json = false;
+    };
+    auto f = std::make_shared<Flags>();
+    auto* cmd = app.add_subcommand("plan", "Capacity plan: budget -> Chinchilla model, shape, best layout, days, cost");
+    auto* oc = cmd->add_option("--compute", f->compute, "Budget in training FLOPs (e.g. 5.76e23)");
+    auto* oh = cmd->add_option("--gpu-hours", f->gpu_hours, "Budget in GPU-hours")->check(CLI::PositiveNumber);
+    auto* od = cmd->add_option("--days", f->days, "Budget in days of wall time on --gpus")->check(CLI::PositiveNumber);
+    oc->excludes(oh)->excludes(od);
+    oh->excludes(od);
+    cmd->add_option("--system", f->system, "System name (llmsim hw list)")->required();
+    cmd->add_option("--gpus", f->gpus, "GPUs to train on")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("--price-per-gpu-hour", f->price, "Dollars per GPU-hour")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--fit", f->fit, "approach1 (default) | hoffmann | hoffmann-unrounded | epoch");
+    cmd->add_option("--seq-len", f->seq_len, "Sequence length (default 4096)")->check(CLI::PositiveNumber);
+    cmd->add_option("--global-batch", f->global_batch,
+                    "Global batch in sequences (default: about 2M tokens, a power of two)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--precision", f->precision, "bf16 (default) | fp8 | fp16");
+    cmd->add_option("--vocab", f->vocab, "Vocabulary of the designed model (default 32000)")->check(CLI::PositiveNumber);
+    cmd->add_option("--mtbf-node-hours", f->mtbf_node_hours, "Mean time between failures of one node (hours)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--checkpoint-write-s", f->checkpoint_write_s, "Seconds to write one checkpoint")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--restart-s", f->restart_s, "Seconds to restart after a failure (default 0)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--threads", f->threads, "Search threads (default: all cores)")->check(CLI::PositiveNumber);
+    cmd->add_flag("--json", f->json, "Print JSON instead of text");
+    cmd->callback([f, &ctx] {
+        ScalingFit fit;
+        if (!scaling_fit_from_string(f->fit, fit))
+            throw ConfigError(fmt::format("--fit: \"{}\": expected approach1, hoffmann, hoffmann-unrounded or epoch", f->fit));
+        const auto prec = precision_from_string(f->precision);
+        if (!prec || (*prec != Precision::bf16 && *prec != Precision::fp16 && *prec != Precision::fp8 &&
+                      *prec != Precision::fp32))
+            throw ConfigError(fmt::format("--precision: \"{}\": expected bf16, fp16, fp8 or fp32", f->precision));
+        if (f->mtbf_node_hours.has_value() != f->checkpoint_write_s.has_value())
+            throw ConfigError("--mtbf-node-hours: expected together with --checkpoint-write-s");
+        Scenario base;
+        base.system = Database::builtin().system(f->system);
+        base.training.seq_len = f->seq_len;
+        base.training.precision = *prec;
+        if (base.system.gpu.peak(*prec) <= 0)
+            throw ConfigError(fmt::format("--precision: \"{}\": expected a precision {} supports", f->precision,
+                                          base.system.gpu.name));
+        const int gpus = *f->gpus;
+        base.gpus = gpus;
+        // Budget.
+        std::string budget_kind;
+        double budget_value = 0, budget_seconds = 0;   // seconds of wall time (GPU-hours, days)
+        if (!f->compute.empty()) {
+            budget_kind = "compute_flops";
+            budget_value = parse_quantity(f->compute, "--compute");
+        } else if (f->gpu_hours) {
+            budget_kind = "gpu_hours";
+            budget_value = *f->gpu_hours;
+            budget_seconds = *f->gpu_hours * 3600.0 / gpus;
+        } else if (f->days) {
+            budget_kind = "days";
+            budget_value = *f->days;
+            budget_seconds = *f->days * 86400.0;
+        } else {
+            throw ConfigError("--compute: missing: expected one of --compute FLOPS, --gpu-hours H, --days D");
+        }
+        std::int64_t gb = 0;
+        if (f->global_batch) {
+            gb = *f->global_batch;
+        } else {
+            const double seqs = std::pow(2.0, std::round(std::log2((2.0 * 1024 * 1024) / static_cast<double>(f->seq_len))));
+            gb = std::max<std::int64_t>(1, static_cast<std::int64_t>(seqs));
+        }
+        search::SearchSpace space;
+        space.gpu_counts = {gpus};
+        space.global_batches = {gb};
+        search::SearchOptions opt;
+        opt.top_k = 1;
+        opt.threads = f->threads.value_or(0);
+        opt.price_per_gpu_hour = f->price.value_or(0);
+
+        auto plan_for = [&](double c, ScalingPoint& pt, ModelSpec& m, search::SearchResult& r) {
+            pt = optimal_for_compute(fit, c);
+            m = model_shape_for_params(pt.params, f->vocab, std::max<std::int64_t>(8192, f->seq_len));
+            base.model = m;
+            r = search::run_search(base, space, opt);
+        };
+        ScalingPoint pt;
+        ModelSpec model;
+        search::SearchResult res;
+        double c = budget_value;
+        int iterations = 1;
+        if (budget_kind == "compute_flops") {
+            plan_for(c, pt, model, res);
+        } else {
+            // Fixed point: the budget C whose compute-optimal model, at the throughput its best
+            // layout reaches, trains its Chinchilla tokens in the given time.
+            const double peak = base.system.gpu.peak(*prec) * gpus;
+            c = 0.4 * peak * budget_seconds;   // first guess: 40% MFU (model FLOPs ≈ 6·N·D)
+            for (iterations = 1; iterations <= 12; ++iterations) {
+                plan_for(c, pt, model, res);
+                if (res.top.empty()) break;
+                const double tokens = res.top.front().time.tokens_per_s * budget_seconds;
+                const double next = std::sqrt(c * 6.0 * pt.params * tokens);
+                if (std::fabs(next / c - 1.0) < 0.002) {
+                    c = next;
+                    plan_for(c, pt, model, res);
+                    break;
+                }
+                c = next;
+            }
+        }
+        if (res.top.empty()) {
+            std::cerr << fmt::format("error: no layout of the {:.3g}-parameter model fits {} GPUs of {}; try more GPUs\n",
+                                     pt.params, gpus, base.system.name);
+            ctx.exit_code = 1;
+            return;
+        }
+        const auto& best = res.top.front();
+        const double tps = best.time.tokens_per_s;
+        const double train_s = pt.tokens / tps;
+        const double gpu_hours = train_s / 3600.0 * gpus;
+        const double actual_params = count_parameters(model).total;
+        Json j = {{"budget", {{budget_kind, budget_value}, {"iterations", iterations}}},
+                  {"chinchilla",
+                   {{"fit", to_string(fit)},
+                    {"params", pt.params},
+                    {"tokens", pt.tokens},
+                    {"flops", pt.flops},
+                    {"loss", pt.loss},
+                    {"tokens_per_param", pt.tokens_per_param()}}},
+                  {"model", to_json(model)},
+                  {"model_params", actual_params},
+                  {"system", base.system.name},
+                  {"gpus", gpus},
+                  {"layout", search_entry_json(base, best, true, opt.price_per_gpu_hour)},
+                  {"training",
+                   {{"tokens", pt.tokens},
+                    {"steps", pt.tokens / (static_cast<double>(gb) * f->seq_len)},
+                    {"tokens_per_s", tps},
+                    {"mfu", best.time.mfu},
+                    {"days", train_s / 86400.0},
+                    {"gpu_hours", gpu_hours}}}};
+        if (f->price) j["training"]["cost_usd"] = gpu_hours * *f->price;
+        CheckpointPlan ck;
+        const int nodes = (gpus + base.system.gpus_per_node - 1) / base.system.gpus_per_node;
+        if (f->mtbf_node_hours) {
+            ck = plan_checkpoints(train_s, nodes, *f->mtbf_node_hours * 3600.0, *f->checkpoint_write_s, f->restart_s);
+            j["reliability"] = {{"nodes", nodes},
+                                {"node_mtbf_hours", *f->mtbf_node_hours},
+                                {"job_mtbf_hours", ck.job_mtbf_s / 3600.0},
+                                {"checkpoint_write_s", *f->checkpoint_write_s},
+                                {"restart_s", f->restart_s},
+                                {"checkpoint_interval_s", ck.interval_s},
+                                {"checkpoints", ck.checkpoints},
+                                {"expected_interruptions", ck.expected_interruptions},
+                                {"goodput", ck.goodput},
+                                {"wall_days", ck.wall_s / 86400.0},
+                                {"wall_gpu_hours", ck.wall_s / 3600.0 * gpus}};
+            if (f->price) j["reliability"]["wall_cost_usd"] = ck.wall_s / 3600.0 * gpus * *f->price;
+        }
+        if (f->json) {
+            print_json(j);
+        } else {
+            std::string out;
+            out += fmt::format("plan: {} GPUs of {} ({}), budget {} = {:.4g}\n", gpus, base.system.name,
+                               to_string(*prec), budget_kind, budget_value);
+            out += fmt::format("compute-optimal ({}): N = {} parameters, D = {} tokens ({:.1f} per parameter), C = {:.3g} FLOPs, loss {:.3f}\n",
+                               to_string(fit), human_count(pt.params), human_count(pt.tokens), pt.tokens_per_param(),
+                               pt.flops, pt.loss);
+            out += fmt::format("model shape: {} layers, hidden {}, {} heads ({} KV), SwiGLU ffn {}, vocab {} = {} parameters\n",
+                               model.layers, model.hidden, model.heads, model.kv_heads, model.ffn_hidden, model.vocab,
+                               human_count(actual_params));
+            out += fmt::format("best layout: {}, global batch {} x {} tokens\n", layout_brief(best.c), gb, f->seq_len);
+            out += fmt::format("step {}, {:.0f} tokens/s ({:.0f} per GPU), MFU {:.1f}%, memory {} per GPU\n",
+                               human_seconds(best.time.step_time_s), tps, tps / gpus, 100 * best.time.mfu,
+                               gib(best.memory.total_bytes, 1));
+            out += fmt::format("training: {:.1f} days, {} GPU-hours", train_s / 86400.0, human_count(gpu_hours));
+            if (f->price) out += fmt::format(", ${}", human_count(gpu_hours * *f->price));
+            out += "\n";
+            if (f->mtbf_node_hours) {
+                out += fmt::format(
+                    "reliability: {} nodes, job MTBF {:.2f} h; checkpoint every {} (Young/Daly sqrt(2·δ·M)); "
+                    "{:.1f} interruptions expected; goodput {:.1f}%; {:.1f} days wall\n",
+                    nodes, ck.job_mtbf_s / 3600.0, human_seconds(ck.interval_s), ck.expected_interruptions,
+                    100 * ck.goodput, ck.wall_s / 86400.0);
+            }
+            std::cout << out;
+        }
+        ctx.exit_code = 0;
+    });
+}
+
+}  // namespace llmsim::cli

@@ -1,0 +1,143 @@
+// llmsim scaling: the best layout at each GPU count, strong scaling (fixed global batch) and weak
+// scaling (global batch grown with the GPUs) efficiencies relative to the smallest count.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "cli/search_flags.hpp"
+#include "cli/search_report.hpp"
+#include "hardware_db/errors.hpp"
+
+namespace llmsim::cli {
+
+namespace {
+
+std::vector<int> parse_gpu_list(const std::string& text) {
+    std::vector<int> out;
+    std::size_t pos = 0;
+    for (;;) {
+        const auto comma = text.find(',', pos);
+        const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        try {
+            std::size_t used = 0;
+            const int v = std::stoi(item, &used);
+            if (used != item.size() || v < 1) throw std::invalid_argument(item);
+            out.push_back(v);
+        } catch (...) {
+            throw ConfigError(fmt::format("--gpus: \"{}\": expected a comma-separated list of GPU counts", text));
+        }
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+}  // namespace
+
+void register_scaling(CLI::App& app, Context& ctx) {
+    auto f = std::make_shared<SearchFlags>();
+    auto gpus = std::make_shared<std::string>("64,128,256,512,1024,2048,4096");
+    auto* cmd = app.add_subcommand("scaling", "Strong and weak scaling: the best layout at each GPU count");
+    add_search_flags(cmd, *f, false);
+    cmd->add_option("--gpus", *gpus, "GPU counts (default 64,128,...,4096)");
+    cmd->add_flag("--json", f->json, "Print JSON instead of a table");
+    cmd->callback([f, gpus, &ctx] {
+        const auto counts = parse_gpu_list(*gpus);
+        SearchFlags flags = *f;
+        flags.gpus = counts.front();
+        auto req = resolve_search_request(flags);
+        if (req.space.global_batches.size() != 1)
+            throw ConfigError("--global-batch: scaling needs one global batch (the strong-scaling batch)");
+        const std::int64_t gb0 = req.space.global_batches.front();
+        req.options.top_k = 1;
+        req.options.confirm = 0;
+        struct Row {
+            int gpus;
+            bool strong_ok = false, weak_ok = false;
+            search::SearchEntry strong, weak;
+            std::int64_t weak_batch = 0;
+        };
+        std::vector<Row> rows;
+        for (int p : counts) {
+            Row row;
+            row.gpus = p;
+            auto sp = req.space;
+            sp.gpu_counts = {p};
+            sp.max_gpus = 0;
+            const auto strong = search::run_search(req.base, sp, req.options);
+            if (!strong.top.empty()) {
+                row.strong_ok = true;
+                row.strong = strong.top.front();
+            }
+            // Weak scaling: the batch grows in proportion to the GPUs.
+            row.weak_batch = std::max<std::int64_t>(1, gb0 * p / counts.front());
+            sp.global_batches = {row.weak_batch};
+            const auto weak = search::run_search(req.base, sp, req.options);
+            if (!weak.top.empty()) {
+                row.weak_ok = true;
+                row.weak = weak.top.front();
+            }
+            rows.push_back(row);
+        }
+        const Row* ref = nullptr;
+        for (const auto& r : rows)
+            if (r.strong_ok) {
+                ref = &r;
+                break;
+            }
+        Json out = Json::array();
+        Table t({"gpus", "layout (strong)", "step", "tok/s/gpu", "MFU", "strong eff", "weak gbs", "weak step",
+                 "weak eff"});
+        for (const auto& r : rows) {
+            Json j = {{"gpus", r.gpus}, {"global_batch", gb0}, {"weak_global_batch", r.weak_batch}};
+            std::vector<std::string> cells{std::to_string(r.gpus)};
+            if (r.strong_ok) {
+                const double eff = ref ? (ref->gpus * ref->strong.time.step_time_s) / (r.gpus * r.strong.time.step_time_s) : 0.0;
+                j["strong"] = search_entry_json(req.base, r.strong, false, req.options.price_per_gpu_hour);
+                j["strong_scaling_efficiency"] = eff;
+                cells.insert(cells.end(), {layout_brief(r.strong.c), human_seconds(r.strong.time.step_time_s),
+                                           fmt::format("{:.0f}", r.strong.time.tokens_per_s / r.gpus),
+                                           fmt::format("{:.1f}%", 100 * r.strong.time.mfu), fmt::format("{:.1f}%", 100 * eff)});
+            } else {
+                j["strong"] = nullptr;
+                cells.insert(cells.end(), {"no layout fits", "", "", "", ""});
+            }
+            cells.push_back(std::to_string(r.weak_batch));
+            if (r.weak_ok && ref) {
+                // Ideal weak scaling keeps the step time of the smallest count.
+                const double eff = ref->strong.time.step_time_s / r.weak.time.step_time_s;
+                j["weak"] = search_entry_json(req.base, r.weak, false, req.options.price_per_gpu_hour);
+                j["weak_scaling_efficiency"] = eff;
+                cells.insert(cells.end(), {human_seconds(r.weak.time.step_time_s), fmt::format("{:.1f}%", 100 * eff)});
+            } else {
+                j["weak"] = nullptr;
+                cells.insert(cells.end(), {"-", "-"});
+            }
+            out.push_back(j);
+            t.row(cells);
+        }
+        if (f->json) {
+            print_json({{"model", req.base.model.name},
+                        {"system", req.base.system.name},
+                        {"seq_len", req.base.training.seq_len},
+                        {"global_batch", gb0},
+                        {"reference_gpus", ref ? ref->gpus : 0},
+                        {"sizes", out}});
+        } else {
+            std::cout << fmt::format("scaling: {} on {}, seq {}, global batch {} (strong); efficiency relative to {} GPUs\n",
+                                     req.base.model.name, req.base.system.name, req.base.training.seq_len, gb0,
+                                     ref ? ref->gpus : 0);
+            std::cout << t.str();
+            std::cout << "strong eff = (p0·T(p0)) / (p·T(p)) at a fixed global batch; weak eff = T(p0) / T(p) with the\n"
+                         "global batch grown in proportion to the GPUs.\n";
+        }
+        ctx.exit_code = ref ? 0 : 1;
+    });
+}
+
+}  // namespace llmsim::cli

@@ -1,0 +1,49 @@
+// llmsim search: every valid parallel layout of a model on a GPU budget, pruned by rules and
+// memory, ranked by the closed-form step time, the best confirmed on the simulator (docs/search.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "cli/search_flags.hpp"
+#include "cli/search_report.hpp"
+#include "hardware_db/errors.hpp"
+#include "sim/search/search_spec.hpp"
+#include "sim/step_sim.hpp"
+
+namespace llmsim::cli {
+
+void register_search(CLI::App& app, Context& ctx) {
+    auto f = std::make_shared<SearchFlags>();
+    auto* cmd = app.add_subcommand("search", "Best parallel layouts of a model on a GPU budget (top-k, Pareto front)");
+    add_search_flags(cmd, *f, true);
+    cmd->add_option("--top-k", f->top_k, "Layouts to report (default 10)")->check(CLI::PositiveNumber);
+    cmd->add_option("--confirm", f->confirm,
+                    "Re-rank the best K on the discrete-event simulator (default 5; 0: closed form only)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_flag("--json", f->json, "Print JSON instead of tables");
+    cmd->callback([f, &ctx] {
+        auto req = resolve_search_request(*f);
+        if (f->top_k) req.options.top_k = *f->top_k;
+        req.options.confirm = f->confirm.value_or(req.options.confirm > 0 ? req.options.confirm : 5);
+        req.options.confirm_step_time = [](const Scenario& s) {
+            try {
+                return sim::simulate_step(s).step_time_s;
+            } catch (const std::exception&) {
+                return 0.0;
+            }
+        };
+        req.options.progress = isatty(fileno(stderr)) != 0;
+        const auto res = search::run_search(req.base, req.space, req.options);
+        if (f->json) print_json(search_result_json(req.base, res, req.options));
+        else std::cout << search_result_text(req.base, res, req.options);
+        ctx.exit_code = res.top.empty() ? 1 : 0;
+    });
+}
+
+}  // namespace llmsim::cli

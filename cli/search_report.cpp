@@ -1,0 +1,154 @@
+#include "cli/search_report.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "cli/common.hpp"
+#include "cli/report.hpp"
+#include "cost_models/memory.hpp"
+#include "hardware_db/scenario.hpp"
+
+namespace llmsim::cli {
+
+using search::Candidate;
+using search::SearchEntry;
+using search::SearchOptions;
+using search::SearchResult;
+
+std::string with_commas(std::int64_t n) {
+    std::string s = std::to_string(n < 0 ? -n : n);
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+    return n < 0 ? "-" + s : s;
+}
+
+std::string layout_brief(const Candidate& c) {
+    std::string s = fmt::format("tp{} pp{}", c.tp, c.pp);
+    if (c.vp > 1) s += fmt::format("x{}", c.vp);
+    s += fmt::format(" cp{} ep{} dp{} zero{}", c.cp, c.ep, c.dp, c.zero);
+    if (c.sp) s += " sp";
+    s += fmt::format(" mb{} {}", c.micro_batch, to_string(c.recompute));
+    if (c.pp > 1) s += std::string(" ") + to_string(c.schedule);
+    if (c.offload != Offload::none) s += std::string(" offload:") + to_string(c.offload);
+    return s;
+}
+
+Json search_entry_json(const Scenario& base, const SearchEntry& e, bool detailed, double price) {
+    const Scenario s = search::apply_candidate(base, e.c);
+    Json j = {{"gpus", e.c.gpus},
+              {"layout", layout_brief(e.c)},
+              {"parallel", to_json(s.parallel)},
+              {"training",
+               {{"seq_len", s.training.seq_len},
+                {"micro_batch", s.training.micro_batch},
+                {"global_batch", s.training.global_batch},
+                {"recompute", to_string(s.training.recompute)},
+                {"offload", to_string(s.training.offload)},
+                {"precision", to_string(s.training.precision)}}},
+              {"step_time_s", e.time.step_time_s},
+              {"tokens_per_s", e.time.tokens_per_s},
+              {"tokens_per_s_per_gpu", e.time.tokens_per_s / e.c.gpus},
+              {"mfu", e.time.mfu},
+              {"bubble_fraction", e.time.bubble_fraction},
+              {"objective", e.objective}};
+    if (e.confirmed_step_time_s > 0) j["simulated_step_time_s"] = e.confirmed_step_time_s;
+    if (price > 0) {
+        j["cost_per_step_usd"] = e.time.step_time_s * e.c.gpus / 3600.0 * price;
+        j["cost_per_million_tokens_usd"] = 1e6 / e.time.tokens_per_s * e.c.gpus / 3600.0 * price;
+    }
+    if (detailed) {
+        Json mem = memory_json(training_memory(s));
+        mem.erase("stages");
+        j["memory"] = mem;
+    } else {
+        j["memory"] = {{"total_bytes", e.memory.total_bytes},
+                       {"capacity_bytes", base.system.gpu.hbm_capacity_bytes},
+                       {"most_loaded_stage", e.memory.stage},
+                       {"dominant", search::memory_part_name(e.memory.dominant)}};
+    }
+    return j;
+}
+
+Json search_result_json(const Scenario& base, const SearchResult& r, const SearchOptions& o) {
+    Json results = Json::array(), pareto = Json::array();
+    for (const auto& e : r.top) results.push_back(search_entry_json(base, e, true, o.price_per_gpu_hour));
+    for (const auto& e : r.pareto) pareto.push_back(search_entry_json(base, e, false, o.price_per_gpu_hour));
+    Json rejected = Json::object();
+    for (const auto& [k, v] : r.rejected) rejected[k] = v;
+    return {{"results", results},
+            {"evaluated", r.evaluated},
+            {"rejected", rejected},
+            {"rejected_total", r.rejected_total},
+            {"considered", r.considered()},
+            {"pareto", pareto},
+            {"objective", search::to_string(o.objective)},
+            {"gpu_counts", r.gpu_counts},
+            {"confirmed_by_simulator", r.confirmed},
+            {"threads", r.threads},
+            {"wall_s", r.wall_s},
+            {"model", base.model.name},
+            {"system", base.system.name},
+            {"seq_len", base.training.seq_len},
+            {"precision", to_string(base.training.precision)}};
+}
+
+std::string search_result_text(const Scenario& base, const SearchResult& r, const SearchOptions& o) {
+    std::string out;
+    std::string gpus;
+    if (r.gpu_counts.size() == 1) gpus = fmt::format("{} GPUs", r.gpu_counts.front());
+    else gpus = fmt::format("{} to {} GPUs ({} counts)", r.gpu_counts.front(), r.gpu_counts.back(), r.gpu_counts.size());
+    out += fmt::format("search: {} on {}, {}, seq {}, {}\n", base.model.name, base.system.name, gpus,
+                       base.training.seq_len, to_string(base.training.precision));
+    out += fmt::format("{} layouts considered: {} evaluated, {} rejected ({} threads, {})\n",
+                       with_commas(r.considered()), with_commas(r.evaluated), with_commas(r.rejected_total), r.threads,
+                       human_seconds(r.wall_s));
+    if (!r.rejected.empty()) {
+        std::vector<std::pair<std::int64_t, std::string>> rej;
+        for (const auto& [k, v] : r.rejected) rej.emplace_back(v, k);
+        std::sort(rej.begin(), rej.end(), [](const auto& a, const auto& b) {
+            return a.first != b.first ? a.first > b.first : a.second < b.second;
+        });
+        out += "rejected:\n";
+        for (const auto& [v, k] : rej) out += fmt::format("  {:>14}  {}\n", with_commas(v), k);
+    }
+    if (r.top.empty()) {
+        out += "no layout fits\n";
+        return out;
+    }
+    auto table = [&](const std::vector<SearchEntry>& v, bool rank) {
+        std::vector<std::string> head{rank ? "#" : "", "gpus", "layout", "gbs", "step", "tok/s/gpu", "MFU", "bubble", "mem/GPU"};
+        if (r.confirmed && rank) head.push_back("simulated");
+        if (o.price_per_gpu_hour > 0) head.push_back("$/Mtok");
+        Table t(head);
+        int i = 0;
+        for (const auto& e : v) {
+            std::vector<std::string> row{rank ? std::to_string(++i) : "", std::to_string(e.c.gpus), layout_brief(e.c),
+                                         std::to_string(e.c.global_batch), human_seconds(e.time.step_time_s),
+                                         fmt::format("{:.0f}", e.time.tokens_per_s / e.c.gpus),
+                                         fmt::format("{:.1f}%", 100 * e.time.mfu),
+                                         fmt::format("{:.1f}%", 100 * e.time.bubble_fraction), gib(e.memory.total_bytes, 1)};
+            if (r.confirmed && rank)
+                row.push_back(e.confirmed_step_time_s > 0 ? human_seconds(e.confirmed_step_time_s) : "");
+            if (o.price_per_gpu_hour > 0)
+                row.push_back(fmt::format("{:.2f}", 1e6 / e.time.tokens_per_s * e.c.gpus / 3600.0 * o.price_per_gpu_hour));
+            t.row(row);
+        }
+        return t.str();
+    };
+    out += fmt::format("best {} by {}{}:\n", r.top.size(), search::to_string(o.objective),
+                       r.confirmed ? " (best confirmed on the simulator)" : "");
+    out += table(r.top, true);
+    if (!r.pareto.empty()) {
+        out += fmt::format("Pareto front (time per token vs memory per GPU vs GPUs), {} layouts:\n", r.pareto.size());
+        std::vector<SearchEntry> shown = r.pareto;
+        if (shown.size() > 12) {
+            std::vector<SearchEntry> thin;
+            for (std::size_t i = 0; i < 12; ++i) thin.push_back(shown[i * (shown.size() - 1) / 11]);
+            shown.swap(thin);
+        }
+        out += table(shown, false);
+    }
+    return out;
+}
+
+}  // namespace llmsim::cli

@@ -1,0 +1,593 @@
+#include "sim/search/search.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cost_models/layout.hpp"
+#include "hardware_db/errors.hpp"
+
+namespace llmsim::search {
+
+const char* to_string(Objective o) {
+    switch (o) {
+        case Objective::time: return "time";
+        case Objective::cost: return "cost";
+        case Objective::per_gpu: return "per-gpu";
+    }
+    return "?";
+}
+
+bool objective_from_string(const std::string& s, Objective& out) {
+    if (s == "time" || s == "step-time" || s == "tokens-per-s" || s == "throughput") out = Objective::time;
+    else if (s == "cost") out = Objective::cost;
+    else if (s == "per-gpu" || s == "tokens-per-s-per-gpu" || s == "per_gpu") out = Objective::per_gpu;
+    else return false;
+    return true;
+}
+
+double memory_limit(double capacity, double headroom) {
+    if (headroom <= 0) return capacity;
+    if (headroom < 1.0) return capacity * (1.0 - headroom);
+    return capacity - headroom;
+}
+
+std::vector<int> gpu_counts_up_to(int max_gpus, int min_gpus) {
+    std::vector<int> out;
+    for (long long p = 1; p <= max_gpus; p *= 2) {
+        if (p >= min_gpus) out.push_back(static_cast<int>(p));
+        if (3 * p <= max_gpus && 3 * p >= min_gpus) out.push_back(static_cast<int>(3 * p));
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+double objective_value(Objective o, const Candidate& c, const FastTime& t, double tokens_per_step) {
+    switch (o) {
+        case Objective::time: return t.step_time_s / tokens_per_step;
+        case Objective::cost:
+        case Objective::per_gpu: return t.step_time_s * c.gpus / tokens_per_step;
+    }
+    return t.step_time_s;
+}
+
+namespace {
+
+template <class T>
+std::vector<T> divisors(T n) {
+    std::vector<T> lo, hi;
+    for (T d = 1; d * d <= n; ++d)
+        if (n % d == 0) {
+            lo.push_back(d);
+            if (d != n / d) hi.push_back(n / d);
+        }
+    lo.insert(lo.end(), hi.rbegin(), hi.rend());
+    return lo;
+}
+
+template <class T>
+bool allowed(const std::vector<T>& set, T v) {
+    return set.empty() || std::find(set.begin(), set.end(), v) != set.end();
+}
+
+template <class T>
+bool contains(const std::vector<T>& set, T v) {
+    return std::find(set.begin(), set.end(), v) != set.end();
+}
+
+bool better(const SearchEntry& a, const SearchEntry& b) {
+    if (a.objective != b.objective) return a.objective < b.objective;
+    return a.c < b.c;
+}
+
+// Pareto dominance on (seconds per token, bytes per GPU, GPUs) with the total order as tie-break,
+// so that the front is one well-defined set whatever the order the points arrive in.
+void prune_front_2d(std::vector<SearchEntry>& v) {
+    auto tpt = [](const SearchEntry& e) { return 1.0 / e.time.tokens_per_s; };
+    std::sort(v.begin(), v.end(), [&](const SearchEntry& a, const SearchEntry& b) {
+        if (a.memory.total_bytes != b.memory.total_bytes) return a.memory.total_bytes < b.memory.total_bytes;
+        const double ta = tpt(a), tb = tpt(b);
+        if (ta != tb) return ta < tb;
+        return a.c < b.c;
+    });
+    std::vector<SearchEntry> out;
+    double best = 0;
+    for (const auto& e : v) {
+        const double t = tpt(e);
+        if (out.empty() || t < best) {
+            out.push_back(e);
+            best = t;
+        }
+    }
+    v.swap(out);
+}
+
+enum Reason {
+    kTpDomain,
+    kTpMax,
+    kTpHeads,
+    kTpKv,
+    kTpFfn,
+    kTpExpertFfn,
+    kCpSeq,
+    kPpLayers,
+    kPpRange,
+    kEpExperts,
+    kBatchDp,
+    kInterleavedM,
+    kHostMemory,
+    kReasons
+};
+
+struct Ctx {
+    const Scenario& base;
+    const SearchSpace& sp;
+    const SearchOptions& opt;
+    std::vector<std::string> reason_names;
+    double limit = 0;
+    int layers = 0;
+    bool moe = false;
+
+    Ctx(const Scenario& b, const SearchSpace& s, const SearchOptions& o) : base(b), sp(s), opt(o) {
+        const auto& m = base.model;
+        layers = m.layers;
+        moe = m.moe.enabled();
+        reason_names.resize(kReasons);
+        reason_names[kTpDomain] = fmt::format("tp above the scale-up domain ({})", base.system.scaleup_domain);
+        reason_names[kTpMax] = fmt::format("tp above max_tp ({})", sp.max_tp);
+        reason_names[kTpHeads] = fmt::format("tp does not divide heads ({})", m.heads);
+        reason_names[kTpKv] = fmt::format("tp neither divides nor is a multiple of kv_heads ({})", m.kv_heads);
+        reason_names[kTpFfn] = fmt::format("tp does not divide ffn_hidden ({})", m.ffn_hidden);
+        reason_names[kTpExpertFfn] = fmt::format("tp does not divide moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden);
+        reason_names[kCpSeq] = fmt::format("seq_len ({}) not a multiple of 2·cp", base.training.seq_len);
+        reason_names[kPpLayers] = fmt::format("pp above layers ({})", m.layers);
+        reason_names[kPpRange] = fmt::format("pp outside min_pp..max_pp ({}..{})", sp.min_pp, sp.max_pp);
+        reason_names[kEpExperts] = fmt::format("ep does not divide moe.experts ({})", m.moe.experts);
+        reason_names[kBatchDp] = "global batch not a multiple of dp";
+        reason_names[kInterleavedM] = "interleaved: micro-batches not a multiple of pp";
+        reason_names[kHostMemory] = "out of host memory (offloaded states)";
+        limit = memory_limit(base.system.gpu.hbm_capacity_bytes, sp.memory_headroom);
+    }
+
+    // --- the tree of choices and its leaf counts (every leaf is evaluated or rejected once) ---
+    int n_sp(int tp) const { return tp > 1 && !sp.sequence_parallel ? 2 : 1; }
+    bool sp_value(int tp, int i) const {
+        if (tp == 1) return false;
+        if (sp.sequence_parallel) return *sp.sequence_parallel;
+        return i == 1;
+    }
+    // (schedule, vp) leaves of a pipeline of pp stages.
+    std::vector<std::pair<Schedule, int>> schedules(int pp) const {
+        std::vector<std::pair<Schedule, int>> out;
+        if (pp == 1) {
+            if (allowed(sp.vp, 1)) out.emplace_back(Schedule::one_f_one_b, 1);
+            return out;
+        }
+        for (Schedule s : {Schedule::one_f_one_b, Schedule::zero_bubble, Schedule::gpipe})
+            if (contains(sp.schedules, s) && allowed(sp.vp, 1)) out.emplace_back(s, 1);
+        if (contains(sp.schedules, Schedule::interleaved))
+            for (int v = 2; pp * v <= layers; ++v)
+                if (allowed(sp.vp, v)) out.emplace_back(Schedule::interleaved, v);
+        return out;
+    }
+    std::int64_t n_after_mb(int tp, int pp) const {
+        return static_cast<std::int64_t>(n_sp(tp)) * static_cast<std::int64_t>(sp.recompute.size()) *
+               static_cast<std::int64_t>(schedules(pp).size());
+    }
+    std::vector<std::int64_t> micro_batches(std::int64_t per_dp) const {
+        std::vector<std::int64_t> out;
+        for (auto d : divisors(per_dp))
+            if (allowed(sp.micro_batch, d)) out.push_back(d);
+        return out;
+    }
+    std::int64_t n_gb_level(int dp, int tp, int pp) const {
+        std::int64_t n = 0;
+        const std::int64_t inner = n_after_mb(tp, pp);
+        for (auto gb : sp.global_batches)
+            n += (gb % dp == 0 ? static_cast<std::int64_t>(micro_batches(gb / dp).size()) : 1) * inner;
+        return n;
+    }
+    std::vector<int> zeros(int dp, int cp) const {
+        std::vector<int> out;
+        for (int z = 0; z <= 3; ++z)
+            if (allowed(sp.zero, z) && (z == 0 || dp * cp > 1)) out.push_back(z);
+        return out;
+    }
+    std::vector<Offload> offloads(int zero) const {
+        std::vector<Offload> out;
+        for (Offload o : sp.offload)
+            if (o != Offload::optimizer_params || zero == 3) out.push_back(o);
+        return out;
+    }
+    std::int64_t n_state_level(int dp, int cp, int tp, int pp) const {
+        std::int64_t n = 0;
+        const std::int64_t per = n_gb_level(dp, tp, pp);
+        for (int z : zeros(dp, cp)) n += static_cast<std::int64_t>(offloads(z).size()) * per;
+        return n;
+    }
+    std::vector<int> eps(int dp, int cp) const {
+        std::vector<int> out;
+        if (!moe) {
+            if (allowed(sp.ep, 1)) out.push_back(1);
+            return out;
+        }
+        for (int e : divisors(dp * cp))
+            if (allowed(sp.ep, e)) out.push_back(e);
+        return out;
+    }
+    std::int64_t n_pp_level(int gpus, int tp, int cp, int pp) const {
+        const int dp = gpus / (tp * cp * pp);
+        return static_cast<std::int64_t>(eps(dp, cp).size()) * n_state_level(dp, cp, tp, pp);
+    }
+    std::int64_t n_cp_level(int gpus, int tp, int cp) const {
+        std::int64_t n = 0;
+        for (int pp : divisors(gpus / (tp * cp)))
+            if (allowed(sp.pp, pp) && allowed(sp.dp, gpus / (tp * cp * pp))) n += n_pp_level(gpus, tp, cp, pp);
+        return n;
+    }
+    std::int64_t n_tp_level(int gpus, int tp) const {
+        std::int64_t n = 0;
+        for (int cp : divisors(gpus / tp))
+            if (allowed(sp.cp, cp)) n += n_cp_level(gpus, tp, cp);
+        return n;
+    }
+
+    int tp_reason(int tp) const {
+        const auto& m = base.model;
+        if (tp > base.system.scaleup_domain && !sp.allow_cross_node_tp) return kTpDomain;
+        if (sp.max_tp > 0 && tp > sp.max_tp) return kTpMax;
+        if (m.heads % tp != 0) return kTpHeads;
+        if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) return kTpKv;
+        if (m.ffn_hidden % tp != 0) return kTpFfn;
+        if (m.moe.enabled() && m.moe.expert_ffn_hidden % tp != 0) return kTpExpertFfn;
+        return -1;
+    }
+};
+
+struct Unit {
+    int gpus, tp, cp, pp;
+    std::int64_t leaves;
+};
+
+struct Front {
+    std::vector<SearchEntry> front;     // pruned: memory ascending, time per token descending
+    std::vector<SearchEntry> pending;   // not yet pruned
+};
+
+struct ThreadState {
+    std::vector<SearchEntry> top;   // heap: worst on top
+    std::map<int, Front> pareto;    // per GPU count
+    std::int64_t reasons[kReasons] = {};
+    std::vector<std::int64_t> oom;   // [stage * kMemoryParts + part]
+    std::int64_t evaluated = 0;
+};
+
+void add_pareto(ThreadState& ts, const SearchEntry& e) {
+    auto& f = ts.pareto[e.c.gpus];
+    // Strictly dominated by the last pruned front: drop (ties go to the pending pile, where the
+    // total order decides).
+    if (!f.front.empty()) {
+        const double mem = e.memory.total_bytes, tpt = 1.0 / e.time.tokens_per_s;
+        auto it = std::upper_bound(f.front.begin(), f.front.end(), mem,
+                                   [](double m, const SearchEntry& x) { return m < x.memory.total_bytes; });
+        if (it != f.front.begin()) {
+            const auto& q = *(it - 1);   // the fastest point with memory <= mem
+            const double qt = 1.0 / q.time.tokens_per_s;
+            if (qt <= tpt && (qt < tpt || q.memory.total_bytes < mem)) return;
+        }
+    }
+    f.pending.push_back(e);
+    if (f.pending.size() >= std::max<std::size_t>(256, f.front.size())) {
+        f.pending.insert(f.pending.end(), f.front.begin(), f.front.end());
+        prune_front_2d(f.pending);
+        f.front.swap(f.pending);
+        f.pending.clear();
+    }
+}
+
+void add_top(ThreadState& ts, const SearchEntry& e, std::size_t k) {
+    auto cmp = [](const SearchEntry& a, const SearchEntry& b) { return better(a, b); };   // max-heap of worst
+    if (ts.top.size() < k) {
+        ts.top.push_back(e);
+        std::push_heap(ts.top.begin(), ts.top.end(), cmp);
+    } else if (better(e, ts.top.front())) {
+        std::pop_heap(ts.top.begin(), ts.top.end(), cmp);
+        ts.top.back() = e;
+        std::push_heap(ts.top.begin(), ts.top.end(), cmp);
+    }
+}
+
+void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, std::size_t keep) {
+    const int gpus = u.gpus, tp = u.tp, cp = u.cp, pp = u.pp;
+    const int dp = gpus / (tp * cp * pp);
+    const auto& sp = cx.sp;
+    const auto scheds = cx.schedules(pp);
+    const std::int64_t after_mb = cx.n_after_mb(tp, pp);
+    const int nsp = cx.n_sp(tp);
+    const int nrc = static_cast<int>(sp.recompute.size());
+    // Micro-batch sizes used by any global batch of this unit.
+    std::vector<std::int64_t> mbs;
+    for (auto gb : sp.global_batches)
+        if (gb % dp == 0)
+            for (auto mb : cx.micro_batches(gb / dp)) mbs.push_back(mb);
+    std::sort(mbs.begin(), mbs.end());
+    mbs.erase(std::unique(mbs.begin(), mbs.end()), mbs.end());
+    const std::size_t nmb = mbs.size();
+    std::vector<const FastEvaluator::EdgeEntry*> edges(nmb * 2 * 2, nullptr);
+
+    for (int ep : cx.eps(dp, cp)) {
+        if (cx.moe && cx.base.model.moe.experts % ep != 0) {
+            ts.reasons[kEpExperts] += cx.n_state_level(dp, cp, tp, pp);
+            continue;
+        }
+        // [mb][sp][rc][zero3]
+        std::vector<const FastEvaluator::LayerEntry*> layers(nmb * 2 * nrc * 2, nullptr);
+        for (int zero : cx.zeros(dp, cp)) {
+            for (Offload off : cx.offloads(zero)) {
+                const auto& st = ev.state(tp, cp, pp, dp, ep, zero, off);
+                for (auto gb : sp.global_batches) {
+                    if (gb % dp != 0) {
+                        ts.reasons[kBatchDp] += after_mb;
+                        continue;
+                    }
+                    const auto& fl = ev.flops(gb);
+                    for (auto mb : cx.micro_batches(gb / dp)) {
+                        const std::size_t mi = static_cast<std::size_t>(std::lower_bound(mbs.begin(), mbs.end(), mb) - mbs.begin());
+                        const std::int64_t m = gb / (mb * dp);
+                        for (int si = 0; si < nsp; ++si) {
+                            const bool spv = cx.sp_value(tp, si);
+                            for (int ri = 0; ri < nrc; ++ri) {
+                                const Recompute rc = sp.recompute[ri];
+                                auto& lp = layers[((mi * 2 + si) * nrc + ri) * 2 + (zero == 3 ? 1 : 0)];
+                                if (!lp) lp = &ev.layer(tp, cp, ep, mb, spv, rc, zero, dp);
+                                const auto& le = *lp;
+                                for (const auto& [sched, vp] : scheds) {
+                                    const bool inter = sched == Schedule::interleaved;
+                                    if (inter && m % pp != 0) {
+                                        ++ts.reasons[kInterleavedM];
+                                        continue;
+                                    }
+                                    const FastMemory mem = ev.memory(st, le, tp, cp, pp, vp, sched, spv, rc, mb, m);
+                                    if (cx.opt.on_leaf) {
+                                        const Candidate c{gpus, tp, pp, dp, cp, ep, vp, zero, spv, sched, rc, off, mb, gb};
+                                        cx.opt.on_leaf(c, mem.total_bytes <= cx.limit && mem.host_fits);
+                                    }
+                                    if (mem.total_bytes > cx.limit) {
+                                        const std::size_t idx = static_cast<std::size_t>(mem.stage) * kMemoryParts + mem.dominant;
+                                        if (ts.oom.size() <= idx) ts.oom.resize(idx + 1, 0);
+                                        ++ts.oom[idx];
+                                        continue;
+                                    }
+                                    if (!mem.host_fits) {
+                                        ++ts.reasons[kHostMemory];
+                                        continue;
+                                    }
+                                    auto& ep_ = edges[(mi * 2 + si) * 2 + (inter ? 1 : 0)];
+                                    if (!ep_) ep_ = &ev.edge(tp, cp, dp, pp, mb, spv, inter);
+                                    SearchEntry e;
+                                    e.time = ev.time(st, le, *ep_, gpus, pp, vp, sched, m, fl);
+                                    e.memory = mem;
+                                    auto& c = e.c;
+                                    c.gpus = gpus;
+                                    c.tp = tp;
+                                    c.pp = pp;
+                                    c.dp = dp;
+                                    c.cp = cp;
+                                    c.ep = ep;
+                                    c.vp = vp;
+                                    c.zero = zero;
+                                    c.sp = spv;
+                                    c.schedule = sched;
+                                    c.recompute = rc;
+                                    c.offload = off;
+                                    c.micro_batch = mb;
+                                    c.global_batch = gb;
+                                    e.objective = objective_value(cx.opt.objective, c, e.time, fl.tokens_per_step);
+                                    ++ts.evaluated;
+                                    add_top(ts, e, keep);
+                                    add_pareto(ts, e);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+bool dominates3(const SearchEntry& a, const SearchEntry& b) {
+    const double ta = 1.0 / a.time.tokens_per_s, tb = 1.0 / b.time.tokens_per_s;
+    if (ta > tb || a.memory.total_bytes > b.memory.total_bytes || a.c.gpus > b.c.gpus) return false;
+    if (ta < tb || a.memory.total_bytes < b.memory.total_bytes || a.c.gpus < b.c.gpus) return true;
+    return a.c < b.c;
+}
+
+}  // namespace
+
+SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const SearchOptions& opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    SearchSpace space = space_in;
+    if (base.training.finetune.method != FinetuneConfig::Method::none || base.training.rlhf.enabled)
+        throw ConfigError("search: fine-tuning and RLHF scenarios are not searched (use `llmsim estimate`)");
+    if (base.system.gpu.peak(base.training.precision) <= 0)
+        throw ConfigError(fmt::format("/training/precision: \"{}\": expected a precision {} supports",
+                                      to_string(base.training.precision), base.system.gpu.name));
+    if (space.global_batches.empty()) throw ConfigError("search: no global batch to search (--global-batch)");
+    if (space.recompute.empty() || space.offload.empty() || space.schedules.empty())
+        throw ConfigError("search: an empty set of recompute, offload or schedule choices");
+    std::vector<int> counts = space.gpu_counts;
+    if (counts.empty() && space.max_gpus > 0) counts = gpu_counts_up_to(space.max_gpus, space.min_gpus);
+    if (space.max_gpus > 0)
+        counts.erase(std::remove_if(counts.begin(), counts.end(), [&](int g) { return g > space.max_gpus; }),
+                     counts.end());
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    if (counts.empty()) throw ConfigError("search: no GPU count to search (--gpus or --max-gpus)");
+
+    Ctx cx(base, space, opt);
+    SearchResult res;
+    res.gpu_counts = counts;
+    std::int64_t pre[kReasons] = {};
+
+    // Serial part: the (gpus, tp, cp, pp) units and the rules that reject whole subtrees.
+    std::vector<Unit> units;
+    for (int gpus : counts) {
+        for (int tp : divisors(gpus)) {
+            if (!allowed(space.tp, tp)) continue;
+            const int r = cx.tp_reason(tp);
+            if (r >= 0) {
+                pre[r] += cx.n_tp_level(gpus, tp);
+                continue;
+            }
+            for (int cp : divisors(gpus / tp)) {
+                if (!allowed(space.cp, cp)) continue;
+                if (cp > 1 && base.training.seq_len % (2 * cp) != 0) {
+                    pre[kCpSeq] += cx.n_cp_level(gpus, tp, cp);
+                    continue;
+                }
+                for (int pp : divisors(gpus / (tp * cp))) {
+                    if (!allowed(space.pp, pp) || !allowed(space.dp, gpus / (tp * cp * pp))) continue;
+                    if (pp > cx.layers) {
+                        pre[kPpLayers] += cx.n_pp_level(gpus, tp, cp, pp);
+                        continue;
+                    }
+                    if ((space.min_pp > 0 && pp < space.min_pp) || (space.max_pp > 0 && pp > space.max_pp)) {
+                        pre[kPpRange] += cx.n_pp_level(gpus, tp, cp, pp);
+                        continue;
+                    }
+                    units.push_back(Unit{gpus, tp, cp, pp, cx.n_pp_level(gpus, tp, cp, pp)});
+                }
+            }
+        }
+    }
+    std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.leaves > b.leaves; });
+    std::int64_t total_leaves = 0;
+    for (const auto& u : units) total_leaves += u.leaves;
+
+    int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::thread::hardware_concurrency());
+    threads = std::max(1, std::min<int>(threads, std::max<std::size_t>(1, units.size())));
+    res.threads = threads;
+    const std::size_t keep = static_cast<std::size_t>(std::max(opt.top_k, opt.confirm));
+    FastEvaluator ev(base);
+    std::vector<ThreadState> states(static_cast<std::size_t>(threads));
+    std::atomic<std::size_t> next{0};
+    std::atomic<std::int64_t> done_leaves{0};
+    std::atomic<int> running{threads};
+    const auto t1 = std::chrono::steady_clock::now();
+    auto worker = [&](int id) {
+        auto& ts = states[static_cast<std::size_t>(id)];
+        for (;;) {
+            const std::size_t i = next.fetch_add(1);
+            if (i >= units.size()) break;
+            run_unit(cx, ev, units[i], ts, std::max<std::size_t>(1, keep));
+            done_leaves.fetch_add(units[i].leaves);
+        }
+        running.fetch_sub(1);
+    };
+    std::vector<std::thread> pool;
+    for (int i = 1; i < threads; ++i) pool.emplace_back(worker, i);
+    if (opt.progress) {
+        // The calling thread reports progress; worker 0 runs on its own thread then.
+        std::thread w0(worker, 0);
+        bool shown = false;
+        while (running.load() > 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+            if (el < 1.0 || total_leaves == 0) continue;
+            const double f = static_cast<double>(done_leaves.load()) / static_cast<double>(total_leaves);
+            const int w = 30, fill = static_cast<int>(f * w);
+            std::fprintf(stderr, "\rsearch [%s%s] %3.0f%%  %.1f s", std::string(static_cast<std::size_t>(fill), '#').c_str(),
+                         std::string(static_cast<std::size_t>(w - fill), ' ').c_str(), 100.0 * f, el);
+            shown = true;
+        }
+        w0.join();
+        if (shown) std::fprintf(stderr, "\r%60s\r", "");
+    } else {
+        worker(0);
+    }
+    for (auto& t : pool) t.join();
+    res.eval_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+
+    // Merge (order-independent: totals, a total order on the top-k, a set-defined Pareto front).
+    std::vector<SearchEntry> all_top;
+    std::map<int, std::vector<SearchEntry>> fronts;
+    std::vector<std::int64_t> oom;
+    for (auto& ts : states) {
+        res.evaluated += ts.evaluated;
+        for (int r = 0; r < kReasons; ++r) pre[r] += ts.reasons[r];
+        if (oom.size() < ts.oom.size()) oom.resize(ts.oom.size(), 0);
+        for (std::size_t i = 0; i < ts.oom.size(); ++i) oom[i] += ts.oom[i];
+        all_top.insert(all_top.end(), ts.top.begin(), ts.top.end());
+        for (auto& [g, f] : ts.pareto) {
+            fronts[g].insert(fronts[g].end(), f.front.begin(), f.front.end());
+            fronts[g].insert(fronts[g].end(), f.pending.begin(), f.pending.end());
+        }
+    }
+    for (int r = 0; r < kReasons; ++r)
+        if (pre[r] > 0) {
+            res.rejected[cx.reason_names[static_cast<std::size_t>(r)]] += pre[r];
+            res.rejected_total += pre[r];
+        }
+    for (std::size_t i = 0; i < oom.size(); ++i)
+        if (oom[i] > 0) {
+            const int stage = static_cast<int>(i / kMemoryParts), part = static_cast<int>(i % kMemoryParts);
+            res.rejected[fmt::format("out of memory: stage {} {}", stage, memory_part_name(part))] += oom[i];
+            res.rejected_total += oom[i];
+        }
+    std::sort(all_top.begin(), all_top.end(), better);
+    if (all_top.size() > keep) all_top.resize(keep);
+
+    // Confirmation on the simulator: re-rank the best `confirm` by the simulated step time.
+    if (opt.confirm > 0 && opt.confirm_step_time && !all_top.empty()) {
+        const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(opt.confirm), all_top.size());
+        for (std::size_t i = 0; i < n; ++i) {
+            auto& e = all_top[i];
+            const double t = opt.confirm_step_time(apply_candidate(base, e.c));
+            e.confirmed_step_time_s = t;
+            if (t > 0) e.objective *= t / e.time.step_time_s;
+        }
+        std::sort(all_top.begin(), all_top.begin() + static_cast<std::ptrdiff_t>(n), better);
+        res.confirmed = true;
+    }
+    if (all_top.size() > static_cast<std::size_t>(opt.top_k)) all_top.resize(static_cast<std::size_t>(opt.top_k));
+    res.top = std::move(all_top);
+
+    std::vector<SearchEntry> union2d;
+    for (auto& [g, v] : fronts) {
+        prune_front_2d(v);
+        union2d.insert(union2d.end(), v.begin(), v.end());
+    }
+    std::vector<SearchEntry> front;
+    for (const auto& a : union2d) {
+        bool dom = false;
+        for (const auto& b : union2d)
+            if (&a != &b && dominates3(b, a)) {
+                dom = true;
+                break;
+            }
+        if (!dom) front.push_back(a);
+    }
+    std::sort(front.begin(), front.end(), [](const SearchEntry& a, const SearchEntry& b) {
+        const double ta = 1.0 / a.time.tokens_per_s, tb = 1.0 / b.time.tokens_per_s;
+        if (ta != tb) return ta < tb;
+        return a.c < b.c;
+    });
+    if (front.size() > opt.pareto_limit && opt.pareto_limit > 1) {
+        // Keep the ends and an even spread in between.
+        std::vector<SearchEntry> thin;
+        const std::size_t n = opt.pareto_limit;
+        for (std::size_t i = 0; i < n; ++i) thin.push_back(front[i * (front.size() - 1) / (n - 1)]);
+        front.swap(thin);
+    }
+    res.pareto = std::move(front);
+    res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return res;
+}
+
+}  // namespace llmsim::search

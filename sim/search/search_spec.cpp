@@ -1,0 +1,235 @@
+#include "sim/search/search_spec.hpp"
+
+#include <fmt/format.h>
+
+#include "hardware_db/errors.hpp"
+#include "hardware_db/scenario.hpp"
+
+namespace llmsim::search {
+
+namespace {
+
+template <class T>
+std::vector<T> int_list(ObjectReader& r, const std::string& key, std::int64_t lo, std::int64_t hi) {
+    const Json* v = r.get(key);
+    std::vector<T> out;
+    if (!v) return out;
+    auto ok = [&](const Json& x) {
+        return x.is_number_integer() && x.get<std::int64_t>() >= lo && x.get<std::int64_t>() <= hi;
+    };
+    if (ok(*v)) {
+        out.push_back(static_cast<T>(v->get<std::int64_t>()));
+        return out;
+    }
+    bool good = v->is_array() && !v->empty();
+    if (good)
+        for (const auto& x : *v) {
+            if (!ok(x)) {
+                good = false;
+                break;
+            }
+            out.push_back(static_cast<T>(x.get<std::int64_t>()));
+        }
+    if (!good) {
+        r.problems().add(r.ptr(key), *v,
+                         fmt::format("an integer in [{}, {}] or a non-empty array of them (allowed values)", lo, hi));
+        out.clear();
+    }
+    return out;
+}
+
+std::vector<std::string> string_list(ObjectReader& r, const std::string& key, const std::vector<std::string>& choices) {
+    const Json* v = r.get(key);
+    std::vector<std::string> out;
+    if (!v) return out;
+    auto ok = [&](const Json& x) {
+        return x.is_string() && std::find(choices.begin(), choices.end(), x.get<std::string>()) != choices.end();
+    };
+    std::string expect = "one of";
+    for (const auto& c : choices) expect += " \"" + c + "\"";
+    expect += ", or a non-empty array of them";
+    if (ok(*v)) return {v->get<std::string>()};
+    bool good = v->is_array() && !v->empty();
+    if (good)
+        for (const auto& x : *v) {
+            if (!ok(x)) {
+                good = false;
+                break;
+            }
+            out.push_back(x.get<std::string>());
+        }
+    if (!good) {
+        r.problems().add(r.ptr(key), *v, expect);
+        out.clear();
+    }
+    return out;
+}
+
+Recompute recompute_of(const std::string& s) {
+    return s == "full" ? Recompute::full : s == "selective" ? Recompute::selective : Recompute::none;
+}
+Offload offload_of(const std::string& s) {
+    return s == "optimizer" ? Offload::optimizer : s == "optimizer+params" ? Offload::optimizer_params : Offload::none;
+}
+Schedule schedule_of(const std::string& s) {
+    return s == "gpipe" ? Schedule::gpipe
+           : s == "interleaved" ? Schedule::interleaved
+           : s == "zero-bubble" ? Schedule::zero_bubble
+                                : Schedule::one_f_one_b;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> parse_batch_range(const std::string& text, const std::string& what) {
+    const auto colon = text.find(':');
+    std::int64_t a = 0, b = 0;
+    bool ok = colon != std::string::npos;
+    if (ok) {
+        try {
+            std::size_t ia = 0, ib = 0;
+            a = std::stoll(text.substr(0, colon), &ia);
+            b = std::stoll(text.substr(colon + 1), &ib);
+            ok = ia == colon && ib == text.size() - colon - 1 && a >= 1 && b >= a;
+        } catch (...) {
+            ok = false;
+        }
+    }
+    std::vector<std::int64_t> out;
+    if (ok)
+        for (std::int64_t p = 1; p <= b; p *= 2)
+            if (p >= a) out.push_back(p);
+    if (!ok || out.empty())
+        throw ConfigError(fmt::format("{}: \"{}\": expected a:b with 1 <= a <= b spanning at least one power of two",
+                                      what, text));
+    return out;
+}
+
+SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir, const Database& db) {
+    Problems pr;
+    if (!j_in.is_object()) {
+        pr.add("", j_in, "a scenario object");
+        pr.raise();
+    }
+    Json j = j_in;
+    SearchRequest req;
+    auto& sp = req.space;
+    auto& opt = req.options;
+    std::optional<bool> ogr, opg, tco;
+
+    if (j.contains("parallel")) {
+        ObjectReader r(j["parallel"], "/parallel", pr);
+        if (r.ok()) {
+            sp.tp = int_list<int>(r, "tp", 1, 1 << 20);
+            sp.pp = int_list<int>(r, "pp", 1, 1 << 20);
+            sp.cp = int_list<int>(r, "cp", 1, 1 << 20);
+            sp.ep = int_list<int>(r, "ep", 1, 1 << 20);
+            sp.vp = int_list<int>(r, "vp", 1, 1 << 20);
+            sp.dp = int_list<int>(r, "dp", 1, 1 << 24);
+            sp.zero = int_list<int>(r, "zero", 0, 3);
+            sp.sequence_parallel = r.boolean("sequence_parallel");
+            const auto sch = string_list(r, "schedule", {"gpipe", "1f1b", "interleaved", "zero-bubble"});
+            if (!sch.empty()) {
+                sp.schedules.clear();
+                for (const auto& s : sch) sp.schedules.push_back(schedule_of(s));
+            }
+            ogr = r.boolean("overlap_grad_reduce");
+            opg = r.boolean("overlap_param_gather");
+            tco = r.boolean("tp_comm_overlap");
+            r.finish();
+        }
+        j.erase("parallel");
+    }
+    if (j.contains("training") && j["training"].is_object()) {
+        Json& t = j["training"];
+        Json sub = Json::object();
+        for (const char* k : {"micro_batch", "recompute", "offload"})
+            if (t.contains(k)) {
+                sub[k] = t[k];
+                t.erase(k);
+            }
+        ObjectReader r(sub, "/training", pr);
+        sp.micro_batch = int_list<std::int64_t>(r, "micro_batch", 1, 1 << 30);
+        const auto rc = string_list(r, "recompute", {"none", "selective", "full"});
+        if (!rc.empty()) {
+            sp.recompute.clear();
+            for (const auto& s : rc) sp.recompute.push_back(recompute_of(s));
+        }
+        const auto off = string_list(r, "offload", {"none", "optimizer", "optimizer+params"});
+        if (!off.empty()) {
+            sp.offload.clear();
+            for (const auto& s : off) sp.offload.push_back(offload_of(s));
+        }
+        r.finish();
+    }
+    bool batch_from_search = false;
+    if (j.contains("search")) {
+        ObjectReader r(j["search"], "/search", pr);
+        if (r.ok()) {
+            if (auto v = r.integer("max_gpus", 1, 1 << 24)) sp.max_gpus = static_cast<int>(*v);
+            if (auto v = r.integer("min_gpus", 1, 1 << 24)) sp.min_gpus = static_cast<int>(*v);
+            if (auto v = r.number("memory_headroom", 0.0, true)) sp.memory_headroom = *v;
+            if (auto v = r.integer("max_tp", 1, 1 << 20)) sp.max_tp = static_cast<int>(*v);
+            if (auto v = r.integer("min_pp", 1, 1 << 20)) sp.min_pp = static_cast<int>(*v);
+            if (auto v = r.integer("max_pp", 1, 1 << 20)) sp.max_pp = static_cast<int>(*v);
+            if (auto v = r.choice("objective", {"time", "cost", "per-gpu"})) objective_from_string(*v, opt.objective);
+            if (auto v = r.integer("top_k", 1, 100000)) opt.top_k = static_cast<int>(*v);
+            if (auto v = r.integer("confirm", 0, 100000)) opt.confirm = static_cast<int>(*v);
+            if (auto v = r.boolean("allow_cross_node_tp")) sp.allow_cross_node_tp = *v;
+            if (auto v = r.number("price_per_gpu_hour", 0.0, true)) opt.price_per_gpu_hour = *v;
+            if (const Json* gb = r.get("global_batch")) {
+                batch_from_search = true;
+                if (gb->is_number_integer() && gb->get<std::int64_t>() >= 1) {
+                    sp.global_batches = {gb->get<std::int64_t>()};
+                } else if (gb->is_string()) {
+                    try {
+                        sp.global_batches = parse_batch_range(gb->get<std::string>(), "/search/global_batch");
+                    } catch (const ConfigError& e) {
+                        for (const auto& l : e.problems()) pr.add_raw(l);
+                    }
+                } else if (gb->is_array() && gb->size() == 2 && (*gb)[0].is_number_integer() &&
+                           (*gb)[1].is_number_integer()) {
+                    try {
+                        sp.global_batches = parse_batch_range(
+                            fmt::format("{}:{}", (*gb)[0].get<std::int64_t>(), (*gb)[1].get<std::int64_t>()),
+                            "/search/global_batch");
+                    } catch (const ConfigError& e) {
+                        for (const auto& l : e.problems()) pr.add_raw(l);
+                    }
+                } else {
+                    pr.add(r.ptr("global_batch"), *gb, "a positive integer, \"a:b\" or [a, b] (powers of two in a..b)");
+                }
+            }
+            r.finish();
+        }
+        j.erase("search");
+    }
+    // GPUs: a fixed count, or every count up to search.max_gpus.
+    if (j.contains("gpus")) {
+        const Json& g = j["gpus"];
+        if (g.is_number_integer() && g.get<std::int64_t>() >= 1 && g.get<std::int64_t>() <= (1 << 24))
+            sp.gpu_counts = {static_cast<int>(g.get<std::int64_t>())};
+        else
+            pr.add("/gpus", g, "a positive integer (total accelerators)");
+    } else if (sp.max_gpus == 0) {
+        pr.add_raw("/gpus: missing: expected the total number of accelerators (or search.max_gpus)");
+    }
+    if (!batch_from_search) {
+        const bool has = j.contains("training") && j["training"].is_object() && j["training"].contains("global_batch");
+        if (has && j["training"]["global_batch"].is_number_integer() && j["training"]["global_batch"].get<std::int64_t>() >= 1)
+            sp.global_batches = {j["training"]["global_batch"].get<std::int64_t>()};
+        else if (!has)
+            pr.add_raw("/training/global_batch: missing: expected the global batch (sequences), or search.global_batch");
+    }
+    pr.raise_if_any();
+    // The rest is an ordinary scenario on one GPU (the layout is what we search).
+    j["gpus"] = 1;
+    if (j.contains("training") && j["training"].is_object()) j["training"].erase("global_batch");
+    req.base = parse_scenario(j, base_dir, db);
+    if (ogr) req.base.parallel.overlap_grad_reduce = *ogr;
+    if (opg) req.base.parallel.overlap_param_gather = *opg;
+    if (tco) req.base.parallel.tp_comm_overlap = *tco;
+    if (!sp.gpu_counts.empty()) req.base.gpus = sp.gpu_counts.front();
+    return req;
+}
+
+}  // namespace llmsim::search

@@ -1,0 +1,93 @@
+// Chinchilla scaling laws (cost_models/scaling_laws.hpp): Hoffmann et al. 2022 Table 3 (Approach 1)
+// reproduced by the log-log interpolation; Approach 3's closed form consistent with C = 6·N·D and
+// with minimising L(N, D) along the budget; loss monotone; which fit reproduces which row.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "cost_models/scaling_laws.hpp"
+
+using namespace llmsim;
+
+TEST_CASE("Approach 1 interpolation reproduces Hoffmann Table 3 exactly at its rows", "[scaling]") {
+    for (const auto& r : chinchilla_table3()) {
+        const auto byc = optimal_for_compute(ScalingFit::approach1, r.flops);
+        CHECK(byc.params == Approx(r.params).epsilon(1e-12));
+        CHECK(byc.tokens == Approx(r.tokens).epsilon(1e-12));
+        const auto byn = optimal_for_params(ScalingFit::approach1, r.params);
+        CHECK(byn.flops == Approx(r.flops).epsilon(1e-12));
+        CHECK(byn.tokens == Approx(r.tokens).epsilon(1e-12));
+        const auto byd = optimal_for_tokens(ScalingFit::approach1, r.tokens);
+        CHECK(byd.params == Approx(r.params).epsilon(1e-12));
+        // Table 3 itself satisfies C ≈ 6ND within 5% (the 67B row is 0.96).
+        CHECK(6.0 * r.params * r.tokens == Approx(r.flops).epsilon(0.05));
+        CHECK(byc.tokens_per_param() == Approx(20.0).epsilon(0.15));
+    }
+    // Between rows: monotone and inside the bracketing rows.
+    const auto mid = optimal_for_compute(ScalingFit::approach1, 1e24);
+    CHECK(mid.params > 67e9);
+    CHECK(mid.params < 175e9);
+}
+
+TEST_CASE("Approach 3 closed form: 6·N_opt·D_opt = C and N_opt minimises the loss on the budget", "[scaling]") {
+    for (ScalingFit f : {ScalingFit::hoffmann, ScalingFit::hoffmann_unrounded, ScalingFit::epoch}) {
+        const LossFit k = loss_fit(f);
+        for (double c : {1e19, 5.76e23, 3.85e24, 1e26, 1e28}) {
+            const auto p = optimal_for_compute(f, c);
+            CHECK(6.0 * p.params * p.tokens == Approx(c).epsilon(1e-12));
+            // Perturbing N along the budget raises the loss.
+            for (double s : {0.8, 1.25}) {
+                const double n = p.params * s;
+                CHECK(chinchilla_loss(k, n, c / (6.0 * n)) > p.loss);
+            }
+            // The inverse queries land on the same point.
+            CHECK(optimal_for_params(f, p.params).flops == Approx(c).epsilon(1e-9));
+            CHECK(optimal_for_tokens(f, p.tokens).flops == Approx(c).epsilon(1e-9));
+        }
+    }
+    // Hoffmann's exponents: N_opt ∝ C^0.45, D_opt ∝ C^0.55 (Table 2: a = 0.46, b = 0.54).
+    const auto a = optimal_for_compute(ScalingFit::hoffmann, 1e22);
+    const auto b = optimal_for_compute(ScalingFit::hoffmann, 1e24);
+    CHECK(std::log(b.params / a.params) / std::log(100.0) == Approx(0.28 / 0.62).epsilon(1e-9));
+}
+
+TEST_CASE("which fit reproduces which Table 3 row (within 5%)", "[scaling]") {
+    // Epoch's replication lands within 5% of Approach 1 only around 10B parameters (1.23e22 FLOPs);
+    // the printed Approach 3 constants predict models 23-70% smaller (the paper's own finding:
+    // Approach 3 favours smaller models, 40B at Gopher's budget with the unrounded constants).
+    const auto& rows = chinchilla_table3();
+    const auto e10 = optimal_for_compute(ScalingFit::epoch, rows[2].flops);
+    CHECK(e10.params == Approx(rows[2].params).epsilon(0.05));
+    CHECK(e10.tokens == Approx(rows[2].tokens).epsilon(0.05));
+    for (const auto& r : rows) {
+        const auto h = optimal_for_compute(ScalingFit::hoffmann, r.flops);
+        CHECK(h.params < 0.8 * r.params);
+        const auto ep = optimal_for_compute(ScalingFit::epoch, r.flops);
+        CHECK(ep.params == Approx(r.params).epsilon(0.25));
+    }
+    const auto gopher = optimal_for_compute(ScalingFit::hoffmann_unrounded, 5.76e23);
+    CHECK(gopher.params == Approx(40e9).epsilon(0.05));
+}
+
+TEST_CASE("Chinchilla loss is monotone in N and D and tends to E", "[scaling]") {
+    for (ScalingFit f : {ScalingFit::hoffmann, ScalingFit::epoch}) {
+        const LossFit k = loss_fit(f);
+        double prev = 1e9;
+        for (double n = 1e7; n < 1e14; n *= 3) {
+            const double l = chinchilla_loss(k, n, 1e12);
+            CHECK(l < prev);
+            prev = l;
+        }
+        prev = 1e9;
+        for (double d = 1e8; d < 1e16; d *= 3) {
+            const double l = chinchilla_loss(k, 1e10, d);
+            CHECK(l < prev);
+            prev = l;
+        }
+        CHECK(chinchilla_loss(k, 1e30, 1e30) == Approx(k.E).epsilon(1e-6));
+        // Along the compute-optimal frontier loss falls as compute grows.
+        CHECK(optimal_for_compute(f, 1e25).loss < optimal_for_compute(f, 1e23).loss);
+    }
+    // Chinchilla itself (70B, 1.4T tokens) under Hoffmann's fit: about 1.94 nats.
+    CHECK(chinchilla_loss(loss_fit(ScalingFit::hoffmann), 70e9, 1.4e12) == Approx(1.94).epsilon(0.01));
+}

@@ -1,0 +1,347 @@
+// The layout search (sim/search/search.hpp): the best layout of a small space found by brute force
+// over estimate_step() and training_memory(); every leaf counted once; results independent of the
+// thread count; a larger GPU budget never makes the best worse; memory rejections really exceed
+// capacity; published layouts are never better than what the search finds; the scenario reader.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "cost_models/memory.hpp"
+#include "cost_models/step_time.hpp"
+#include "hardware_db/database.hpp"
+#include "hardware_db/errors.hpp"
+#include "hardware_db/scenario.hpp"
+#include "sim/search/search.hpp"
+#include "sim/search/search_spec.hpp"
+
+using namespace llmsim;
+using namespace llmsim::search;
+
+namespace {
+
+ModelSpec small_model() {
+    ModelSpec m;
+    m.name = "test-3b";
+    m.layers = 12;
+    m.hidden = 4096;
+    m.heads = 32;
+    m.kv_heads = 8;
+    m.head_dim = 128;
+    m.ffn_hidden = 14336;
+    m.vocab = 32000;
+    m.mlp = MlpKind::swiglu;
+    m.norm = NormKind::rmsnorm;
+    m.position = PositionKind::rope;
+    m.bias = false;
+    m.dropout = false;
+    return m;
+}
+
+Scenario small_base() {
+    Scenario s;
+    s.model = small_model();
+    s.system = Database::builtin().system("dgx-a100-40gb");
+    s.training.seq_len = 4096;
+    s.training.precision = Precision::bf16;
+    return s;
+}
+
+template <class T>
+std::vector<T> divs(T n) {
+    std::vector<T> out;
+    for (T d = 1; d <= n; ++d)
+        if (n % d == 0) out.push_back(d);
+    return out;
+}
+
+struct Brute {
+    std::int64_t evaluated = 0, oom = 0;
+    Candidate best;
+    double best_obj = 1e300, best_step = 0;
+};
+
+// The search's rules written out plainly, priced by the exact (slow) path.
+Brute brute_force(const Scenario& base, int gpus, std::int64_t gb) {
+    Brute b;
+    const auto& m = base.model;
+    for (int tp : divs(gpus))
+        for (int cp : divs(gpus / tp))
+            for (int pp : divs(gpus / (tp * cp))) {
+                const int dp = gpus / (tp * cp * pp);
+                if (tp > base.system.scaleup_domain || pp > m.layers) continue;
+                for (int zero = 0; zero <= 3; ++zero) {
+                    if (zero > 0 && dp * cp == 1) continue;
+                    for (Offload off : {Offload::none, Offload::optimizer}) {
+                        if (gb % dp != 0) continue;
+                        for (std::int64_t mb : divs<std::int64_t>(gb / dp))
+                            for (int spi = 0; spi < (tp > 1 ? 2 : 1); ++spi)
+                                for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+                                    std::vector<std::pair<Schedule, int>> sch;
+                                    if (pp == 1) sch.emplace_back(Schedule::one_f_one_b, 1);
+                                    else {
+                                        sch.emplace_back(Schedule::one_f_one_b, 1);
+                                        sch.emplace_back(Schedule::zero_bubble, 1);
+                                        for (int v = 2; v * pp <= m.layers; ++v) sch.emplace_back(Schedule::interleaved, v);
+                                    }
+                                    for (auto [s, vp] : sch) {
+                                        Candidate c{gpus, tp, pp, dp, cp, 1, vp, zero, spi == 1, s, rc, off, mb, gb};
+                                        const Scenario sc = apply_candidate(base, c);
+                                        Problems pr;
+                                        check_layout(sc.model, sc.gpus, sc.parallel, sc.training, pr);
+                                        if (!pr.empty()) continue;
+                                        const std::int64_t micro = gb / (mb * dp);
+                                        if (s == Schedule::interleaved && micro % pp != 0) continue;
+                                        const auto mem = training_memory(sc);
+                                        if (!mem.fits) {
+                                            ++b.oom;
+                                            continue;
+                                        }
+                                        const auto e = estimate_step(sc);
+                                        ++b.evaluated;
+                                        const double obj = e.step_time_s / e.tokens_per_step;
+                                        if (obj < b.best_obj || (obj == b.best_obj && c < b.best)) {
+                                            b.best_obj = obj;
+                                            b.best = c;
+                                            b.best_step = e.step_time_s;
+                                        }
+                                    }
+                                }
+                    }
+                }
+            }
+    return b;
+}
+
+SearchSpace fixed(int gpus, std::int64_t gb) {
+    SearchSpace sp;
+    sp.gpu_counts = {gpus};
+    sp.global_batches = {gb};
+    return sp;
+}
+
+}  // namespace
+
+TEST_CASE("search finds the brute-force best of a small space and counts every leaf once", "[search]") {
+    const Scenario base = small_base();
+    const int gpus = 8;
+    const std::int64_t gb = 16;
+    const Brute b = brute_force(base, gpus, gb);
+    REQUIRE(b.evaluated > 100);
+    REQUIRE(b.oom > 0);   // memory matters in this space
+    SearchOptions o;
+    o.threads = 2;
+    o.top_k = 5;
+    const auto r = run_search(base, fixed(gpus, gb), o);
+    CHECK(r.evaluated == b.evaluated);
+    REQUIRE(!r.top.empty());
+    CHECK(r.top.front().c == b.best);
+    CHECK(r.top.front().time.step_time_s == Approx(b.best_step).epsilon(1e-9));
+    std::int64_t oom = 0;
+    for (const auto& [k, v] : r.rejected)
+        if (k.rfind("out of memory", 0) == 0) oom += v;
+    CHECK(oom == b.oom);
+    // Ranked best first, and the Pareto front holds the fastest layout.
+    for (std::size_t i = 1; i < r.top.size(); ++i) CHECK(r.top[i - 1].objective <= r.top[i].objective);
+    REQUIRE(!r.pareto.empty());
+    CHECK(r.pareto.front().time.tokens_per_s == Approx(r.top.front().time.tokens_per_s));
+    // No Pareto point dominates another.
+    for (const auto& x : r.pareto)
+        for (const auto& y : r.pareto)
+            if (!(x.c == y.c))
+                CHECK_FALSE((x.time.tokens_per_s >= y.time.tokens_per_s && x.memory.total_bytes <= y.memory.total_bytes &&
+                             x.c.gpus <= y.c.gpus &&
+                             (x.time.tokens_per_s > y.time.tokens_per_s || x.memory.total_bytes < y.memory.total_bytes ||
+                              x.c.gpus < y.c.gpus)));
+}
+
+TEST_CASE("every leaf is counted once: rejections by rule on a model that restricts tp", "[search]") {
+    Scenario base = small_base();
+    base.model.heads = 24;       // tp 8 and 16 do not divide 24 heads
+    base.model.kv_heads = 24;
+    base.model.head_dim = 128;
+    base.model.hidden = 3072;
+    base.model.ffn_hidden = 12288;
+    SearchSpace sp = fixed(16, 32);
+    sp.allow_cross_node_tp = true;
+    SearchOptions o;
+    o.threads = 1;
+    std::int64_t leaves = 0;
+    std::mutex mu;
+    o.on_leaf = [&](const Candidate& c, bool) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++leaves;
+        (void)c;
+    };
+    const auto r = run_search(base, sp, o);
+    CHECK(r.rejected.count("tp does not divide heads (24)") == 1);
+    CHECK(r.rejected.at("tp does not divide heads (24)") > 0);
+    // Leaves reaching the memory check = evaluated + memory/host rejections.
+    std::int64_t mem = 0;
+    for (const auto& [k, v] : r.rejected)
+        if (k.rfind("out of memory", 0) == 0 || k.rfind("out of host", 0) == 0) mem += v;
+    CHECK(leaves == r.evaluated + mem);
+    // Without the cross-node allowance tp 16 is rejected by the domain rule first.
+    SearchSpace sp2 = fixed(16, 32);
+    const auto r2 = run_search(base, sp2, SearchOptions{});
+    CHECK(r2.rejected.count("tp above the scale-up domain (8)") == 1);
+    CHECK(r2.considered() == r.considered());
+}
+
+TEST_CASE("results do not depend on the thread count", "[search]") {
+    const Scenario base = small_base();
+    SearchSpace sp;
+    sp.max_gpus = 32;
+    sp.min_gpus = 8;
+    sp.global_batches = {32, 64};
+    auto run = [&](int threads) {
+        SearchOptions o;
+        o.threads = threads;
+        o.top_k = 20;
+        return run_search(base, sp, o);
+    };
+    const auto a = run(1), b = run(3);
+    CHECK(a.evaluated == b.evaluated);
+    CHECK(a.rejected == b.rejected);
+    REQUIRE(a.top.size() == b.top.size());
+    for (std::size_t i = 0; i < a.top.size(); ++i) {
+        CHECK(a.top[i].c == b.top[i].c);
+        CHECK(a.top[i].objective == b.top[i].objective);
+    }
+    REQUIRE(a.pareto.size() == b.pareto.size());
+    for (std::size_t i = 0; i < a.pareto.size(); ++i) CHECK(a.pareto[i].c == b.pareto[i].c);
+}
+
+TEST_CASE("a larger GPU budget never makes the best result worse (--max-gpus)", "[search]") {
+    const Scenario base = small_base();
+    for (Objective obj : {Objective::time, Objective::cost}) {
+        double prev = 1e300;
+        for (int g : {4, 8, 16, 32, 64}) {
+            SearchSpace sp;
+            sp.max_gpus = g;
+            sp.global_batches = {64};
+            SearchOptions o;
+            o.objective = obj;
+            o.top_k = 1;
+            const auto r = run_search(base, sp, o);
+            if (r.top.empty()) continue;
+            CHECK(r.top.front().objective <= prev);
+            prev = r.top.front().objective;
+        }
+        CHECK(prev < 1e300);
+    }
+    CHECK(gpu_counts_up_to(64) == std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64});
+}
+
+TEST_CASE("a layout rejected for memory really exceeds capacity; an accepted one fits", "[search]") {
+    const Scenario base = small_base();
+    SearchSpace sp = fixed(8, 32);
+    sp.memory_headroom = 0;
+    SearchOptions o;
+    o.threads = 1;
+    std::vector<std::pair<Candidate, bool>> leaves;
+    o.on_leaf = [&](const Candidate& c, bool fits) { leaves.emplace_back(c, fits); };
+    run_search(base, sp, o);
+    REQUIRE(leaves.size() > 100);
+    int checked_out = 0, checked_in = 0;
+    for (std::size_t i = 0; i < leaves.size(); i += 7) {
+        const auto& [c, fits] = leaves[i];
+        const Scenario s = apply_candidate(base, c);
+        Problems pr;
+        check_layout(s.model, s.gpus, s.parallel, s.training, pr);
+        CHECK(pr.empty());
+        const auto mem = training_memory(s);
+        CHECK(mem.fits == fits);
+        if (!fits) {
+            CHECK(mem.total_bytes > mem.capacity_bytes);
+            ++checked_out;
+        } else {
+            ++checked_in;
+        }
+    }
+    CHECK(checked_out > 0);
+    CHECK(checked_in > 0);
+    // Headroom as a fraction tightens the limit.
+    SearchSpace tight = fixed(8, 32);
+    tight.memory_headroom = 0.25;
+    const auto rt = run_search(base, tight, SearchOptions{});
+    const auto rl = run_search(base, fixed(8, 32), SearchOptions{});
+    CHECK(rt.evaluated < rl.evaluated);
+    for (const auto& e : rt.top) CHECK(e.memory.total_bytes <= 0.75 * base.system.gpu.hbm_capacity_bytes);
+    CHECK(memory_limit(80.0, 0.25) == Approx(60.0));
+    CHECK(memory_limit(80.0, 10.0) == Approx(70.0));
+}
+
+TEST_CASE("the search never loses to a published layout (consistency on training.json)", "[search][validation]") {
+    std::ifstream in(std::string(LLMSIM_SHARED_DIR) + "/validation/training.json");
+    if (!in) {
+        WARN("validation/training.json not found; skipped");
+        return;
+    }
+    const Json all = Json::parse(in);
+    const std::set<std::string> ids{"MLM21-T1-01", "NEMO2407-05", "MOSAIC-H100-03", "KOR22-T5-22B-SP+SEL",
+                                    "NEMO2407-11"};
+    int ran = 0;
+    for (const auto& c : all["cases"]) {
+        const std::string id = c["id"];
+        if (!ids.count(id)) continue;
+        INFO(id);
+        const Scenario pub = parse_scenario(c["scenario"]);
+        const auto ref = estimate_step(pub);
+        SearchOptions o;
+        o.top_k = 1;
+        const auto r = run_search(pub, fixed(pub.gpus, pub.training.global_batch), o);
+        REQUIRE(!r.top.empty());
+        if (ref.memory.fits) CHECK(r.top.front().time.step_time_s <= ref.step_time_s * (1 + 1e-9));
+        ++ran;
+    }
+    CHECK(ran == static_cast<int>(ids.size()));
+}
+
+TEST_CASE("search request: parallel block as constraints, search block, strict keys", "[search][spec]") {
+    const Json j = Json::parse(R"({
+        "model": "gpt3-1.3b", "system": "dgx-a100-80gb",
+        "parallel": {"tp": [1, 2], "zero": 1, "schedule": ["1f1b"], "sequence_parallel": true},
+        "training": {"seq_len": 2048, "recompute": ["selective", "full"], "micro_batch": 2},
+        "search": {"max_gpus": 64, "memory_headroom": 0.1, "max_pp": 4, "objective": "cost", "top_k": 3,
+                   "global_batch": "128:512"}
+    })");
+    const auto req = parse_search_request(j);
+    CHECK(req.space.tp == std::vector<int>{1, 2});
+    CHECK(req.space.zero == std::vector<int>{1});
+    CHECK(req.space.schedules == std::vector<Schedule>{Schedule::one_f_one_b});
+    CHECK(req.space.recompute == std::vector<Recompute>{Recompute::selective, Recompute::full});
+    CHECK(req.space.micro_batch == std::vector<std::int64_t>{2});
+    CHECK(req.space.global_batches == std::vector<std::int64_t>{128, 256, 512});
+    CHECK(req.space.max_gpus == 64);
+    CHECK(req.space.max_pp == 4);
+    CHECK(req.options.objective == Objective::cost);
+    CHECK(req.options.top_k == 3);
+    CHECK(req.space.sequence_parallel == std::optional<bool>(true));
+    const auto r = run_search(req.base, req.space, req.options);
+    REQUIRE(!r.top.empty());
+    for (const auto& e : r.top) {
+        CHECK(e.c.zero == 1);
+        CHECK(e.c.tp <= 2);
+        CHECK(e.c.pp <= 4);
+        CHECK(e.c.micro_batch == 2);
+        CHECK(e.c.recompute != Recompute::none);
+    }
+    Json bad = j;
+    bad["search"]["max_gpu"] = 8;
+    bad["parallel"]["tp"] = "eight";
+    try {
+        parse_search_request(bad);
+        FAIL("expected ConfigError");
+    } catch (const ConfigError& e) {
+        std::string all;
+        for (const auto& l : e.problems()) all += l + "\n";
+        CHECK(all.find("/search/max_gpu") != std::string::npos);
+        CHECK(all.find("/parallel/tp") != std::string::npos);
+    }
+    CHECK(parse_batch_range("100:1000", "x") == std::vector<std::int64_t>{128, 256, 512});
+    CHECK_THROWS_AS(parse_batch_range("9:15", "x"), ConfigError);
+}
