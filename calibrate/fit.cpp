@@ -1,5 +1,7 @@
 #include "calibrate/fit.hpp"
 
+#include "cost_models/roofline.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -139,17 +141,10 @@ LinearFit robust_relative_lsq(const std::vector<std::vector<double>>& X, const s
 // Model helpers
 // ------------------------------------------------------------------------------------------------
 
-double gemm_waves(std::int64_t m, std::int64_t n, std::int64_t batch, int sm_count, int tile_m, int tile_n) {
-    const double tiles = static_cast<double>(batch) * std::ceil(static_cast<double>(m) / tile_m) *
-                         std::ceil(static_cast<double>(n) / tile_n);
-    return std::ceil(tiles / sm_count);
-}
-
 double gemm_wave_efficiency(std::int64_t m, std::int64_t n, std::int64_t batch, int sm_count, int tile_m, int tile_n) {
-    const double waves = gemm_waves(m, n, batch, sm_count, tile_m, tile_n);
-    if (waves <= 0) return 0;
-    return static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) /
-           (waves * sm_count * static_cast<double>(tile_m) * tile_n);
+    // The cost model's own formula (cost_models/roofline.cpp), so fits and predictions agree.
+    return wave_efficiency(static_cast<double>(m), static_cast<double>(n), tile_m, tile_n, sm_count,
+                           static_cast<double>(batch));
 }
 
 double gemm_model_time_s(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double peak_flops,

@@ -52,7 +52,6 @@ double median(std::vector<double> v);
 
 // Wave quantisation of a GEMM of `batch` (M×N) outputs tiled tile_m×tile_n on sm_count SMs:
 // waves = ceil(batch·ceil(M/tile_m)·ceil(N/tile_n) / sm_count), f_wave = batch·M·N / (waves·sm·tile_m·tile_n).
-double gemm_waves(std::int64_t m, std::int64_t n, std::int64_t batch, int sm_count, int tile_m, int tile_n);
 double gemm_wave_efficiency(std::int64_t m, std::int64_t n, std::int64_t batch, int sm_count, int tile_m, int tile_n);
 // GEMM time (s) = 2·batch·M·N·K / (peak · gemm_max · f_wave · K/(K + k_half)).
 double gemm_model_time_s(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double peak_flops,

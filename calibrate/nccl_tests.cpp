@@ -1,5 +1,7 @@
 #include "calibrate/nccl_tests.hpp"
 
+#include "cost_models/collectives.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -651,12 +653,13 @@ NcclTestsFile parse_json_form(const nlohmann::json& j, const std::string& source
 
 std::optional<double> nccl_bus_factor(const std::string& c, int n) {
     if (n < 1) return std::nullopt;
-    double nn = n;
-    if (c == "all_reduce") return 2.0 * (nn - 1) / nn;
-    if (c == "all_gather" || c == "reduce_scatter" || c == "alltoall" || c == "gather" || c == "scatter" ||
-        c == "hypercube")
-        return (nn - 1) / nn;
-    if (c == "broadcast" || c == "reduce" || c == "sendrecv") return 1.0;
+    // nccl-tests names -> the cost model's collectives (cost_models/collectives.cpp busbw_factor).
+    if (c == "all_reduce") return busbw_factor(Collective::all_reduce, n);
+    if (c == "all_gather" || c == "gather" || c == "hypercube") return busbw_factor(Collective::all_gather, n);
+    if (c == "reduce_scatter" || c == "scatter") return busbw_factor(Collective::reduce_scatter, n);
+    if (c == "alltoall") return busbw_factor(Collective::all_to_all, n);
+    if (c == "broadcast" || c == "reduce") return busbw_factor(Collective::broadcast, n);
+    if (c == "sendrecv") return busbw_factor(Collective::send_recv, n);
     return std::nullopt;
 }
 

@@ -15,19 +15,20 @@ int effective_tile(double extent, int tile) {
 }
 }  // namespace
 
-double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count) {
+double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count, double batch) {
     if (m <= 0 || n <= 0) return 1.0;
+    batch = std::max(1.0, batch);
     tile_m = effective_tile(m, tile_m);
     tile_n = effective_tile(n, tile_n);
-    const double tiles = std::ceil(m / tile_m) * std::ceil(n / tile_n);
+    const double tiles = batch * std::ceil(m / tile_m) * std::ceil(n / tile_n);
     const double sms = std::max(1, sm_count);
     const double waves = std::ceil(tiles / sms);
-    return (m * n) / (waves * sms * tile_m * tile_n);
+    return batch * m * n / (waves * sms * tile_m * tile_n);
 }
 
-double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k) {
+double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) {
     const auto& e = a.efficiency;
-    const double wave = wave_efficiency(m, n, e.gemm_tile_m, e.gemm_tile_n, a.sm_count);
+    const double wave = wave_efficiency(m, n, e.gemm_tile_m, e.gemm_tile_n, a.sm_count, batch);
     const double depth = k / (k + e.gemm_k_half);
     return a.gemm_max(p) * wave * depth;
 }
@@ -44,8 +45,7 @@ KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, 
     const double out_b = p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0;
     t.bytes = batch * ((m * k + k * n) * in_b + m * n * out_b);
     const double peak = a.peak(p) > 0 ? a.peak(p) : a.peak(Precision::bf16);
-    // A grouped GEMM keeps all SMs busy across its members: quantise over the whole batch.
-    const double eff = gemm_efficiency(a, p, m * std::max(1.0, batch), n, k);
+    const double eff = gemm_efficiency(a, p, m, n, k, batch);
     const double compute = t.flops / (peak * std::max(eff, 1e-6));
     const double memory = t.bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency);
     t.compute_bound = compute >= memory;

@@ -18,11 +18,13 @@ struct KernelTime {
 // Fraction of useful tile work when an M×N output is cut into tile_m×tile_n tiles (shrunk for skinny
 // shapes, as GEMM libraries do) and scheduled in
 // waves over `sm_count` SMs: M·N / (waves · sm_count · tile_m · tile_n).
-double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count);
+// A batched (grouped) GEMM tiles each of its `batch` members separately and schedules all tiles
+// together.
+double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count, double batch = 1.0);
 
 // Fraction of the dense peak a GEMM of this shape reaches:
 // gemm_max[precision] · wave_efficiency · K / (K + gemm_k_half).
-double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k);
+double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch = 1.0);
 
 // C[M×N] = A[M×K]·B[K×N], `batch` independent GEMMs of that shape (grouped/batched).
 KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch = 1.0);

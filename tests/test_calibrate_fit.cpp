@@ -146,16 +146,16 @@ TEST_CASE("robust_relative_lsq recovers a line exactly and rejects a 10x outlier
 }
 
 TEST_CASE("wave quantisation: f_wave = M·N / (waves · sm · tile_m · tile_n)", "[calibrate][fit]") {
-    // 132 tiles of 128x128 on 132 SMs: exactly one full wave.
-    CHECK(gemm_waves(128 * 12, 128 * 11, 1, 132, 128, 128) == 1);
+    // 132 tiles of 128x128 on 132 SMs: exactly one full wave (the cost model's own formula).
     CHECK(gemm_wave_efficiency(128 * 12, 128 * 11, 1, 132, 128, 128) == Approx(1.0));
     // 133 tiles: two waves, the second almost empty.
-    CHECK(gemm_waves(128 * 133, 128, 1, 132, 128, 128) == 2);
     CHECK(gemm_wave_efficiency(128 * 133, 128, 1, 132, 128, 128) == Approx(133.0 / 264));
-    // Partial tiles count as whole tiles.
-    CHECK(gemm_wave_efficiency(64, 64, 1, 132, 128, 128) == Approx(64.0 * 64 / (132.0 * 128 * 128)));
-    // Batches fill waves together.
-    CHECK(gemm_waves(128, 128, 264, 132, 128, 128) == 2);
+    // Skinny shapes get smaller tiles (64x64 here): one tile on one of 132 SMs.
+    CHECK(gemm_wave_efficiency(64, 64, 1, 132, 128, 128) == Approx(1.0 / 132));
+    // Partial tiles count as whole tiles: 200 rows use two 128-row tiles.
+    CHECK(gemm_wave_efficiency(200, 128 * 66, 1, 132, 128, 128) == Approx(200.0 / 256));
+    // Batches fill waves together: 264 single-tile members take two full waves.
+    CHECK(gemm_wave_efficiency(128, 128, 264, 132, 128, 128) == Approx(1.0));
     CHECK(collective_model_time_us(1e9, 1.75, 14, 8.4, 0.6, 350) == Approx(8.4 + 14 * 0.6 + 1e9 * 1.75 / 350e3));
 }
 
