@@ -65,6 +65,19 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     return a;
 }
 
+ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& t) {
+    ActivationQuery q;
+    q.seq_len = t.seq_len;
+    q.micro_batch = t.micro_batch;
+    q.tp = p.tp;
+    q.cp = p.cp;
+    q.sequence_parallel = p.sequence_parallel && p.tp > 1;
+    q.recompute = t.recompute;
+    q.flash_attention = t.flash_attention;
+    q.bytes_per_element = t.precision == Precision::fp32 ? 4.0 : 2.0;
+    return q;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Training memory
 // ---------------------------------------------------------------------------------------------
@@ -175,15 +188,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
     const bool lora = t.finetune.method != FinetuneConfig::Method::none;
     const double e = t.precision == Precision::fp32 ? 4.0 : 2.0;
 
-    ActivationQuery q;
-    q.seq_len = t.seq_len;
-    q.micro_batch = t.micro_batch;
-    q.tp = p.tp;
-    q.cp = p.cp;
-    q.sequence_parallel = p.sequence_parallel && p.tp > 1;
-    q.recompute = t.recompute;
-    q.flash_attention = t.flash_attention;
-    q.bytes_per_element = e;
+    ActivationQuery q = activation_query(p, t);
     const auto dense_act = layer_activations(m, q);
     q.moe_layer = true;
     const auto moe_act = layer_activations(m, q);

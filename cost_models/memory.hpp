@@ -34,6 +34,9 @@ struct LayerActivations {
 
 LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q);
 
+// The query of a dense layer under a training layout (set moe_layer for a MoE layer).
+ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& t);
+
 struct StageMemory {
     int stage = 0;
     int layers = 0;

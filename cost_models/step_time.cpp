@@ -440,9 +440,7 @@ StepCosts assemble_step_costs(const Scenario& s, const LayerCost& dense_cost, co
     return c;
 }
 
-namespace {
-
-const char* largest(const StepBreakdown& b) {
+const char* dominant_cost(const StepBreakdown& b) {
     const std::pair<double, const char*> parts[] = {
         {b.compute, "compute"},   {b.tp_comm, "tensor-parallel communication"},
         {b.cp_comm, "context-parallel communication"}, {b.ep_comm, "expert-parallel all-to-all"},
@@ -452,8 +450,6 @@ const char* largest(const StepBreakdown& b) {
                             [](const auto& x, const auto& y) { return x.first < y.first; })
         ->second;
 }
-
-}  // namespace
 
 void finish_estimate(const Scenario& s, StepEstimate& e, double pipeline_s, double bubble_s, int critical) {
     const auto& p = s.parallel;
@@ -496,7 +492,7 @@ void finish_estimate(const Scenario& s, StepEstimate& e, double pipeline_s, doub
     if (pipeline_s > accounted) b.bubble += pipeline_s - accounted;
     b.exposed_comm = b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm;
     e.bubble_fraction = e.step_time_s > 0 ? b.bubble / e.step_time_s : 0.0;
-    e.dominant = largest(b);
+    e.dominant = dominant_cost(b);
 
     e.flops = training_flops(s.model, s.training);
     e.tokens_per_step = e.flops.tokens_per_step;

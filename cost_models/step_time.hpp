@@ -127,6 +127,9 @@ struct StepEstimate {
 StepEstimate estimate_step(const Scenario& s);
 StepEstimate estimate_step(const Scenario& s, const StepCosts& costs);
 
+// The largest component of a breakdown, in words ("compute", "pipeline bubble", ...).
+const char* dominant_cost(const StepBreakdown& b);
+
 // Fills the report fields (MFU, breakdown, ...) from a pipeline time and bubble measured elsewhere
 // (the discrete-event simulator).
 void finish_estimate(const Scenario& s, StepEstimate& e, double pipeline_time_s, double bubble_s, int critical_stage);

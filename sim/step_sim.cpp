@@ -296,15 +296,7 @@ PipelineSetup make_setup(const Scenario& s, const StepCosts& costs, const SimOpt
     st.grads_reduce_scatter = p.zero >= 1;
 
     // One micro-batch's activations through each stage's layers (the memory model's per-layer bytes).
-    ActivationQuery q;
-    q.seq_len = t.seq_len;
-    q.micro_batch = t.micro_batch;
-    q.tp = p.tp;
-    q.cp = p.cp;
-    q.sequence_parallel = p.sequence_parallel && p.tp > 1;
-    q.recompute = t.recompute;
-    q.flash_attention = t.flash_attention;
-    q.bytes_per_element = t.precision == Precision::fp32 ? 4.0 : 2.0;
+    ActivationQuery q = activation_query(p, t);
     const double dense = layer_activations(s.model, q).total;
     q.moe_layer = true;
     const double moe = s.model.moe.enabled() ? layer_activations(s.model, q).total : 0.0;
@@ -315,20 +307,6 @@ PipelineSetup make_setup(const Scenario& s, const StepCosts& costs, const SimOpt
     return st;
 }
 
-namespace {
-
-const char* largest(const StepBreakdown& b) {
-    const std::pair<double, const char*> parts[] = {
-        {b.compute, "compute"},   {b.tp_comm, "tensor-parallel communication"},
-        {b.cp_comm, "context-parallel communication"}, {b.ep_comm, "expert-parallel all-to-all"},
-        {b.pp_comm, "pipeline send/recv"}, {b.dp_comm, "data-parallel communication"},
-        {b.bubble, "pipeline bubble"},     {b.optimizer, "optimizer step"}};
-    return std::max_element(std::begin(parts), std::end(parts),
-                            [](const auto& x, const auto& y) { return x.first < y.first; })
-        ->second;
-}
-
-}  // namespace
 
 StepEstimate simulate_step(const Scenario& s, const SimOptions& o, StepSimulator& sim) {
     StepCosts costs = step_costs(s);
@@ -354,7 +332,7 @@ StepEstimate simulate_step(const Scenario& s, const SimOptions& o, StepSimulator
                                    e.breakdown.pp_comm + e.breakdown.dp_comm;
         e.pipeline_time_s = r.pipeline_time_s;
         e.bubble_fraction = e.step_time_s > 0 ? e.breakdown.bubble / e.step_time_s : 0.0;
-        e.dominant = largest(e.breakdown);
+        e.dominant = dominant_cost(e.breakdown);
     }
     e.method = "simulator";
     return e;
