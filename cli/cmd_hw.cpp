@@ -31,7 +31,7 @@ std::string source_of(const std::map<std::string, Provenance>& prov, const std::
 void add_rows(Table& t, const Json& j, const std::string& prefix, const std::map<std::string, Provenance>& prov) {
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
-        if (it.key() == "provenance" || it.key() == "gpu" || it.key() == "name") continue;
+        if (it.key() == "provenance" || it.key() == "gpu" || it.key() == "name" || it.key() == "display_name") continue;
         if (it->is_object()) {
             add_rows(t, *it, key, prov);
             continue;
@@ -40,6 +40,10 @@ void add_rows(Table& t, const Json& j, const std::string& prefix, const std::map
         if (it->is_number_float()) v = fmt::format("{:.6g}", it->get<double>());
         t.row({key, v, source_of(prov, key)});
     }
+}
+
+std::string short_text(const std::string& s, std::size_t n = 60) {
+    return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 
 }  // namespace
@@ -58,18 +62,20 @@ void register_hw(CLI::App& app, Context& ctx) {
             return;
         }
         Table ts({"system", "accelerator", "per node", "scale-up GB/s", "scale-out GB/s", "description"});
+        ts.left(1).left(5);
         for (const auto& n : db.system_names()) {
             const auto s = db.system(n);
             ts.row({n, s.gpu.name, std::to_string(s.gpus_per_node), fmt::format("{:.0f}", s.intra_node_GBps),
-                    fmt::format("{:.1f}", s.inter_node_GBps), s.display_name});
+                    fmt::format("{:.1f}", s.inter_node_GBps), short_text(s.display_name)});
         }
         Table ta({"accelerator", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GiB", "HBM GB/s", "description"});
+        ta.left(5);
         for (const auto& n : db.accelerator_names()) {
             const auto a = db.accelerator(n);
             ta.row({n, fmt::format("{:.0f}", a.peak(Precision::bf16) / 1e12),
                     a.peak(Precision::fp8) > 0 ? fmt::format("{:.0f}", a.peak(Precision::fp8) / 1e12) : "-",
                     fmt::format("{:.1f}", a.hbm_capacity_bytes / (1 << 30) / 1.0), fmt::format("{:.0f}", a.hbm_GBps),
-                    a.display_name});
+                    short_text(a.display_name)});
         }
         std::cout << ts.str() << "\n" << ta.str();
         ctx.exit_code = 0;
@@ -95,8 +101,10 @@ void register_hw(CLI::App& app, Context& ctx) {
                 print_json(to_json(s, true));
             } else {
                 Table t({"system " + s.name, "value", "source"});
+                t.left(1).left(2);
                 add_rows(t, to_json(s, false), "", s.provenance);
                 Table g({"accelerator " + s.gpu.name, "value", "source"});
+                g.left(1).left(2);
                 add_rows(g, to_json(s.gpu, false), "", s.gpu.provenance);
                 std::cout << s.display_name << "\n" << t.str() << "\n" << s.gpu.display_name << "\n" << g.str();
             }
@@ -106,6 +114,7 @@ void register_hw(CLI::App& app, Context& ctx) {
                 print_json(to_json(a, true));
             } else {
                 Table g({"accelerator " + a.name, "value", "source"});
+                g.left(1).left(2);
                 add_rows(g, to_json(a, false), "", a.provenance);
                 std::cout << a.display_name << "\n" << g.str();
             }

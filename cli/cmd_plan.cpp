@@ -121,22 +121,59 @@ void register_plan(CLI::App& app, Context& ctx) {
         if (budget_kind == "compute_flops") {
             plan_for(c, pt, model, res);
         } else {
-            // Fixed point: the budget C whose compute-optimal model, at the throughput its best
-            // layout reaches, trains its Chinchilla tokens in the given time.
+            // The budget C whose compute-optimal model, at the throughput of its best layout,
+            // trains its tokens in the given time: the training time grows with C, so bracket it
+            // from a 40%-MFU guess and bisect in log C; keep the largest C that fits the time.
             const double peak = base.system.gpu.peak(*prec) * gpus;
-            c = 0.4 * peak * budget_seconds;   // first guess: 40% MFU (model FLOPs ≈ 6·N·D)
-            for (iterations = 1; iterations <= 12; ++iterations) {
-                plan_for(c, pt, model, res);
-                if (res.top.empty()) break;
-                const double tokens = res.top.front().time.tokens_per_s * budget_seconds;
-                const double next = std::sqrt(c * 6.0 * pt.params * tokens);
-                if (std::fabs(next / c - 1.0) < 0.002) {
-                    c = next;
-                    plan_for(c, pt, model, res);
-                    break;
+            auto seconds_for = [&](double cc, ScalingPoint& p2, ModelSpec& m2, search::SearchResult& r2) {
+                plan_for(cc, p2, m2, r2);
+                return r2.top.empty() ? INFINITY : p2.tokens / r2.top.front().time.tokens_per_s;
+            };
+            double best_c = 0;
+            auto consider = [&](double cc, double secs, const ScalingPoint& p2, const ModelSpec& m2,
+                                const search::SearchResult& r2) {
+                if (secs <= budget_seconds && cc > best_c) {
+                    best_c = cc;
+                    pt = p2;
+                    model = m2;
+                    res = r2;
                 }
-                c = next;
+            };
+            ScalingPoint p2;
+            ModelSpec m2;
+            search::SearchResult r2;
+            double lo = 0.4 * peak * budget_seconds;   // first guess: 40% MFU (model FLOPs ≈ 6·N·D)
+            double slo = seconds_for(lo, p2, m2, r2);
+            consider(lo, slo, p2, m2, r2);
+            double hi = lo;
+            iterations = 1;
+            if (slo <= budget_seconds) {
+                for (; iterations < 40; ++iterations) {
+                    hi *= 2;
+                    const double sh = seconds_for(hi, p2, m2, r2);
+                    consider(hi, sh, p2, m2, r2);
+                    if (sh > budget_seconds) break;
+                    lo = hi;
+                }
+            } else {
+                for (; iterations < 40; ++iterations) {
+                    lo /= 2;
+                    const double sl = seconds_for(lo, p2, m2, r2);
+                    consider(lo, sl, p2, m2, r2);
+                    if (sl <= budget_seconds) break;
+                    hi = lo;
+                }
             }
+            for (int k = 0; k < 14 && best_c > 0 && hi > lo; ++k, ++iterations) {
+                const double mid = std::sqrt(lo * hi);
+                const double sm = seconds_for(mid, p2, m2, r2);
+                consider(mid, sm, p2, m2, r2);
+                if (sm <= budget_seconds) lo = mid;
+                else hi = mid;
+                if (sm <= budget_seconds && sm > 0.995 * budget_seconds) break;
+            }
+            if (best_c == 0) plan_for(lo, pt, model, res);
+            c = best_c > 0 ? best_c : lo;
         }
         if (res.top.empty()) {
             std::cerr << fmt::format("error: no layout of the {:.3g}-parameter model fits {} GPUs of {}; try more GPUs\n",
@@ -144,6 +181,7 @@ void register_plan(CLI::App& app, Context& ctx) {
             ctx.exit_code = 1;
             return;
         }
+        base.model = model;   // the chosen model (the search loop tried others)
         const auto& best = res.top.front();
         const double tps = best.time.tokens_per_s;
         const double train_s = pt.tokens / tps;

@@ -202,7 +202,9 @@ std::string Table::str() const {
         std::string line;
         for (std::size_t i = 0; i < w.size(); ++i) {
             const std::string cell = i < r.size() ? r[i] : "";
+            const bool left = i == 0 || std::find(left_.begin(), left_.end(), i) != left_.end();
             if (i == 0) line += fmt::format("{:<{}}", cell, w[i]);
+            else if (left) line += fmt::format("  {:<{}}", cell, w[i]);
             else line += fmt::format("  {:>{}}", cell, w[i]);
         }
         while (!line.empty() && line.back() == ' ') line.pop_back();

@@ -42,10 +42,16 @@ class Table {
 public:
     explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
     void row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+    // Left-align this column too (text columns); the first one always is.
+    Table& left(std::size_t column) {
+        left_.push_back(column);
+        return *this;
+    }
     std::string str() const;
 
 private:
     std::vector<std::string> header_;
+    std::vector<std::size_t> left_;
     std::vector<std::vector<std::string>> rows_;
 };
 

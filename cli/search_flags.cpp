@@ -1,6 +1,7 @@
 #include "cli/search_flags.hpp"
 
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -142,9 +143,34 @@ search::SearchRequest resolve_search_request(const SearchFlags& f) {
         if (f.threads) req.options.threads = *f.threads;
         return req;
     } catch (const ConfigError& e) {
-        if (f.scenario.empty()) throw;
+        // Problems with values that came from flags name the flag.
+        const std::vector<std::pair<std::string, bool>> given{
+            {"/model", !f.model.empty()}, {"/system", !f.system.empty()}, {"/gpus", f.gpus.has_value()},
+            {"/training/seq_len", f.seq_len.has_value()}, {"/training/precision", !f.precision.empty()},
+            {"/training/global_batch", f.global_batch.has_value()},
+            {"/search/global_batch", !f.global_batch_range.empty()}, {"/search/max_gpus", f.max_gpus.has_value()},
+            {"/search/objective", !f.objective.empty()}, {"/parallel/schedule", !f.schedules.empty()},
+            {"/training/recompute", !f.recompute.empty()}, {"/training/offload", !f.offload.empty()},
+            {"/training/micro_batch", !f.micro_batch.empty()}};
+        const std::map<std::string, std::string> flag_of{
+            {"/model", "--model"}, {"/system", "--system"}, {"/gpus", "--gpus"}, {"/training/seq_len", "--seq-len"},
+            {"/training/precision", "--precision"}, {"/training/global_batch", "--global-batch"},
+            {"/search/global_batch", "--global-batch-range"}, {"/search/max_gpus", "--max-gpus"},
+            {"/search/objective", "--objective"}, {"/parallel/schedule", "--schedules"},
+            {"/training/recompute", "--recompute"}, {"/training/offload", "--offload"},
+            {"/training/micro_batch", "--micro-batch"}};
         std::vector<std::string> lines;
-        for (const auto& l : e.problems()) lines.push_back(l.rfind("/", 0) == 0 ? f.scenario + "#" + l : l);
+        for (auto l : e.problems()) {
+            bool mapped = false;
+            for (const auto& [ptr, on] : given)
+                if (on && l.rfind(ptr, 0) == 0 && l.size() > ptr.size() && (l[ptr.size()] == ':' || l[ptr.size()] == '/')) {
+                    l = flag_of.at(ptr) + l.substr(ptr.size());
+                    mapped = true;
+                    break;
+                }
+            if (!mapped && !f.scenario.empty() && l.rfind("/", 0) == 0) l = f.scenario + "#" + l;
+            lines.push_back(l);
+        }
         throw ConfigError(lines);
     }
 }

@@ -234,6 +234,15 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     }
     if (s.training.global_batch < 0) s.training.global_batch = s.training.micro_batch * p.dp;
 
+    if (!pr.empty() && s.model.layers > 0 && s.gpus > 0 && s.gpus % mp != 0) {
+        // The GPU count does not divide: still say what else is wrong with the layout.
+        ParallelConfig q = p;
+        q.dp = std::max(1, s.gpus / mp);
+        Problems more;
+        check_layout(s.model, q.world(), q, s.training, more, s.is_inference);
+        for (auto& l : more.lines)
+            if (l.rfind("/training/global_batch", 0) != 0) pr.add_raw(l);
+    }
     if (pr.empty()) {
         check_layout(s.model, s.gpus, p, s.training, pr, s.is_inference);
         const Precision prec = s.is_inference ? s.inference.compute_precision : s.training.precision;
