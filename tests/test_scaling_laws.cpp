@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "cost_models/model_params.hpp"
 #include "cost_models/scaling_laws.hpp"
 
 using namespace llmsim;
@@ -90,4 +91,42 @@ TEST_CASE("Chinchilla loss is monotone in N and D and tends to E", "[scaling]") 
     }
     // Chinchilla itself (70B, 1.4T tokens) under Hoffmann's fit: about 1.94 nats.
     CHECK(chinchilla_loss(loss_fit(ScalingFit::hoffmann), 70e9, 1.4e12) == Approx(1.94).epsilon(0.01));
+}
+
+TEST_CASE("model shape for a parameter count: within 3%, aspect ratio near 128, tp-friendly heads", "[scaling][plan]") {
+    for (double n : {1e9, 7e9, 67e9, 175e9, 1e12}) {
+        const ModelSpec m = model_shape_for_params(n);
+        INFO(n << ": " << m.layers << " layers, hidden " << m.hidden);
+        const double total = count_parameters(m).total;
+        CHECK(total == Approx(n).epsilon(0.03));
+        const double aspect = static_cast<double>(m.hidden) / m.layers;
+        CHECK(aspect > 60);
+        CHECK(aspect < 260);
+        CHECK(m.heads * m.head_dim == m.hidden);
+        if (n >= 7e9) CHECK(m.heads % 8 == 0);
+        CHECK(m.ffn_hidden % 256 == 0);
+    }
+    // 175B lands on GPT-3's shape class: h ~ 12288, ~96 layers.
+    const ModelSpec g = model_shape_for_params(175e9);
+    CHECK(g.hidden >= 11264);
+    CHECK(g.hidden <= 13312);
+}
+
+TEST_CASE("Young/Daly checkpoint interval sqrt(2·δ·M), interruptions and goodput", "[scaling][plan]") {
+    // 128 nodes of 5000 h MTBF: job MTBF 39.06 h; δ = 60 s -> τ = sqrt(2·60·140625) = 4108 s.
+    const auto p = plan_checkpoints(30 * 86400.0, 128, 5000 * 3600.0, 60.0);
+    CHECK(p.job_mtbf_s == Approx(5000.0 * 3600 / 128));
+    CHECK(p.interval_s == Approx(std::sqrt(2.0 * 60.0 * 5000.0 * 3600 / 128)));
+    CHECK(p.waste_fraction == Approx(60.0 / p.interval_s + p.interval_s / 2 / p.job_mtbf_s));
+    CHECK(p.goodput == Approx(1.0 - p.waste_fraction));
+    CHECK(p.wall_s == Approx(30 * 86400.0 / p.goodput));
+    CHECK(p.expected_interruptions == Approx(p.wall_s / p.job_mtbf_s));
+    // The interval minimises the waste: neighbours waste more.
+    for (double s : {0.7, 1.4}) {
+        const double tau = p.interval_s * s;
+        CHECK(60.0 / tau + tau / 2 / p.job_mtbf_s > p.waste_fraction);
+    }
+    // A restart cost adds R/M of waste.
+    const auto r = plan_checkpoints(30 * 86400.0, 128, 5000 * 3600.0, 60.0, 600.0);
+    CHECK(r.waste_fraction == Approx(p.waste_fraction + 600.0 / p.job_mtbf_s));
 }

@@ -70,7 +70,6 @@ struct SearchResult {
     std::vector<SearchEntry> top;     // best first
     std::vector<SearchEntry> pareto;  // (time per token, memory per GPU, GPUs), by time
     std::int64_t evaluated = 0;       // layouts priced by the closed form
-    std::int64_t feasible = 0;        // = evaluated (they all fit); kept for clarity
     std::int64_t rejected_total = 0;
     std::map<std::string, std::int64_t> rejected;   // reason -> layouts
     std::int64_t considered() const { return evaluated + rejected_total; }
