@@ -33,6 +33,8 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
     cmd->add_option("--precision", f.precision, "fp32 | fp16 | bf16 | fp8");
     cmd->add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zero-bubble");
     cmd->add_option("--offload", f.offload, "none | optimizer | optimizer+params");
+    cmd->add_option("--token-budget", f.token_budget, "Tokens to train on (reports days and GPU-hours)")
+        ->check(CLI::PositiveNumber);
 }
 
 namespace {
@@ -58,6 +60,7 @@ const std::vector<std::pair<std::string, std::string>>& flag_names() {
         {"/training/recompute", "--recompute"},
         {"/training/precision", "--precision"},
         {"/training/offload", "--offload"},
+        {"/training/token_budget", "--token-budget"},
     };
     return names;
 }
@@ -81,6 +84,7 @@ bool flag_given(const ScenarioFlags& f, const std::string& pointer) {
     if (pointer == "/training/recompute") return !f.recompute.empty();
     if (pointer == "/training/precision") return !f.precision.empty();
     if (pointer == "/training/offload") return !f.offload.empty();
+    if (pointer == "/training/token_budget") return f.token_budget.has_value();
     return false;
 }
 
@@ -121,6 +125,7 @@ Json scenario_json(const ScenarioFlags& f, std::string& base_dir) {
         if (!f.recompute.empty()) j["training"]["recompute"] = f.recompute;
         if (!f.precision.empty()) j["training"]["precision"] = f.precision;
         if (!f.offload.empty()) j["training"]["offload"] = f.offload;
+        if (f.token_budget) j["training"]["token_budget"] = *f.token_budget;
     }
     // With flags only and no gpus, the layout defines the GPU count.
     if (f.scenario.empty() && !j.contains("gpus") && j.contains("parallel")) {

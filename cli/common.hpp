@@ -19,6 +19,7 @@ struct ScenarioFlags {
     std::string model, system, precision, recompute, schedule, offload;
     std::optional<int> gpus, tp, pp, dp, cp, ep, vp, zero;
     std::optional<std::int64_t> micro_batch, global_batch, seq_len;
+    std::optional<double> token_budget;
     std::optional<bool> sp;
     bool json = false;
 };

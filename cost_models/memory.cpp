@@ -25,9 +25,10 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     const double outside = q.sequence_parallel ? t : 1.0;
     const double mask = m.dropout ? 1.0 : 0.0;   // 1-byte dropout masks
 
-    // Attention block: QKV input (e·h), Q (e·q), K, V (e·kv each), output-projection input (e·q),
+    const double gi = q.gemm_input_bytes;
+    // Attention block: QKV input (gi·h), Q (e·q), K, V (e·kv each), output-projection input (gi·q),
     // output dropout mask (h bytes).
-    a.attention = sb * (e * h + mask * h) / outside + sb * e * (2.0 * qd + 2.0 * kvd) / t;
+    a.attention = sb * (gi * h + mask * h) / outside + sb * (e * qd + 2.0 * e * kvd + gi * qd) / t;
     // Scores: softmax output (e), dropout mask (1), dropout output (e) per score: 5·a·s²·b at e = 2.
     const double scores = (2.0 * e + mask) * m.heads * s * (static_cast<double>(q.seq_len)) * b / t;
     // FlashAttention keeps only the softmax statistics (fp32 log-sum-exp per row and head).
@@ -37,10 +38,11 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     a.norms = (m.parallel_block ? 1.0 : 2.0) * e * h * sb / outside;
 
     auto mlp_bytes = [&](double f, double tokens) {
-        const double inner = m.mlp == MlpKind::swiglu ? (2.0 * e * f + e * f) : (e * f + e * f);
+        // Activation-function input (gate and up for SwiGLU) and its output, the fc2 input.
+        const double inner = m.mlp == MlpKind::swiglu ? (2.0 * e * f + gi * f) : (e * f + gi * f);
         return tokens * inner / t;
     };
-    const double mlp_in = sb * (e * h + mask * h) / outside;   // input + dropout mask
+    const double mlp_in = sb * (gi * h + mask * h) / outside;   // fc1 input + dropout mask
     if (q.moe_layer && m.moe.enabled()) {
         const double routed = sb * m.moe.top_k;                 // token copies after dispatch
         a.mlp = mlp_in + sb * 4.0 * m.moe.experts / outside       // fp32 router logits
@@ -75,6 +77,7 @@ ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& 
     q.recompute = t.recompute;
     q.flash_attention = t.flash_attention;
     q.bytes_per_element = t.precision == Precision::fp32 ? 4.0 : 2.0;
+    q.gemm_input_bytes = t.precision == Precision::fp8 ? 1.0 : q.bytes_per_element;
     return q;
 }
 

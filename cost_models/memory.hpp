@@ -21,6 +21,9 @@ struct ActivationQuery {
     bool flash_attention = true;
     bool moe_layer = false;
     double bytes_per_element = 2.0;   // 16-bit activations
+    // Bytes of a saved GEMM input: FP8 training (Transformer Engine) keeps the FP8 copy it cast for
+    // the forward GEMM, not the 16-bit tensor.
+    double gemm_input_bytes = 2.0;
 };
 
 struct LayerActivations {

@@ -258,6 +258,7 @@ void read_system_keys(ObjectReader& r, SystemSpec& s, bool full) {
         r.number_or("inter_node_comm_sm_fraction", s.inter_node_comm_sm_fraction, 0.0, true, 1.0);
     if (auto v = r.number("host_memory_GiB", 0.0, true)) s.host_memory_bytes = *v * kGiB;
     s.pcie_GBps = r.number_or("pcie_GBps", s.pcie_GBps, 0.0, true);
+    s.host_memory_GBps = r.number_or("host_memory_GBps", s.host_memory_GBps, 0.0, true);
     read_sources(r, s.provenance);
 }
 
@@ -652,7 +653,8 @@ Json to_json(const SystemSpec& s, bool with_provenance) {
               {"intra_node_comm_sm_fraction", s.intra_node_comm_sm_fraction},
               {"inter_node_comm_sm_fraction", s.inter_node_comm_sm_fraction},
               {"host_memory_GiB", s.host_memory_bytes / kGiB},
-              {"pcie_GBps", s.pcie_GBps}};
+              {"pcie_GBps", s.pcie_GBps},
+              {"host_memory_GBps", s.host_memory_GBps}};
     if (!s.profile.empty()) j["profile"] = s.profile;
     if (with_provenance) j["provenance"] = provenance_json(s.provenance);
     return j;

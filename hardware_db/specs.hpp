@@ -107,6 +107,7 @@ struct SystemSpec {
     double inter_node_comm_sm_fraction = 0.02;
     // Host side (offload).
     double host_memory_bytes = 0;         // per node
+    double host_memory_GBps = 0;          // per node, theoretical DRAM bandwidth (CPU optimizer)
     double pcie_GBps = 0;                 // per device, per direction
     std::map<std::string, Provenance> provenance;
     std::string profile;                  // calibration profile applied ("" if none)

@@ -127,15 +127,7 @@ const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, st
     s.training.recompute = rc;
     s.training.offload = Offload::none;
     auto entry = std::make_unique<LayerEntry>();
-    ActivationQuery q;
-    q.seq_len = s.training.seq_len;
-    q.micro_batch = mb;
-    q.tp = tp;
-    q.cp = cp;
-    q.sequence_parallel = sp;
-    q.recompute = rc;
-    q.flash_attention = s.training.flash_attention;
-    q.bytes_per_element = e_;
+    ActivationQuery q = activation_query(s.parallel, s.training);
     entry->dense = scalars(layer_cost(s, false), layer_activations(s.model, q));
     if (s.model.moe.enabled()) {
         q.moe_layer = true;

@@ -1,0 +1,116 @@
+// The search, chinchilla, plan and scaling subcommands end to end (the built binary): JSON keys of
+// the contract, constraints from flags and from a scenario file, errors naming the flag or pointer.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Run {
+    int rc = -1;
+    std::string out;
+};
+
+Run run(const std::string& args) {
+    Run r;
+    const std::string cmd = std::string(LLMSIM_BINARY) + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return r;
+    std::array<char, 4096> buf{};
+    std::size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int st = pclose(p);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("llmsim search --json has results, evaluated, rejected and pareto, best first", "[search][cli]") {
+    const auto r = run("search --model gpt3-1.3b --system dgx-a100-80gb --gpus 16 --seq-len 2048 --global-batch 128 "
+                       "--top-k 4 --threads 2 --json");
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["results"].size() == 4);
+    CHECK(j["evaluated"].get<long long>() > 0);
+    CHECK(j["rejected"].is_object());
+    CHECK(j["pareto"].size() >= 1);
+    for (const char* k : {"parallel", "training", "step_time_s", "mfu", "bubble_fraction", "memory"})
+        CHECK(j["results"][0].contains(k));
+    CHECK(j["results"][0]["memory"]["fits"] == true);
+    CHECK(j["results"][0]["parallel"]["tp"].get<int>() * j["results"][0]["parallel"]["pp"].get<int>() *
+              j["results"][0]["parallel"]["cp"].get<int>() * j["results"][0]["parallel"]["dp"].get<int>() ==
+          16);
+    for (std::size_t i = 1; i < j["results"].size(); ++i)
+        CHECK(j["results"][i - 1]["objective"].get<double>() <= j["results"][i]["objective"].get<double>() * (1 + 1e-12) +
+                                                                       (j["confirmed_by_simulator"] ? 1.0 : 0.0));
+}
+
+TEST_CASE("llmsim search --scenario: parallel block as constraints, search block limits", "[search][cli]") {
+    const std::string path = "test_search_cli_scenario.json";
+    std::ofstream(path) << R"({"model": "llama-2-7b", "system": "dgx-h100", "gpus": 32,
+        "parallel": {"tp": [1, 2], "zero": [1]},
+        "training": {"seq_len": 4096, "global_batch": 256, "recompute": "selective"},
+        "search": {"top_k": 3, "max_pp": 2, "memory_headroom": 0.1}})";
+    const auto r = run("search --scenario " + path + " --confirm 0 --json");
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["results"].size() == 3);
+    for (const auto& e : j["results"]) {
+        CHECK(e["parallel"]["tp"].get<int>() <= 2);
+        CHECK(e["parallel"]["pp"].get<int>() <= 2);
+        CHECK(e["parallel"]["zero"] == 1);
+        CHECK(e["training"]["recompute"] == "selective");
+        CHECK(e["memory"]["total_bytes"].get<double>() <= 0.9 * e["memory"]["capacity_bytes"].get<double>());
+    }
+    std::ofstream(path) << R"({"model": "llama-2-7b", "system": "dgx-h100", "gpus": 32,
+        "training": {"global_batch": 256}, "search": {"top_kk": 3}})";
+    const auto bad = run("search --scenario " + path);
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.find("/search/top_kk") != std::string::npos);
+    std::remove(path.c_str());
+}
+
+TEST_CASE("llmsim search flag errors name the flag", "[search][cli]") {
+    const auto r = run("search --model gpt3-1.3b --system dgx-a100-80gb --gpus 8 --global-batch 64 --tp x8");
+    CHECK(r.rc == 2);
+    CHECK(r.out.find("--tp") != std::string::npos);
+    const auto g = run("search --model gpt3-1.3b --system dgx-a100-80gb --gpus 8 --global-batch-range 9:15");
+    CHECK(g.rc == 2);
+    CHECK(g.out.find("--global-batch-range") != std::string::npos);
+}
+
+TEST_CASE("llmsim chinchilla --json reproduces Table 3 with approach1", "[scaling][cli]") {
+    const auto r = run("chinchilla --compute 5.76e23 --fit approach1 --json");
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["results"][0]["params"].get<double>() == Approx(67e9));
+    CHECK(j["results"][0]["tokens"].get<double>() == Approx(1.5e12));
+    const auto p = run("chinchilla --params 70B --json");
+    REQUIRE(p.rc == 0);
+    CHECK(nlohmann::json::parse(p.out)["results"].size() == 4);
+    CHECK(run("chinchilla --fit nope --compute 1e20").rc == 2);
+}
+
+TEST_CASE("llmsim plan and scaling --json", "[plan][scaling][cli]") {
+    const auto p = run("plan --compute 1e21 --system dgx-h100 --gpus 16 --price-per-gpu-hour 2 "
+                       "--mtbf-node-hours 2000 --checkpoint-write-s 30 --json");
+    REQUIRE(p.rc == 0);
+    const auto j = nlohmann::json::parse(p.out);
+    for (const char* k : {"chinchilla", "model", "layout", "training", "reliability"}) CHECK(j.contains(k));
+    CHECK(j["training"]["days"].get<double>() > 0);
+    CHECK(j["training"]["cost_usd"].get<double>() == Approx(2.0 * j["training"]["gpu_hours"].get<double>()));
+    CHECK(j["reliability"]["goodput"].get<double>() < 1.0);
+    const auto s = run("scaling --model gpt3-1.3b --system dgx-a100-80gb --seq-len 2048 --global-batch 256 "
+                       "--gpus 8,16,32 --json");
+    REQUIRE(s.rc == 0);
+    const auto k = nlohmann::json::parse(s.out);
+    REQUIRE(k["sizes"].size() == 3);
+    CHECK(k["sizes"][0]["strong_scaling_efficiency"].get<double>() == Approx(1.0));
+    CHECK(k["sizes"][2]["weak_global_batch"] == 1024);
+}
