@@ -48,6 +48,7 @@ struct Builder {
     double T = 0;     // tokens of one micro-batch on this GPU (before SP split)
     bool sp = false;
     std::vector<CommEvent>* comms = nullptr;
+    double gemm_fwd_s = 0, gemm_bwd_s = 0;   // GEMM time of the layer being built (TP overlap)
 
     Builder(const Scenario& s, std::vector<CommEvent>* c)
         : m(s.model), sys(s.system), p(s.parallel), t(s.training), a(s.system.gpu), comms(c) {
@@ -72,6 +73,8 @@ struct Builder {
         L.fwd_compute_s += f.time_s;
         L.bwd_compute_s += dgrad.time_s + wgrad.time_s;
         L.wgrad_s += wgrad.time_s;
+        gemm_fwd_s += f.time_s;
+        gemm_bwd_s += dgrad.time_s + wgrad.time_s;
         if (recompute) L.recompute_s += f.time_s;
         L.ops.push_back(op);
         if (gp == Precision::fp8) {
@@ -111,6 +114,7 @@ struct Builder {
 
     LayerCost layer(bool moe_layer, double mb_per_step) {
         LayerCost L;
+        gemm_fwd_s = gemm_bwd_s = 0;
         const double h = static_cast<double>(m.hidden), tp = p.tp;
         const double qd = static_cast<double>(m.q_dim());
         const double outside = sp ? tp : 1.0;
@@ -205,10 +209,10 @@ struct Builder {
             const double bwd = fwd + (full ? fwd : 0.0);
             L.tp_total_s = fwd + bwd;
             if (p.tp_comm_overlap) {
-                // Userbuffer overlap: each collective hides behind the GEMM it feeds.
-                const double gemm_fwd = L.fwd_compute_s * 0.8, gemm_bwd = L.bwd_compute_s * 0.8;
-                L.tp_exposed_fwd_s = std::max(0.0, fwd - gemm_fwd);
-                L.tp_exposed_bwd_s = std::max(0.0, bwd - gemm_bwd);
+                // Userbuffer overlap (Transformer Engine): the collectives hide behind the GEMMs
+                // they feed or follow; what exceeds the layer's GEMM time stays exposed.
+                L.tp_exposed_fwd_s = std::max(0.0, fwd - gemm_fwd_s);
+                L.tp_exposed_bwd_s = std::max(0.0, bwd - gemm_bwd_s);
                 L.fwd_compute_s += (fwd - L.tp_exposed_fwd_s) * sm_fraction(sys, g.tp);
                 L.bwd_compute_s += (bwd - L.tp_exposed_bwd_s) * sm_fraction(sys, g.tp);
             } else {
