@@ -20,7 +20,7 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 sanitize:
-	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLMSIM_SANITIZE=ON \
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DLLMSIM_SANITIZE=ON \
 	      -DLLMSIM_PROBE=OFF -DLLMSIM_BUILD_BENCH=OFF
 	cmake --build build-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -1,0 +1,1 @@
+// Anchor of the precompiled header the test executables share (tests/CMakeLists.txt).
