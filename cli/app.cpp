@@ -22,7 +22,7 @@ static void register_all(CLI::App& app, Context& ctx) {
     register_scaling(app, ctx);
     register_hw(app, ctx);
     register_model(app, ctx);
-#if defined(LLMSIM_WITH_CALIBRATE) && __has_include("calibrate/profile.hpp")
+#if defined(LLMSIM_WITH_CALIBRATE)
     register_calibrate(app, ctx);
 #endif
 }

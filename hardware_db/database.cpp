@@ -7,10 +7,7 @@
 
 #include "hardware_db/embedded.hpp"
 #include "hardware_db/errors.hpp"
-#if __has_include("hardware_db/hf_config.hpp")
 #include "hardware_db/hf_config.hpp"
-#define LLMSIM_HAS_HF 1
-#endif
 
 namespace llmsim {
 
@@ -530,9 +527,7 @@ ModelSpec Database::resolve_model(const Json& value, const std::string& pointer,
         pr.add(pointer, value, "a model-zoo name, a config.json path or a model object");
         return {};
     }
-#ifdef LLMSIM_HAS_HF
     if (looks_like_hf_config(value)) return model_from_hf_config(value, pointer, pr);
-#endif
     if (value.contains("preset")) {
         if (!value["preset"].is_string()) {
             pr.add(pointer + "/preset", value["preset"], "a model-zoo name");
