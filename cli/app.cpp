@@ -28,11 +28,15 @@ static void register_all(CLI::App& app, Context& ctx) {
 }
 
 int run(int argc, char** argv) {
-    CLI::App app{"llmsim: analytical performance and capacity planning for LLM training and serving"};
+    CLI::App app{"llmsim: analytical performance and capacity planning for LLM training and serving", "llmsim"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("llmsim ") + LLMSIM_VERSION);
     Context ctx;
     register_all(app, ctx);
+    if (argc <= 1) {   // no subcommand: show what there is
+        std::cout << app.help();
+        return 0;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
