@@ -17,57 +17,21 @@
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
 
+#include "tests/cli_runner.hpp"
+
 using namespace llmsim;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-    int rc = -1;
-    std::string out, err;
-};
+using test::Run;
 
 const fs::path& temp_dir() {
-    static const fs::path dir = [] {
-        fs::path d = fs::temp_directory_path() / ("llmsim-test-errors-" + std::to_string(::getpid()));
-        fs::create_directories(d);
-        return d;
-    }();
+    static const fs::path dir = test::temp_dir("errors");
     return dir;
 }
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// Single-quoted for /bin/sh.
-std::string quote(const std::string& s) {
-    std::ostringstream q;
-    q << '\'';
-    for (char c : s) {
-        if (c == '\'') q << "'\\''";
-        else q << c;
-    }
-    q << '\'';
-    return q.str();
-}
-
-Run run_llmsim(const std::vector<std::string>& args) {
-    const fs::path out = temp_dir() / "stdout.txt", err = temp_dir() / "stderr.txt";
-    std::ostringstream cmd;
-    cmd << quote(LLMSIM_BINARY);
-    for (const auto& a : args) cmd << ' ' << quote(a);
-    cmd << " >" << quote(out.string()) << " 2>" << quote(err.string());
-    const int status = std::system(cmd.str().c_str());
-    Run r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
+Run run_llmsim(const std::vector<std::string>& args) { return test::run_llmsim(args, "errors"); }
 
 fs::path write_scenario(const std::string& name, const std::string& text) {
     const fs::path p = temp_dir() / (name + ".json");

@@ -21,49 +21,16 @@
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
 
+#include "tests/cli_runner.hpp"
+
 using namespace llmsim;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-    int rc = -1;
-    std::string out, err;
-};
+using test::Run;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::string quote(const std::string& s) {
-    std::ostringstream q;
-    q << '\'';
-    for (char c : s) {
-        if (c == '\'') q << "'\\''";
-        else q << c;
-    }
-    q << '\'';
-    return q.str();
-}
-
-Run run_llmsim(const std::vector<std::string>& args) {
-    const fs::path dir = fs::temp_directory_path() / ("llmsim-test-smoke-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-    std::ostringstream cmd;
-    cmd << quote(LLMSIM_BINARY);
-    for (const auto& a : args) cmd << ' ' << quote(a);
-    cmd << " >" << quote(out.string()) << " 2>" << quote(err.string());
-    const int status = std::system(cmd.str().c_str());
-    Run r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
+Run run_llmsim(const std::vector<std::string>& args) { return test::run_llmsim(args, "smoke"); }
 
 std::vector<fs::path> scenario_files() {
     std::vector<fs::path> files;
