@@ -55,6 +55,8 @@ Json memory_json(const MemoryBreakdown& m) {
 
 Json inference_memory_json(const InferenceMemory& m) {
     return {{"weights_bytes", m.weights_bytes},
+            {"gradients_bytes", 0.0},
+            {"optimizer_bytes", 0.0},
             {"kv_cache_bytes", m.kv_cache_bytes},
             {"kv_bytes_per_token", m.kv_bytes_per_token},
             {"activations_bytes", m.activations_bytes},
