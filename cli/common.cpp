@@ -90,13 +90,18 @@ bool flag_given(const ScenarioFlags& f, const std::string& pointer) {
 
 }  // namespace
 
+Json read_scenario_file(const std::string& path, std::string& base_dir) {
+    Json j = parse_json_file(path);
+    const auto dir = std::filesystem::path(path).parent_path().string();
+    base_dir = dir.empty() ? "." : dir;
+    return j;
+}
+
 Json scenario_json(const ScenarioFlags& f, std::string& base_dir) {
     Json j = Json::object();
     base_dir = ".";
     if (!f.scenario.empty()) {
-        j = parse_json_file(f.scenario);
-        const auto dir = std::filesystem::path(f.scenario).parent_path().string();
-        base_dir = dir.empty() ? "." : dir;
+        j = read_scenario_file(f.scenario, base_dir);
         if (!j.is_object()) return j;
     }
     if (!f.model.empty()) j["model"] = f.model;

@@ -27,6 +27,9 @@ struct ScenarioFlags {
 // Adds --scenario, --json and the layout flags to `cmd`.
 void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json = true);
 
+// Reads a scenario file; `base_dir` becomes its folder (for relative paths inside it).
+Json read_scenario_file(const std::string& path, std::string& base_dir);
+
 // The scenario JSON from --scenario (if any) with the flags applied on top.
 Json scenario_json(const ScenarioFlags& f, std::string& base_dir);
 // Parses it; ConfigError messages name the flag where a flag supplied the value.

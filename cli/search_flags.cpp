@@ -1,4 +1,5 @@
 #include "cli/search_flags.hpp"
+#include "cli/common.hpp"
 
 #include <filesystem>
 #include <map>
@@ -90,9 +91,7 @@ Json search_scenario_json(const SearchFlags& f, std::string& base_dir) {
     Json j = Json::object();
     base_dir = ".";
     if (!f.scenario.empty()) {
-        j = parse_json_file(f.scenario);
-        const auto dir = std::filesystem::path(f.scenario).parent_path().string();
-        base_dir = dir.empty() ? "." : dir;
+        j = read_scenario_file(f.scenario, base_dir);
         if (!j.is_object()) throw ConfigError(f.scenario + ": expected a JSON object (a training scenario)");
         if (j.contains("inference")) throw ConfigError(f.scenario + "#/inference: the search takes training scenarios");
     } else if (f.model.empty() || f.system.empty()) {

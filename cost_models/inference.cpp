@@ -44,58 +44,52 @@ PassTime forward_pass(const Scenario& s, double batch, double tokens, double con
     const double bw = a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency;
     const double launch = a.efficiency.kernel_launch_us * 1e-6;
 
-    PassTime r;
+    PassTime layer;   // one transformer layer
     auto linear = [&](double rows, double n, double k, double count) {
         const double flops = 2.0 * rows * n * k * count;
         const double eff = gemm_efficiency(a, cp, rows, n, k);
         const double compute = flops / (a.peak(cp) * std::max(eff, 1e-6));
         const double memory = (n * k * count * wbytes + 2.0 * rows * (n + k) * count) / bw;
-        r.compute_s += compute;
-        r.memory_s += memory;
-        r.time_s += std::max(compute, memory) + launch * count;
+        layer.compute_s += compute;
+        layer.memory_s += memory;
+        layer.time_s += std::max(compute, memory) + launch * count;
     };
     const double f_eff = m.moe.enabled() ? static_cast<double>(m.moe.expert_ffn_hidden) : static_cast<double>(m.ffn_hidden);
     const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
-    PassTime layer_acc;
-    {
-        PassTime saved = r;
-        r = PassTime{};
-        linear(M, m.q_dim() / static_cast<double>(tp) + 2.0 * kv_local, h, 1);
-        linear(M, h, m.q_dim() / static_cast<double>(tp), 1);
-        if (m.moe.enabled()) {
-            // Decode touches min(E, batch·tokens·k) experts; prefill all of them.
-            const double touched = std::min<double>(m.moe.experts, M * m.moe.top_k);
-            const double tokens_per_expert = M * m.moe.top_k / touched;
-            linear(tokens_per_expert, gate * f_eff / tp, h, touched);
-            linear(tokens_per_expert, h, f_eff / tp, touched);
-        } else {
-            linear(M, gate * f_eff / tp, h, 1);
-            linear(M, h, f_eff / tp, 1);
-        }
-        // Attention: read this step's K/V cache and compute scores.
-        const double heads_local = m.heads / static_cast<double>(tp);
-        double attn_flops = 4.0 * batch * tokens * context * heads_local * m.head_dim;
-        if (causal_prefill) attn_flops *= 0.5;
-        const double kv_read = batch * context * 2.0 * kv_local * kvb;
-        const Precision ap = cp == Precision::fp8 ? Precision::bf16 : cp;
-        const double ac = attn_flops / (a.peak(ap) * a.efficiency.attention_fwd);
-        const double am = kv_read / bw;
-        r.compute_s += ac;
-        r.memory_s += am;
-        r.time_s += std::max(ac, am) + launch;
-        // Norms, activation, residuals: about 8 elementwise passes over the hidden state.
-        r.time_s += 8.0 * (2.0 * M * h * 2.0 / bw + launch);
-        // Tensor parallelism: two all-reduces of the hidden state per layer.
-        if (tp > 1) {
-            const auto g = place_group(tp, 1, s.system.scaleup_domain);
-            r.time_s += 2.0 * collective_time(s.system, Collective::all_reduce, M * h * 2.0, g).time_s;
-        }
-        layer_acc = r;
-        r = saved;
+    linear(M, m.q_dim() / static_cast<double>(tp) + 2.0 * kv_local, h, 1);
+    linear(M, h, m.q_dim() / static_cast<double>(tp), 1);
+    if (m.moe.enabled()) {
+        // Decode touches min(E, batch·tokens·k) experts; prefill all of them.
+        const double touched = std::min<double>(m.moe.experts, M * m.moe.top_k);
+        const double tokens_per_expert = M * m.moe.top_k / touched;
+        linear(tokens_per_expert, gate * f_eff / tp, h, touched);
+        linear(tokens_per_expert, h, f_eff / tp, touched);
+    } else {
+        linear(M, gate * f_eff / tp, h, 1);
+        linear(M, h, f_eff / tp, 1);
     }
-    r.time_s += layers * layer_acc.time_s;
-    r.compute_s += layers * layer_acc.compute_s;
-    r.memory_s += layers * layer_acc.memory_s;
+    // Attention: read this step's K/V cache and compute scores.
+    const double heads_local = m.heads / static_cast<double>(tp);
+    double attn_flops = 4.0 * batch * tokens * context * heads_local * m.head_dim;
+    if (causal_prefill) attn_flops *= 0.5;
+    const double kv_read = batch * context * 2.0 * kv_local * kvb;
+    const Precision ap = cp == Precision::fp8 ? Precision::bf16 : cp;
+    const double ac = attn_flops / (a.peak(ap) * a.efficiency.attention_fwd);
+    const double am = kv_read / bw;
+    layer.compute_s += ac;
+    layer.memory_s += am;
+    layer.time_s += std::max(ac, am) + launch;
+    // Norms, activation, residuals: about 8 elementwise passes over the hidden state (docs).
+    layer.time_s += 8.0 * (2.0 * M * h * 2.0 / bw + launch);
+    // Tensor parallelism: two all-reduces of the hidden state per layer.
+    if (tp > 1) {
+        const auto g = place_group(tp, 1, s.system.scaleup_domain);
+        layer.time_s += 2.0 * collective_time(s.system, Collective::all_reduce, M * h * 2.0, g).time_s;
+    }
+    PassTime r;
+    r.time_s = layers * layer.time_s;
+    r.compute_s = layers * layer.compute_s;
+    r.memory_s = layers * layer.memory_s;
     // LM head on the last token of each sequence (prefill) or each new token (decode).
     const double lm_tokens = batch;
     const double vocab_local = static_cast<double>(m.vocab) / tp;
