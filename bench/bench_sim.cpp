@@ -12,13 +12,14 @@ using namespace llmsim;
 namespace {
 
 Scenario one_t(const char* schedule, int vp) {
-    Json j = {{"model", "megatron-1t"},
-              {"system", "dgx-a100-80gb"},
-              {"gpus", 512},
-              {"parallel", {{"tp", 8}, {"pp", 64}, {"dp", 1}, {"vp", vp}, {"sequence_parallel", true},
-                            {"schedule", schedule}}},
-              {"training", {{"seq_len", 2048}, {"micro_batch", 1}, {"global_batch", 512}, {"precision", "bf16"},
-                            {"recompute", "full"}}}};
+    Json j = {
+        {"model", "megatron-1t"},
+        {"system", "dgx-a100-80gb"},
+        {"gpus", 512},
+        {"parallel",
+         {{"tp", 8}, {"pp", 64}, {"dp", 1}, {"vp", vp}, {"sequence_parallel", true}, {"schedule", schedule}}},
+        {"training",
+         {{"seq_len", 2048}, {"micro_batch", 1}, {"global_batch", 512}, {"precision", "bf16"}, {"recompute", "full"}}}};
     return parse_scenario(j);
 }
 
@@ -48,7 +49,7 @@ void run_full(benchmark::State& state) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 BENCHMARK_CAPTURE(run_engine, megatron_1t_1f1b, "1f1b", 1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(run_engine, megatron_1t_zero_bubble, "zero-bubble", 1)->Unit(benchmark::kMillisecond);

@@ -73,8 +73,8 @@ void cached_closed_form(benchmark::State& state) {
     for (auto _ : state) {
         for (const auto& p : ps) {
             const auto& c = p.c;
-            const auto mem = ev.memory(*p.st, *p.le, c.tp, c.cp, c.pp, c.vp, c.schedule, c.sp, c.recompute,
-                                       c.micro_batch, p.m);
+            const auto mem =
+                ev.memory(*p.st, *p.le, c.tp, c.cp, c.pp, c.vp, c.schedule, c.sp, c.recompute, c.micro_batch, p.m);
             const auto t = ev.time(*p.st, *p.le, *p.ed, c.gpus, c.pp, c.vp, c.schedule, p.m, *p.fl);
             benchmark::DoNotOptimize(mem.total_bytes + t.step_time_s);
         }
@@ -83,7 +83,7 @@ void cached_closed_form(benchmark::State& state) {
     state.counters["evaluations/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
 }
 
-}  // namespace
+}   // namespace
 
 BENCHMARK(full_search)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(cached_closed_form)->Unit(benchmark::kMicrosecond);

@@ -13,9 +13,7 @@
 
 namespace llmsim::calibrate {
 
-int LinearFit::kept() const {
-    return static_cast<int>(std::count(rejected.begin(), rejected.end(), false));
-}
+int LinearFit::kept() const { return static_cast<int>(std::count(rejected.begin(), rejected.end(), false)); }
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
@@ -52,7 +50,7 @@ Eigen::VectorXd solve_relative(const std::vector<std::vector<double>>& X, const 
     return c;
 }
 
-}  // namespace
+}   // namespace
 
 LinearFit robust_relative_lsq(const std::vector<std::vector<double>>& X, const std::vector<double>& y,
                               const RobustOptions& opt) {
@@ -154,8 +152,8 @@ double gemm_model_time_s(std::int64_t m, std::int64_t n, std::int64_t k, std::in
     return flops / (peak_flops * gemm_max * gemm_wave_efficiency(m, n, batch, sm_count, tile_m, tile_n) * fk);
 }
 
-double collective_model_time_us(double size_bytes, double factor, int steps, double base_latency_us,
-                                double latency_us, double busbw_GBps) {
+double collective_model_time_us(double size_bytes, double factor, int steps, double base_latency_us, double latency_us,
+                                double busbw_GBps) {
     return base_latency_us + steps * latency_us + size_bytes * factor / (busbw_GBps * 1e3);
 }
 
@@ -200,8 +198,8 @@ AlphaBetaFit fit_alpha_beta(const std::string& collective, int ranks, const std:
 
 double gemm_intensity(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double element_bytes) {
     const double flops = 2.0 * batch * static_cast<double>(m) * n * k;
-    const double bytes = element_bytes * batch *
-                         (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n);
+    const double bytes =
+        element_bytes * batch * (static_cast<double>(m) * k + static_cast<double>(k) * n + static_cast<double>(m) * n);
     return flops / bytes;
 }
 
@@ -260,4 +258,4 @@ BandwidthFit fit_best_bandwidth(const std::vector<BandwidthPoint>& points, doubl
     return r;
 }
 
-}  // namespace llmsim::calibrate
+}   // namespace llmsim::calibrate

@@ -18,21 +18,21 @@ namespace llmsim::calibrate {
 // ------------------------------------------------------------------------------------------------
 
 struct RobustOptions {
-    double mad_k = 3.0;          // rejection threshold in robust standard deviations (1.4826·MAD)
+    double mad_k = 3.0;   // rejection threshold in robust standard deviations (1.4826·MAD)
     int max_iterations = 10;
-    double min_threshold = 1e-3; // never reject points within 0.1% of the fit (rounding, exact data)
+    double min_threshold = 1e-3;   // never reject points within 0.1% of the fit (rounding, exact data)
     bool reject = true;
 };
 
 struct LinearFit {
-    std::vector<double> coef;          // parameters, in the order of the design-matrix columns
-    std::vector<double> predicted;     // ŷ_i for every point (rejected ones too)
-    std::vector<double> residual;      // y_i - ŷ_i
-    std::vector<double> rel_residual;  // (y_i - ŷ_i) / y_i
-    std::vector<bool> rejected;        // outliers left out of the final fit
-    double r2 = 0;                     // weighted (1/y²) R² over the kept points
-    double rms_rel = 0;                // RMS relative residual over the kept points
-    double threshold = 0;              // final rejection threshold on |r - median(r)|
+    std::vector<double> coef;           // parameters, in the order of the design-matrix columns
+    std::vector<double> predicted;      // ŷ_i for every point (rejected ones too)
+    std::vector<double> residual;       // y_i - ŷ_i
+    std::vector<double> rel_residual;   // (y_i - ŷ_i) / y_i
+    std::vector<bool> rejected;         // outliers left out of the final fit
+    double r2 = 0;                      // weighted (1/y²) R² over the kept points
+    double rms_rel = 0;                 // RMS relative residual over the kept points
+    double threshold = 0;               // final rejection threshold on |r - median(r)|
     int iterations = 0;
     int kept() const;
     int outliers() const { return static_cast<int>(rejected.size()) - kept(); }
@@ -57,8 +57,8 @@ double gemm_wave_efficiency(std::int64_t m, std::int64_t n, std::int64_t batch, 
 double gemm_model_time_s(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double peak_flops,
                          double gemm_max, double k_half, int sm_count, int tile_m, int tile_n);
 // Collective time (us) = base + steps·latency + S·factor/(busbw·1e3).
-double collective_model_time_us(double size_bytes, double factor, int steps, double base_latency_us,
-                                double latency_us, double busbw_GBps);
+double collective_model_time_us(double size_bytes, double factor, int steps, double base_latency_us, double latency_us,
+                                double busbw_GBps);
 
 // ------------------------------------------------------------------------------------------------
 // Alpha-beta fit of one collective sweep
@@ -72,13 +72,13 @@ struct CollectivePoint {
 struct AlphaBetaFit {
     std::string collective;
     int ranks = 0;
-    double factor = 0;                 // nccl-tests bus factor for (collective, ranks)
-    int steps = 0;                     // ring latency steps
+    double factor = 0;   // nccl-tests bus factor for (collective, ranks)
+    int steps = 0;       // ring latency steps
     std::vector<CollectivePoint> points;
-    LinearFit fit;                     // t = a + b·S
-    double alpha_us = 0;               // a
-    double beta_us_per_byte = 0;       // b
-    double busbw_GBps = 0;             // factor / (b·1e3)
+    LinearFit fit;                        // t = a + b·S
+    double alpha_us = 0;                  // a
+    double beta_us_per_byte = 0;          // b
+    double busbw_GBps = 0;                // factor / (b·1e3)
     double max_measured_busbw_GBps = 0;   // S·factor/(t·1e3) at the best point, for comparison
 };
 
@@ -92,27 +92,27 @@ AlphaBetaFit fit_alpha_beta(const std::string& collective, int ranks, const std:
 // ------------------------------------------------------------------------------------------------
 
 struct GemmPoint {
-    std::string precision;             // bf16, fp16, fp8, tf32, ...
+    std::string precision;   // bf16, fp16, fp8, tf32, ...
     std::int64_t m = 0, n = 0, k = 0, batch = 1;
     double time_us = 0;
     std::string label;
 };
 
 struct GemmGeometry {
-    double peak_flops = 0;             // dense peak of this precision, FLOP/s
+    double peak_flops = 0;   // dense peak of this precision, FLOP/s
     int sm_count = 0;
     int tile_m = 128, tile_n = 128;
-    double hbm_GBps = 0;               // for the ridge point
-    double element_bytes = 2;          // operand size (A, B, C) used for the arithmetic intensity
+    double hbm_GBps = 0;        // for the ridge point
+    double element_bytes = 2;   // operand size (A, B, C) used for the arithmetic intensity
 };
 
 struct GemmFit {
     std::string precision;
     GemmGeometry geometry;
-    double ridge_flop_per_byte = 0;    // peak / (hbm_GBps·1e9)
-    std::vector<GemmPoint> points;     // compute-bound points used in the fit
+    double ridge_flop_per_byte = 0;        // peak / (hbm_GBps·1e9)
+    std::vector<GemmPoint> points;         // compute-bound points used in the fit
     std::vector<GemmPoint> memory_bound;   // left out: intensity below the ridge
-    LinearFit fit;                     // y = 1/gemm_max + (k_half/gemm_max)·(1/K)
+    LinearFit fit;                         // y = 1/gemm_max + (k_half/gemm_max)·(1/K)
     double gemm_max = 0;
     double k_half = 0;
 };
@@ -130,19 +130,19 @@ GemmFit fit_gemm(const std::string& precision, const std::vector<GemmPoint>& poi
 // ------------------------------------------------------------------------------------------------
 
 struct BandwidthPoint {
-    std::string kernel;                // copy, triad (HBM); h2d, d2h (PCIe)
-    double bytes = 0;                  // size of one array / transfer
+    std::string kernel;   // copy, triad (HBM); h2d, d2h (PCIe)
+    double bytes = 0;     // size of one array / transfer
     double GBps = 0;
 };
 
 struct BandwidthFit {
-    std::vector<BandwidthPoint> used;  // the largest-size point of each kernel
-    double best_GBps = 0;              // median of those
+    std::vector<BandwidthPoint> used;   // the largest-size point of each kernel
+    double best_GBps = 0;               // median of those
     double nominal_GBps = 0;
-    double efficiency = 0;             // best / nominal (0 when nominal is unknown)
+    double efficiency = 0;   // best / nominal (0 when nominal is unknown)
 };
 
 // Median over kernels of the bandwidth at each kernel's largest size.
 BandwidthFit fit_best_bandwidth(const std::vector<BandwidthPoint>& points, double nominal_GBps);
 
-}  // namespace llmsim::calibrate
+}   // namespace llmsim::calibrate

@@ -125,11 +125,17 @@ std::optional<Layout> layout_from_header(const std::vector<std::string>& cols) {
     if (L.size < 0 || L.count < 0 || L.type < 0 || L.redop < 0) return std::nullopt;
     int t1 = -1;
     for (int i = 0; i < static_cast<int>(cols.size()); ++i)
-        if (cols[i] == "time" || cols[i] == "cputime") { t1 = i; break; }
+        if (cols[i] == "time" || cols[i] == "cputime") {
+            t1 = i;
+            break;
+        }
     if (t1 < 0) return std::nullopt;
     int t2 = -1;
     for (int i = t1 + 1; i < static_cast<int>(cols.size()); ++i)
-        if (cols[i] == "time" || cols[i] == "cputime") { t2 = i; break; }
+        if (cols[i] == "time" || cols[i] == "cputime") {
+            t2 = i;
+            break;
+        }
     L.oop_time = t1;
     L.oop_alg = find("algbw", t1);
     L.oop_bus = find("busbw", t1);
@@ -151,8 +157,8 @@ std::optional<Layout> layout_from_header(const std::vector<std::string>& cols) {
 }
 
 // Collective candidates consistent with a row's redop/root and the observed busbw/algbw ratio.
-std::vector<std::string> consistent_collectives(const std::string& redop, std::optional<int> root, double ratio,
-                                                int n, double tol) {
+std::vector<std::string> consistent_collectives(const std::string& redop, std::optional<int> root, double ratio, int n,
+                                                double tol) {
     std::vector<std::string> out;
     bool rooted = root.has_value() && *root >= 0;
     for (const auto& c : known_collectives()) {
@@ -216,7 +222,7 @@ private:
     NcclTestsRun cur_;
     bool cur_started_ = false;
     std::optional<Layout> layout_;
-    std::string binary_hint_;        // binary name seen on a command line, for the next test
+    std::string binary_hint_;   // binary name seen on a command line, for the next test
     std::map<int, std::string> rank_hosts_;
     // A data row cut short by an interleaved line, waiting for the rest of its tokens.
     std::vector<std::string> pending_;
@@ -278,7 +284,8 @@ private:
     }
 
     void comment(const std::string& t, int lineno) {
-        static const std::regex version(R"(^#\s*nccl-tests version\s+(\S+)(?:\s+nccl-headers=(\d+))?(?:\s+nccl-library=(\d+))?)");
+        static const std::regex version(
+            R"(^#\s*nccl-tests version\s+(\S+)(?:\s+nccl-headers=(\d+))?(?:\s+nccl-library=(\d+))?)");
         static const std::regex starting(R"(^#\s*Collective test starting:\s*(\S+))");
         static const std::regex concluded(R"(^#\s*Collective test concluded)");
         static const std::regex nthread(R"(^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+))");
@@ -335,8 +342,8 @@ private:
                 begin_test(lineno);
                 layout_ = L;
             } else {
-                out_.warnings.push_back(fmt::format("{}:{}: unrecognised column header; guessing the layout from the rows",
-                                                    source_, lineno));
+                out_.warnings.push_back(fmt::format(
+                    "{}:{}: unrecognised column header; guessing the layout from the rows", source_, lineno));
             }
         }
     }
@@ -350,15 +357,27 @@ private:
             int pos = pos0 + static_cast<int>(out.size());
             char k = pos < L.needed() ? L.kind(pos) : 'n';
             if (k == 'w') {
-                if (!is_word(tok)) { junk = true; break; }
+                if (!is_word(tok)) {
+                    junk = true;
+                    break;
+                }
                 out.push_back(tok);
                 continue;
             }
-            if (k == 'n' && tok == "N/A") { out.push_back(tok); continue; }
+            if (k == 'n' && tok == "N/A") {
+                out.push_back(tok);
+                continue;
+            }
             std::size_t n = (k == 'i') ? integer_prefix(tok) : numeric_prefix(tok);
-            if (n == 0) { junk = true; break; }
+            if (n == 0) {
+                junk = true;
+                break;
+            }
             out.push_back(tok.substr(0, n));
-            if (n < tok.size()) { junk = true; break; }
+            if (n < tok.size()) {
+                junk = true;
+                break;
+            }
         }
         return out;
     }
@@ -368,8 +387,14 @@ private:
         // Old format (no root column): the 5th token is a time with a decimal point, and a row has 12.
         if (toks.size() >= 5 && toks[4].find('.') != std::string::npos && toks.size() == 12) {
             L.root = -1;
-            L.oop_time = 4; L.oop_alg = 5; L.oop_bus = 6; L.oop_wrong = 7;
-            L.ip_time = 8; L.ip_alg = 9; L.ip_bus = 10; L.ip_wrong = 11;
+            L.oop_time = 4;
+            L.oop_alg = 5;
+            L.oop_bus = 6;
+            L.oop_wrong = 7;
+            L.ip_time = 8;
+            L.ip_alg = 9;
+            L.ip_bus = 10;
+            L.ip_wrong = 11;
             L.old_format = true;
         }
         return L;
@@ -391,9 +416,9 @@ private:
                 if (!junk && !toks.empty() && toks.size() == raw.size()) {
                     pending_.insert(pending_.end(), toks.begin(), toks.end());
                     if (static_cast<int>(pending_.size()) >= layout_->needed()) {
-                        cur_.warnings.push_back(fmt::format(
-                            "{}:{}: row of size {} was split by interleaved output; rejoined with line {}", source_,
-                            pending_line_, pending_[0], lineno));
+                        cur_.warnings.push_back(
+                            fmt::format("{}:{}: row of size {} was split by interleaved output; rejoined with line {}",
+                                        source_, pending_line_, pending_[0], lineno));
                         emit(pending_, *layout_, pending_line_);
                         pending_.clear();
                     }
@@ -531,15 +556,17 @@ public:
             }
             if (cands.size() == 1) {
                 r.collective = cands[0];
-                r.collective_source = fmt::format("data (redop {}, busbw/algbw {:.4f})", first.redop,
-                                                  ratio ? ratio->first : 0.0);
-            } else if (!hinted.empty() && (cands.empty() || std::find(cands.begin(), cands.end(), hinted) != cands.end())) {
+                r.collective_source =
+                    fmt::format("data (redop {}, busbw/algbw {:.4f})", first.redop, ratio ? ratio->first : 0.0);
+            } else if (!hinted.empty() &&
+                       (cands.empty() || std::find(cands.begin(), cands.end(), hinted) != cands.end())) {
                 r.collective = hinted;
                 r.collective_source = "file name";
             } else {
                 r.collective_source = "unknown";
-                r.warnings.push_back(fmt::format("{}: cannot tell the collective (candidates: {})", r.source_file,
-                                                 cands.empty() ? std::string("none") : fmt::format("{}", fmt::join(cands, ", "))));
+                r.warnings.push_back(
+                    fmt::format("{}: cannot tell the collective (candidates: {})", r.source_file,
+                                cands.empty() ? std::string("none") : fmt::format("{}", fmt::join(cands, ", "))));
             }
         }
         if (r.ranks == 0) {
@@ -548,8 +575,10 @@ public:
                 // Invert the factor: n = 2/(2-f) for all_reduce, 1/(1-f) for (n-1)/n.
                 double f = ratio->first;
                 double n = 0;
-                if (r.collective == "all_reduce" && f < 2) n = 2.0 / (2.0 - f);
-                else if (f < 1 && nccl_bus_factor(r.collective, 4).value_or(1) < 1) n = 1.0 / (1.0 - f);
+                if (r.collective == "all_reduce" && f < 2)
+                    n = 2.0 / (2.0 - f);
+                else if (f < 1 && nccl_bus_factor(r.collective, 4).value_or(1) < 1)
+                    n = 1.0 / (1.0 - f);
                 int ni = static_cast<int>(std::lround(n));
                 if (ni >= 2) {
                     auto fi = nccl_bus_factor(r.collective, ni);
@@ -627,8 +656,10 @@ NcclTestsFile parse_json_form(const nlohmann::json& j, const std::string& source
         row.type = e.value("type", "");
         row.redop = e.value("redop", "");
         if (e.contains("root")) {
-            if (e["root"].is_number_integer()) row.root = e["root"].get<int>();
-            else if (e["root"].is_string()) row.root = std::atoi(e["root"].get<std::string>().c_str());
+            if (e["root"].is_number_integer())
+                row.root = e["root"].get<int>();
+            else if (e["root"].is_string())
+                row.root = std::atoi(e["root"].get<std::string>().c_str());
         }
         if (e.contains("out_of_place")) row.out_of_place = half(e["out_of_place"]);
         if (e.contains("in_place")) row.in_place = half(e["in_place"]);
@@ -645,7 +676,7 @@ NcclTestsFile parse_json_form(const nlohmann::json& j, const std::string& source
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 // ------------------------------------------------------------------------------------------------
 // Public functions
@@ -703,9 +734,10 @@ NcclTestsFile read_nccl_tests_file(const std::string& path) {
     ss << f.rdbuf();
     auto out = parse_nccl_tests(ss.str(), path);
     if (out.tests.empty())
-        throw ConfigError(fmt::format("{}: no nccl-tests result rows found (expected lines like "
-                                      "\"  8  2  float  sum  -1  12.9  0.00  0.00  0 ...\")",
-                                      path));
+        throw ConfigError(
+            fmt::format("{}: no nccl-tests result rows found (expected lines like "
+                        "\"  8  2  float  sum  -1  12.9  0.00  0.00  0 ...\")",
+                        path));
     return out;
 }
 
@@ -726,9 +758,9 @@ std::vector<std::string> check_bandwidths(const NcclTestsRun& run) {
             double bus = alg * *factor;
             double tol_bus = r.busbw_res + *factor * alg_spread + 1e-9 + 1e-6 * bus;
             if (std::fabs(r.busbw_GBps - bus) > tol_bus)
-                out.push_back(fmt::format("{}:{}: size {} {}: busbw {} GB/s but algbw x {:.4f} ({} ranks) = {:.4g} GB/s",
-                                          run.source_file, row.line, row.size_bytes, which, r.busbw_GBps, *factor,
-                                          run.ranks, bus));
+                out.push_back(fmt::format(
+                    "{}:{}: size {} {}: busbw {} GB/s but algbw x {:.4f} ({} ranks) = {:.4g} GB/s", run.source_file,
+                    row.line, row.size_bytes, which, r.busbw_GBps, *factor, run.ranks, bus));
         }
     };
     for (const auto& row : run.rows) {
@@ -797,4 +829,4 @@ nlohmann::json to_json(const NcclTestsRun& run) {
     return j;
 }
 
-}  // namespace llmsim::calibrate
+}   // namespace llmsim::calibrate

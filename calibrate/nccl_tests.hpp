@@ -30,10 +30,10 @@ struct NcclTestsRow {
     std::int64_t count = 0;
     std::string type;
     std::string redop;
-    std::optional<int> root;       // absent in the old format
+    std::optional<int> root;   // absent in the old format
     NcclTestsResult out_of_place;
     NcclTestsResult in_place;
-    int line = 0;                  // 1-based line where the row starts (0 for JSON)
+    int line = 0;   // 1-based line where the row starts (0 for JSON)
 };
 
 // One test (one collective sweep) found in a file.
@@ -45,22 +45,22 @@ struct NcclTestsRun {
     std::vector<std::string> hosts;       // distinct host names, in order of the device lines
     int nodes = 0;                        // 0 = unknown
     std::string gpu_name;
-    std::string binary;                   // e.g. all_reduce_perf_mpi
-    std::string nccl_version;             // "2.22.3+cuda12.6", "2.29.2" ("" if not in the log)
+    std::string binary;         // e.g. all_reduce_perf_mpi
+    std::string nccl_version;   // "2.22.3+cuda12.6", "2.29.2" ("" if not in the log)
     std::string nccl_tests_version;
-    std::string format;                   // "text" | "text-old" | "json"
+    std::string format;   // "text" | "text-old" | "json"
     std::vector<NcclTestsRow> rows;
-    std::optional<double> avg_busbw_GBps; // the footer's "Avg bus bandwidth"
+    std::optional<double> avg_busbw_GBps;   // the footer's "Avg bus bandwidth"
     std::string source_file;
     int first_line = 0;
-    std::vector<std::string> warnings;    // rows whose bandwidths disagree with size/time, recoveries, ...
+    std::vector<std::string> warnings;   // rows whose bandwidths disagree with size/time, recoveries, ...
 
     int gpus_per_node() const { return (nodes > 0 && ranks > 0 && ranks % nodes == 0) ? ranks / nodes : 0; }
 };
 
 struct NcclTestsFile {
     std::vector<NcclTestsRun> tests;
-    std::vector<std::string> warnings;    // file-level (lines that could not be used, ...)
+    std::vector<std::string> warnings;   // file-level (lines that could not be used, ...)
 };
 
 // nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md): 2(n-1)/n all_reduce; (n-1)/n all_gather,
@@ -90,4 +90,4 @@ std::optional<double> mean_busbw(const NcclTestsRun& run);
 // {"collective","ranks","rows":[...],"in_place":{"rows":[...]},"avg_busbw_GBps",...}
 nlohmann::json to_json(const NcclTestsRun& run);
 
-}  // namespace llmsim::calibrate
+}   // namespace llmsim::calibrate

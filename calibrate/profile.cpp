@@ -56,9 +56,10 @@ void set_key(Calibration& c, const std::string& key, json value, const std::stri
 // Efficiency keys must lie in (0, 1] for the loader; clamp with a note.
 double clamp_efficiency(Calibration& c, const std::string& key, double v) {
     if (v > 1.0) {
-        c.notes.push_back(fmt::format("{} came out as {:.3f} > 1 (the measured bandwidth beats the preset's nominal "
-                                      "{}); clamped to 1.0: check the --system preset",
-                                      key, v, key.find("inter") != std::string::npos ? "inter_node_GBps" : "value"));
+        c.notes.push_back(
+            fmt::format("{} came out as {:.3f} > 1 (the measured bandwidth beats the preset's nominal "
+                        "{}); clamped to 1.0: check the --system preset",
+                        key, v, key.find("inter") != std::string::npos ? "inter_node_GBps" : "value"));
         return 1.0;
     }
     return v;
@@ -186,16 +187,17 @@ void derive_network_keys(Calibration& c) {
         const double busbw = sum_bw / ring_used.size();
         intra_eff = clamp_efficiency(c, "intra_node_efficiency", busbw / nom.intra_node_GBps);
         intra_lat = sum_lat / ring_used.size();
-        const std::string what = fmt::format("{} on {} ranks of one node ({} sizes, {}; R²≥{:.4f}, {} outlier{})",
-                                             fmt::join(names, "+"), best_intra, npts, fmt::join(sources, ", "), min_r2,
-                                             nout, nout == 1 ? "" : "s");
+        const std::string what =
+            fmt::format("{} on {} ranks of one node ({} sizes, {}; R²≥{:.4f}, {} outlier{})", fmt::join(names, "+"),
+                        best_intra, npts, fmt::join(sources, ", "), min_r2, nout, nout == 1 ? "" : "s");
         const std::string gpu = ring_used.front()->data.gpu.empty() ? gpu_of(c) : ring_used.front()->data.gpu;
         set_key(c, "intra_node_efficiency", intra_eff,
                 fmt::format("fit of {} on {}: busbw {} GB/s / nominal {} GB/s ({}), {}", what, gpu, fmt_g(busbw),
                             fmt_g(nom.intra_node_GBps), nom.preset, date));
-        set_key(c, "intra_node_latency_us", intra_lat,
-                fmt::format("fit of {} on {}: (alpha - collective_base_latency_us {} us) / ring steps, clamped >= 0.05, {}",
-                            what, gpu, fmt_g(nom.collective_base_latency_us), date));
+        set_key(
+            c, "intra_node_latency_us", intra_lat,
+            fmt::format("fit of {} on {}: (alpha - collective_base_latency_us {} us) / ring steps, clamped >= 0.05, {}",
+                        what, gpu, fmt_g(nom.collective_base_latency_us), date));
     }
     // ---- inter-node: the sweeps on the most ranks across nodes ----
     int best_inter = 0;
@@ -216,13 +218,14 @@ void derive_network_keys(Calibration& c) {
         const int g = std::max(1, d.gpus_per_node);
         const double intra_ring = intra_eff * nom.intra_node_GBps;
         const std::string gpu = d.gpu.empty() ? gpu_of(c) : d.gpu;
-        const std::string what = fmt::format("{} on {} ranks = {} nodes x {} GPUs{} ({} sizes, {}, {})", d.collective,
-                                             d.ranks, d.nodes, g, d.tier_assumed ? " (node count assumed)" : "",
-                                             f.points.size(), d.source, fit_summary(f.fit));
+        const std::string what =
+            fmt::format("{} on {} ranks = {} nodes x {} GPUs{} ({} sizes, {}, {})", d.collective, d.ranks, d.nodes, g,
+                        d.tier_assumed ? " (node count assumed)" : "", f.points.size(), d.source, fit_summary(f.fit));
         if (intra_ring > 0 && f.busbw_GBps >= 0.95 * intra_ring) {
-            c.notes.push_back(fmt::format("inter-node {}: busbw {} GB/s is not below the intra-node ring busbw {} GB/s, "
-                                          "so the network is not the bottleneck; inter_node_efficiency not fitted",
-                                          d.source, fmt_g(f.busbw_GBps), fmt_g(intra_ring)));
+            c.notes.push_back(
+                fmt::format("inter-node {}: busbw {} GB/s is not below the intra-node ring busbw {} GB/s, "
+                            "so the network is not the bottleneck; inter_node_efficiency not fitted",
+                            d.source, fmt_g(f.busbw_GBps), fmt_g(intra_ring)));
         } else {
             const double eff = clamp_efficiency(c, "inter_node_efficiency", f.busbw_GBps / (g * nom.inter_node_GBps));
             set_key(c, "inter_node_efficiency", eff,
@@ -234,8 +237,8 @@ void derive_network_keys(Calibration& c) {
         auto inter_steps = nccl_ring_steps(d.collective, d.nodes);
         if (inter_steps && *inter_steps > 0) {
             const int intra_steps = f.steps - *inter_steps;
-            const double lat = std::max(
-                0.05, (f.alpha_us - nom.collective_base_latency_us - intra_steps * intra_lat) / *inter_steps);
+            const double lat =
+                std::max(0.05, (f.alpha_us - nom.collective_base_latency_us - intra_steps * intra_lat) / *inter_steps);
             set_key(c, "inter_node_latency_us", lat,
                     fmt::format("fit of {} on {}: (alpha {} us - base {} us - {} intra-node steps x {} us) / {} "
                                 "inter-node steps, clamped >= 0.05, {}",
@@ -248,7 +251,7 @@ void derive_network_keys(Calibration& c) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 Nominal nominal_from_system(const SystemSpec& s) {
     Nominal n;
@@ -322,9 +325,10 @@ Calibration calibrate(const CalibrateInputs& in) {
         if (raw) add(raw->gpu_name());
         for (const auto& l : in.logs) add(l.gpu_name);
         if (gpus.size() > 1)
-            c.notes.push_back(fmt::format("the measurements come from different GPUs ({}); one profile should describe "
-                                          "one system",
-                                          fmt::join(gpus, ", ")));
+            c.notes.push_back(
+                fmt::format("the measurements come from different GPUs ({}); one profile should describe "
+                            "one system",
+                            fmt::join(gpus, ", ")));
     }
     for (auto& d : collect_datasets(in, c.notes)) {
         CollectiveResult r;
@@ -341,13 +345,14 @@ Calibration calibrate(const CalibrateInputs& in) {
 
     if (raw) {
         // ---- GEMM ----
-        const int sm = !raw->gpus.empty() && raw->gpus.front().sm_count > 0 ? raw->gpus.front().sm_count
-                                                                           : in.nominal.sm_count;
+        const int sm =
+            !raw->gpus.empty() && raw->gpus.front().sm_count > 0 ? raw->gpus.front().sm_count : in.nominal.sm_count;
         if (!raw->gpus.empty() && raw->gpus.front().sm_count > 0 && in.nominal.sm_count > 0 &&
             raw->gpus.front().sm_count != in.nominal.sm_count)
-            c.notes.push_back(fmt::format("the measured GPU has {} SMs, the preset {} has {}: the measured count is used "
-                                          "for wave quantisation; is --system right?",
-                                          raw->gpus.front().sm_count, in.nominal.preset, in.nominal.sm_count));
+            c.notes.push_back(
+                fmt::format("the measured GPU has {} SMs, the preset {} has {}: the measured count is used "
+                            "for wave quantisation; is --system right?",
+                            raw->gpus.front().sm_count, in.nominal.preset, in.nominal.sm_count));
         std::vector<GemmPoint> pts;
         std::vector<std::string> precisions;
         for (const auto& g : raw->gemm) {
@@ -358,7 +363,8 @@ Calibration calibrate(const CalibrateInputs& in) {
         for (const auto& p : precisions) {
             auto pk = in.nominal.peak_flops.find(p);
             if (pk == in.nominal.peak_flops.end() || pk->second <= 0) {
-                c.notes.push_back(fmt::format("gemm {}: the preset {} has no {} peak; not fitted", p, in.nominal.preset, p));
+                c.notes.push_back(
+                    fmt::format("gemm {}: the preset {} has no {} peak; not fitted", p, in.nominal.preset, p));
                 continue;
             }
             GemmGeometry geo;
@@ -371,14 +377,14 @@ Calibration calibrate(const CalibrateInputs& in) {
             try {
                 auto f = fit_gemm(p, pts, geo, in.robust);
                 if (!(f.gemm_max > 0) || f.gemm_max > 1.0) {
-                    c.notes.push_back(fmt::format("gemm {}: fitted gemm_max {} is outside (0, 1]; not used", p,
-                                                  fmt_g(f.gemm_max)));
+                    c.notes.push_back(
+                        fmt::format("gemm {}: fitted gemm_max {} is outside (0, 1]; not used", p, fmt_g(f.gemm_max)));
                 } else {
                     set_key(c, "gpu.efficiency.gemm_max." + p, f.gemm_max,
-                            fmt::format("fit of {} cuBLASLt GEMMs on {}, peak {} TFLOP/s ({}), R²={:.4f}, {} outlier{}, {}",
-                                        f.points.size(), gpu.empty() ? "unknown GPU" : gpu, fmt_g(geo.peak_flops / 1e12),
-                                        in.nominal.preset, f.fit.r2, f.fit.outliers(), f.fit.outliers() == 1 ? "" : "s",
-                                        date));
+                            fmt::format(
+                                "fit of {} cuBLASLt GEMMs on {}, peak {} TFLOP/s ({}), R²={:.4f}, {} outlier{}, {}",
+                                f.points.size(), gpu.empty() ? "unknown GPU" : gpu, fmt_g(geo.peak_flops / 1e12),
+                                in.nominal.preset, f.fit.r2, f.fit.outliers(), f.fit.outliers() == 1 ? "" : "s", date));
                 }
                 c.gemm.push_back(std::move(f));
             } catch (const std::invalid_argument& e) {
@@ -392,12 +398,13 @@ Calibration calibrate(const CalibrateInputs& in) {
                 if (!kh && f.precision == p && f.gemm_max > 0 && f.gemm_max <= 1.0) kh = &f;
         if (kh) {
             if (kh->k_half >= 0) {
-                set_key(c, "gpu.efficiency.gemm_k_half", kh->k_half,
-                        fmt::format("fit of {} {} cuBLASLt GEMMs on {} (slope/intercept of y vs 1/K), R²={:.4f}, {}",
-                                    kh->points.size(), kh->precision, gpu.empty() ? "unknown GPU" : gpu, kh->fit.r2, date));
+                set_key(
+                    c, "gpu.efficiency.gemm_k_half", kh->k_half,
+                    fmt::format("fit of {} {} cuBLASLt GEMMs on {} (slope/intercept of y vs 1/K), R²={:.4f}, {}",
+                                kh->points.size(), kh->precision, gpu.empty() ? "unknown GPU" : gpu, kh->fit.r2, date));
             } else {
-                c.notes.push_back(fmt::format("gemm {}: fitted k_half {} < 0 (no K dependence); not used", kh->precision,
-                                              fmt_g(kh->k_half)));
+                c.notes.push_back(fmt::format("gemm {}: fitted k_half {} < 0 (no K dependence); not used",
+                                              kh->precision, fmt_g(kh->k_half)));
             }
         }
         // ---- HBM ----
@@ -407,9 +414,10 @@ Calibration calibrate(const CalibrateInputs& in) {
                 const double eff = clamp_efficiency(c, "gpu.efficiency.hbm_efficiency", f.efficiency);
                 std::vector<std::string> used;
                 for (const auto& u : f.used) used.push_back(fmt::format("{} {} GB/s", u.kernel, fmt_g(u.GBps)));
-                set_key(c, "gpu.efficiency.hbm_efficiency", eff,
-                        fmt::format("median of the largest-size stream kernels ({}) = {} GB/s / nominal {} GB/s on {}, {}",
-                                    fmt::join(used, ", "), fmt_g(f.best_GBps), fmt_g(in.nominal.hbm_GBps), gpu, date));
+                set_key(
+                    c, "gpu.efficiency.hbm_efficiency", eff,
+                    fmt::format("median of the largest-size stream kernels ({}) = {} GB/s / nominal {} GB/s on {}, {}",
+                                fmt::join(used, ", "), fmt_g(f.best_GBps), fmt_g(in.nominal.hbm_GBps), gpu, date));
             }
             c.hbm = std::move(f);
         }
@@ -417,20 +425,24 @@ Calibration calibrate(const CalibrateInputs& in) {
         if (!raw->pcie.empty()) {
             auto f = fit_best_bandwidth(raw->pcie, in.nominal.pcie_GBps);
             if (f.best_GBps > 0) {
-                set_key(c, "pcie_GBps", f.best_GBps,
-                        fmt::format("median of pinned host<->device copies at the largest size ({} transfers) on {}, {}",
-                                    f.used.size(), gpu, date));
+                set_key(
+                    c, "pcie_GBps", f.best_GBps,
+                    fmt::format("median of pinned host<->device copies at the largest size ({} transfers) on {}, {}",
+                                f.used.size(), gpu, date));
             }
             c.pcie = std::move(f);
         }
         // ---- launch ----
         c.launch_samples_us = raw->launch_samples_us;
-        if (!raw->launch_samples_us.empty()) c.kernel_launch_us = median(raw->launch_samples_us);
-        else if (raw->launch_median_us) c.kernel_launch_us = *raw->launch_median_us;
+        if (!raw->launch_samples_us.empty())
+            c.kernel_launch_us = median(raw->launch_samples_us);
+        else if (raw->launch_median_us)
+            c.kernel_launch_us = *raw->launch_median_us;
         if (c.kernel_launch_us && *c.kernel_launch_us > 0) {
             set_key(c, "gpu.efficiency.kernel_launch_us", *c.kernel_launch_us,
                     fmt::format("median of {} empty-kernel launch samples on {}, {}",
-                                raw->launch_samples_us.empty() ? std::size_t{1} : raw->launch_samples_us.size(), gpu, date));
+                                raw->launch_samples_us.empty() ? std::size_t{1} : raw->launch_samples_us.size(), gpu,
+                                date));
         }
         for (const auto& n : raw->notes) c.notes.push_back("probe: " + n);
     }
@@ -530,7 +542,8 @@ json profile_json(const Calibration& c) {
         f["points"] = pts;
         json mb = json::array();
         for (const auto& p : g.memory_bound)
-            mb.push_back({{"m", p.m}, {"n", p.n}, {"k", p.k}, {"batch", p.batch}, {"label", p.label}, {"time_us", p.time_us}});
+            mb.push_back(
+                {{"m", p.m}, {"n", p.n}, {"k", p.k}, {"batch", p.batch}, {"label", p.label}, {"time_us", p.time_us}});
         f["memory_bound_excluded"] = mb;
         fits.push_back(std::move(f));
     }
@@ -550,7 +563,8 @@ json profile_json(const Calibration& c) {
         fits.push_back({{"kind", "launch"}, {"samples_us", c.launch_samples_us}, {"median_us", *c.kernel_launch_us}});
     json measured = c.measured_on;
     if (!c.notes.empty()) measured["notes"] = c.notes;
-    return json{{"llmsim_profile", 1}, {"measured_on", measured}, {"system", sys}, {"provenance", prov}, {"fits", fits}};
+    return json{
+        {"llmsim_profile", 1}, {"measured_on", measured}, {"system", sys}, {"provenance", prov}, {"fits", fits}};
 }
 
 std::string report_text(const Calibration& c) {
@@ -579,11 +593,12 @@ std::string report_text(const Calibration& c) {
     }
     for (const auto& g : c.gemm) {
         line("");
-        line(fmt::format("gemm {}: gemm_max {:.4f}  k_half {:.1f}  (peak {} TFLOP/s, {} SMs, tile {}x{}, ridge {:.0f} FLOP/B)"
-                         "  R² {:.4f}  outliers {}  memory-bound excluded {}",
-                         g.precision, g.gemm_max, g.k_half, fmt_g(g.geometry.peak_flops / 1e12), g.geometry.sm_count,
-                         g.geometry.tile_m, g.geometry.tile_n, g.ridge_flop_per_byte, g.fit.r2, g.fit.outliers(),
-                         g.memory_bound.size()));
+        line(fmt::format(
+            "gemm {}: gemm_max {:.4f}  k_half {:.1f}  (peak {} TFLOP/s, {} SMs, tile {}x{}, ridge {:.0f} FLOP/B)"
+            "  R² {:.4f}  outliers {}  memory-bound excluded {}",
+            g.precision, g.gemm_max, g.k_half, fmt_g(g.geometry.peak_flops / 1e12), g.geometry.sm_count,
+            g.geometry.tile_m, g.geometry.tile_n, g.ridge_flop_per_byte, g.fit.r2, g.fit.outliers(),
+            g.memory_bound.size()));
         line(fmt::format("  {:>24}  {:>12}  {:>12}  {:>8}  {:>8}", "M x N x K (batch)", "measured us", "fitted us",
                          "TFLOP/s", "resid"));
         for (std::size_t i = 0; i < g.points.size(); ++i) {
@@ -606,7 +621,8 @@ std::string report_text(const Calibration& c) {
     }
     if (c.pcie) {
         line("");
-        line(fmt::format("pcie: best {} GB/s (nominal {} GB/s)", fmt_g(c.pcie->best_GBps), fmt_g(c.pcie->nominal_GBps)));
+        line(
+            fmt::format("pcie: best {} GB/s (nominal {} GB/s)", fmt_g(c.pcie->best_GBps), fmt_g(c.pcie->nominal_GBps)));
         for (const auto& u : c.pcie->used)
             line(fmt::format("  {:<6} {:>14.0f} B  {:>8.1f} GB/s", u.kernel, u.bytes, u.GBps));
     }
@@ -635,4 +651,4 @@ void write_json_file(const std::string& path, const json& j) {
     if (!f) throw ConfigError(fmt::format("{}: error while writing the profile", path));
 }
 
-}  // namespace llmsim::calibrate
+}   // namespace llmsim::calibrate

@@ -21,11 +21,11 @@ namespace llmsim::calibrate {
 
 // The preset's nominal numbers the fits are expressed against.
 struct Nominal {
-    std::string preset;                   // system preset name, e.g. "dgx-h100"
+    std::string preset;   // system preset name, e.g. "dgx-h100"
     std::string gpu_display_name;
     int gpus_per_node = 8;
-    double intra_node_GBps = 0;           // per device, per direction
-    double inter_node_GBps = 0;           // per device share of the NICs
+    double intra_node_GBps = 0;   // per device, per direction
+    double inter_node_GBps = 0;   // per device share of the NICs
     double intra_node_latency_us = 0;
     double intra_node_efficiency = 0.8;
     double inter_node_latency_us = 0;
@@ -49,9 +49,9 @@ struct NcclDataset {
     int ranks = 0;
     int nodes = 0;
     int gpus_per_node = 0;
-    std::string tier;                     // "intra_node" | "inter_node"
-    bool tier_assumed = false;            // node count guessed from gpus_per_node of the preset
-    std::string source;                   // file (and line) the points come from
+    std::string tier;            // "intra_node" | "inter_node"
+    bool tier_assumed = false;   // node count guessed from gpus_per_node of the preset
+    std::string source;          // file (and line) the points come from
     std::string gpu;
     std::string nccl_version;
     std::vector<CollectivePoint> points;
@@ -60,8 +60,8 @@ struct NcclDataset {
 struct CollectiveResult {
     NcclDataset data;
     std::optional<AlphaBetaFit> fit;
-    std::string error;                    // why it could not be fitted
-    std::string used_for;                 // system keys derived from it ("" if none)
+    std::string error;      // why it could not be fitted
+    std::string used_for;   // system keys derived from it ("" if none)
 };
 
 struct Calibration {
@@ -77,15 +77,15 @@ struct Calibration {
     // in the order they were derived, with their provenance text.
     std::vector<std::pair<std::string, nlohmann::json>> keys;
     std::map<std::string, std::string> provenance;
-    std::vector<std::string> notes;       // what could not be fitted and why, clamps, assumptions
+    std::vector<std::string> notes;   // what could not be fitted and why, clamps, assumptions
 };
 
 struct CalibrateInputs {
-    const RawMeasurements* raw = nullptr;     // may be null (nccl-tests logs only)
+    const RawMeasurements* raw = nullptr;   // may be null (nccl-tests logs only)
     std::vector<NcclTestsRun> logs;
     Nominal nominal;
-    std::string command;                      // the llmsim command line, for measured_on
-    std::string today;                        // YYYY-MM-DD, for provenance when the raw file has no date
+    std::string command;   // the llmsim command line, for measured_on
+    std::string today;     // YYYY-MM-DD, for provenance when the raw file has no date
     RobustOptions robust;
 };
 
@@ -102,4 +102,4 @@ std::string report_text(const Calibration& c);
 // Writes JSON (2-space indent) to `path`; an unwritable path is a ConfigError.
 void write_json_file(const std::string& path, const nlohmann::json& j);
 
-}  // namespace llmsim::calibrate
+}   // namespace llmsim::calibrate

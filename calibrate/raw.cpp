@@ -82,16 +82,17 @@ private:
     std::vector<std::string> problems_;
 };
 
-}  // namespace
+}   // namespace
 
 RawMeasurements parse_raw(const json& j, const std::string& origin) {
     Reader rd(origin);
     RawMeasurements r;
     r.source_file = origin;
     if (!j.is_object() || !j.contains("llmsim_probe"))
-        throw ConfigError(fmt::format("{}: not an llmsim-probe raw file (no \"llmsim_probe\" key); "
-                                      "nccl-tests logs go after --nccl-tests",
-                                      origin));
+        throw ConfigError(
+            fmt::format("{}: not an llmsim-probe raw file (no \"llmsim_probe\" key); "
+                        "nccl-tests logs go after --nccl-tests",
+                        origin));
     r.format_version = static_cast<int>(rd.integer(j, "llmsim_probe", "", true, 1));
     if (r.format_version != 1)
         throw ConfigError(fmt::format("{}#/llmsim_probe: {} is not a supported raw format version (expected 1)", origin,
@@ -156,8 +157,10 @@ RawMeasurements parse_raw(const json& j, const std::string& origin) {
         const auto& l = j["launch"];
         if (const json* s = rd.array(l, "samples_us", "/launch")) {
             for (std::size_t i = 0; i < s->size(); ++i) {
-                if ((*s)[i].is_number()) r.launch_samples_us.push_back((*s)[i].get<double>());
-                else rd.bad(fmt::format("/launch/samples_us/{}", i), (*s)[i], "a number");
+                if ((*s)[i].is_number())
+                    r.launch_samples_us.push_back((*s)[i].get<double>());
+                else
+                    rd.bad(fmt::format("/launch/samples_us/{}", i), (*s)[i], "a number");
             }
         }
         if (l.contains("median_us")) r.launch_median_us = rd.num(l, "median_us", "/launch");
@@ -192,7 +195,8 @@ RawMeasurements parse_raw(const json& j, const std::string& origin) {
             s.collective = rd.str(e, "collective", p, true);
             s.ranks = static_cast<int>(rd.integer(e, "ranks", p, true));
             s.nodes = static_cast<int>(rd.integer(e, "nodes", p, false, 1));
-            s.gpus_per_node = static_cast<int>(rd.integer(e, "gpus_per_node", p, false, s.nodes > 0 ? s.ranks / s.nodes : 0));
+            s.gpus_per_node =
+                static_cast<int>(rd.integer(e, "gpus_per_node", p, false, s.nodes > 0 ? s.ranks / s.nodes : 0));
             s.dtype = rd.str(e, "dtype", p);
             if (const json* rows = rd.array(e, "rows", p)) {
                 for (std::size_t k = 0; k < rows->size(); ++k) {
@@ -236,4 +240,4 @@ RawMeasurements read_raw(const std::string& path) {
     return parse_raw(j, path);
 }
 
-}  // namespace llmsim::calibrate
+}   // namespace llmsim::calibrate

@@ -40,7 +40,7 @@ struct RawNcclSweep {
 };
 
 struct RawGemm {
-    GemmPoint point;                 // precision, m, n, k, batch, time_us, label
+    GemmPoint point;   // precision, m, n, k, batch, time_us, label
     double tflops = 0;
 };
 
@@ -54,18 +54,18 @@ struct RawMeasurements {
     std::string cuda_runtime, cuda_driver, driver, nccl_version, cublaslt;
     std::vector<RawGpu> gpus;
     // world
-    std::string mode;                // "single-process" | "multi-process"
+    std::string mode;   // "single-process" | "multi-process"
     int world_size = 1;
     int nodes = 1;
     std::vector<std::string> hosts;
     std::vector<std::string> notes;
     // measurements
-    std::vector<BandwidthPoint> hbm;     // kernel copy|triad, bytes = one array, GBps
+    std::vector<BandwidthPoint> hbm;   // kernel copy|triad, bytes = one array, GBps
     std::vector<double> launch_samples_us;
     std::optional<double> launch_median_us;
-    std::vector<RawGemm> peak;           // best large square GEMM per precision
+    std::vector<RawGemm> peak;   // best large square GEMM per precision
     std::vector<RawGemm> gemm;
-    std::vector<BandwidthPoint> pcie;    // kernel h2d|d2h
+    std::vector<BandwidthPoint> pcie;   // kernel h2d|d2h
     std::vector<RawNcclSweep> nccl;
     std::string source_file;
 
@@ -77,4 +77,4 @@ struct RawMeasurements {
 RawMeasurements read_raw(const std::string& path);
 RawMeasurements parse_raw(const nlohmann::json& j, const std::string& origin);
 
-}  // namespace llmsim::calibrate
+}   // namespace llmsim::calibrate

@@ -60,4 +60,4 @@ int run(int argc, char** argv) {
     return ctx.exit_code;
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -65,8 +65,8 @@ std::string test_table(const calibrate::NcclTestsRun& t) {
         out += fmt::format("avg bus bandwidth: {} GB/s ({} rows)\n", fmt::format("{:g}", *t.avg_busbw_GBps),
                            t.rows.size());
     } else if (auto m = calibrate::mean_busbw(t)) {
-        out += fmt::format("avg bus bandwidth: no footer in the log; mean of the busbw column {:.4g} GB/s ({} rows)\n", *m,
-                           t.rows.size());
+        out += fmt::format("avg bus bandwidth: no footer in the log; mean of the busbw column {:.4g} GB/s ({} rows)\n",
+                           *m, t.rows.size());
     }
     return out;
 }
@@ -85,16 +85,17 @@ struct FitOptions {
     bool no_reject = false;
 };
 
-}  // namespace
+}   // namespace
 
 void register_calibrate(CLI::App& app, Context& ctx) {
-    auto* cal = app.add_subcommand("calibrate", "Calibration: nccl-tests logs and llmsim-probe measurements -> profile");
+    auto* cal =
+        app.add_subcommand("calibrate", "Calibration: nccl-tests logs and llmsim-probe measurements -> profile");
     cal->require_subcommand(1);
 
     // ---------------------------------------------------------------- import-nccl-tests
     auto io = std::make_shared<ImportOptions>();
     auto* imp = cal->add_subcommand("import-nccl-tests",
-                                     "Read nccl-tests output (text logs or -J JSON) and check busbw against size/time");
+                                    "Read nccl-tests output (text logs or -J JSON) and check busbw against size/time");
     imp->add_option("logs", io->logs, "nccl-tests output files")->required();
     imp->add_flag("--json", io->json, "Print JSON instead of tables");
     imp->callback([io, &ctx] {
@@ -139,7 +140,8 @@ void register_calibrate(CLI::App& app, Context& ctx) {
     fit->add_flag("--no-reject", fo->no_reject, "Keep every point (no MAD outlier rejection)");
     fit->callback([fo, &ctx] {
         if (fo->raw.empty() && fo->logs.empty())
-            throw ConfigError("calibrate fit: nothing to fit: give a raw file from llmsim-probe and/or --nccl-tests LOG...");
+            throw ConfigError(
+                "calibrate fit: nothing to fit: give a raw file from llmsim-probe and/or --nccl-tests LOG...");
         std::optional<calibrate::RawMeasurements> raw;
         if (!fo->raw.empty()) raw = calibrate::read_raw(fo->raw);
         calibrate::CalibrateInputs in;
@@ -152,9 +154,10 @@ void register_calibrate(CLI::App& app, Context& ctx) {
                 if (gpu.empty()) gpu = t.gpu_name;
             preset = calibrate::guess_system_preset(gpu);
             if (preset.empty())
-                throw ConfigError(fmt::format("--system: cannot guess the system preset from the GPU name \"{}\"; "
-                                              "pass --system NAME (see `llmsim hw list`)",
-                                              gpu.empty() ? std::string("(none recorded)") : gpu));
+                throw ConfigError(
+                    fmt::format("--system: cannot guess the system preset from the GPU name \"{}\"; "
+                                "pass --system NAME (see `llmsim hw list`)",
+                                gpu.empty() ? std::string("(none recorded)") : gpu));
         }
         in.nominal = calibrate::nominal_from_system(Database::builtin().system(preset));
         in.raw = raw ? &*raw : nullptr;
@@ -178,12 +181,13 @@ void register_calibrate(CLI::App& app, Context& ctx) {
             print_json(profile);
         } else {
             std::cout << calibrate::report_text(c);
-            std::cout << fmt::format("\nprofile written to {} ({} key{}); use it with\n"
-                                     "  \"system\": {{\"preset\": \"{}\", \"profile\": \"{}\"}}\n",
-                                     fo->out, c.keys.size(), c.keys.size() == 1 ? "" : "s", in.nominal.preset, fo->out);
+            std::cout << fmt::format(
+                "\nprofile written to {} ({} key{}); use it with\n"
+                "  \"system\": {{\"preset\": \"{}\", \"profile\": \"{}\"}}\n",
+                fo->out, c.keys.size(), c.keys.size() == 1 ? "" : "s", in.nominal.preset, fo->out);
         }
         ctx.exit_code = 0;
     });
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

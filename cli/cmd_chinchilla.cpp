@@ -97,14 +97,15 @@ void register_chinchilla(CLI::App& app, Context& ctx) {
         if (f->json) {
             print_json({{"query", {{query, value}}}, {"results", rows}});
         } else {
-            std::cout << fmt::format("compute-optimal ({} = {:.4g}; C = 6·N·D; loss in nats/token, L = E + A/N^α + B/D^β)\n",
-                                     query, value);
+            std::cout << fmt::format(
+                "compute-optimal ({} = {:.4g}; C = 6·N·D; loss in nats/token, L = E + A/N^α + B/D^β)\n", query, value);
             std::cout << t.str();
-            std::cout << "approach1: Hoffmann et al. 2022 Table 3 interpolated log-log (its loss uses the hoffmann fit);\n"
-                         "hoffmann, epoch: Approach 3 closed form N_opt = G·(C/6)^(β/(α+β)).\n";
+            std::cout
+                << "approach1: Hoffmann et al. 2022 Table 3 interpolated log-log (its loss uses the hoffmann fit);\n"
+                   "hoffmann, epoch: Approach 3 closed form N_opt = G·(C/6)^(β/(α+β)).\n";
         }
         ctx.exit_code = 0;
     });
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -45,10 +45,12 @@ void register_estimate(CLI::App& app, Context& ctx) {
             o.straggler_factor = factor;
         }
         const Json result = estimate_json(s, o);
-        if (flags->json) print_json(result);
-        else std::cout << estimate_text(s, result);
+        if (flags->json)
+            print_json(result);
+        else
+            std::cout << estimate_text(s, result);
         ctx.exit_code = 0;
     });
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -48,4 +48,4 @@ void register_flops(CLI::App& app, Context& ctx) {
     });
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -46,7 +46,7 @@ std::string short_text(const std::string& s, std::size_t n = 60) {
     return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 
-}  // namespace
+}   // namespace
 
 void register_hw(CLI::App& app, Context& ctx) {
     auto* hw = app.add_subcommand("hw", "Hardware database: accelerators and systems");
@@ -123,4 +123,4 @@ void register_hw(CLI::App& app, Context& ctx) {
     });
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -16,7 +16,7 @@ std::string published_error(const std::optional<double>& published, double compu
     if (!published) return "-";
     return fmt::format("{:+.2f}%", 100.0 * (computed - *published) / *published);
 }
-}  // namespace
+}   // namespace
 
 void register_model(CLI::App& app, Context& ctx) {
     auto* model = app.add_subcommand("model", "Model zoo: shapes and parameter counts");
@@ -36,8 +36,10 @@ void register_model(CLI::App& app, Context& ctx) {
                    std::to_string(m.moe.enabled() ? m.moe.expert_ffn_hidden : m.ffn_hidden), std::to_string(m.vocab),
                    human_count(pc.total), human_count(pc.active), published_error(m.published_params, pc.total)});
         }
-        if (*list_json) print_json(out);
-        else std::cout << t.str();
+        if (*list_json)
+            print_json(out);
+        else
+            std::cout << t.str();
         ctx.exit_code = 0;
     });
     auto* show = model->add_subcommand("show", "Show a model's shape and derived counts");
@@ -74,9 +76,9 @@ void register_model(CLI::App& app, Context& ctx) {
             for (auto it = shape.begin(); it != shape.end(); ++it)
                 if (!it->is_object()) t.row({it.key(), it->is_string() ? it->get<std::string>() : it->dump()});
             if (m.moe.enabled())
-                t.row({"moe", fmt::format("{} experts, top-{}, expert ffn {}, {} shared, {} dense layers", m.moe.experts,
-                                          m.moe.top_k, m.moe.expert_ffn_hidden, m.moe.shared_experts,
-                                          m.moe.dense_layers)});
+                t.row({"moe",
+                       fmt::format("{} experts, top-{}, expert ffn {}, {} shared, {} dense layers", m.moe.experts,
+                                   m.moe.top_k, m.moe.expert_ffn_hidden, m.moe.shared_experts, m.moe.dense_layers)});
             t.row({"parameters", fmt::format("{} ({:.4g})", human_count(pc.total), pc.total)});
             t.row({"active parameters", fmt::format("{} ({:.4g})", human_count(pc.active), pc.active)});
             t.row({"non-embedding", human_count(pc.non_embedding)});
@@ -92,4 +94,4 @@ void register_model(CLI::App& app, Context& ctx) {
     });
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

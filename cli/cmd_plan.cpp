@@ -47,7 +47,8 @@ void register_plan(CLI::App& app, Context& ctx) {
                     "Global batch in sequences (default: about 2M tokens, a power of two)")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--precision", f->precision, "bf16 (default) | fp8 | fp16");
-    cmd->add_option("--vocab", f->vocab, "Vocabulary of the designed model (default 32000)")->check(CLI::PositiveNumber);
+    cmd->add_option("--vocab", f->vocab, "Vocabulary of the designed model (default 32000)")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--mtbf-node-hours", f->mtbf_node_hours, "Mean time between failures of one node (hours)")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--checkpoint-write-s", f->checkpoint_write_s, "Seconds to write one checkpoint")
@@ -59,7 +60,8 @@ void register_plan(CLI::App& app, Context& ctx) {
     cmd->callback([f, &ctx] {
         ScalingFit fit;
         if (!scaling_fit_from_string(f->fit, fit))
-            throw ConfigError(fmt::format("--fit: \"{}\": expected approach1, hoffmann, hoffmann-unrounded or epoch", f->fit));
+            throw ConfigError(
+                fmt::format("--fit: \"{}\": expected approach1, hoffmann, hoffmann-unrounded or epoch", f->fit));
         const auto prec = precision_from_string(f->precision);
         if (!prec || (*prec != Precision::bf16 && *prec != Precision::fp16 && *prec != Precision::fp8 &&
                       *prec != Precision::fp32))
@@ -96,7 +98,8 @@ void register_plan(CLI::App& app, Context& ctx) {
         if (f->global_batch) {
             gb = *f->global_batch;
         } else {
-            const double seqs = std::pow(2.0, std::round(std::log2((2.0 * 1024 * 1024) / static_cast<double>(f->seq_len))));
+            const double seqs =
+                std::pow(2.0, std::round(std::log2((2.0 * 1024 * 1024) / static_cast<double>(f->seq_len))));
             gb = std::max<std::int64_t>(1, static_cast<std::int64_t>(seqs));
         }
         search::SearchSpace space;
@@ -168,16 +171,19 @@ void register_plan(CLI::App& app, Context& ctx) {
                 const double mid = std::sqrt(lo * hi);
                 const double sm = seconds_for(mid, p2, m2, r2);
                 consider(mid, sm, p2, m2, r2);
-                if (sm <= budget_seconds) lo = mid;
-                else hi = mid;
+                if (sm <= budget_seconds)
+                    lo = mid;
+                else
+                    hi = mid;
                 if (sm <= budget_seconds && sm > 0.995 * budget_seconds) break;
             }
             if (best_c == 0) plan_for(lo, pt, model, res);
             c = best_c > 0 ? best_c : lo;
         }
         if (res.top.empty()) {
-            std::cerr << fmt::format("error: no layout of the {:.3g}-parameter model fits {} GPUs of {}; try more GPUs\n",
-                                     pt.params, gpus, base.system.name);
+            std::cerr << fmt::format(
+                "error: no layout of the {:.3g}-parameter model fits {} GPUs of {}; try more GPUs\n", pt.params, gpus,
+                base.system.name);
             ctx.exit_code = 1;
             return;
         }
@@ -231,12 +237,15 @@ void register_plan(CLI::App& app, Context& ctx) {
             std::string out;
             out += fmt::format("plan: {} GPUs of {} ({}), budget {} = {:.4g}\n", gpus, base.system.name,
                                to_string(*prec), budget_kind, budget_value);
-            out += fmt::format("compute-optimal ({}): N = {} parameters, D = {} tokens ({:.1f} per parameter), C = {:.3g} FLOPs, loss {:.3f}\n",
-                               to_string(fit), human_count(pt.params), human_count(pt.tokens), pt.tokens_per_param(),
-                               pt.flops, pt.loss);
-            out += fmt::format("model shape: {} layers, hidden {}, {} heads ({} KV), SwiGLU ffn {}, vocab {} = {} parameters\n",
-                               model.layers, model.hidden, model.heads, model.kv_heads, model.ffn_hidden, model.vocab,
-                               human_count(actual_params));
+            out += fmt::format(
+                "compute-optimal ({}): N = {} parameters, D = {} tokens ({:.1f} per parameter), C = {:.3g} FLOPs, loss "
+                "{:.3f}\n",
+                to_string(fit), human_count(pt.params), human_count(pt.tokens), pt.tokens_per_param(), pt.flops,
+                pt.loss);
+            out += fmt::format(
+                "model shape: {} layers, hidden {}, {} heads ({} KV), SwiGLU ffn {}, vocab {} = {} parameters\n",
+                model.layers, model.hidden, model.heads, model.kv_heads, model.ffn_hidden, model.vocab,
+                human_count(actual_params));
             out += fmt::format("best layout: {}, global batch {} x {} tokens\n", layout_brief(best.c), gb, f->seq_len);
             out += fmt::format("step {}, {:.0f} tokens/s ({:.0f} per GPU), MFU {:.1f}%, memory {} per GPU\n",
                                human_seconds(best.time.step_time_s), tps, tps / gpus, 100 * best.time.mfu,
@@ -257,4 +266,4 @@ void register_plan(CLI::App& app, Context& ctx) {
     });
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

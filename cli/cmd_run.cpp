@@ -82,10 +82,12 @@ void register_run(CLI::App& app, Context& ctx) {
                        gib(r["memory"]["total_bytes"].get<double>()), r["memory"]["fits"].get<bool>() ? "yes" : "NO"});
             }
         }
-        if (*json) print_json({{"results", results}});
-        else std::cout << t.str();
+        if (*json)
+            print_json({{"results", results}});
+        else
+            std::cout << t.str();
         ctx.exit_code = 0;
     });
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -37,7 +37,7 @@ std::vector<int> parse_gpu_list(const std::string& text) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 void register_scaling(CLI::App& app, Context& ctx) {
     auto f = std::make_shared<SearchFlags>();
@@ -91,18 +91,20 @@ void register_scaling(CLI::App& app, Context& ctx) {
                 break;
             }
         Json out = Json::array();
-        Table t({"gpus", "layout (strong)", "step", "tok/s/gpu", "MFU", "strong eff", "weak gbs", "weak step",
-                 "weak eff"});
+        Table t(
+            {"gpus", "layout (strong)", "step", "tok/s/gpu", "MFU", "strong eff", "weak gbs", "weak step", "weak eff"});
         for (const auto& r : rows) {
             Json j = {{"gpus", r.gpus}, {"global_batch", gb0}, {"weak_global_batch", r.weak_batch}};
             std::vector<std::string> cells{std::to_string(r.gpus)};
             if (r.strong_ok) {
-                const double eff = ref ? (ref->gpus * ref->strong.time.step_time_s) / (r.gpus * r.strong.time.step_time_s) : 0.0;
+                const double eff =
+                    ref ? (ref->gpus * ref->strong.time.step_time_s) / (r.gpus * r.strong.time.step_time_s) : 0.0;
                 j["strong"] = search_entry_json(req.base, r.strong, false, req.options.price_per_gpu_hour);
                 j["strong_scaling_efficiency"] = eff;
-                cells.insert(cells.end(), {layout_brief(r.strong.c), human_seconds(r.strong.time.step_time_s),
-                                           fmt::format("{:.0f}", r.strong.time.tokens_per_s / r.gpus),
-                                           fmt::format("{:.1f}%", 100 * r.strong.time.mfu), fmt::format("{:.1f}%", 100 * eff)});
+                cells.insert(cells.end(),
+                             {layout_brief(r.strong.c), human_seconds(r.strong.time.step_time_s),
+                              fmt::format("{:.0f}", r.strong.time.tokens_per_s / r.gpus),
+                              fmt::format("{:.1f}%", 100 * r.strong.time.mfu), fmt::format("{:.1f}%", 100 * eff)});
             } else {
                 j["strong"] = nullptr;
                 cells.insert(cells.end(), {"no layout fits", "", "", "", ""});
@@ -129,15 +131,16 @@ void register_scaling(CLI::App& app, Context& ctx) {
                         {"reference_gpus", ref ? ref->gpus : 0},
                         {"sizes", out}});
         } else {
-            std::cout << fmt::format("scaling: {} on {}, seq {}, global batch {} (strong); efficiency relative to {} GPUs\n",
-                                     req.base.model.name, req.base.system.name, req.base.training.seq_len, gb0,
-                                     ref ? ref->gpus : 0);
+            std::cout << fmt::format(
+                "scaling: {} on {}, seq {}, global batch {} (strong); efficiency relative to {} GPUs\n",
+                req.base.model.name, req.base.system.name, req.base.training.seq_len, gb0, ref ? ref->gpus : 0);
             std::cout << t.str();
-            std::cout << "strong eff = (p0·T(p0)) / (p·T(p)) at a fixed global batch; weak eff = T(p0) / T(p) with the\n"
-                         "global batch grown in proportion to the GPUs.\n";
+            std::cout
+                << "strong eff = (p0·T(p0)) / (p·T(p)) at a fixed global batch; weak eff = T(p0) / T(p) with the\n"
+                   "global batch grown in proportion to the GPUs.\n";
         }
         ctx.exit_code = ref ? 0 : 1;
     });
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -40,10 +40,12 @@ void register_search(CLI::App& app, Context& ctx) {
         };
         req.options.progress = isatty(fileno(stderr)) != 0;
         const auto res = search::run_search(req.base, req.space, req.options);
-        if (f->json) print_json(search_result_json(req.base, res, req.options));
-        else std::cout << search_result_text(req.base, res, req.options);
+        if (f->json)
+            print_json(search_result_json(req.base, res, req.options));
+        else
+            std::cout << search_result_text(req.base, res, req.options);
         ctx.exit_code = res.top.empty() ? 1 : 0;
     });
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -58,7 +58,10 @@ Summary summarize(const std::vector<CaseResult>& rs, bool exact_only, bool close
 }
 
 Json summary_json(const Summary& s) {
-    return {{"cases", s.n}, {"mean_abs_error", s.mean}, {"median_abs_error", s.median}, {"worst_abs_error", s.worst},
+    return {{"cases", s.n},
+            {"mean_abs_error", s.mean},
+            {"median_abs_error", s.median},
+            {"worst_abs_error", s.worst},
             {"worst_case", s.worst_id}};
 }
 
@@ -91,9 +94,17 @@ double fit_fraction(const std::vector<const FitCase*>& cases) {
     double f1 = loss(x1), f2 = loss(x2);
     for (int i = 0; i < 40; ++i) {
         if (f1 < f2) {
-            hi = x2; x2 = x1; f2 = f1; x1 = hi - g * (hi - lo); f1 = loss(x1);
+            hi = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = hi - g * (hi - lo);
+            f1 = loss(x1);
         } else {
-            lo = x1; x1 = x2; f1 = f2; x2 = lo + g * (hi - lo); f2 = loss(x2);
+            lo = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = lo + g * (hi - lo);
+            f2 = loss(x2);
         }
     }
     return 0.5 * (lo + hi);
@@ -138,17 +149,22 @@ int fit_sustained(const std::vector<std::string>& files, bool json) {
         }
         in_err /= cases.size();
         loo_err /= cases.size();
-        out[gpu] = {{"sustained_fraction", f}, {"cases", cases.size()}, {"mean_abs_error", in_err},
-                    {"loo_mean_abs_error", loo_err}, {"per_case", per}};
+        out[gpu] = {{"sustained_fraction", f},
+                    {"cases", cases.size()},
+                    {"mean_abs_error", in_err},
+                    {"loo_mean_abs_error", loo_err},
+                    {"per_case", per}};
         t.row({gpu, std::to_string(cases.size()), fmt::format("{:.4f}", f), fmt::format("{:.1f}%", 100 * in_err),
                fmt::format("{:.1f}%", 100 * loo_err)});
     }
-    if (json) print_json(out);
-    else std::cout << t.str();
+    if (json)
+        print_json(out);
+    else
+        std::cout << t.str();
     return 0;
 }
 
-}  // namespace
+}   // namespace
 
 void register_validate(CLI::App& app, Context& ctx) {
     auto files = std::make_shared<std::vector<std::string>>();
@@ -196,8 +212,10 @@ void register_validate(CLI::App& app, Context& ctx) {
                         r.measured = meas["output_tokens_per_s_per_gpu"].get<double>();
                         r.predicted = estimate_inference(s).output_tokens_per_s_per_gpu;
                     } else {
-                        throw ConfigError(fmt::format("{}#/cases/{}/measured: expected step_time_s or "
-                                                      "output_tokens_per_s_per_gpu", file, i));
+                        throw ConfigError(
+                            fmt::format("{}#/cases/{}/measured: expected step_time_s or "
+                                        "output_tokens_per_s_per_gpu",
+                                        file, i));
                     }
                     if (!std::isfinite(r.predicted) || r.predicted <= 0)
                         throw std::runtime_error("no finite prediction");
@@ -253,20 +271,19 @@ void register_validate(CLI::App& app, Context& ctx) {
                     t.row({r.id, "FAILED: " + r.error_text, "", "", "", ""});
             }
             std::cout << t.str();
-            std::cout << fmt::format(
-                "\nall {} cases:   mean |error| {:.1f}%, median {:.1f}%, worst {:.1f}% ({})\n", all.n, 100 * all.mean,
-                100 * all.median, 100 * all.worst, all.worst_id);
+            std::cout << fmt::format("\nall {} cases:   mean |error| {:.1f}%, median {:.1f}%, worst {:.1f}% ({})\n",
+                                     all.n, 100 * all.mean, 100 * all.median, 100 * all.worst, all.worst_id);
             std::cout << fmt::format("exact {} cases: mean |error| {:.1f}%, median {:.1f}%, worst {:.1f}% ({})\n",
                                      exact.n, 100 * exact.mean, 100 * exact.median, 100 * exact.worst, exact.worst_id);
             if (cf_all.n)
-                std::cout << fmt::format("closed form, {} training cases: mean |error| {:.1f}%, median {:.1f}%, worst "
-                                         "{:.1f}% ({})\n",
-                                         cf_all.n, 100 * cf_all.mean, 100 * cf_all.median, 100 * cf_all.worst,
-                                         cf_all.worst_id);
+                std::cout << fmt::format(
+                    "closed form, {} training cases: mean |error| {:.1f}%, median {:.1f}%, worst "
+                    "{:.1f}% ({})\n",
+                    cf_all.n, 100 * cf_all.mean, 100 * cf_all.median, 100 * cf_all.worst, cf_all.worst_id);
             if (failed) std::cout << fmt::format("{} case(s) FAILED to produce a prediction\n", failed);
         }
         ctx.exit_code = failed ? 1 : 0;
     });
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -25,4 +25,4 @@ void register_scaling(CLI::App& app, Context& ctx);
 
 int run(int argc, char** argv);
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

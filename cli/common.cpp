@@ -88,7 +88,7 @@ bool flag_given(const ScenarioFlags& f, const std::string& pointer) {
     return false;
 }
 
-}  // namespace
+}   // namespace
 
 Json read_scenario_file(const std::string& path, std::string& base_dir) {
     Json j = parse_json_file(path);
@@ -213,9 +213,12 @@ std::string Table::str() const {
         for (std::size_t i = 0; i < w.size(); ++i) {
             const std::string cell = i < r.size() ? r[i] : "";
             const bool left = i == 0 || std::find(left_.begin(), left_.end(), i) != left_.end();
-            if (i == 0) line += fmt::format("{:<{}}", cell, w[i]);
-            else if (left) line += fmt::format("  {:<{}}", cell, w[i]);
-            else line += fmt::format("  {:>{}}", cell, w[i]);
+            if (i == 0)
+                line += fmt::format("{:<{}}", cell, w[i]);
+            else if (left)
+                line += fmt::format("  {:<{}}", cell, w[i]);
+            else
+                line += fmt::format("  {:>{}}", cell, w[i]);
         }
         while (!line.empty() && line.back() == ' ') line.pop_back();
         out += line + "\n";
@@ -230,4 +233,4 @@ std::string Table::str() const {
 
 void print_json(const Json& j) { std::cout << j.dump(2) << "\n"; }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

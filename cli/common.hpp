@@ -36,10 +36,10 @@ Json scenario_json(const ScenarioFlags& f, std::string& base_dir);
 Scenario resolve_scenario(const ScenarioFlags& f);
 
 // Formatting.
-std::string gib(double bytes, int decimals = 2);         // "12.34 GiB"
-std::string human_seconds(double s);                      // "13.9 s", "412 ms", "38 us", "2.1 days"
-std::string human_flops(double flops);                    // "1.23 EFLOP"
-std::string human_count(double n);                        // "174.6B", "12.9M"
+std::string gib(double bytes, int decimals = 2);   // "12.34 GiB"
+std::string human_seconds(double s);               // "13.9 s", "412 ms", "38 us", "2.1 days"
+std::string human_flops(double flops);             // "1.23 EFLOP"
+std::string human_count(double n);                 // "174.6B", "12.9M"
 
 // A plain text table with a header row; columns right-aligned except the first.
 class Table {
@@ -62,4 +62,4 @@ private:
 // Prints JSON to stdout with a trailing newline.
 void print_json(const Json& j);
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include "cli/common.hpp"
 #include "cli/report.hpp"
-#include <fstream>
 
 #include "cost_models/inference.hpp"
 #include "cost_models/step_time.hpp"
@@ -56,8 +56,13 @@ Json training_json(const Scenario& s, const EstimateOptions& o) {
                          {"calls_per_step", c.calls_per_step}});
     Json ops = Json::array();
     for (const auto& o : e.costs.dense_layer.ops)
-        ops.push_back({{"name", o.name}, {"kind", o.kind}, {"fwd_s", o.fwd_s}, {"bwd_s", o.bwd_s},
-                       {"recompute_s", o.recompute_s}, {"flops_fwd", o.flops_fwd}, {"bytes_fwd", o.bytes_fwd}});
+        ops.push_back({{"name", o.name},
+                       {"kind", o.kind},
+                       {"fwd_s", o.fwd_s},
+                       {"bwd_s", o.bwd_s},
+                       {"recompute_s", o.recompute_s},
+                       {"flops_fwd", o.flops_fwd},
+                       {"bytes_fwd", o.bytes_fwd}});
     Json j = {{"step_time_s", e.step_time_s},
               {"tokens_per_s", e.tokens_per_s},
               {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
@@ -115,7 +120,10 @@ Json training_json(const Scenario& s, const EstimateOptions& o) {
                            {"grad_sync_s", r.grad_sync_s},
                            {"critical_stage", r.critical_stage},
                            {"exposed_comm_s",
-                            {{"tp", r.exposed.tp}, {"cp", r.exposed.cp}, {"ep", r.exposed.ep}, {"pp", r.exposed.pp},
+                            {{"tp", r.exposed.tp},
+                             {"cp", r.exposed.cp},
+                             {"ep", r.exposed.ep},
+                             {"pp", r.exposed.pp},
                              {"dp", r.exposed.dp}}},
                            {"tasks", r.tasks},
                            {"stages", st}};
@@ -149,7 +157,7 @@ Json serving_json(const Scenario& s) {
             {"scenario", to_json(s)}};
 }
 
-}  // namespace
+}   // namespace
 
 Json estimate_json(const Scenario& s) { return estimate_json(s, EstimateOptions{}); }
 
@@ -160,8 +168,8 @@ Json estimate_json(const Scenario& s, const EstimateOptions& o) {
 std::string estimate_text(const Scenario& s, const Json& r) {
     std::string out;
     if (s.is_inference) {
-        out += fmt::format("{} serving on {} x {} (tp {}, batch {}, {} in / {} out, weights {}, KV {})\n",
-                           s.model.name, s.gpus, s.system.name, s.parallel.tp, s.inference.batch, s.inference.input_len,
+        out += fmt::format("{} serving on {} x {} (tp {}, batch {}, {} in / {} out, weights {}, KV {})\n", s.model.name,
+                           s.gpus, s.system.name, s.parallel.tp, s.inference.batch, s.inference.input_len,
                            s.inference.output_len, to_string(s.inference.weight_precision),
                            to_string(s.inference.kv_precision));
         Table t({"metric", "value"});
@@ -171,22 +179,24 @@ std::string estimate_text(const Scenario& s, const Json& r) {
         t.row({"output tokens/s per GPU", fmt::format("{:.0f}", r["output_tokens_per_s_per_gpu"].get<double>())});
         t.row({"KV cache", gib(r["kv_cache_bytes"].get<double>())});
         t.row({"max batch that fits", std::to_string(r["max_batch"].get<std::int64_t>())});
-        t.row({"prefill / decode bound by", r["prefill_bound"].get<std::string>() + " / " +
-                                                r["decode_bound"].get<std::string>()});
+        t.row({"prefill / decode bound by",
+               r["prefill_bound"].get<std::string>() + " / " + r["decode_bound"].get<std::string>()});
         return out + t.str();
     }
     const double step = r["step_time_s"].get<double>();
     const auto& p = s.parallel;
-    out += fmt::format("{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {} "
-                       "recompute\n",
-                       s.model.name, s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, to_string(p.schedule),
-                       p.zero, s.training.micro_batch, r["microbatches"].get<std::int64_t>(),
-                       to_string(s.training.precision), to_string(s.training.recompute));
-    out += fmt::format("step time {}  |  MFU {:.1f}%  HFU {:.1f}%  |  {:.0f} tokens/s ({:.0f} per GPU)  |  {:.0f} "
-                       "TFLOP/s per GPU\n\n",
-                       human_seconds(step), 100 * r["mfu"].get<double>(), 100 * r["hfu"].get<double>(),
-                       r["tokens_per_s"].get<double>(), r["tokens_per_s_per_gpu"].get<double>(),
-                       r["achieved_tflops_per_gpu"].get<double>());
+    out += fmt::format(
+        "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {} "
+        "recompute\n",
+        s.model.name, s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, to_string(p.schedule), p.zero,
+        s.training.micro_batch, r["microbatches"].get<std::int64_t>(), to_string(s.training.precision),
+        to_string(s.training.recompute));
+    out += fmt::format(
+        "step time {}  |  MFU {:.1f}%  HFU {:.1f}%  |  {:.0f} tokens/s ({:.0f} per GPU)  |  {:.0f} "
+        "TFLOP/s per GPU\n\n",
+        human_seconds(step), 100 * r["mfu"].get<double>(), 100 * r["hfu"].get<double>(),
+        r["tokens_per_s"].get<double>(), r["tokens_per_s_per_gpu"].get<double>(),
+        r["achieved_tflops_per_gpu"].get<double>());
     Table t({"where the step goes", "time", "share"});
     const auto& b = r["breakdown_s"];
     for (const char* k : {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "optimizer"}) {
@@ -213,8 +223,8 @@ std::string estimate_text(const Scenario& s, const Json& r) {
     out += "memory per GPU (most loaded):\n";
     const auto& m = r["memory"];
     Table mt({"component", "per GPU"});
-    for (const char* k : {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "other_bytes",
-                          "total_bytes"})
+    for (const char* k :
+         {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "other_bytes", "total_bytes"})
         mt.row({std::string(k).substr(0, std::string(k).size() - 6), gib(m[k].get<double>())});
     out += mt.str();
     out += fmt::format("capacity {} -> {} (headroom {}); dominant: {}\n", gib(m["capacity_bytes"].get<double>()),
@@ -227,4 +237,4 @@ std::string estimate_text(const Scenario& s, const Json& r) {
     return out;
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -89,20 +89,20 @@ std::string memory_text(const MemoryBreakdown& m) {
     t.row({"weights", gib(m.weights_bytes), share(m.weights_bytes)});
     t.row({"gradients", gib(m.gradients_bytes), share(m.gradients_bytes)});
     t.row({"optimizer states", gib(m.optimizer_bytes), share(m.optimizer_bytes)});
-    t.row({fmt::format("activations ({:.3g} layers x {:.3g} micro-batches)", m.layers_on_stage,
-                       m.microbatches_in_flight),
-           gib(m.activations_bytes), share(m.activations_bytes)});
+    t.row(
+        {fmt::format("activations ({:.3g} layers x {:.3g} micro-batches)", m.layers_on_stage, m.microbatches_in_flight),
+         gib(m.activations_bytes), share(m.activations_bytes)});
     t.row({"buffers and reserve", gib(m.other_bytes), share(m.other_bytes)});
     t.row({"total", gib(m.total_bytes), "100%"});
     std::string out = t.str();
-    out += fmt::format("capacity {}  ->  {}  (headroom {})\n", gib(m.capacity_bytes),
-                       m.fits ? "fits" : "DOES NOT FIT", gib(m.headroom_bytes));
+    out += fmt::format("capacity {}  ->  {}  (headroom {})\n", gib(m.capacity_bytes), m.fits ? "fits" : "DOES NOT FIT",
+                       gib(m.headroom_bytes));
     out += fmt::format("most loaded: pipeline stage {}; dominant: {}\n", m.stage, m.dominant);
     if (m.offloaded_bytes_per_gpu > 0)
-        out += fmt::format("offloaded to host: {} per GPU, {} per node of {} ({})\n", gib(m.offloaded_bytes_per_gpu),
-                           gib(m.host_bytes_per_node), gib(m.host_capacity_bytes),
-                           m.host_fits ? "fits" : "DOES NOT FIT");
+        out +=
+            fmt::format("offloaded to host: {} per GPU, {} per node of {} ({})\n", gib(m.offloaded_bytes_per_gpu),
+                        gib(m.host_bytes_per_node), gib(m.host_capacity_bytes), m.host_fits ? "fits" : "DOES NOT FIT");
     return out;
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -15,4 +15,4 @@ Json flops_json(const TrainingFlops& f);
 // A table of memory components in GiB, what dominates, whether it fits, headroom.
 std::string memory_text(const MemoryBreakdown& m);
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

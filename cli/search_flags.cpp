@@ -19,7 +19,8 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
         cmd->add_option("--gpus", f.gpus, "Total accelerators (fixed)")->check(CLI::PositiveNumber);
         cmd->add_option("--max-gpus", f.max_gpus, "Search every count 2^k and 3·2^k up to this")
             ->check(CLI::PositiveNumber);
-        cmd->add_option("--min-gpus", f.min_gpus, "Smallest count searched with --max-gpus")->check(CLI::PositiveNumber);
+        cmd->add_option("--min-gpus", f.min_gpus, "Smallest count searched with --max-gpus")
+            ->check(CLI::PositiveNumber);
     }
     cmd->add_option("--seq-len", f.seq_len, "Sequence length (tokens)")->check(CLI::PositiveNumber);
     cmd->add_option("--global-batch", f.global_batch, "Global batch (sequences)")->check(CLI::PositiveNumber);
@@ -27,7 +28,8 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
     cmd->add_option("--precision", f.precision, "fp32 | fp16 | bf16 | fp8");
     cmd->add_option("--objective", f.objective, "time (tokens/s) | cost | per-gpu (tokens/s per GPU)");
     cmd->add_option("--threads", f.threads, "Worker threads (default: all cores)")->check(CLI::PositiveNumber);
-    cmd->add_option("--price-per-gpu-hour", f.price, "Dollars per GPU-hour (cost columns)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--price-per-gpu-hour", f.price, "Dollars per GPU-hour (cost columns)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--memory-headroom", f.memory_headroom,
                     "Memory kept free per GPU: a fraction of capacity (< 1) or bytes (>= 1)")
         ->check(CLI::NonNegativeNumber);
@@ -85,7 +87,7 @@ Json string_array(const std::string& text) {
     return a;
 }
 
-}  // namespace
+}   // namespace
 
 Json search_scenario_json(const SearchFlags& f, std::string& base_dir) {
     Json j = Json::object();
@@ -117,9 +119,8 @@ Json search_scenario_json(const SearchFlags& f, std::string& base_dir) {
     if (!f.objective.empty()) j["search"]["objective"] = f.objective;
     if (f.price) j["search"]["price_per_gpu_hour"] = *f.price;
     if (f.allow_cross_node_tp) j["search"]["allow_cross_node_tp"] = true;
-    const std::pair<const std::string*, const char*> par[] = {{&f.tp, "tp"}, {&f.pp, "pp"}, {&f.cp, "cp"},
-                                                              {&f.ep, "ep"}, {&f.vp, "vp"}, {&f.dp, "dp"},
-                                                              {&f.zero, "zero"}};
+    const std::pair<const std::string*, const char*> par[] = {
+        {&f.tp, "tp"}, {&f.pp, "pp"}, {&f.cp, "cp"}, {&f.ep, "ep"}, {&f.vp, "vp"}, {&f.dp, "dp"}, {&f.zero, "zero"}};
     for (const auto& [v, k] : par)
         if (!v->empty()) j["parallel"][k] = int_array(*v, std::string("--") + k);
     if (!f.schedules.empty()) j["parallel"]["schedule"] = string_array(f.schedules);
@@ -143,26 +144,38 @@ search::SearchRequest resolve_search_request(const SearchFlags& f) {
         return req;
     } catch (const ConfigError& e) {
         // Problems with values that came from flags name the flag.
-        const std::vector<std::pair<std::string, bool>> given{
-            {"/model", !f.model.empty()}, {"/system", !f.system.empty()}, {"/gpus", f.gpus.has_value()},
-            {"/training/seq_len", f.seq_len.has_value()}, {"/training/precision", !f.precision.empty()},
-            {"/training/global_batch", f.global_batch.has_value()},
-            {"/search/global_batch", !f.global_batch_range.empty()}, {"/search/max_gpus", f.max_gpus.has_value()},
-            {"/search/objective", !f.objective.empty()}, {"/parallel/schedule", !f.schedules.empty()},
-            {"/training/recompute", !f.recompute.empty()}, {"/training/offload", !f.offload.empty()},
-            {"/training/micro_batch", !f.micro_batch.empty()}};
-        const std::map<std::string, std::string> flag_of{
-            {"/model", "--model"}, {"/system", "--system"}, {"/gpus", "--gpus"}, {"/training/seq_len", "--seq-len"},
-            {"/training/precision", "--precision"}, {"/training/global_batch", "--global-batch"},
-            {"/search/global_batch", "--global-batch-range"}, {"/search/max_gpus", "--max-gpus"},
-            {"/search/objective", "--objective"}, {"/parallel/schedule", "--schedules"},
-            {"/training/recompute", "--recompute"}, {"/training/offload", "--offload"},
-            {"/training/micro_batch", "--micro-batch"}};
+        const std::vector<std::pair<std::string, bool>> given{{"/model", !f.model.empty()},
+                                                              {"/system", !f.system.empty()},
+                                                              {"/gpus", f.gpus.has_value()},
+                                                              {"/training/seq_len", f.seq_len.has_value()},
+                                                              {"/training/precision", !f.precision.empty()},
+                                                              {"/training/global_batch", f.global_batch.has_value()},
+                                                              {"/search/global_batch", !f.global_batch_range.empty()},
+                                                              {"/search/max_gpus", f.max_gpus.has_value()},
+                                                              {"/search/objective", !f.objective.empty()},
+                                                              {"/parallel/schedule", !f.schedules.empty()},
+                                                              {"/training/recompute", !f.recompute.empty()},
+                                                              {"/training/offload", !f.offload.empty()},
+                                                              {"/training/micro_batch", !f.micro_batch.empty()}};
+        const std::map<std::string, std::string> flag_of{{"/model", "--model"},
+                                                         {"/system", "--system"},
+                                                         {"/gpus", "--gpus"},
+                                                         {"/training/seq_len", "--seq-len"},
+                                                         {"/training/precision", "--precision"},
+                                                         {"/training/global_batch", "--global-batch"},
+                                                         {"/search/global_batch", "--global-batch-range"},
+                                                         {"/search/max_gpus", "--max-gpus"},
+                                                         {"/search/objective", "--objective"},
+                                                         {"/parallel/schedule", "--schedules"},
+                                                         {"/training/recompute", "--recompute"},
+                                                         {"/training/offload", "--offload"},
+                                                         {"/training/micro_batch", "--micro-batch"}};
         std::vector<std::string> lines;
         for (auto l : e.problems()) {
             bool mapped = false;
             for (const auto& [ptr, on] : given)
-                if (on && l.rfind(ptr, 0) == 0 && l.size() > ptr.size() && (l[ptr.size()] == ':' || l[ptr.size()] == '/')) {
+                if (on && l.rfind(ptr, 0) == 0 && l.size() > ptr.size() &&
+                    (l[ptr.size()] == ':' || l[ptr.size()] == '/')) {
                     l = flag_of.at(ptr) + l.substr(ptr.size());
                     mapped = true;
                     break;
@@ -174,4 +187,4 @@ search::SearchRequest resolve_search_request(const SearchFlags& f) {
     }
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -30,4 +30,4 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus);
 Json search_scenario_json(const SearchFlags& f, std::string& base_dir);
 search::SearchRequest resolve_search_request(const SearchFlags& f);
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -95,13 +95,15 @@ Json search_result_json(const Scenario& base, const SearchResult& r, const Searc
 std::string search_result_text(const Scenario& base, const SearchResult& r, const SearchOptions& o) {
     std::string out;
     std::string gpus;
-    if (r.gpu_counts.size() == 1) gpus = fmt::format("{} GPUs", r.gpu_counts.front());
-    else gpus = fmt::format("{} to {} GPUs ({} counts)", r.gpu_counts.front(), r.gpu_counts.back(), r.gpu_counts.size());
+    if (r.gpu_counts.size() == 1)
+        gpus = fmt::format("{} GPUs", r.gpu_counts.front());
+    else
+        gpus = fmt::format("{} to {} GPUs ({} counts)", r.gpu_counts.front(), r.gpu_counts.back(), r.gpu_counts.size());
     out += fmt::format("search: {} on {}, {}, seq {}, {}\n", base.model.name, base.system.name, gpus,
                        base.training.seq_len, to_string(base.training.precision));
-    out += fmt::format("{} layouts considered: {} evaluated, {} rejected ({} threads, {})\n",
-                       with_commas(r.considered()), with_commas(r.evaluated), with_commas(r.rejected_total), r.threads,
-                       human_seconds(r.wall_s));
+    out +=
+        fmt::format("{} layouts considered: {} evaluated, {} rejected ({} threads, {})\n", with_commas(r.considered()),
+                    with_commas(r.evaluated), with_commas(r.rejected_total), r.threads, human_seconds(r.wall_s));
     if (!r.rejected.empty()) {
         std::vector<std::pair<std::int64_t, std::string>> rej;
         for (const auto& [k, v] : r.rejected) rej.emplace_back(v, k);
@@ -116,21 +118,27 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
         return out;
     }
     auto table = [&](const std::vector<SearchEntry>& v, bool rank) {
-        std::vector<std::string> head{rank ? "#" : "", "gpus", "layout", "gbs", "step", "tok/s/gpu", "MFU", "bubble", "mem/GPU"};
+        std::vector<std::string> head{rank ? "#" : "", "gpus", "layout", "gbs",    "step",
+                                      "tok/s/gpu",     "MFU",  "bubble", "mem/GPU"};
         if (r.confirmed && rank) head.push_back("simulated");
         if (o.price_per_gpu_hour > 0) head.push_back("$/Mtok");
         Table t(head);
         int i = 0;
         for (const auto& e : v) {
-            std::vector<std::string> row{rank ? std::to_string(++i) : "", std::to_string(e.c.gpus), layout_brief(e.c),
-                                         std::to_string(e.c.global_batch), human_seconds(e.time.step_time_s),
+            std::vector<std::string> row{rank ? std::to_string(++i) : "",
+                                         std::to_string(e.c.gpus),
+                                         layout_brief(e.c),
+                                         std::to_string(e.c.global_batch),
+                                         human_seconds(e.time.step_time_s),
                                          fmt::format("{:.0f}", e.time.tokens_per_s / e.c.gpus),
                                          fmt::format("{:.1f}%", 100 * e.time.mfu),
-                                         fmt::format("{:.1f}%", 100 * e.time.bubble_fraction), gib(e.memory.total_bytes, 1)};
+                                         fmt::format("{:.1f}%", 100 * e.time.bubble_fraction),
+                                         gib(e.memory.total_bytes, 1)};
             if (r.confirmed && rank)
                 row.push_back(e.confirmed_step_time_s > 0 ? human_seconds(e.confirmed_step_time_s) : "");
             if (o.price_per_gpu_hour > 0)
-                row.push_back(fmt::format("{:.2f}", 1e6 / e.time.tokens_per_s * e.c.gpus / 3600.0 * o.price_per_gpu_hour));
+                row.push_back(
+                    fmt::format("{:.2f}", 1e6 / e.time.tokens_per_s * e.c.gpus / 3600.0 * o.price_per_gpu_hour));
             t.row(row);
         }
         return t.str();
@@ -151,4 +159,4 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
     return out;
 }
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

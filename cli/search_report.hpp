@@ -19,4 +19,4 @@ std::string search_result_text(const Scenario& base, const search::SearchResult&
 // 1234567 -> "1,234,567"
 std::string with_commas(std::int64_t n);
 
-}  // namespace llmsim::cli
+}   // namespace llmsim::cli

@@ -117,14 +117,15 @@ double torus_time(const SystemSpec& s, Collective c, double bytes, int n) {
         case Collective::all_gather:
         case Collective::reduce_scatter: return base + hops * hop + frac * bytes / w;
         case Collective::all_reduce: return base + 2.0 * hops * hop + 2.0 * frac * bytes / w;
-        case Collective::all_to_all: return base + hops * hop + n * bytes / (4.0 * w);   // a quarter of an all-gather of the whole array
+        case Collective::all_to_all:
+            return base + hops * hop + n * bytes / (4.0 * w);   // a quarter of an all-gather of the whole array
         case Collective::broadcast: return base + hops * hop + bytes / w;
         case Collective::send_recv: return base + hop + bytes / (s.ici_link_GBps * 1e9 * s.intra_node_efficiency);
     }
     return kNA;
 }
 
-}  // namespace
+}   // namespace
 
 double algorithm_time(const SystemSpec& s, Collective c, Algorithm a, double bytes, const GroupPlacement& g) {
     const int n = g.n;
@@ -223,4 +224,4 @@ CollectiveCost collective_time(const SystemSpec& s, Collective c, double bytes, 
     return best;
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

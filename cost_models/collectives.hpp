@@ -49,4 +49,4 @@ double algorithm_time(const SystemSpec& s, Collective c, Algorithm a, double byt
 double ring_all_reduce_time(int n, double bytes, double alpha_s, double bw_Bps);
 double tree_all_reduce_time(int n, double bytes, double alpha_s, double bw_Bps);
 
-}  // namespace llmsim
+}   // namespace llmsim

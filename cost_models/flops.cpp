@@ -52,8 +52,10 @@ TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t) {
     const double fwd_exec = n_dense * d_ex.total() + n_moe * e_ex.total() + logits;
     r.forward_flops_per_step = T * fwd_exec;
     double recompute = 0;
-    if (t.recompute == Recompute::selective) recompute = n_dense * d_ex.attn_core + n_moe * e_ex.attn_core;
-    else if (t.recompute == Recompute::full) recompute = n_dense * d_ex.total() + n_moe * e_ex.total();
+    if (t.recompute == Recompute::selective)
+        recompute = n_dense * d_ex.attn_core + n_moe * e_ex.attn_core;
+    else if (t.recompute == Recompute::full)
+        recompute = n_dense * d_ex.total() + n_moe * e_ex.total();
     r.recompute_flops_per_step = T * recompute;
     r.hardware_flops_per_step = 3.0 * T * fwd_exec + r.recompute_flops_per_step;
     r.model_flops_per_token = r.model_flops_per_step / T;
@@ -66,4 +68,4 @@ TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t) {
     return r;
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

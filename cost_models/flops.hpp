@@ -9,11 +9,11 @@ namespace llmsim {
 
 // Forward FLOPs of one token through one layer, by operator (2 FLOPs per multiply-add).
 struct LayerFlops {
-    double qkv = 0;            // 2·h·(q + 2·kv)
-    double attn_core = 0;      // QKᵀ and A·V: 4·s·q non-causal, 2·s·q causal
-    double attn_out = 0;       // 2·q·h
-    double mlp = 0;            // 2·γ·h·f dense; MoE: top-k routed + shared experts
-    double router = 0;         // 2·h·E (MoE; not counted in model FLOPs, as in Megatron)
+    double qkv = 0;         // 2·h·(q + 2·kv)
+    double attn_core = 0;   // QKᵀ and A·V: 4·s·q non-causal, 2·s·q causal
+    double attn_out = 0;    // 2·q·h
+    double mlp = 0;         // 2·γ·h·f dense; MoE: top-k routed + shared experts
+    double router = 0;      // 2·h·E (MoE; not counted in model FLOPs, as in Megatron)
     double total() const { return qkv + attn_core + attn_out + mlp + router; }
 };
 
@@ -21,18 +21,18 @@ LayerFlops layer_flops_per_token(const ModelSpec& m, std::int64_t seq_len, bool 
 
 struct TrainingFlops {
     double tokens_per_step = 0;
-    double model_flops_per_step = 0;            // for MFU (3 × forward, causal-halved attention)
-    double model_flops_per_step_noncausal = 0;  // PaLM / Narayanan convention (full s² term)
-    double hardware_flops_per_step = 0;         // for HFU: model + recompute (+ attention as executed)
+    double model_flops_per_step = 0;             // for MFU (3 × forward, causal-halved attention)
+    double model_flops_per_step_noncausal = 0;   // PaLM / Narayanan convention (full s² term)
+    double hardware_flops_per_step = 0;          // for HFU: model + recompute (+ attention as executed)
     double recompute_flops_per_step = 0;
     double forward_flops_per_step = 0;
-    double logits_flops_per_step = 0;           // 3 × 2·h·V per token
+    double logits_flops_per_step = 0;   // 3 × 2·h·V per token
     double model_flops_per_token = 0;
     double hardware_flops_per_token = 0;
-    double six_n_flops_per_token = 0;           // 6 · active parameters (the C ≈ 6ND rule)
-    double narayanan_flops_per_step = 0;        // 96·B·s·l·h²·(1 + s/6h + V/16lh), Narayanan et al. 2021 Eq. 3
+    double six_n_flops_per_token = 0;      // 6 · active parameters (the C ≈ 6ND rule)
+    double narayanan_flops_per_step = 0;   // 96·B·s·l·h²·(1 + s/6h + V/16lh), Narayanan et al. 2021 Eq. 3
 };
 
 TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t);
 
-}  // namespace llmsim
+}   // namespace llmsim

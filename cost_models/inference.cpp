@@ -54,7 +54,8 @@ PassTime forward_pass(const Scenario& s, double batch, double tokens, double con
         layer.memory_s += memory;
         layer.time_s += std::max(compute, memory) + launch * count;
     };
-    const double f_eff = m.moe.enabled() ? static_cast<double>(m.moe.expert_ffn_hidden) : static_cast<double>(m.ffn_hidden);
+    const double f_eff =
+        m.moe.enabled() ? static_cast<double>(m.moe.expert_ffn_hidden) : static_cast<double>(m.ffn_hidden);
     const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
     linear(M, m.q_dim() / static_cast<double>(tp) + 2.0 * kv_local, h, 1);
     linear(M, h, m.q_dim() / static_cast<double>(tp), 1);
@@ -100,7 +101,7 @@ PassTime forward_pass(const Scenario& s, double batch, double tokens, double con
     return r;
 }
 
-}  // namespace
+}   // namespace
 
 InferenceEstimate estimate_inference(const Scenario& s) {
     InferenceEstimate r;
@@ -123,4 +124,4 @@ InferenceEstimate estimate_inference(const Scenario& s) {
     return r;
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -8,10 +8,10 @@
 namespace llmsim {
 
 struct InferenceEstimate {
-    double ttft_s = 0;                 // prefill of `batch` prompts
-    double tpot_s = 0;                 // one decode step, averaged over the output
-    double e2e_latency_s = 0;          // ttft + output_len · tpot
-    double output_tokens_per_s = 0;    // whole deployment (all replicas)
+    double ttft_s = 0;                // prefill of `batch` prompts
+    double tpot_s = 0;                // one decode step, averaged over the output
+    double e2e_latency_s = 0;         // ttft + output_len · tpot
+    double output_tokens_per_s = 0;   // whole deployment (all replicas)
     double output_tokens_per_s_per_gpu = 0;
     bool prefill_compute_bound = true;
     bool decode_compute_bound = false;
@@ -20,4 +20,4 @@ struct InferenceEstimate {
 
 InferenceEstimate estimate_inference(const Scenario& s);
 
-}  // namespace llmsim
+}   // namespace llmsim

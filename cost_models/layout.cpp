@@ -47,4 +47,4 @@ std::int64_t num_microbatches(const ParallelConfig& p, const TrainingConfig& t) 
     return std::max<std::int64_t>(1, t.global_batch / denom);
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -25,4 +25,4 @@ double microbatches_in_flight(const ParallelConfig& p, std::int64_t num_microbat
 // Number of micro-batches per step: global_batch / (micro_batch · dp).
 std::int64_t num_microbatches(const ParallelConfig& p, const TrainingConfig& t);
 
-}  // namespace llmsim
+}   // namespace llmsim

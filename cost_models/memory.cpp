@@ -44,9 +44,9 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     };
     const double mlp_in = sb * (gi * h + mask * h) / outside;   // fc1 input + dropout mask
     if (q.moe_layer && m.moe.enabled()) {
-        const double routed = sb * m.moe.top_k;                 // token copies after dispatch
-        a.mlp = mlp_in + sb * 4.0 * m.moe.experts / outside       // fp32 router logits
-                + 2.0 * routed * e * h / outside                    // permuted input and combine output
+        const double routed = sb * m.moe.top_k;               // token copies after dispatch
+        a.mlp = mlp_in + sb * 4.0 * m.moe.experts / outside   // fp32 router logits
+                + 2.0 * routed * e * h / outside              // permuted input and combine output
                 + mlp_bytes(static_cast<double>(m.moe.expert_ffn_hidden), routed);
         if (m.moe.shared_experts > 0)
             a.mlp += m.moe.shared_experts * mlp_bytes(static_cast<double>(m.moe.shared_expert_ffn_hidden), sb);
@@ -60,7 +60,7 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
         case Recompute::selective:   // the attention core is recomputed: no score tensors stored
             a.total = a.attention + a.mlp + a.norms + (q.flash_attention ? flash_stats : 0.0);
             break;
-        case Recompute::full:        // only the layer input is kept
+        case Recompute::full:   // only the layer input is kept
             a.total = e * h * sb / outside;
             break;
     }
@@ -104,12 +104,18 @@ double lora_params_per_layer(const ModelSpec& m, const FinetuneConfig& ft) {
                  kvd = static_cast<double>(m.kv_dim()), f = static_cast<double>(m.ffn_hidden);
     double sum = 0;
     for (const auto& tgt : ft.targets) {
-        if (tgt == "q") sum += h + qd;
-        else if (tgt == "k" || tgt == "v") sum += h + kvd;
-        else if (tgt == "o") sum += qd + h;
-        else if (tgt == "gate" && m.mlp == MlpKind::swiglu) sum += h + f;
-        else if (tgt == "up") sum += h + f;
-        else if (tgt == "down") sum += f + h;
+        if (tgt == "q")
+            sum += h + qd;
+        else if (tgt == "k" || tgt == "v")
+            sum += h + kvd;
+        else if (tgt == "o")
+            sum += qd + h;
+        else if (tgt == "gate" && m.mlp == MlpKind::swiglu)
+            sum += h + f;
+        else if (tgt == "up")
+            sum += h + f;
+        else if (tgt == "down")
+            sum += f + h;
     }
     return sum * ft.rank;
 }
@@ -121,8 +127,10 @@ double embedding_params_on_stage(const ModelSpec& m, const ParamCounts& pc, cons
     double out = 0;
     if (stage == 0) out += pc.embedding / p.tp + pc.position;
     if (stage == p.pp - 1) {
-        if (!m.tied_embeddings) out += pc.output / p.tp;
-        else if (p.pp > 1) out += pc.embedding / p.tp;
+        if (!m.tied_embeddings)
+            out += pc.output / p.tp;
+        else if (p.pp > 1)
+            out += pc.embedding / p.tp;
     }
     return out;
 }
@@ -142,8 +150,7 @@ ModelStates stage_model_states(const ModelSpec& m, const ParallelConfig& p, cons
     const int dense = layers - moe;
     const double tp = p.tp;
     // Non-expert parameters on this GPU (split by TP), and routed-expert parameters (split by EP·TP).
-    double dense_params = dense * pc.dense_layer / tp +
-                          moe * (pc.moe_layer - pc.expert_params_per_layer) / tp;
+    double dense_params = dense * pc.dense_layer / tp + moe * (pc.moe_layer - pc.expert_params_per_layer) / tp;
     const double expert_params = moe * pc.expert_params_per_layer / (tp * p.ep);
     dense_params += embedding_params_on_stage(m, pc, p, stage);
     if (stage == p.pp - 1) dense_params += pc.final_norm;
@@ -180,7 +187,7 @@ ModelStates stage_model_states(const ModelSpec& m, const ParallelConfig& p, cons
     return st;
 }
 
-}  // namespace
+}   // namespace
 
 MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
                                 const TrainingConfig& t) {
@@ -248,8 +255,9 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
             d.gradients_bytes += cs.grads;
             d.optimizer_bytes += cs.optimizer;
             d.offloaded_bytes_per_gpu += cs.offloaded;
-            d.frozen_models_bytes = stage_model_states(reference, p, t, std::min(s, reference.layers - 1), false).weights +
-                                    stage_model_states(reward, p, t, std::min(s, reward.layers - 1), false).weights;
+            d.frozen_models_bytes =
+                stage_model_states(reference, p, t, std::min(s, reference.layers - 1), false).weights +
+                stage_model_states(reward, p, t, std::min(s, reward.layers - 1), false).weights;
             d.weights_bytes += d.frozen_models_bytes;
         }
 
@@ -263,9 +271,8 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
             d.recompute_working_bytes = std::max(dense ? dense_act.full : 0.0, moe ? moe_act.full : 0.0);
         if (s == 0) {
             // Token ids (int64) and the embedding dropout mask for each in-flight micro-batch (Megatron).
-            d.embedding_activations_bytes =
-                d.microbatches_in_flight * tokens_local * (8.0 + (m.dropout ? static_cast<double>(m.hidden) : 0.0)) /
-                sp_div;
+            d.embedding_activations_bytes = d.microbatches_in_flight * tokens_local *
+                                            (8.0 + (m.dropout ? static_cast<double>(m.hidden) : 0.0)) / sp_div;
         }
         if (s == p.pp - 1) {
             // LM-head input and fp32 logits for the loss, one micro-batch live (GPipe: all of them).
@@ -277,12 +284,13 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
 
         // Buffers.
         if (p.zero == 3) {
-            const double layer_params = (moe ? pc.moe_layer - pc.expert_params_per_layer * (1.0 - 1.0 / p.ep)
-                                             : pc.dense_layer) / p.tp;
+            const double layer_params =
+                (moe ? pc.moe_layer - pc.expert_params_per_layer * (1.0 - 1.0 / p.ep) : pc.dense_layer) / p.tp;
             // Current and prefetched layer gathered in 16-bit, and that layer's unreduced gradients.
             d.zero3_gather_bytes = layer_params * (2.0 * e + precision_bytes(t.grad_precision));
         }
-        if (t.precision == Precision::fp8) d.fp8_weight_cache_bytes = d.params_on_gpu * 1.0 / (p.zero == 3 ? p.dp * p.cp : 1);
+        if (t.precision == Precision::fp8)
+            d.fp8_weight_cache_bytes = d.params_on_gpu * 1.0 / (p.zero == 3 ? p.dp * p.cp : 1);
         d.reserve_bytes = t.runtime_reserve_bytes;
         d.fragmentation_bytes = t.fragmentation_fraction * (d.activations_bytes + d.zero3_gather_bytes);
         d.other_bytes += d.zero3_gather_bytes + d.fp8_weight_cache_bytes + d.reserve_bytes + d.fragmentation_bytes;
@@ -335,7 +343,7 @@ double weight_bytes_per_param(Precision p, int group_size) {
     const double g = std::max(1, group_size);
     switch (p) {
         case Precision::int4:
-        case Precision::fp4: return 0.5 + 2.0 / g;               // fp16 scale per group
+        case Precision::fp4: return 0.5 + 2.0 / g;   // fp16 scale per group
         case Precision::int8: return 1.0 + 2.0 / g;
         case Precision::nf4: return (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;   // QLoRA double quant
         default: return precision_bytes(p);
@@ -381,4 +389,4 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
     return r;
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -27,12 +27,12 @@ struct ActivationQuery {
 };
 
 struct LayerActivations {
-    double attention = 0;     // QKV input, Q, K, V, attention output, dropout mask
+    double attention = 0;          // QKV input, Q, K, V, attention output, dropout mask
     double attention_scores = 0;   // softmax input/output and dropout (the 5·a·s²·b term)
-    double mlp = 0;           // MLP input, intermediate tensors, dropout mask (MoE: routed tokens)
-    double norms = 0;         // inputs of the layer norms
-    double total = 0;         // what is kept for backward under the recompute policy
-    double full = 0;          // what a layer holds without any recompute (working set in backward)
+    double mlp = 0;                // MLP input, intermediate tensors, dropout mask (MoE: routed tokens)
+    double norms = 0;              // inputs of the layer norms
+    double total = 0;              // what is kept for backward under the recompute policy
+    double full = 0;               // what a layer holds without any recompute (working set in backward)
 };
 
 LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q);
@@ -63,29 +63,29 @@ struct MemoryBreakdown {
     double capacity_bytes = 0;
     bool fits = false;
     // Finer detail.
-    int stage = 0;                        // the most loaded pipeline stage
-    double params_on_gpu = 0;             // parameters held by that GPU before ZeRO sharding
-    double master_weights_bytes = 0;      // fp32 master copy (part of optimizer_bytes)
-    double optimizer_states_bytes = 0;    // Adam m and v (part of optimizer_bytes)
+    int stage = 0;                       // the most loaded pipeline stage
+    double params_on_gpu = 0;            // parameters held by that GPU before ZeRO sharding
+    double master_weights_bytes = 0;     // fp32 master copy (part of optimizer_bytes)
+    double optimizer_states_bytes = 0;   // Adam m and v (part of optimizer_bytes)
     double activations_per_layer_bytes = 0;
     double layers_on_stage = 0;
     double microbatches_in_flight = 0;
     double recompute_working_bytes = 0;   // one layer re-materialised during backward (full recompute)
     double embedding_activations_bytes = 0;
-    double logits_bytes = 0;              // LM head output and loss (last stage)
-    double zero3_gather_bytes = 0;        // gathered parameters (current + prefetched layer)
-    double fp8_weight_cache_bytes = 0;    // FP8 copies of weights (Transformer Engine)
-    double adapter_bytes = 0;             // LoRA adapters with their gradients and Adam states
-    double frozen_models_bytes = 0;       // RLHF reference and reward models
-    double reserve_bytes = 0;             // CUDA context, library workspaces
+    double logits_bytes = 0;             // LM head output and loss (last stage)
+    double zero3_gather_bytes = 0;       // gathered parameters (current + prefetched layer)
+    double fp8_weight_cache_bytes = 0;   // FP8 copies of weights (Transformer Engine)
+    double adapter_bytes = 0;            // LoRA adapters with their gradients and Adam states
+    double frozen_models_bytes = 0;      // RLHF reference and reward models
+    double reserve_bytes = 0;            // CUDA context, library workspaces
     double fragmentation_bytes = 0;
-    double headroom_bytes = 0;            // capacity − total (negative when it does not fit)
+    double headroom_bytes = 0;   // capacity − total (negative when it does not fit)
     // Offload to host memory.
     double offloaded_bytes_per_gpu = 0;
     double host_bytes_per_node = 0;
     double host_capacity_bytes = 0;
     bool host_fits = true;
-    std::string dominant;                 // the largest component
+    std::string dominant;   // the largest component
     std::vector<StageMemory> stages;
 };
 
@@ -95,14 +95,14 @@ MemoryBreakdown training_memory(const Scenario& s);
 
 struct InferenceMemory {
     double weights_bytes = 0;
-    double kv_cache_bytes = 0;            // for the scenario's batch
-    double kv_bytes_per_token = 0;        // per GPU
-    double activations_bytes = 0;         // transient peak (prefill)
-    double other_bytes = 0;               // runtime reserve
+    double kv_cache_bytes = 0;       // for the scenario's batch
+    double kv_bytes_per_token = 0;   // per GPU
+    double activations_bytes = 0;    // transient peak (prefill)
+    double other_bytes = 0;          // runtime reserve
     double total_bytes = 0;
     double capacity_bytes = 0;
     bool fits = false;
-    std::int64_t max_batch = 0;           // largest batch of input_len + output_len tokens that fits
+    std::int64_t max_batch = 0;   // largest batch of input_len + output_len tokens that fits
 };
 
 // Bytes per weight at a storage precision, including group scales (int4/int8: one fp16 scale per
@@ -112,4 +112,4 @@ double weight_bytes_per_param(Precision p, int group_size);
 InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
                                  const InferenceConfig& in);
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -23,8 +23,10 @@ ParamCounts count_parameters(const ModelSpec& m) {
     c.attention_per_layer = h * q + 2.0 * h * kv + q * h;
     // Transformer-XL relative positions (Gopher, Chinchilla): one h×q projection per layer.
     if (m.position == PositionKind::relative) c.attention_per_layer += h * q;
-    if (m.bias) c.attention_per_layer += q + 2.0 * kv + h;
-    else if (m.qkv_bias) c.attention_per_layer += q + 2.0 * kv;
+    if (m.bias)
+        c.attention_per_layer += q + 2.0 * kv + h;
+    else if (m.qkv_bias)
+        c.attention_per_layer += q + 2.0 * kv;
     c.norms_per_layer = (m.parallel_block ? 1.0 : 2.0) * norm;
     c.dense_mlp_per_layer = mlp_params(m, static_cast<double>(m.ffn_hidden));
     if (m.moe.enabled()) {
@@ -48,4 +50,4 @@ ParamCounts count_parameters(const ModelSpec& m) {
     return c;
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

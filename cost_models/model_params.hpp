@@ -6,21 +6,21 @@
 namespace llmsim {
 
 struct ParamCounts {
-    double embedding = 0;          // V·h input embedding
-    double position = 0;           // learned position table
-    double output = 0;             // untied LM head V·h (0 when tied)
+    double embedding = 0;   // V·h input embedding
+    double position = 0;    // learned position table
+    double output = 0;      // untied LM head V·h (0 when tied)
     double final_norm = 0;
-    double attention_per_layer = 0;      // QKV + output projection (+ biases)
+    double attention_per_layer = 0;   // QKV + output projection (+ biases)
     double norms_per_layer = 0;
-    double dense_mlp_per_layer = 0;      // a dense-MLP layer's MLP
-    double moe_mlp_per_layer = 0;        // a MoE layer's MLP: router + all experts + shared
-    double moe_mlp_active_per_layer = 0; // router + top_k experts + shared
-    double expert_params_per_layer = 0;  // routed experts only (sharded by ep)
-    double dense_layer = 0;              // one dense layer, all parts
-    double moe_layer = 0;                // one MoE layer, all parts
+    double dense_mlp_per_layer = 0;        // a dense-MLP layer's MLP
+    double moe_mlp_per_layer = 0;          // a MoE layer's MLP: router + all experts + shared
+    double moe_mlp_active_per_layer = 0;   // router + top_k experts + shared
+    double expert_params_per_layer = 0;    // routed experts only (sharded by ep)
+    double dense_layer = 0;                // one dense layer, all parts
+    double moe_layer = 0;                  // one MoE layer, all parts
     double total = 0;
-    double active = 0;                   // per token (MoE: top_k experts)
-    double non_embedding = 0;            // total − embedding − position − output
+    double active = 0;          // per token (MoE: top_k experts)
+    double non_embedding = 0;   // total − embedding − position − output
 };
 
 ParamCounts count_parameters(const ModelSpec& m);
@@ -28,4 +28,4 @@ ParamCounts count_parameters(const ModelSpec& m);
 // Parameters of one MLP of width f (two or three matrices, plus biases).
 double mlp_params(const ModelSpec& m, double f);
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -13,7 +13,7 @@ int effective_tile(double extent, int tile) {
     while (t < tile && t < extent) t *= 2;
     return std::min(t, tile);
 }
-}  // namespace
+}   // namespace
 
 double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count, double batch) {
     if (m <= 0 || n <= 0) return 1.0;
@@ -33,9 +33,7 @@ double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n
     return a.gemm_max(p) * wave * depth;
 }
 
-static double bytes_of(Precision p) {
-    return precision_bytes(p == Precision::tf32 ? Precision::fp32 : p);
-}
+static double bytes_of(Precision p) { return precision_bytes(p == Precision::tf32 ? Precision::fp32 : p); }
 
 KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) {
     KernelTime t;
@@ -86,4 +84,4 @@ KernelTime flash_attention_time(const AcceleratorSpec& a, Precision p, double ba
     return t;
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

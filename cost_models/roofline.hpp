@@ -37,4 +37,4 @@ KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops = 0.
 KernelTime flash_attention_time(const AcceleratorSpec& a, Precision p, double batch_heads, double s_q, double s_kv,
                                 double d, bool causal, bool backward);
 
-}  // namespace llmsim
+}   // namespace llmsim

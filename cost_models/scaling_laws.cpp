@@ -18,7 +18,8 @@ const char* to_string(ScalingFit f) {
 }
 
 bool scaling_fit_from_string(const std::string& s, ScalingFit& out) {
-    for (ScalingFit f : {ScalingFit::hoffmann, ScalingFit::hoffmann_unrounded, ScalingFit::epoch, ScalingFit::approach1})
+    for (ScalingFit f :
+         {ScalingFit::hoffmann, ScalingFit::hoffmann_unrounded, ScalingFit::epoch, ScalingFit::approach1})
         if (s == to_string(f)) {
             out = f;
             return true;
@@ -40,15 +41,13 @@ double chinchilla_loss(const LossFit& f, double n, double d) {
     return f.E + f.A / std::pow(n, f.alpha) + f.B / std::pow(d, f.beta);
 }
 
-double optimal_g(const LossFit& f) {
-    return std::pow(f.alpha * f.A / (f.beta * f.B), 1.0 / (f.alpha + f.beta));
-}
+double optimal_g(const LossFit& f) { return std::pow(f.alpha * f.A / (f.beta * f.B), 1.0 / (f.alpha + f.beta)); }
 
 const std::vector<Table3Row>& chinchilla_table3() {
     static const std::vector<Table3Row> rows{
-        {400e6, 1.92e19, 8.0e9},     {1e9, 1.21e20, 20.2e9},      {10e9, 1.23e22, 205.1e9},
-        {67e9, 5.76e23, 1.5e12},     {175e9, 3.85e24, 3.7e12},    {280e9, 9.90e24, 5.9e12},
-        {520e9, 3.43e25, 11.0e12},   {1e12, 1.27e26, 21.2e12},    {10e12, 1.30e28, 216.2e12},
+        {400e6, 1.92e19, 8.0e9},   {1e9, 1.21e20, 20.2e9},   {10e9, 1.23e22, 205.1e9},
+        {67e9, 5.76e23, 1.5e12},   {175e9, 3.85e24, 3.7e12}, {280e9, 9.90e24, 5.9e12},
+        {520e9, 3.43e25, 11.0e12}, {1e12, 1.27e26, 21.2e12}, {10e12, 1.30e28, 216.2e12},
     };
     return rows;
 }
@@ -58,9 +57,12 @@ double loglog_interpolate(const std::vector<double>& xs, const std::vector<doubl
     if (n == 0) return 0.0;
     if (n == 1) return ys[0];
     std::size_t i = 0;   // segment [i, i+1]
-    if (x <= xs[0]) i = 0;
-    else if (x >= xs[n - 1]) i = n - 2;
-    else i = static_cast<std::size_t>(std::upper_bound(xs.begin(), xs.end(), x) - xs.begin()) - 1;
+    if (x <= xs[0])
+        i = 0;
+    else if (x >= xs[n - 1])
+        i = n - 2;
+    else
+        i = static_cast<std::size_t>(std::upper_bound(xs.begin(), xs.end(), x) - xs.begin()) - 1;
     if (x == xs[i]) return ys[i];
     if (x == xs[i + 1]) return ys[i + 1];
     const double lx0 = std::log(xs[i]), lx1 = std::log(xs[i + 1]);
@@ -86,7 +88,7 @@ ScalingPoint finish(ScalingFit f, double n, double d, double c) {
     return p;
 }
 
-}  // namespace
+}   // namespace
 
 ScalingPoint optimal_for_compute(ScalingFit f, double c) {
     if (f == ScalingFit::approach1) {
@@ -182,4 +184,4 @@ CheckpointPlan plan_checkpoints(double compute_s, int nodes, double node_mtbf_s,
     return p;
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

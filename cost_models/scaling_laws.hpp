@@ -14,10 +14,10 @@
 namespace llmsim {
 
 enum class ScalingFit {
-    hoffmann,            // Approach 3 as printed: E 1.69, A 406.4, B 410.7, α 0.34, β 0.28
-    hoffmann_unrounded,  // the same fit's unrounded constants (E 1.6934, α 0.3392, β 0.2849)
-    epoch,               // Epoch AI replication: E 1.8172, A 482.01, B 2085.43, α 0.3478, β 0.3658
-    approach1,           // Hoffmann Table 3 (Approach 1 projections), interpolated log-log
+    hoffmann,             // Approach 3 as printed: E 1.69, A 406.4, B 410.7, α 0.34, β 0.28
+    hoffmann_unrounded,   // the same fit's unrounded constants (E 1.6934, α 0.3392, β 0.2849)
+    epoch,                // Epoch AI replication: E 1.8172, A 482.01, B 2085.43, α 0.3478, β 0.3658
+    approach1,            // Hoffmann Table 3 (Approach 1 projections), interpolated log-log
 };
 
 const char* to_string(ScalingFit f);
@@ -38,10 +38,10 @@ double chinchilla_loss(const LossFit& fit, double params, double tokens);
 inline double training_compute(double params, double tokens) { return 6.0 * params * tokens; }
 
 struct ScalingPoint {
-    double params = 0;    // N
-    double tokens = 0;    // D
-    double flops = 0;     // C
-    double loss = 0;      // predicted final loss L(N, D)
+    double params = 0;   // N
+    double tokens = 0;   // D
+    double flops = 0;    // C
+    double loss = 0;     // predicted final loss L(N, D)
     double tokens_per_param() const { return params > 0 ? tokens / params : 0.0; }
 };
 
@@ -79,13 +79,13 @@ ModelSpec model_shape_for_params(double params, std::int64_t vocab = 32000, std:
 // unit of time δ/τ + (τ/2 + R)/M (checkpoint writes, lost work, restart R).
 struct CheckpointPlan {
     double job_mtbf_s = 0;
-    double interval_s = 0;          // compute time between checkpoints
-    double waste_fraction = 0;      // of wall time
-    double goodput = 1;             // useful fraction of wall time
-    double wall_s = 0;              // wall time for `compute_s` of useful work
+    double interval_s = 0;       // compute time between checkpoints
+    double waste_fraction = 0;   // of wall time
+    double goodput = 1;          // useful fraction of wall time
+    double wall_s = 0;           // wall time for `compute_s` of useful work
     double expected_interruptions = 0;
     double checkpoints = 0;
 };
 CheckpointPlan plan_checkpoints(double compute_s, int nodes, double node_mtbf_s, double write_s, double restart_s = 0);
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -69,7 +69,8 @@ struct Builder {
         const auto f = gemm_time(a, gp, M, N, K, batch);
         const auto dgrad = gemm_time(a, gp, M, K, N, batch);
         const auto wgrad = gemm_time(a, gp, K, N, M, batch);
-        OpTime op{name, "gemm", f.time_s, dgrad.time_s + wgrad.time_s, recompute ? f.time_s : 0.0, f.flops, f.bytes, true};
+        OpTime op{name,    "gemm",  f.time_s, dgrad.time_s + wgrad.time_s, recompute ? f.time_s : 0.0,
+                  f.flops, f.bytes, true};
         L.fwd_compute_s += f.time_s;
         L.bwd_compute_s += dgrad.time_s + wgrad.time_s;
         L.wgrad_s += wgrad.time_s;
@@ -90,8 +91,8 @@ struct Builder {
             L.fwd_compute_s += cf_s;
             L.bwd_compute_s += cb.time_s;
             if (recompute) L.recompute_s += cf_s;
-            L.ops.push_back(OpTime{name + "_fp8_cast", "memory", cf_s, cb.time_s, recompute ? cf_s : 0.0, 0.0,
-                                   fwd_bytes, true});
+            L.ops.push_back(
+                OpTime{name + "_fp8_cast", "memory", cf_s, cb.time_s, recompute ? cf_s : 0.0, 0.0, fwd_bytes, true});
         }
     }
 
@@ -108,8 +109,8 @@ struct Builder {
     void record(const std::string& what, const std::string& dim, Collective c, double bytes, const GroupPlacement& grp,
                 const CollectiveCost& cost, double calls, double exposed_per_step) {
         if (!comms || grp.n <= 1) return;
-        comms->push_back(CommEvent{what, dim, c, cost.algorithm, bytes, grp.n, grp.domains(), cost.time_s, calls,
-                                   exposed_per_step});
+        comms->push_back(
+            CommEvent{what, dim, c, cost.algorithm, bytes, grp.n, grp.domains(), cost.time_s, calls, exposed_per_step});
     }
 
     LayerCost layer(bool moe_layer, double mb_per_step) {
@@ -148,8 +149,8 @@ struct Builder {
             attn_fwd_s = qk.time_s + av.time_s + sm.time_s;
             attn_bwd_s = 2.0 * (qk.time_s + av.time_s) + 2.0 * sm.time_s;
             L.ops.push_back(OpTime{"attention (unfused)", "attention", attn_fwd_s, attn_bwd_s,
-                                   (full || selective) ? attn_fwd_s : 0.0, qk.flops + av.flops, qk.bytes + av.bytes + sm.bytes,
-                                   true});
+                                   (full || selective) ? attn_fwd_s : 0.0, qk.flops + av.flops,
+                                   qk.bytes + av.bytes + sm.bytes, true});
         }
         L.fwd_compute_s += attn_fwd_s;
         L.bwd_compute_s += attn_bwd_s;
@@ -173,7 +174,8 @@ struct Builder {
             const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
             mlp("expert", static_cast<double>(m.moe.expert_ffn_hidden), routed / local_experts, local_experts);
             if (m.moe.shared_experts > 0)
-                mlp("shared_expert", static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts, T, 1.0);
+                mlp("shared_expert", static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts, T,
+                    1.0);
             if (p.ep > 1) {
                 const double bytes = routed * h * e / outside;
                 const auto c = coll(Collective::all_to_all, bytes, g.ep);
@@ -256,8 +258,8 @@ struct Builder {
             if (moe_layer && m.moe.enabled() && g.expert_dp.n > 1) {
                 const double ep_params = pc.expert_params_per_layer / (tp * p.ep);
                 const auto eag = coll(Collective::all_gather, ep_params * e, g.expert_dp);
-                const auto ers = coll(Collective::reduce_scatter, ep_params * precision_bytes(t.grad_precision),
-                                      g.expert_dp);
+                const auto ers =
+                    coll(Collective::reduce_scatter, ep_params * precision_bytes(t.grad_precision), g.expert_dp);
                 fwd += eag.time_s;
                 bwd += eag.time_s + ers.time_s;
             }
@@ -271,10 +273,10 @@ struct Builder {
                 L.zero3_exposed_fwd_s = fwd;
                 L.zero3_exposed_bwd_s = bwd;
             }
-            record("zero-3 parameter all-gather", "dp", Collective::all_gather, wbytes, g.dp_cp, ag,
-                   2.0 * mb_per_step, 0);
-            record("zero-3 gradient reduce-scatter", "dp", Collective::reduce_scatter, gbytes, g.dp_cp, rs,
-                   mb_per_step, 0);
+            record("zero-3 parameter all-gather", "dp", Collective::all_gather, wbytes, g.dp_cp, ag, 2.0 * mb_per_step,
+                   0);
+            record("zero-3 gradient reduce-scatter", "dp", Collective::reduce_scatter, gbytes, g.dp_cp, rs, mb_per_step,
+                   0);
         }
         return L;
     }
@@ -293,7 +295,7 @@ double optimizer_bytes_per_param(const TrainingConfig& t) {
     return 30.0;
 }
 
-}  // namespace
+}   // namespace
 
 LayerCost layer_cost(const Scenario& s, bool moe_layer, std::vector<CommEvent>* comms) {
     Builder b(s, comms);
@@ -398,11 +400,12 @@ StepCosts assemble_step_costs(const Scenario& s, const LayerCost& dense_cost, co
         }
 
         // Parameters of this stage on one GPU (before ZeRO), split dense vs expert.
-        double dense_params = dense * pc.dense_layer / p.tp +
-                              sc.moe_layers * (pc.moe_layer - pc.expert_params_per_layer) / p.tp;
+        double dense_params =
+            dense * pc.dense_layer / p.tp + sc.moe_layers * (pc.moe_layer - pc.expert_params_per_layer) / p.tp;
         const double expert_params = sc.moe_layers * pc.expert_params_per_layer / (p.tp * p.ep);
         if (st == 0) dense_params += pc.embedding / p.tp + pc.position;
-        if (st == p.pp - 1) dense_params += (m.tied_embeddings && p.pp == 1 ? 0.0 : pc.embedding / p.tp) + pc.final_norm;
+        if (st == p.pp - 1)
+            dense_params += (m.tied_embeddings && p.pp == 1 ? 0.0 : pc.embedding / p.tp) + pc.final_norm;
         sc.params = dense_params + expert_params;
 
         // End-of-step data-parallel gradient reduction (ZeRO-3 reduces per layer instead).
@@ -450,11 +453,14 @@ StepCosts assemble_step_costs(const Scenario& s, const LayerCost& dense_cost, co
 }
 
 const char* dominant_cost(const StepBreakdown& b) {
-    const std::pair<double, const char*> parts[] = {
-        {b.compute, "compute"},   {b.tp_comm, "tensor-parallel communication"},
-        {b.cp_comm, "context-parallel communication"}, {b.ep_comm, "expert-parallel all-to-all"},
-        {b.pp_comm, "pipeline send/recv"}, {b.dp_comm, "data-parallel communication"},
-        {b.bubble, "pipeline bubble"},     {b.optimizer, "optimizer step"}};
+    const std::pair<double, const char*> parts[] = {{b.compute, "compute"},
+                                                    {b.tp_comm, "tensor-parallel communication"},
+                                                    {b.cp_comm, "context-parallel communication"},
+                                                    {b.ep_comm, "expert-parallel all-to-all"},
+                                                    {b.pp_comm, "pipeline send/recv"},
+                                                    {b.dp_comm, "data-parallel communication"},
+                                                    {b.bubble, "pipeline bubble"},
+                                                    {b.optimizer, "optimizer step"}};
     return std::max_element(std::begin(parts), std::end(parts),
                             [](const auto& x, const auto& y) { return x.first < y.first; })
         ->second;
@@ -546,12 +552,8 @@ StepEstimate estimate_step(const Scenario& s, const StepCosts& costs) {
     double pipeline = 0, bubble = 0;
     switch (p.schedule) {
         case Schedule::gpipe:
-        case Schedule::one_f_one_b:
-            bubble = sum - t_max;
-            break;
-        case Schedule::interleaved:
-            bubble = (sum - t_max) / std::max(1, p.vp);
-            break;
+        case Schedule::one_f_one_b: bubble = sum - t_max; break;
+        case Schedule::interleaved: bubble = (sum - t_max) / std::max(1, p.vp); break;
         case Schedule::zero_bubble:
             // ZB-H1 (Qi et al. 2023): weight-gradient passes fill the bubble: (p−1)(T_F + T_B − T_W)
             // with T_B the input-gradient pass, i.e. (p−1)(t_f + t_b − 2·t_w).
@@ -566,4 +568,4 @@ StepEstimate estimate_step(const Scenario& s, const StepCosts& costs) {
 
 StepEstimate estimate_step(const Scenario& s) { return estimate_step(s, step_costs(s)); }
 
-}  // namespace llmsim
+}   // namespace llmsim

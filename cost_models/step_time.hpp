@@ -18,26 +18,26 @@ namespace llmsim {
 
 // One operator of a layer, per micro-batch, on one GPU.
 struct OpTime {
-    std::string name;          // "qkv", "attention", "mlp_fc1", "tp_allreduce", ...
-    std::string kind;          // "gemm" | "attention" | "memory" | "comm"
+    std::string name;   // "qkv", "attention", "mlp_fc1", "tp_allreduce", ...
+    std::string kind;   // "gemm" | "attention" | "memory" | "comm"
     double fwd_s = 0;
     double bwd_s = 0;
-    double recompute_s = 0;    // forward work done again in backward
+    double recompute_s = 0;   // forward work done again in backward
     double flops_fwd = 0;
     double bytes_fwd = 0;
-    bool exposed = true;       // communication: on the critical path
+    bool exposed = true;   // communication: on the critical path
 };
 
 // A collective the step performs, with how often and whether it is hidden.
 struct CommEvent {
-    std::string what;          // "tp all-reduce (attention output)", "dp reduce-scatter grads", ...
-    std::string dim;           // "tp" | "cp" | "ep" | "pp" | "dp"
+    std::string what;   // "tp all-reduce (attention output)", "dp reduce-scatter grads", ...
+    std::string dim;    // "tp" | "cp" | "ep" | "pp" | "dp"
     Collective collective = Collective::all_reduce;
     Algorithm algorithm = Algorithm::ring;
     double bytes = 0;
     int ranks = 1;
-    int domains = 1;           // scale-up domains the group spans
-    double time_s = 0;         // one call
+    int domains = 1;     // scale-up domains the group spans
+    double time_s = 0;   // one call
     double calls_per_step = 0;
     double exposed_s_per_step = 0;
 };
@@ -50,9 +50,12 @@ struct LayerCost {
     double zero3_exposed_fwd_s = 0, zero3_exposed_bwd_s = 0;
     double tp_total_s = 0, cp_total_s = 0, ep_total_s = 0, zero3_total_s = 0;   // per micro-batch, hidden or not
     std::vector<OpTime> ops;
-    double fwd_s() const { return fwd_compute_s + tp_exposed_fwd_s + cp_exposed_fwd_s + ep_exposed_fwd_s + zero3_exposed_fwd_s; }
+    double fwd_s() const {
+        return fwd_compute_s + tp_exposed_fwd_s + cp_exposed_fwd_s + ep_exposed_fwd_s + zero3_exposed_fwd_s;
+    }
     double bwd_s() const {
-        return bwd_compute_s + recompute_s + tp_exposed_bwd_s + cp_exposed_bwd_s + ep_exposed_bwd_s + zero3_exposed_bwd_s;
+        return bwd_compute_s + recompute_s + tp_exposed_bwd_s + cp_exposed_bwd_s + ep_exposed_bwd_s +
+               zero3_exposed_bwd_s;
     }
 };
 
@@ -63,24 +66,24 @@ struct StageCost {
     // Per micro-batch through the whole stage (all its chunks), exposed communication included.
     double fwd_s = 0;
     double bwd_s = 0;
-    double wgrad_s = 0;        // weight-gradient share of bwd_s (zero-bubble schedules split it out)
+    double wgrad_s = 0;   // weight-gradient share of bwd_s (zero-bubble schedules split it out)
     // Components of fwd_s + bwd_s.
     double compute_s = 0;
     double tp_s = 0, cp_s = 0, ep_s = 0, zero3_s = 0, pp_s = 0;
-    double p2p_s = 0;          // one activation (or gradient) transfer to the next stage
-    double dp_grad_s = 0;      // end-of-step gradient reduction of this stage's parameters
-    double dp_sm_fraction = 0; // compute share the reduction takes while it overlaps backward
+    double p2p_s = 0;               // one activation (or gradient) transfer to the next stage
+    double dp_grad_s = 0;           // end-of-step gradient reduction of this stage's parameters
+    double dp_sm_fraction = 0;      // compute share the reduction takes while it overlaps backward
     double dp_param_gather_s = 0;   // ZeRO-1/2 parameter all-gather after the optimizer
     double optimizer_s = 0;
-    double params = 0;         // parameters held (before ZeRO sharding)
+    double params = 0;   // parameters held (before ZeRO sharding)
 };
 
 struct StepCosts {
     std::int64_t microbatches = 1;
     std::vector<StageCost> stages;
-    LayerCost dense_layer, moe_layer;      // a representative layer of each kind
+    LayerCost dense_layer, moe_layer;   // a representative layer of each kind
     std::vector<CommEvent> comms;
-    bool pp_p2p_overlapped = false;        // interleaved schedules overlap send/recv with compute
+    bool pp_p2p_overlapped = false;   // interleaved schedules overlap send/recv with compute
 };
 
 StepCosts step_costs(const Scenario& s);
@@ -94,8 +97,8 @@ StepCosts assemble_step_costs(const Scenario& s, const LayerCost& dense, const L
                               std::vector<CommEvent>* comms = nullptr);
 
 struct StepBreakdown {
-    double compute = 0, tp_comm = 0, cp_comm = 0, ep_comm = 0, pp_comm = 0, dp_comm = 0, bubble = 0,
-           optimizer = 0, exposed_comm = 0;
+    double compute = 0, tp_comm = 0, cp_comm = 0, ep_comm = 0, pp_comm = 0, dp_comm = 0, bubble = 0, optimizer = 0,
+           exposed_comm = 0;
 };
 
 struct StepEstimate {
@@ -109,11 +112,11 @@ struct StepEstimate {
     double mfu = 0;
     double hfu = 0;
     double bubble_fraction = 0;
-    double achieved_tflops_per_gpu = 0;    // model FLOPs / s / GPU
+    double achieved_tflops_per_gpu = 0;   // model FLOPs / s / GPU
     std::int64_t microbatches = 1;
     int critical_stage = 0;
     StepBreakdown breakdown;
-    std::string dominant;                  // largest breakdown component
+    std::string dominant;   // largest breakdown component
     std::string method = "closed-form";
     // Token budget (training.token_budget): wall time and GPU-hours.
     double token_budget = 0, train_days = 0, gpu_hours = 0;
@@ -134,4 +137,4 @@ const char* dominant_cost(const StepBreakdown& b);
 // (the discrete-event simulator).
 void finish_estimate(const Scenario& s, StepEstimate& e, double pipeline_time_s, double bubble_s, int critical_stage);
 
-}  // namespace llmsim
+}   // namespace llmsim

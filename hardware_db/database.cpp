@@ -93,7 +93,7 @@ std::string resolve_path(const std::string& path, const std::string& base_dir) {
     return path;
 }
 
-}  // namespace
+}   // namespace
 
 // --------------------------------------------------------------------------------------------
 // Accelerators
@@ -112,8 +112,8 @@ AcceleratorSpec parse_accelerator(const Json& j, const std::string& pointer, Pro
         }
         p.finish();
     } else {
-        pr.add_raw(fmt::format("{}: missing: expected an object of dense peak TFLOP/s per precision",
-                               r.ptr("peak_tflops")));
+        pr.add_raw(
+            fmt::format("{}: missing: expected an object of dense peak TFLOP/s per precision", r.ptr("peak_tflops")));
     }
     a.hbm_capacity_bytes = r.required_number("hbm_capacity_GiB") * kGiB;
     a.hbm_GBps = r.required_number("hbm_GBps");
@@ -161,13 +161,13 @@ ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
     m.ffn_hidden = r.integer_or("ffn_hidden", 4 * m.hidden, 1);
     m.vocab = r.required_integer("vocab", 1);
     m.norm = r.choice("norm", {"layernorm", "rmsnorm"}).value_or("layernorm") == "rmsnorm" ? NormKind::rmsnorm
-                                                                                          : NormKind::layernorm;
+                                                                                           : NormKind::layernorm;
     const auto pos = r.choice("position", {"learned", "rope", "alibi", "relative", "none"}).value_or("learned");
-    m.position = pos == "rope" ? PositionKind::rope
-                 : pos == "alibi" ? PositionKind::alibi
+    m.position = pos == "rope"       ? PositionKind::rope
+                 : pos == "alibi"    ? PositionKind::alibi
                  : pos == "relative" ? PositionKind::relative
-                 : pos == "none"  ? PositionKind::none
-                                  : PositionKind::learned;
+                 : pos == "none"     ? PositionKind::none
+                                     : PositionKind::learned;
     m.max_seq_len = r.integer_or("max_seq_len", 2048, 1);
     m.tied_embeddings = r.boolean_or("tied_embeddings", false);
     m.bias = r.boolean_or("bias", true);
@@ -222,8 +222,8 @@ void read_system_keys(ObjectReader& r, SystemSpec& s, bool full) {
     }
     s.name = r.string_or("name", s.name);
     s.display_name = r.string_or("display_name", s.display_name.empty() ? s.name : s.display_name);
-    s.scaleup_domain = static_cast<int>(r.integer_or("scaleup_domain", full ? s.gpus_per_node : s.scaleup_domain, 1,
-                                                     1 << 24));
+    s.scaleup_domain =
+        static_cast<int>(r.integer_or("scaleup_domain", full ? s.gpus_per_node : s.scaleup_domain, 1, 1 << 24));
     s.intra_node_latency_us = r.number_or("intra_node_latency_us", s.intra_node_latency_us, 0.0, true);
     s.intra_node_efficiency = r.number_or("intra_node_efficiency", s.intra_node_efficiency, 0.0, false, 1.0);
     s.nvls = r.boolean_or("nvls", s.nvls);
@@ -238,11 +238,16 @@ void read_system_keys(ObjectReader& r, SystemSpec& s, bool full) {
         std::vector<int> dims;
         if (ok)
             for (const auto& d : *t) {
-                if (!d.is_number_integer() || d.get<std::int64_t>() < 1) { ok = false; break; }
+                if (!d.is_number_integer() || d.get<std::int64_t>() < 1) {
+                    ok = false;
+                    break;
+                }
                 dims.push_back(static_cast<int>(d.get<std::int64_t>()));
             }
-        if (!ok) r.problems().add(r.ptr("torus_dims"), *t, "an array of positive integers");
-        else s.torus_dims = dims;
+        if (!ok)
+            r.problems().add(r.ptr("torus_dims"), *t, "an array of positive integers");
+        else
+            s.torus_dims = dims;
     }
     s.ici_link_GBps = r.number_or("ici_link_GBps", s.ici_link_GBps, 0.0, true);
     s.ici_links_per_chip = static_cast<int>(r.integer_or("ici_links_per_chip", s.ici_links_per_chip, 0, 64));
@@ -259,7 +264,7 @@ void read_system_keys(ObjectReader& r, SystemSpec& s, bool full) {
     read_sources(r, s.provenance);
 }
 
-}  // namespace
+}   // namespace
 
 // --------------------------------------------------------------------------------------------
 // Database
@@ -274,9 +279,12 @@ Database::Database(const std::map<std::string, std::string>& files) {
         std::string name = j.is_object() && j.contains("name") && j["name"].is_string()
                                ? j["name"].get<std::string>()
                                : std::filesystem::path(path).stem().string();
-        if (dir == "accelerators") accelerators_[name] = std::move(j);
-        else if (dir == "systems") systems_[name] = std::move(j);
-        else if (dir == "models") models_[name] = std::move(j);
+        if (dir == "accelerators")
+            accelerators_[name] = std::move(j);
+        else if (dir == "systems")
+            systems_[name] = std::move(j);
+        else if (dir == "models")
+            models_[name] = std::move(j);
         // profiles/ are read on demand by name
     }
 }
@@ -304,10 +312,10 @@ const Json& lookup(const std::map<std::string, Json>& m, const std::string& name
     const auto near = closest_names(name, keys_of(m));
     std::string expected = "a known " + what + " name (`llmsim " + (what == "model" ? "model" : "hw") + " list`)";
     if (!near.empty()) expected += "; closest: " + join(near);
-    throw ConfigError(fmt::format("{}: {}: expected {}", pointer.empty() ? what : pointer, json_brief(Json(name)),
-                                  expected));
+    throw ConfigError(
+        fmt::format("{}: {}: expected {}", pointer.empty() ? what : pointer, json_brief(Json(name)), expected));
 }
-}  // namespace
+}   // namespace
 
 std::vector<std::string> Database::accelerator_names() const { return keys_of(accelerators_); }
 std::vector<std::string> Database::system_names() const { return keys_of(systems_); }
@@ -484,8 +492,10 @@ SystemSpec Database::resolve_system(const Json& value, const std::string& pointe
                     if (!it->is_string()) continue;
                     const std::string& k = it.key();
                     Provenance pv{it->get<std::string>(), "calibration"};
-                    if (k.rfind("gpu.", 0) == 0) s.gpu.provenance[k.substr(4)] = pv;
-                    else s.provenance[k] = pv;
+                    if (k.rfind("gpu.", 0) == 0)
+                        s.gpu.provenance[k.substr(4)] = pv;
+                    else
+                        s.provenance[k] = pv;
                 }
             }
         }
@@ -501,7 +511,8 @@ ModelSpec Database::resolve_model(const Json& value, const std::string& pointer,
         const std::string v = value.get<std::string>();
         if (models_.count(v)) return parse_model(models_.at(v), "models/" + v, pr);
         const std::string path = resolve_path(v, base_dir);
-        const bool looks_like_path = v.find('/') != std::string::npos || (v.size() > 5 && v.substr(v.size() - 5) == ".json");
+        const bool looks_like_path =
+            v.find('/') != std::string::npos || (v.size() > 5 && v.substr(v.size() - 5) == ".json");
         if (looks_like_path || file_exists(path)) {
             if (!file_exists(path)) {
                 pr.add(pointer, value, "a model-zoo name or a readable model / config.json file");
@@ -564,11 +575,11 @@ Json to_json(const ModelSpec& m) {
               {"vocab", m.vocab},
               {"mlp", to_string(m.mlp)},
               {"norm", m.norm == NormKind::rmsnorm ? "rmsnorm" : "layernorm"},
-              {"position", m.position == PositionKind::rope    ? "rope"
-                           : m.position == PositionKind::alibi ? "alibi"
+              {"position", m.position == PositionKind::rope       ? "rope"
+                           : m.position == PositionKind::alibi    ? "alibi"
                            : m.position == PositionKind::relative ? "relative"
-                           : m.position == PositionKind::none  ? "none"
-                                                               : "learned"},
+                           : m.position == PositionKind::none     ? "none"
+                                                                  : "learned"},
               {"max_seq_len", m.max_seq_len},
               {"tied_embeddings", m.tied_embeddings},
               {"bias", m.bias},
@@ -591,7 +602,7 @@ Json provenance_json(const std::map<std::string, Provenance>& p) {
     for (const auto& [k, v] : p) j[k] = {{"source", v.source}, {"kind", v.kind}};
     return j;
 }
-}  // namespace
+}   // namespace
 
 Json to_json(const AcceleratorSpec& a, bool with_provenance) {
     Json peaks = Json::object();
@@ -655,4 +666,4 @@ Json to_json(const SystemSpec& s, bool with_provenance) {
     return j;
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -57,4 +57,4 @@ Json to_json(const ModelSpec& m);
 Json to_json(const SystemSpec& s, bool with_provenance = false);
 Json to_json(const AcceleratorSpec& a, bool with_provenance = false);
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -5,8 +5,8 @@
 
 namespace llmsim {
 struct EmbeddedFile {
-    std::string_view path;      // relative to hardware_db/data, e.g. "systems/dgx-h100.json"
+    std::string_view path;   // relative to hardware_db/data, e.g. "systems/dgx-h100.json"
     std::string_view content;
 };
 const std::vector<EmbeddedFile>& embedded_files();
-}  // namespace llmsim
+}   // namespace llmsim

@@ -22,4 +22,4 @@ private:
 std::vector<std::string> closest_names(const std::string& name, const std::vector<std::string>& candidates,
                                        std::size_t n = 3);
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -15,28 +15,25 @@ namespace {
 
 // Model types whose MLP is gated (three matrices: gate, up, down).
 const std::set<std::string> kGatedTypes = {
-    "llama",   "mistral", "mixtral",   "qwen2",     "qwen2_moe",   "qwen3",       "qwen3_moe",
-    "gemma",   "gemma2",  "gemma3_text", "olmo",    "olmo2",       "olmoe",       "phi3",
-    "internlm2", "deepseek_v2", "deepseek_v3", "granite", "granitemoe", "minicpm", "exaone",
-    "cohere",  "yi",      "baichuan"};
+    "llama",       "mistral",     "mixtral",    "qwen2",   "qwen2_moe", "qwen3",  "qwen3_moe", "gemma",
+    "gemma2",      "gemma3_text", "olmo",       "olmo2",   "olmoe",     "phi3",   "internlm2", "deepseek_v2",
+    "deepseek_v3", "granite",     "granitemoe", "minicpm", "exaone",    "cohere", "yi",        "baichuan"};
 // Model types whose MLP has two matrices (GeLU, ReLU, squared ReLU).
-const std::set<std::string> kTwoMatrixTypes = {"gpt2",      "gptj",   "gpt_neo", "gpt_neox", "gpt_bigcode",
-                                               "opt",       "bloom",  "falcon",  "mpt",      "nemotron",
-                                               "phi",       "starcoder2", "codegen", "openai-gpt"};
+const std::set<std::string> kTwoMatrixTypes = {"gpt2", "gptj",       "gpt_neo", "gpt_neox",  "gpt_bigcode",
+                                               "opt",  "bloom",      "falcon",  "mpt",       "nemotron",
+                                               "phi",  "starcoder2", "codegen", "openai-gpt"};
 // Model types using RMSNorm even when the config names no rms_norm_eps.
-const std::set<std::string> kRmsNormTypes = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
-                                             "qwen3_moe", "gemma", "gemma2", "gemma3_text", "olmo2", "olmoe",
-                                             "phi3", "internlm2", "deepseek_v2", "deepseek_v3"};
+const std::set<std::string> kRmsNormTypes = {
+    "llama",  "mistral",     "mixtral", "qwen2", "qwen2_moe", "qwen3",     "qwen3_moe",   "gemma",
+    "gemma2", "gemma3_text", "olmo2",   "olmoe", "phi3",      "internlm2", "deepseek_v2", "deepseek_v3"};
 // Learned absolute position tables.
-const std::set<std::string> kLearnedPositionTypes = {"gpt2", "opt", "gpt_neo", "gpt_bigcode", "openai-gpt",
-                                                     "biogpt"};
+const std::set<std::string> kLearnedPositionTypes = {"gpt2", "opt", "gpt_neo", "gpt_bigcode", "openai-gpt", "biogpt"};
 // transformers ties input and output embeddings by default for these model types.
-const std::set<std::string> kTiedByDefaultTypes = {"gpt2",  "opt",    "bloom",       "falcon",     "mpt",
-                                                   "gemma", "gemma2", "gemma3_text", "gpt_neo",    "gpt_bigcode",
-                                                   "openai-gpt"};
+const std::set<std::string> kTiedByDefaultTypes = {
+    "gpt2", "opt", "bloom", "falcon", "mpt", "gemma", "gemma2", "gemma3_text", "gpt_neo", "gpt_bigcode", "openai-gpt"};
 // Biases on every linear layer.
-const std::set<std::string> kBiasTypes = {"gpt2", "opt", "bloom", "gpt_neox", "gpt_bigcode", "phi", "starcoder2",
-                                          "openai-gpt"};
+const std::set<std::string> kBiasTypes = {"gpt2",        "opt", "bloom",      "gpt_neox",
+                                          "gpt_bigcode", "phi", "starcoder2", "openai-gpt"};
 // Biases on Q, K, V only.
 const std::set<std::string> kQkvBiasTypes = {"qwen2", "qwen2_moe"};
 
@@ -57,7 +54,8 @@ std::string key_list(const std::vector<const char*>& keys) {
 // Typed access to the keys of one Hugging Face config object. Never reports unknown keys.
 class HfKeys {
 public:
-    HfKeys(const Json& j, const std::string& pointer, Problems& pr) : j_(j), pointer_(pointer), pr_(pr), r_(j, pointer, pr) {}
+    HfKeys(const Json& j, const std::string& pointer, Problems& pr)
+        : j_(j), pointer_(pointer), pr_(pr), r_(j, pointer, pr) {}
 
     bool ok() const { return r_.ok(); }
     const std::string& pointer() const { return pointer_; }
@@ -93,8 +91,8 @@ public:
         if (used) *used = k ? k : keys.front();
         if (!k) {
             if (ok())
-                pr_.add_raw(fmt::format("{}: missing: expected an integer {} ({})", ptr(keys.front()), what,
-                                        key_list(keys)));
+                pr_.add_raw(
+                    fmt::format("{}: missing: expected an integer {} ({})", ptr(keys.front()), what, key_list(keys)));
             return 0;
         }
         return r_.integer(k, min_value, max_value).value_or(0);
@@ -135,7 +133,8 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
     m.name = k.string({"_name_or_path"}).value_or("");
     if (m.name.empty()) m.name = type.empty() ? "hf-config" : type;
     m.display_name = m.name;
-    m.source = type.empty() ? "Hugging Face config.json" : fmt::format("Hugging Face config.json (model_type {})", type);
+    m.source =
+        type.empty() ? "Hugging Face config.json" : fmt::format("Hugging Face config.json (model_type {})", type);
 
     // --- shape ------------------------------------------------------------------------------
     const char* layers_key = nullptr;
@@ -198,20 +197,20 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
     m.norm = k.value("rms_norm_eps") || kRmsNormTypes.count(type) ? NormKind::rmsnorm : NormKind::layernorm;
 
     // Positions.
-    m.max_seq_len = k.integer({"max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx"}, 1)
-                        .value_or(2048);
+    m.max_seq_len =
+        k.integer({"max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx"}, 1).value_or(2048);
     if (kLearnedPositionTypes.count(type)) {
         m.position = PositionKind::learned;
     } else if (type == "bloom") {
         m.position = PositionKind::alibi;
     } else if (type == "mpt") {
         bool alibi = true;
-        if (const Json* ac = k.value("attn_config"); ac && ac->is_object() && ac->contains("alibi") &&
-                                                      (*ac)["alibi"].is_boolean())
+        if (const Json* ac = k.value("attn_config");
+            ac && ac->is_object() && ac->contains("alibi") && (*ac)["alibi"].is_boolean())
             alibi = (*ac)["alibi"].get<bool>();
-        m.position = alibi ? PositionKind::alibi
+        m.position = alibi                                         ? PositionKind::alibi
                      : k.boolean("learned_pos_emb").value_or(true) ? PositionKind::learned
-                                                                    : PositionKind::none;
+                                                                   : PositionKind::none;
     } else if (falcon && k.boolean("alibi").value_or(false)) {
         m.position = PositionKind::alibi;
     } else {
@@ -247,27 +246,27 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
 
     // Dropout: trained with any non-zero dropout probability.
     m.dropout = false;
-    for (const char* key : {"attention_dropout", "hidden_dropout", "resid_pdrop", "attn_pdrop", "embd_pdrop",
-                            "emb_pdrop", "dropout", "hidden_dropout_prob", "attention_probs_dropout_prob",
-                            "activation_dropout"}) {
+    for (const char* key :
+         {"attention_dropout", "hidden_dropout", "resid_pdrop", "attn_pdrop", "embd_pdrop", "emb_pdrop", "dropout",
+          "hidden_dropout_prob", "attention_probs_dropout_prob", "activation_dropout"}) {
         const Json* v = k.value(key);
         if (v && v->is_number() && v->get<double>() > 0.0) m.dropout = true;
     }
 
     // --- mixture of experts --------------------------------------------------------------------
     const char* experts_key = nullptr;
-    const auto experts =
-        k.integer({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, 1 << 20, &experts_key);
+    const auto experts = k.integer({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0,
+                                   1 << 20, &experts_key);
     if (experts && *experts > 1) {
         m.moe.experts = static_cast<int>(*experts);
         const char* topk_key = nullptr;
-        m.moe.top_k = static_cast<int>(
-            k.required({"num_experts_per_tok", "moe_top_k", "num_experts_per_token"}, "experts per token", 1,
-                       1 << 20, &topk_key));
+        m.moe.top_k = static_cast<int>(k.required({"num_experts_per_tok", "moe_top_k", "num_experts_per_token"},
+                                                  "experts per token", 1, 1 << 20, &topk_key));
         if (m.moe.top_k > m.moe.experts)
             pr.add(k.ptr(topk_key), Json(m.moe.top_k), fmt::format("at most {} ({})", experts_key, m.moe.experts));
         m.moe.expert_ffn_hidden = k.integer({"moe_intermediate_size"}, 1).value_or(m.ffn_hidden);
-        if (auto n_shared = k.integer({"n_shared_experts", "num_shared_experts"}, 0, 1 << 20); n_shared && *n_shared > 0) {
+        if (auto n_shared = k.integer({"n_shared_experts", "num_shared_experts"}, 0, 1 << 20);
+            n_shared && *n_shared > 0) {
             m.moe.shared_experts = static_cast<int>(*n_shared);
             m.moe.shared_expert_ffn_hidden = m.moe.expert_ffn_hidden;
         } else if (auto shared_f = k.integer({"shared_expert_intermediate_size"}, 0); shared_f && *shared_f > 0) {
@@ -286,7 +285,10 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
             bool good = v->is_array();
             if (good)
                 for (const auto& x : *v) {
-                    if (!x.is_number_integer()) { good = false; break; }
+                    if (!x.is_number_integer()) {
+                        good = false;
+                        break;
+                    }
                     mlp_only.insert(x.get<std::int64_t>());
                 }
             if (!good) pr.add(k.ptr("mlp_only_layers"), *v, "an array of layer indices");
@@ -305,7 +307,7 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
     return m;
 }
 
-}  // namespace
+}   // namespace
 
 bool looks_like_hf_config(const Json& j) {
     if (!j.is_object()) return false;
@@ -327,4 +329,4 @@ ModelSpec model_from_hf_config(const Json& cfg, const std::string& pointer, Prob
     return read_hf(cfg, pointer, problems);
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

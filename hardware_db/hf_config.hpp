@@ -55,4 +55,4 @@ ModelSpec model_from_hf_config(const Json& cfg, const std::string& pointer, Prob
 // ("model_type", "architectures", a layer-count key or "text_config").
 bool looks_like_hf_config(const Json& j);
 
-}  // namespace llmsim
+}   // namespace llmsim

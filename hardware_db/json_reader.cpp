@@ -34,7 +34,7 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     }
     return prev[b.size()];
 }
-}  // namespace
+}   // namespace
 
 ConfigError::ConfigError(std::vector<std::string> problems)
     : std::runtime_error(join_lines(problems)), problems_(std::move(problems)) {}
@@ -77,7 +77,12 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
         std::size_t line = 1, col = 1;
         const std::size_t upto = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
         for (std::size_t i = 0; i < upto; ++i) {
-            if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+            if (text[i] == '\n') {
+                ++line;
+                col = 1;
+            } else {
+                ++col;
+            }
         }
         std::string what = e.what();
         const auto pos = what.find("syntax error");
@@ -170,8 +175,7 @@ double ObjectReader::number_or(const std::string& key, double dflt, double min_v
     return number(key, min_value, min_inclusive, max_value).value_or(dflt);
 }
 
-double ObjectReader::required_number(const std::string& key, double min_value, bool min_inclusive,
-                                     double max_value) {
+double ObjectReader::required_number(const std::string& key, double min_value, bool min_inclusive, double max_value) {
     if (!has(key)) {
         known_.insert(key);
         if (is_object_) problems_.add_raw(fmt::format("{}: missing: expected a number", ptr(key)));
@@ -241,4 +245,4 @@ void ObjectReader::finish(const std::vector<std::string>& also_known) {
     }
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -24,7 +24,9 @@ struct Problems {
     void add_raw(std::string line) { lines.push_back(std::move(line)); }
     bool empty() const { return lines.empty(); }
     [[noreturn]] void raise() const;
-    void raise_if_any() const { if (!lines.empty()) raise(); }
+    void raise_if_any() const {
+        if (!lines.empty()) raise();
+    }
 };
 
 // A short rendering of a JSON value for messages (strings quoted, long values cut).
@@ -82,4 +84,4 @@ private:
     std::set<std::string> known_;
 };
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -69,7 +69,7 @@ void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::
     const auto opt = r.choice("optimizer", {"adam", "adamw", "sgd", "adafactor"}).value_or("adam");
     t.optimizer = opt == "sgd" ? Optimizer::sgd : opt == "adafactor" ? Optimizer::adafactor : Optimizer::adam;
     const auto off = r.choice("offload", {"none", "optimizer", "optimizer+params"}).value_or("none");
-    t.offload = off == "optimizer" ? Offload::optimizer
+    t.offload = off == "optimizer"          ? Offload::optimizer
                 : off == "optimizer+params" ? Offload::optimizer_params
                                             : Offload::none;
     t.runtime_reserve_bytes = r.number_or("runtime_reserve_bytes", t.runtime_reserve_bytes, 0.0, true);
@@ -94,8 +94,10 @@ void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::
                     }
                     targets.push_back(x.get<std::string>());
                 }
-            if (!ok) fr.problems().add(fr.ptr("targets"), *tg, "a non-empty array of q, k, v, o, gate, up, down");
-            else t.finetune.targets = targets;
+            if (!ok)
+                fr.problems().add(fr.ptr("targets"), *tg, "a non-empty array of q, k, v, o, gate, up, down");
+            else
+                t.finetune.targets = targets;
         }
         fr.finish();
     }
@@ -116,9 +118,11 @@ void read_inference(ObjectReader& r, Scenario& s) {
     in.input_len = r.integer_or("input_len", 128, 1);
     in.output_len = r.integer_or("output_len", 128, 1);
     in.weight_precision = read_precision(r, "weight_precision", Precision::bf16, wp);
-    in.kv_precision = read_precision(r, "kv_precision", Precision::bf16, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"});
+    in.kv_precision =
+        read_precision(r, "kv_precision", Precision::bf16, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"});
     // Compute runs at the weight precision where the chip has tensor cores for it, else bf16.
-    in.compute_precision = read_precision(r, "compute_precision", Precision::bf16, {"bf16", "fp16", "fp8", "int8", "fp4"});
+    in.compute_precision =
+        read_precision(r, "compute_precision", Precision::bf16, {"bf16", "fp16", "fp8", "int8", "fp4"});
     in.quant_group_size = static_cast<int>(r.integer_or("quant_group_size", 128, 1, 1 << 20));
     in.batching = r.choice("batching", {"static", "continuous"}).value_or("static");
 }
@@ -127,7 +131,7 @@ std::string product_text(const ParallelConfig& p) {
     return fmt::format("tp·pp·cp = {}·{}·{} = {}", p.tp, p.pp, p.cp, p.tp * p.pp * p.cp);
 }
 
-}  // namespace
+}   // namespace
 
 void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const TrainingConfig& t, Problems& pr,
                   bool is_inference) {
@@ -140,7 +144,8 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
     if (m.ffn_hidden % p.tp != 0)
         pr.add("/parallel/tp", Json(p.tp), fmt::format("a divisor of ffn_hidden ({})", m.ffn_hidden));
     if (m.moe.enabled() && m.moe.expert_ffn_hidden % p.tp != 0)
-        pr.add("/parallel/tp", Json(p.tp), fmt::format("a divisor of moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden));
+        pr.add("/parallel/tp", Json(p.tp),
+               fmt::format("a divisor of moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden));
     if (p.pp > m.layers)
         pr.add("/parallel/pp", Json(p.pp), fmt::format("at most layers ({})", m.layers));
     else if (p.pp * p.vp > m.layers)
@@ -169,7 +174,8 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
         pr.add("/training/global_batch", Json(t.global_batch),
                fmt::format("a multiple of micro_batch·dp = {}·{} = {}", t.micro_batch, p.dp, t.micro_batch * p.dp));
     if (t.offload == Offload::optimizer_params && p.zero != 3)
-        pr.add("/training/offload", Json("optimizer+params"), "parallel.zero = 3 (parameter offload shards parameters)");
+        pr.add("/training/offload", Json("optimizer+params"),
+               "parallel.zero = 3 (parameter offload shards parameters)");
 }
 
 Scenario parse_scenario(const Json& j, const std::string& base_dir, const Database& db) {
@@ -322,9 +328,11 @@ Json to_json(const Scenario& s) {
               {"system", to_json(s.system, true)},
               {"gpus", s.gpus},
               {"parallel", to_json(s.parallel)}};
-    if (s.is_inference) j["inference"] = to_json(s.inference);
-    else j["training"] = to_json(s.training);
+    if (s.is_inference)
+        j["inference"] = to_json(s.inference);
+    else
+        j["training"] = to_json(s.training);
     return j;
 }
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -16,8 +16,8 @@ Scenario load_scenario_file(const std::string& path, const Database& db = Databa
 
 // Cross-field checks of a layout against its model (used by the parser and by the search).
 // Appends one line per problem to `problems`.
-void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const TrainingConfig& t,
-                  Problems& problems, bool is_inference = false);
+void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const TrainingConfig& t, Problems& problems,
+                  bool is_inference = false);
 
 // The fully resolved scenario, as echoed next to every result.
 Json to_json(const Scenario& s);
@@ -25,4 +25,4 @@ Json to_json(const ParallelConfig& p);
 Json to_json(const TrainingConfig& t);
 Json to_json(const InferenceConfig& t);
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -79,4 +79,4 @@ const char* to_string(Optimizer o) {
 
 const char* to_string(MlpKind m) { return m == MlpKind::gelu ? "gelu" : "swiglu"; }
 
-}  // namespace llmsim
+}   // namespace llmsim

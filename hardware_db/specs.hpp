@@ -59,9 +59,9 @@ struct EfficiencyModel {
 };
 
 struct AcceleratorSpec {
-    std::string name;           // database key, e.g. "h100-sxm"
-    std::string display_name;   // "NVIDIA H100 SXM5 80GB"
-    std::string vendor;         // "nvidia" | "google"
+    std::string name;                                   // database key, e.g. "h100-sxm"
+    std::string display_name;                           // "NVIDIA H100 SXM5 80GB"
+    std::string vendor;                                 // "nvidia" | "google"
     std::array<double, kPrecisionCount> peak_flops{};   // dense, per second; 0 = unsupported
     double hbm_capacity_bytes = 0;
     double hbm_GBps = 0;
@@ -80,14 +80,14 @@ struct SystemSpec {
     std::string name;
     std::string display_name;
     AcceleratorSpec gpu;
-    int gpus_per_node = 8;        // devices sharing a host (and its NICs)
-    int scaleup_domain = 8;       // devices on one NVLink/NVSwitch (or ICI) fabric
+    int gpus_per_node = 8;    // devices sharing a host (and its NICs)
+    int scaleup_domain = 8;   // devices on one NVLink/NVSwitch (or ICI) fabric
     // Scale-up fabric (NVLink via NVSwitch, or ICI): per device, per direction.
     double intra_node_GBps = 0;
     double intra_node_latency_us = 0;     // per hop
     double intra_node_efficiency = 0.8;   // achievable busbw / link bandwidth
-    bool nvls = false;                     // NVLink SHARP (in-switch reduction)
-    double nvls_GBps = 0;                  // achievable all-reduce busbw with NVLS
+    bool nvls = false;                    // NVLink SHARP (in-switch reduction)
+    double nvls_GBps = 0;                 // achievable all-reduce busbw with NVLS
     // Scale-out network: per device share of the node's NICs, per direction.
     double inter_node_GBps = 0;
     double inter_node_latency_us = 0;
@@ -95,22 +95,22 @@ struct SystemSpec {
     int nics_per_node = 0;
     double nic_Gbps = 0;
     // TPU torus (empty for switched systems).
-    std::vector<int> torus_dims;          // e.g. {16,16,16} for a 4096-chip v4 slice
-    double ici_link_GBps = 0;             // one link, one direction
+    std::vector<int> torus_dims;   // e.g. {16,16,16} for a 4096-chip v4 slice
+    double ici_link_GBps = 0;      // one link, one direction
     int ici_links_per_chip = 0;
     bool torus_wraparound = true;
-    double dcn_GBps = 0;                  // per chip, between slices/pods
+    double dcn_GBps = 0;                       // per chip, between slices/pods
     double collective_base_latency_us = 8.4;   // fixed cost of launching one collective
     // Share of the compute throughput a collective takes while it overlaps compute (its kernels
     // occupy SMs and HBM bandwidth): on the scale-up fabric and on the network.
     double intra_node_comm_sm_fraction = 0.15;
     double inter_node_comm_sm_fraction = 0.02;
     // Host side (offload).
-    double host_memory_bytes = 0;         // per node
-    double host_memory_GBps = 0;          // per node, theoretical DRAM bandwidth (CPU optimizer)
-    double pcie_GBps = 0;                 // per device, per direction
+    double host_memory_bytes = 0;   // per node
+    double host_memory_GBps = 0;    // per node, theoretical DRAM bandwidth (CPU optimizer)
+    double pcie_GBps = 0;           // per device, per direction
     std::map<std::string, Provenance> provenance;
-    std::string profile;                  // calibration profile applied ("" if none)
+    std::string profile;   // calibration profile applied ("" if none)
 
     bool is_torus() const { return !torus_dims.empty(); }
 };
@@ -123,12 +123,12 @@ enum class NormKind { layernorm, rmsnorm };
 enum class PositionKind { learned, rope, alibi, relative, none };
 
 struct MoeSpec {
-    int experts = 0;                 // routed experts (0 = dense model)
+    int experts = 0;   // routed experts (0 = dense model)
     int top_k = 0;
     std::int64_t expert_ffn_hidden = 0;
     int shared_experts = 0;
     std::int64_t shared_expert_ffn_hidden = 0;   // per shared expert (default expert_ffn_hidden)
-    int dense_layers = 0;            // leading layers with a dense MLP (ffn_hidden)
+    int dense_layers = 0;                        // leading layers with a dense MLP (ffn_hidden)
     bool enabled() const { return experts > 0; }
 };
 
@@ -144,16 +144,16 @@ struct ModelSpec {
     MlpKind mlp = MlpKind::gelu;
     NormKind norm = NormKind::layernorm;
     PositionKind position = PositionKind::learned;
-    std::int64_t max_seq_len = 2048;  // learned position table size
+    std::int64_t max_seq_len = 2048;   // learned position table size
     bool tied_embeddings = false;
-    bool bias = true;                 // biases in linear layers (GPT-2/3 style)
-    bool qkv_bias = false;            // bias on QKV only (Qwen2 style); implied by bias
-    bool parallel_block = false;      // attention and MLP share one norm (GPT-J, PaLM, Falcon)
-    bool dropout = true;              // dropout masks are stored as activations
+    bool bias = true;              // biases in linear layers (GPT-2/3 style)
+    bool qkv_bias = false;         // bias on QKV only (Qwen2 style); implied by bias
+    bool parallel_block = false;   // attention and MLP share one norm (GPT-J, PaLM, Falcon)
+    bool dropout = true;           // dropout masks are stored as activations
     MoeSpec moe;
     std::string display_name;
-    std::string source;               // where the shape comes from
-    std::optional<double> published_params;          // as the authors state it (zoo entries)
+    std::string source;                       // where the shape comes from
+    std::optional<double> published_params;   // as the authors state it (zoo entries)
     std::optional<double> published_active_params;
 
     std::int64_t q_dim() const { return static_cast<std::int64_t>(heads) * head_dim; }
@@ -202,9 +202,9 @@ struct FinetuneConfig {
 // RLHF (PPO): models resident on the same GPUs besides the trained actor.
 struct RlhfConfig {
     bool enabled = false;
-    std::optional<ModelSpec> critic;     // trained (weights, grads, optimizer); default = actor
-    std::optional<ModelSpec> reference;  // frozen; default = actor
-    std::optional<ModelSpec> reward;     // frozen; default = critic
+    std::optional<ModelSpec> critic;      // trained (weights, grads, optimizer); default = actor
+    std::optional<ModelSpec> reference;   // frozen; default = actor
+    std::optional<ModelSpec> reward;      // frozen; default = critic
 };
 
 struct TrainingConfig {
@@ -218,10 +218,10 @@ struct TrainingConfig {
     Optimizer optimizer = Optimizer::adam;
     Offload offload = Offload::none;
     double runtime_reserve_bytes = 1.0 * (1ull << 30);   // CUDA context, cuBLAS/NCCL workspaces
-    double fragmentation_fraction = 0.05;                 // allocator slack on dynamic memory
+    double fragmentation_fraction = 0.05;                // allocator slack on dynamic memory
     FinetuneConfig finetune;
     RlhfConfig rlhf;
-    std::optional<double> token_budget;                   // tokens to train on (days, GPU-hours)
+    std::optional<double> token_budget;   // tokens to train on (days, GPU-hours)
 };
 
 struct InferenceConfig {
@@ -231,8 +231,8 @@ struct InferenceConfig {
     Precision weight_precision = Precision::bf16;
     Precision kv_precision = Precision::bf16;
     Precision compute_precision = Precision::bf16;
-    int quant_group_size = 128;          // int4/int8 weight group (one fp16 scale per group)
-    std::string batching = "static";     // "static" | "continuous"
+    int quant_group_size = 128;        // int4/int8 weight group (one fp16 scale per group)
+    std::string batching = "static";   // "static" | "continuous"
 };
 
 struct Scenario {
@@ -246,4 +246,4 @@ struct Scenario {
     InferenceConfig inference;
 };
 
-}  // namespace llmsim
+}   // namespace llmsim

@@ -16,7 +16,7 @@ struct Later {
     }
 };
 
-}  // namespace
+}   // namespace
 
 void Engine::reset(int streams) {
     tasks_.clear();
@@ -37,8 +37,10 @@ int Engine::add(double dur_s, int stream, TaskTag tag) {
     t.tag = tag;
     tasks_.push_back(t);
     auto& tail = tail_[static_cast<std::size_t>(stream)];
-    if (tail >= 0) tasks_[static_cast<std::size_t>(tail)].next_on_stream = id;
-    else head_[static_cast<std::size_t>(stream)] = id;
+    if (tail >= 0)
+        tasks_[static_cast<std::size_t>(tail)].next_on_stream = id;
+    else
+        head_[static_cast<std::size_t>(stream)] = id;
     tail = id;
     return id;
 }
@@ -71,7 +73,8 @@ void Engine::run() {
         tasks_[i].succ_begin = count_[i];
         tasks_[i].succ_end = count_[i];
     }
-    for (const auto& [p, s] : edges_) succ_[static_cast<std::size_t>(tasks_[static_cast<std::size_t>(p)].succ_end++)] = s;
+    for (const auto& [p, s] : edges_)
+        succ_[static_cast<std::size_t>(tasks_[static_cast<std::size_t>(p)].succ_end++)] = s;
 
     heap_.reserve(head_.size() + 1);
     for (int h : head_)
@@ -101,9 +104,9 @@ void Engine::run() {
             if (tasks_[i].start < 0)
                 throw std::logic_error("simulator deadlock: task " + std::to_string(i) + " (stage " +
                                        std::to_string(tasks_[i].tag.stage) + ", kind " +
-                                       std::to_string(tasks_[i].tag.kind) + ", mb " +
-                                       std::to_string(tasks_[i].tag.mb) + ") never became ready");
+                                       std::to_string(tasks_[i].tag.kind) + ", mb " + std::to_string(tasks_[i].tag.mb) +
+                                       ") never became ready");
     }
 }
 
-}  // namespace llmsim::sim
+}   // namespace llmsim::sim

@@ -15,11 +15,11 @@ namespace llmsim::sim {
 
 // What a task is, for reports and traces only; the engine never looks at it.
 struct TaskTag {
-    std::uint8_t kind = 0;     // caller-defined (see step_sim.hpp TaskKind)
-    std::uint8_t piece = 0;    // piece of a split task (gradient buckets)
-    std::int16_t chunk = 0;    // model chunk (interleaved) or bucket index
+    std::uint8_t kind = 0;    // caller-defined (see step_sim.hpp TaskKind)
+    std::uint8_t piece = 0;   // piece of a split task (gradient buckets)
+    std::int16_t chunk = 0;   // model chunk (interleaved) or bucket index
     std::int32_t stage = 0;
-    std::int32_t mb = -1;      // micro-batch, -1 when none
+    std::int32_t mb = -1;   // micro-batch, -1 when none
 };
 
 struct Task {
@@ -59,9 +59,9 @@ private:
     std::vector<Task> tasks_;
     std::vector<std::pair<std::int32_t, std::int32_t>> edges_;
     std::vector<std::int32_t> succ_;
-    std::vector<std::int32_t> head_;       // first task of each stream not yet started
-    std::vector<std::int32_t> tail_;       // last task added to each stream
-    std::vector<std::int32_t> count_;      // scratch for the CSR build
+    std::vector<std::int32_t> head_;    // first task of each stream not yet started
+    std::vector<std::int32_t> tail_;    // last task added to each stream
+    std::vector<std::int32_t> count_;   // scratch for the CSR build
     struct Event {
         double t;
         std::int32_t id;
@@ -71,4 +71,4 @@ private:
     std::int64_t events_ = 0;
 };
 
-}  // namespace llmsim::sim
+}   // namespace llmsim::sim

@@ -102,7 +102,7 @@ constexpr ScheduleInfo kSchedules[] = {
      gen_zb_h1},
 };
 
-}  // namespace
+}   // namespace
 
 std::span<const ScheduleInfo> schedules() { return kSchedules; }
 
@@ -113,4 +113,4 @@ const ScheduleInfo* find_schedule(std::string_view name) {
     return nullptr;
 }
 
-}  // namespace llmsim::sim
+}   // namespace llmsim::sim

@@ -26,10 +26,10 @@ struct PipeOp {
 using ScheduleFn = void (*)(int p, int v, std::int64_t m, int stage, std::vector<PipeOp>& out);
 
 struct ScheduleInfo {
-    const char* name;        // "gpipe", "1f1b", "interleaved", "zero-bubble"
-    const char* contract;    // one line: what the order guarantees
-    bool uses_chunks;        // runs v model chunks per stage (otherwise v is treated as 1)
-    bool split_backward;     // emits W passes (B is then the input-gradient pass only)
+    const char* name;       // "gpipe", "1f1b", "interleaved", "zero-bubble"
+    const char* contract;   // one line: what the order guarantees
+    bool uses_chunks;       // runs v model chunks per stage (otherwise v is treated as 1)
+    bool split_backward;    // emits W passes (B is then the input-gradient pass only)
     ScheduleFn generate;
 };
 
@@ -38,4 +38,4 @@ std::span<const ScheduleInfo> schedules();
 // The schedule of that name (aliases: "zb-h1" for "zero-bubble"), or nullptr.
 const ScheduleInfo* find_schedule(std::string_view name);
 
-}  // namespace llmsim::sim
+}   // namespace llmsim::sim

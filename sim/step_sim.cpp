@@ -23,7 +23,7 @@ TaskTag tag(TaskKind k, int stage, int chunk = 0, std::int64_t mb = -1, int piec
 
 int stream_of(int stage, int k) { return stage * kStreamsPerStage + k; }
 
-}  // namespace
+}   // namespace
 
 const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& setup) {
     if (!setup.schedule) throw std::invalid_argument("simulator: no schedule");
@@ -54,7 +54,8 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
     const PassKind grad_kind = split ? PassKind::W : PassKind::B;
     final_op_.assign(PV, -1);
     for (int s = 0; s < p; ++s)
-        for (std::int32_t i = stage_ops_[static_cast<std::size_t>(s) + 1] - 1; i >= stage_ops_[static_cast<std::size_t>(s)]; --i) {
+        for (std::int32_t i = stage_ops_[static_cast<std::size_t>(s) + 1] - 1;
+             i >= stage_ops_[static_cast<std::size_t>(s)]; --i) {
             const auto& op = ops_[static_cast<std::size_t>(i)];
             auto& f = final_op_[static_cast<std::size_t>(s) * V + op.chunk];
             if (op.kind == grad_kind && f < 0) f = i;
@@ -92,15 +93,19 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
         for (std::int32_t i = stage_ops_[su]; i < stage_ops_[su + 1]; ++i) {
             const auto& op = ops_[static_cast<std::size_t>(i)];
             const std::size_t key = (su * V + op.chunk) * static_cast<std::size_t>(m) + static_cast<std::size_t>(op.mb);
-            const TaskKind k = op.kind == PassKind::F ? TaskKind::F : op.kind == PassKind::B ? TaskKind::B : TaskKind::W;
+            const TaskKind k = op.kind == PassKind::F   ? TaskKind::F
+                               : op.kind == PassKind::B ? TaskKind::B
+                                                        : TaskKind::W;
             const double dur = op.kind == PassKind::F ? f_dur : op.kind == PassKind::B ? b_dur : w_dur;
             const int pieces = i == final_op_[su * V + op.chunk] ? nb : 1;
             const int first = eng_.add(dur / pieces, stream_of(s, kCompute), tag(k, s, op.chunk, op.mb, 0));
-            for (int q = 1; q < pieces; ++q) eng_.add(dur / pieces, stream_of(s, kCompute), tag(k, s, op.chunk, op.mb, q));
+            for (int q = 1; q < pieces; ++q)
+                eng_.add(dur / pieces, stream_of(s, kCompute), tag(k, s, op.chunk, op.mb, q));
             const int last = first + pieces - 1;
             op_first_[static_cast<std::size_t>(i)] = first;
             op_last_[static_cast<std::size_t>(i)] = last;
-            if (op.kind == PassKind::F) f_task_[key] = first;
+            if (op.kind == PassKind::F)
+                f_task_[key] = first;
             else if (op.kind == PassKind::B) {
                 b_first_[key] = first;
                 b_last_[key] = last;
@@ -120,11 +125,15 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
             const auto& op = ops_[static_cast<std::size_t>(i)];
             int to_stage = -1, to_chunk = op.chunk;
             if (op.kind == PassKind::F) {
-                if (s + 1 < p) to_stage = s + 1;
-                else if (op.chunk + 1 < V) to_stage = 0, to_chunk = op.chunk + 1;
+                if (s + 1 < p)
+                    to_stage = s + 1;
+                else if (op.chunk + 1 < V)
+                    to_stage = 0, to_chunk = op.chunk + 1;
             } else if (op.kind == PassKind::B) {
-                if (s > 0) to_stage = s - 1;
-                else if (op.chunk > 0) to_stage = p - 1, to_chunk = op.chunk - 1;
+                if (s > 0)
+                    to_stage = s - 1;
+                else if (op.chunk > 0)
+                    to_stage = p - 1, to_chunk = op.chunk - 1;
             }
             if (to_stage < 0) continue;
             const std::size_t key = (static_cast<std::size_t>(to_stage) * V + to_chunk) * static_cast<std::size_t>(m) +
@@ -160,9 +169,8 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
                 int nc = 0;
                 for (int ch = 0; ch < V && ch < 256; ++ch)
                     if (final_op_[su * V + ch] >= 0) chunks_order[nc++] = ch;
-                std::sort(chunks_order, chunks_order + nc, [&](int a, int b) {
-                    return final_op_[su * V + a] < final_op_[su * V + b];
-                });
+                std::sort(chunks_order, chunks_order + nc,
+                          [&](int a, int b) { return final_op_[su * V + a] < final_op_[su * V + b]; });
                 int index = 0;
                 for (int x = 0; x < nc; ++x) {
                     const int first = op_first_[static_cast<std::size_t>(final_op_[su * V + chunks_order[x]])];
@@ -207,7 +215,9 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
         r.pipeline_time_s = std::max(r.pipeline_time_s, eng_.task(stage_last_[su]).end);
     }
     const auto& tasks = eng_.tasks();
-    for (int id = 0; id < n_compute; ++id) r.stages[static_cast<std::size_t>(tasks[static_cast<std::size_t>(id)].tag.stage)].busy_s += tasks[static_cast<std::size_t>(id)].dur;
+    for (int id = 0; id < n_compute; ++id)
+        r.stages[static_cast<std::size_t>(tasks[static_cast<std::size_t>(id)].tag.stage)].busy_s +=
+            tasks[static_cast<std::size_t>(id)].dur;
     r.step_time_s = 0;
     r.critical_stage = 0;
     double gather_exposed = 0;
@@ -221,7 +231,8 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
         S.grads_reduced_s = eng_.task(last_bucket[su]).end;
         S.optimizer_end_s = eng_.task(opt_task_[su]).end;
         // The parameter all-gather overlaps the next step's first forward (as finish_estimate counts it).
-        const double g = setup.overlap_param_gather ? std::max(0.0, st.dp_param_gather_s - st.fwd_s) : st.dp_param_gather_s;
+        const double g =
+            setup.overlap_param_gather ? std::max(0.0, st.dp_param_gather_s - st.fwd_s) : st.dp_param_gather_s;
         gather_exposed = std::max(gather_exposed, g);
         r.step_time_s = std::max(r.step_time_s, S.optimizer_end_s + g);
         if (S.busy_s > r.stages[static_cast<std::size_t>(r.critical_stage)].busy_s) r.critical_stage = s;
@@ -232,8 +243,10 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
         int live = 0, peak = 0;
         for (std::int32_t i = stage_ops_[su]; i < stage_ops_[su + 1]; ++i) {
             const auto k = ops_[static_cast<std::size_t>(i)].kind;
-            if (k == PassKind::F) peak = std::max(peak, ++live);
-            else if (k == PassKind::B) --live;
+            if (k == PassKind::F)
+                peak = std::max(peak, ++live);
+            else if (k == PassKind::B)
+                --live;
         }
         S.peak_microbatches = static_cast<double>(peak) / V;
         S.peak_activation_bytes = peak * chunk_bytes_[su];
@@ -307,7 +320,6 @@ PipelineSetup make_setup(const Scenario& s, const StepCosts& costs, const SimOpt
     return st;
 }
 
-
 StepEstimate simulate_step(const Scenario& s, const SimOptions& o, StepSimulator& sim) {
     StepCosts costs = step_costs(s);
     apply_straggler(costs, o.straggler_stage, o.straggler_factor);
@@ -328,8 +340,8 @@ StepEstimate simulate_step(const Scenario& s, const SimOptions& o, StepSimulator
         finish_estimate(s, e, r.pipeline_time_s + delta, r.bubble_s, r.critical_stage);
         e.breakdown = b;
         e.breakdown.dp_comm = std::max(0.0, e.breakdown.dp_comm + delta);
-        e.breakdown.exposed_comm = e.breakdown.tp_comm + e.breakdown.cp_comm + e.breakdown.ep_comm +
-                                   e.breakdown.pp_comm + e.breakdown.dp_comm;
+        e.breakdown.exposed_comm =
+            e.breakdown.tp_comm + e.breakdown.cp_comm + e.breakdown.ep_comm + e.breakdown.pp_comm + e.breakdown.dp_comm;
         e.pipeline_time_s = r.pipeline_time_s;
         e.bubble_fraction = e.step_time_s > 0 ? e.breakdown.bubble / e.step_time_s : 0.0;
         e.dominant = dominant_cost(e.breakdown);
@@ -384,16 +396,18 @@ MethodComparison compare_methods(const Scenario& s, const StepEstimate& cf, cons
     if (std::fabs(tail) > std::fabs(pipe) * 0.25) {
         std::snprintf(buf, sizeof buf, "after the pipeline %+.3g s", tail);
         if (tail < 0)
-            add(std::string(buf) + ": the simulated DP gradient buckets start as soon as their gradients are final "
-                                   "(each model chunk's last backward), hiding more of the reduction than the closed "
-                                   "form's one backward per stage");
+            add(std::string(buf) +
+                ": the simulated DP gradient buckets start as soon as their gradients are final "
+                "(each model chunk's last backward), hiding more of the reduction than the closed "
+                "form's one backward per stage");
         else
-            add(std::string(buf) + ": the last DP gradient bucket stays exposed and stages wait for each other at the "
-                                   "grad-norm barrier; the closed form hides up to one backward per stage");
+            add(std::string(buf) +
+                ": the last DP gradient bucket stays exposed and stages wait for each other at the "
+                "grad-norm barrier; the closed form hides up to one backward per stage");
     }
     (void)s;
     out.note += ": " + why;
     return out;
 }
 
-}  // namespace llmsim::sim
+}   // namespace llmsim::sim

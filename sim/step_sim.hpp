@@ -37,10 +37,10 @@ enum class TaskKind : std::uint8_t { F, B, W, SendAct, SendGrad, GradBucket, Bar
 // How to play the costs: the schedule and the overlap policies.
 struct PipelineSetup {
     const ScheduleInfo* schedule = nullptr;   // required
-    int vp = 1;                                // model chunks per stage (interleaved)
-    bool overlap_grad_reduce = true;           // DP buckets overlap the last micro-batch's backward
-    bool overlap_param_gather = true;          // ZeRO-1/2 all-gather overlaps the next step's forward
-    bool grads_reduce_scatter = false;         // ZeRO >= 1: buckets are reduce-scatters (for names)
+    int vp = 1;                               // model chunks per stage (interleaved)
+    bool overlap_grad_reduce = true;          // DP buckets overlap the last micro-batch's backward
+    bool overlap_param_gather = true;         // ZeRO-1/2 all-gather overlaps the next step's forward
+    bool grads_reduce_scatter = false;        // ZeRO >= 1: buckets are reduce-scatters (for names)
     // Per stage: activation bytes of one micro-batch through all of the stage's layers (empty: 0).
     std::vector<double> activation_bytes;
     // Per stage: DP gradient buckets (empty or 0: one per layer of the stage, at least one).
@@ -49,8 +49,8 @@ struct PipelineSetup {
 
 struct StageStats {
     int stage = 0;
-    double busy_s = 0;            // compute stream busy with F/B/W (the pipeline part of the step)
-    double idle_s = 0;            // pipeline time − busy
+    double busy_s = 0;   // compute stream busy with F/B/W (the pipeline part of the step)
+    double idle_s = 0;   // pipeline time − busy
     double last_backward_end_s = 0;
     double grads_reduced_s = 0;   // when this stage's last gradient bucket finished
     double optimizer_end_s = 0;
@@ -93,28 +93,28 @@ private:
     Engine eng_;
     SimResult res_;
     std::vector<PipeOp> ops_;
-    std::vector<std::int32_t> stage_ops_;     // ops_ offsets per stage (size p+1)
-    std::vector<std::int32_t> op_first_;      // first task of each op
-    std::vector<std::int32_t> op_last_;       // last task of each op (pieces)
+    std::vector<std::int32_t> stage_ops_;                   // ops_ offsets per stage (size p+1)
+    std::vector<std::int32_t> op_first_;                    // first task of each op
+    std::vector<std::int32_t> op_last_;                     // last task of each op (pieces)
     std::vector<std::int32_t> f_task_, b_first_, b_last_;   // per (stage, chunk, mb)
-    std::vector<std::int32_t> final_op_;      // per (stage, chunk): op index of its last gradient pass
-    std::vector<std::int32_t> xpred_;         // per task: its cross-stage dependency (−1 none)
-    std::vector<std::int32_t> stage_last_;    // per stage: last pipeline task
-    std::vector<std::int32_t> opt_task_;      // per stage: optimizer task
+    std::vector<std::int32_t> final_op_;                    // per (stage, chunk): op index of its last gradient pass
+    std::vector<std::int32_t> xpred_;                       // per task: its cross-stage dependency (−1 none)
+    std::vector<std::int32_t> stage_last_;                  // per stage: last pipeline task
+    std::vector<std::int32_t> opt_task_;                    // per stage: optimizer task
     // What the trace needs to know about the last run.
     int p_ = 1, v_ = 1;
     std::int64_t m_ = 1;
     bool reduce_scatter_ = false;
-    std::vector<double> chunk_bytes_;          // per stage
+    std::vector<double> chunk_bytes_;                           // per stage
     std::vector<double> tp_share_, cpep_share_, zero3_share_;   // per stage: exposed comm per mb
 };
 
 // ---- Scenario level -----------------------------------------------------------------------
 
 struct SimOptions {
-    std::string schedule;          // empty: the scenario's schedule
-    int straggler_stage = -1;      // slow every pass and collective of this stage ...
-    double straggler_factor = 1.0; // ... by this factor (symmetric peers cannot show stragglers)
+    std::string schedule;            // empty: the scenario's schedule
+    int straggler_stage = -1;        // slow every pass and collective of this stage ...
+    double straggler_factor = 1.0;   // ... by this factor (symmetric peers cannot show stragglers)
 };
 
 // The setup the scenario implies (schedule, vp, overlap flags, activation bytes, buckets).
@@ -129,10 +129,10 @@ StepEstimate simulate_step(const Scenario& s, const SimOptions& o = {});
 // Closed form vs simulator: both step times and, when they differ by more than 2%, why.
 struct MethodComparison {
     double closed_form_s = 0, simulator_s = 0, rel_diff = 0;   // (sim − cf) / cf
-    bool agree = true;                                          // |rel_diff| <= 2%
+    bool agree = true;                                         // |rel_diff| <= 2%
     std::string note;
 };
 MethodComparison compare_methods(const Scenario& s, const StepEstimate& closed_form, const StepEstimate& simulated,
                                  const SimResult& r);
 
-}  // namespace llmsim::sim
+}   // namespace llmsim::sim

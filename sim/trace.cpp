@@ -32,12 +32,29 @@ void task_name(fmt::memory_buffer& b, const Task& t, int v, bool rs) {
         if (v > 1) fmt::format_to(std::back_inserter(b), " c{}", g.chunk);
     };
     switch (static_cast<TaskKind>(g.kind)) {
-        case TaskKind::F: fmt::format_to(std::back_inserter(b), "F mb{}", g.mb); chunk(); break;
-        case TaskKind::B: fmt::format_to(std::back_inserter(b), "B mb{}", g.mb); chunk(); break;
-        case TaskKind::W: fmt::format_to(std::back_inserter(b), "W mb{}", g.mb); chunk(); break;
-        case TaskKind::SendAct: fmt::format_to(std::back_inserter(b), "send act mb{}", g.mb); chunk(); break;
-        case TaskKind::SendGrad: fmt::format_to(std::back_inserter(b), "send grad mb{}", g.mb); chunk(); break;
-        case TaskKind::GradBucket: fmt::format_to(std::back_inserter(b), "{} grads bucket {}", rs ? "RS" : "AR", g.chunk); break;
+        case TaskKind::F:
+            fmt::format_to(std::back_inserter(b), "F mb{}", g.mb);
+            chunk();
+            break;
+        case TaskKind::B:
+            fmt::format_to(std::back_inserter(b), "B mb{}", g.mb);
+            chunk();
+            break;
+        case TaskKind::W:
+            fmt::format_to(std::back_inserter(b), "W mb{}", g.mb);
+            chunk();
+            break;
+        case TaskKind::SendAct:
+            fmt::format_to(std::back_inserter(b), "send act mb{}", g.mb);
+            chunk();
+            break;
+        case TaskKind::SendGrad:
+            fmt::format_to(std::back_inserter(b), "send grad mb{}", g.mb);
+            chunk();
+            break;
+        case TaskKind::GradBucket:
+            fmt::format_to(std::back_inserter(b), "{} grads bucket {}", rs ? "RS" : "AR", g.chunk);
+            break;
         case TaskKind::Barrier: fmt::format_to(std::back_inserter(b), "grad-norm barrier"); break;
         case TaskKind::Optimizer: fmt::format_to(std::back_inserter(b), "optimizer"); break;
         case TaskKind::ParamGather: fmt::format_to(std::back_inserter(b), "AG params"); break;
@@ -47,7 +64,7 @@ void task_name(fmt::memory_buffer& b, const Task& t, int v, bool rs) {
         fmt::format_to(std::back_inserter(b), " part {}", g.piece + 1);
 }
 
-}  // namespace
+}   // namespace
 
 void StepSimulator::write_trace(std::ostream& os) const {
     fmt::memory_buffer b;
@@ -59,20 +76,24 @@ void StepSimulator::write_trace(std::ostream& os) const {
         b.push_back('\n');
         first = false;
     };
-    fmt::format_to(out, "{{\"displayTimeUnit\": \"ms\", \"otherData\": {{\"schedule\": \"{}\", \"step_time_s\": {}, "
-                        "\"pipeline_time_s\": {}, \"bubble_fraction\": {}, \"stages\": {}, \"microbatches\": {}, "
-                        "\"chunks\": {}}},\n\"traceEvents\": [",
+    fmt::format_to(out,
+                   "{{\"displayTimeUnit\": \"ms\", \"otherData\": {{\"schedule\": \"{}\", \"step_time_s\": {}, "
+                   "\"pipeline_time_s\": {}, \"bubble_fraction\": {}, \"stages\": {}, \"microbatches\": {}, "
+                   "\"chunks\": {}}},\n\"traceEvents\": [",
                    res_.schedule, res_.step_time_s, res_.pipeline_time_s, res_.bubble_fraction, p_, m_, v_);
     // Track names.
     for (int s = 0; s < p_; ++s) {
         sep();
-        fmt::format_to(out, R"({{"ph": "M", "name": "process_name", "pid": {}, "args": {{"name": "stage {}"}}}})", s, s);
+        fmt::format_to(out, R"({{"ph": "M", "name": "process_name", "pid": {}, "args": {{"name": "stage {}"}}}})", s,
+                       s);
         sep();
-        fmt::format_to(out, R"({{"ph": "M", "name": "process_sort_index", "pid": {}, "args": {{"sort_index": {}}}}})", s, s);
+        fmt::format_to(out, R"({{"ph": "M", "name": "process_sort_index", "pid": {}, "args": {{"sort_index": {}}}}})",
+                       s, s);
         for (int k = 0; k <= kInlineZero3Tid; ++k) {
             sep();
-            fmt::format_to(out, R"({{"ph": "M", "name": "thread_name", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})",
-                           s, k, stream_name(k));
+            fmt::format_to(out,
+                           R"({{"ph": "M", "name": "thread_name", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})", s,
+                           k, stream_name(k));
         }
     }
     // Tasks.
@@ -86,7 +107,8 @@ void StepSimulator::write_trace(std::ostream& os) const {
         sep();
         // Rounded to the nanosecond at both ends, so rounding never makes neighbours overlap.
         const double ts = std::round(t.start * us * 1e3) / 1e3, te = std::round(t.end * us * 1e3) / 1e3;
-        fmt::format_to(out, R"({{"ph": "X", "cat": "task", "name": "{}", "pid": {}, "tid": {}, "ts": {:.3f}, "dur": {:.3f})",
+        fmt::format_to(out,
+                       R"({{"ph": "X", "cat": "task", "name": "{}", "pid": {}, "tid": {}, "ts": {:.3f}, "dur": {:.3f})",
                        std::string_view(name.data(), name.size()), stage, tid, ts, te - ts);
         if (t.tag.mb >= 0) fmt::format_to(out, R"(, "args": {{"mb": {}, "chunk": {}}})", t.tag.mb, t.tag.chunk);
         b.push_back('}');
@@ -101,10 +123,11 @@ void StepSimulator::write_trace(std::ostream& os) const {
             for (int x = 0; x < 3; ++x) {
                 if (shares[x] <= 0) continue;
                 sep();
-                fmt::format_to(out,
-                               R"({{"ph": "X", "cat": "inline", "name": "{} {} mb{}", "pid": {}, "tid": {}, "ts": {:.3f}, "dur": {:.3f}, "args": {{"exposed_per_microbatch_fwd_plus_bwd_us": {:.3f}}}}})",
-                               what[x], k == TaskKind::F ? "F" : "B", t.tag.mb, stage, tids[x], t.start * us,
-                               t.dur * us, shares[x] * us);
+                fmt::format_to(
+                    out,
+                    R"({{"ph": "X", "cat": "inline", "name": "{} {} mb{}", "pid": {}, "tid": {}, "ts": {:.3f}, "dur": {:.3f}, "args": {{"exposed_per_microbatch_fwd_plus_bwd_us": {:.3f}}}}})",
+                    what[x], k == TaskKind::F ? "F" : "B", t.tag.mb, stage, tids[x], t.start * us, t.dur * us,
+                    shares[x] * us);
             }
         }
     }
@@ -127,8 +150,9 @@ void StepSimulator::write_trace(std::ostream& os) const {
                 continue;
             }
             sep();
-            fmt::format_to(out, R"({{"ph": "C", "name": "activations", "pid": {}, "ts": {:.3f}, "args": {{"GiB": {:.4f}}}}})",
-                           s, ts * us, std::max(0.0, live) / 1073741824.0);
+            fmt::format_to(
+                out, R"({{"ph": "C", "name": "activations", "pid": {}, "ts": {:.3f}, "args": {{"GiB": {:.4f}}}}})", s,
+                ts * us, std::max(0.0, live) / 1073741824.0);
         }
     }
     fmt::format_to(out, "\n]}}\n");
@@ -177,11 +201,12 @@ std::string StepSimulator::timeline(int width) const {
         const auto& dp = by_stream[static_cast<std::size_t>(s * kStreamsPerStage + kDpStream)];
         if (!dp.empty()) out += fmt::format("{:>{}} |{}|\n", "dp", label, row(dp, dp_glyph));
     }
-    out += "F forward, B backward (input+weight gradient, or input gradient when W is shown), W weight gradient, "
-           "O optimizer";
+    out +=
+        "F forward, B backward (input+weight gradient, or input gradient when W is shown), W weight gradient, "
+        "O optimizer";
     if (v_ > 1) out += ", f/b odd model chunks";
     out += "; dp row: r gradient reduction, g parameter all-gather; . idle\n";
     return out;
 }
 
-}  // namespace llmsim::sim
+}   // namespace llmsim::sim

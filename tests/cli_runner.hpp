@@ -54,4 +54,4 @@ inline Run run_llmsim(const std::vector<std::string>& args, const std::string& t
     return r;
 }
 
-}  // namespace llmsim::test
+}   // namespace llmsim::test

@@ -60,30 +60,31 @@ constexpr double kGemmMax = 0.78;
 constexpr double kKHalf = 256.0;
 
 // Transformer-shaped GEMMs at many depths K, `reps` repetitions each, plus memory-bound ones.
-std::vector<GemmPoint> synthetic_gemms(const GemmGeometry& g, double sigma, int reps, int outliers, std::uint32_t seed) {
+std::vector<GemmPoint> synthetic_gemms(const GemmGeometry& g, double sigma, int reps, int outliers,
+                                       std::uint32_t seed) {
     Noise noise(seed);
     std::vector<GemmPoint> pts;
-    const std::vector<std::pair<std::int64_t, std::int64_t>> mn = {
-        {16384, 16384}, {8192, 8192}, {8192, 28672}, {16384, 5120}, {4096, 14336}, {12288, 12288}};
+    const std::vector<std::pair<std::int64_t, std::int64_t>> mn = {{16384, 16384}, {8192, 8192},  {8192, 28672},
+                                                                   {16384, 5120},  {4096, 14336}, {12288, 12288}};
     const std::vector<std::int64_t> ks = {384, 512, 640, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 16384};
     for (int r = 0; r < reps; ++r)
         for (auto [m, n] : mn)
             for (auto k : ks) {
-                const double t = gemm_model_time_s(m, n, k, 1, g.peak_flops, kGemmMax, kKHalf, g.sm_count, g.tile_m,
-                                                   g.tile_n);
+                const double t =
+                    gemm_model_time_s(m, n, k, 1, g.peak_flops, kGemmMax, kKHalf, g.sm_count, g.tile_m, g.tile_n);
                 pts.push_back({"bf16", m, n, k, 1, t * 1e6 * (sigma > 0 ? noise.factor(sigma) : 1.0), "synthetic"});
             }
     // Memory-bound shapes (decode, attention) that the fit must leave out.
-    for (auto [m, n, k, b] : std::vector<std::array<std::int64_t, 4>>{{1, 8192, 8192, 1}, {16, 4096, 4096, 1},
-                                                                        {2048, 2048, 128, 64}, {8192, 8192, 64, 1}})
+    for (auto [m, n, k, b] : std::vector<std::array<std::int64_t, 4>>{
+             {1, 8192, 8192, 1}, {16, 4096, 4096, 1}, {2048, 2048, 128, 64}, {8192, 8192, 64, 1}})
         pts.push_back({"bf16", m, n, k, b, 50.0, "memory-bound"});
     // Outliers: a few runs 3x too slow (clock throttling, a busy neighbour).
     for (int i = 0; i < outliers; ++i) pts[static_cast<std::size_t>(7 + 23 * i) % (pts.size() - 4)].time_us *= 3.0;
     return pts;
 }
 
-constexpr double kAlpha = 18.0;     // us
-constexpr double kBusbw = 370.0;    // GB/s
+constexpr double kAlpha = 18.0;    // us
+constexpr double kBusbw = 370.0;   // GB/s
 
 std::vector<CollectivePoint> synthetic_allreduce(int ranks, double sigma, int reps, int outliers, std::uint32_t seed) {
     Noise noise(seed);
@@ -120,7 +121,7 @@ Nominal h100_nominal() {
 // (std::filesystem::path, not string concatenation: GCC 12 at -O3 warns falsely on the latter.)
 std::string data(const std::string& rel) { return (std::filesystem::path(LLMSIM_TEST_DATA_DIR) / rel).string(); }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("robust_relative_lsq recovers a line exactly and rejects a 10x outlier", "[calibrate][fit]") {
     std::vector<std::vector<double>> X;
@@ -217,8 +218,8 @@ TEST_CASE("GEMM fit within 5% under 10% noise and 3x outliers", "[calibrate][fit
 }
 
 TEST_CASE("HBM efficiency is the median of the largest-size stream bandwidths", "[calibrate][fit]") {
-    std::vector<BandwidthPoint> pts = {{"copy", 1e6, 1000}, {"copy", 1e9, 2900}, {"triad", 1e6, 1100},
-                                       {"triad", 1e9, 3000}, {"scale", 1e9, 2950}};
+    std::vector<BandwidthPoint> pts = {
+        {"copy", 1e6, 1000}, {"copy", 1e9, 2900}, {"triad", 1e6, 1100}, {"triad", 1e9, 3000}, {"scale", 1e9, 2950}};
     auto f = fit_best_bandwidth(pts, 3350);
     CHECK(f.used.size() == 3);
     CHECK(f.best_GBps == Approx(2950));
@@ -317,16 +318,16 @@ TEST_CASE("profile round trip: raw + nccl-tests logs -> profile JSON -> nlohmann
 
     // Provenance for every fitted key, as dotted paths.
     const auto& p = j["provenance"];
-    for (const char* k : {"gpu.efficiency.gemm_max.bf16", "gpu.efficiency.gemm_max.fp8", "gpu.efficiency.gemm_k_half",
-                          "gpu.efficiency.hbm_efficiency", "gpu.efficiency.kernel_launch_us", "intra_node_efficiency",
-                          "intra_node_latency_us", "nvls_GBps", "inter_node_efficiency", "inter_node_latency_us",
-                          "pcie_GBps"}) {
+    for (const char* k :
+         {"gpu.efficiency.gemm_max.bf16", "gpu.efficiency.gemm_max.fp8", "gpu.efficiency.gemm_k_half",
+          "gpu.efficiency.hbm_efficiency", "gpu.efficiency.kernel_launch_us", "intra_node_efficiency",
+          "intra_node_latency_us", "nvls_GBps", "inter_node_efficiency", "inter_node_latency_us", "pcie_GBps"}) {
         INFO(k);
         REQUIRE(p.contains(k));
         CHECK(p[k].get<std::string>().find("2026-01-15") != std::string::npos);
     }
-    CHECK(p["gpu.efficiency.gemm_max.bf16"].get<std::string>().find("fit of 9 cuBLASLt GEMMs on NVIDIA H100 80GB HBM3") !=
-          std::string::npos);
+    CHECK(p["gpu.efficiency.gemm_max.bf16"].get<std::string>().find(
+              "fit of 9 cuBLASLt GEMMs on NVIDIA H100 80GB HBM3") != std::string::npos);
 
     // Full fit reports: 5 + 1 log sweeps, 2 GEMM precisions, hbm, pcie, launch.
     std::map<std::string, int> kinds;

@@ -59,7 +59,7 @@ NcclTestsRun single(const std::string& name) {
     return f.tests.front();
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("nccl-tests bus factors and ring steps follow nccl-tests doc/PERFORMANCE.md", "[calibrate][nccl-tests]") {
     CHECK(*nccl_bus_factor("all_reduce", 8) == Approx(1.75));
@@ -227,16 +227,21 @@ TEST_CASE("mpirun --tag-output prefixes, per-iteration columns, timestamps, #wro
         "[1,2]<stdout>:#  Rank  2 Group  0 Pid   103 on      node1 device  2 [0000:06:00] NVIDIA H100 80GB HBM3\n"
         "[1,3]<stdout>:#  Rank  3 Group  0 Pid   104 on      node1 device  3 [0000:07:00] NVIDIA H100 80GB HBM3\n"
         "[1,0]<stdout>:#\n"
-        "[1,0]<stdout>:#       size    count   type  redop  root    time  algbw  busbw #wrong   i_min   i_max   i_p99   "
+        "[1,0]<stdout>:#       size    count   type  redop  root    time  algbw  busbw #wrong   i_min   i_max   i_p99  "
+        " "
         "i_cv%    time  algbw  busbw #wrong   i_min   i_max   i_p99   i_cv%           timestamp\n"
-        "[1,0]<stdout>:#        (B) (elements)                      (us) (GB/s) (GB/s)          (us)    (us)    (us)    "
+        "[1,0]<stdout>:#        (B) (elements)                      (us) (GB/s) (GB/s)          (us)    (us)    (us)   "
+        " "
         "(%)    (us) (GB/s) (GB/s)          (us)    (us)    (us)     (%)  %Y-%m-%d %H:%M:%S\n"
-        "[1,0]<stdout>:        1024       64  float   none    -1   10.00   0.10   0.08  0.000    9.90   10.20   10.10    "
+        "[1,0]<stdout>:        1024       64  float   none    -1   10.00   0.10   0.08  0.000    9.90   10.20   10.10  "
+        "  "
         "0.50   10.50   0.10   0.07  0.000    9.90   10.90   10.80    0.60  2026-01-28 14:50:17\n"
         "[1,1]<stderr>:node1:102:102 [1] NCCL INFO some message\n"
-        "[1,0]<stdout>:        2048      128  float   none    -1   11.00   0.19   0.14      0   10.90   11.20   11.10    "
+        "[1,0]<stdout>:        2048      128  float   none    -1   11.00   0.19   0.14      0   10.90   11.20   11.10  "
+        "  "
         "0.40   11.00   0.19   0.14      0   10.90   11.20   11.10    0.40  2026-01-28 14:50:18\n"
-        "[1,0]<stdout>:        4096      256  float   none    -1   12.00   0.34   0.26      0   11.90   12.20   12.10    "
+        "[1,0]<stdout>:        4096      256  float   none    -1   12.00   0.34   0.26      0   11.90   12.20   12.10  "
+        "  "
         "0.40   12.00   0.34   0.26      0   11.90   12.20   12.10    0.40  2026-01-28 14:50:19\n"
         "[1,0]<stdout>:# Out of bounds values : 0 OK\n"
         "[1,0]<stdout>:# Avg bus bandwidth    : 0.165\n";
@@ -260,11 +265,14 @@ TEST_CASE("collective from the binary on a command line; inconsistent rows are r
         "$ mpirun -np 8 /opt/nccl-tests/build/reduce_scatter_perf -b 1M -e 4M -f 2\n"
         "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
         "#wrong\n"
-        "     1048576         32768     float     sum      -1    20.00   52.43   45.88      0    20.00   52.43   45.88    "
+        "     1048576         32768     float     sum      -1    20.00   52.43   45.88      0    20.00   52.43   45.88 "
+        "   "
         "  0\n"
-        "     2097152         65536     float     sum      -1    30.00   69.91   61.17      0    30.00   69.91   99.99    "
+        "     2097152         65536     float     sum      -1    30.00   69.91   61.17      0    30.00   69.91   99.99 "
+        "   "
         "  0\n"
-        "     4194304        131072     float     sum      -1    50.00   83.89   73.40      0    50.00   88.00   73.40    "
+        "     4194304        131072     float     sum      -1    50.00   83.89   73.40      0    50.00   88.00   73.40 "
+        "   "
         "  0\n";
     auto f = parse_nccl_tests(log, "x.log");
     REQUIRE(f.tests.size() == 1);
@@ -285,7 +293,8 @@ TEST_CASE("an unknown collective and a missing file are reported, not guessed", 
         "#  Rank  1 Group  0 Pid  1 on h device  1 [0000:02:00] GPU\n"
         "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
         "#wrong\n"
-        "     1048576        131072     float    none      -1    100.0   10.49    5.24      0    100.0   10.49    5.24   "
+        "     1048576        131072     float    none      -1    100.0   10.49    5.24      0    100.0   10.49    5.24 "
+        "  "
         "   0\n";
     auto f = parse_nccl_tests(log, "mystery.log");
     REQUIRE(f.tests.size() == 1);

@@ -37,7 +37,7 @@ double megatron_model_flops(double B, double s, double h, double q, double kv, d
            6.0 * q * B * s * s * n_attn;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("Megatron num_floating_point_operations by hand: GPT-3 175B, 1536 x 2048 tokens", "[flops][megatron]") {
     const ModelSpec m = zoo("gpt3-175b");

@@ -25,8 +25,10 @@ void numeric_paths(const Json& j, const std::string& prefix, std::vector<std::st
     for (auto it = j.begin(); it != j.end(); ++it) {
         if (prefix.empty() && it.key() == "sources") continue;
         const std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
-        if (it->is_object()) numeric_paths(*it, path, out);
-        else if (it->is_number() || it->is_array()) out.push_back(path);
+        if (it->is_object())
+            numeric_paths(*it, path, out);
+        else if (it->is_number() || it->is_array())
+            out.push_back(path);
     }
 }
 
@@ -126,7 +128,7 @@ double leading_number(const std::string& s) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("every accelerator, system and model JSON loads through Database::builtin()", "[hwdb]") {
     CHECK(db().accelerator_names().size() >= 12);
@@ -155,8 +157,10 @@ TEST_CASE("every accelerator, system and model JSON loads through Database::buil
         CHECK(s.intra_node_GBps > 0);
         CHECK_FALSE(s.gpu.name.empty());
         CHECK(s.gpu.hbm_capacity_bytes > 0);
-        if (s.is_torus()) CHECK(s.ici_link_GBps > 0);
-        else CHECK(s.inter_node_GBps > 0);
+        if (s.is_torus())
+            CHECK(s.ici_link_GBps > 0);
+        else
+            CHECK(s.inter_node_GBps > 0);
     }
     for (const auto& n : db().model_names()) {
         INFO("model " << n);
@@ -196,8 +200,8 @@ TEST_CASE("preset with override {\"preset\":\"dgx-h100\",\"inter_node_GBps\":25}
           "[hwdb][override]") {
     Problems pr;
     const SystemSpec base = db().system("dgx-h100");
-    const SystemSpec s = db().resolve_system(Json::parse(R"({"preset": "dgx-h100", "inter_node_GBps": 25})"),
-                                             "/system", pr);
+    const SystemSpec s =
+        db().resolve_system(Json::parse(R"({"preset": "dgx-h100", "inter_node_GBps": 25})"), "/system", pr);
     REQUIRE(pr.empty());
     CHECK(s.inter_node_GBps == 25.0);
     CHECK(base.inter_node_GBps == 50.0);
@@ -259,9 +263,10 @@ TEST_CASE("the contract's 11 system names exist", "[hwdb][contract]") {
     CHECK_THROWS_AS(db().system("dgx-h10"), ConfigError);
 }
 
-TEST_CASE("published peaks: A100 312 bf16, H100 989.4 bf16 / 1978.9 fp8, H200 4800 GB/s, B200 2250, "
-          "TPU v4 275, v5e 197, v5p 459, v6e 918",
-          "[hwdb][peaks]") {
+TEST_CASE(
+    "published peaks: A100 312 bf16, H100 989.4 bf16 / 1978.9 fp8, H200 4800 GB/s, B200 2250, "
+    "TPU v4 275, v5e 197, v5p 459, v6e 918",
+    "[hwdb][peaks]") {
     const double T = 1e12;
     CHECK(db().accelerator("a100-sxm-80gb").peak(Precision::bf16) == 312 * T);
     CHECK(db().accelerator("a100-sxm-80gb").peak(Precision::fp8) == 0.0);   // no fp8 tensor cores
@@ -280,11 +285,17 @@ TEST_CASE("published peaks: A100 312 bf16, H100 989.4 bf16 / 1978.9 fp8, H200 48
 TEST_CASE("every accelerator row of validation/hardware.csv matches bf16, fp8 and HBM bandwidth", "[hwdb][peaks]") {
     const auto rows = read_csv(std::string(LLMSIM_SHARED_DIR) + "/validation/hardware.csv");
     REQUIRE(rows.size() >= 11);
-    const std::map<std::string, std::string> ids{
-        {"A100-SXM4-40GB", "a100-sxm-40gb"}, {"A100-SXM4-80GB", "a100-sxm-80gb"}, {"H100-SXM5-80GB", "h100-sxm"},
-        {"H100-PCIe-80GB", "h100-pcie"},     {"H200-SXM-141GB", "h200-sxm"},      {"H800-SXM-80GB", "h800-sxm"},
-        {"B200-HGX", "b200"},                {"TPU-v4", "tpu-v4"},                {"TPU-v5e", "tpu-v5e"},
-        {"TPU-v5p", "tpu-v5p"},              {"TPU-v6e", "tpu-v6e"}};
+    const std::map<std::string, std::string> ids{{"A100-SXM4-40GB", "a100-sxm-40gb"},
+                                                 {"A100-SXM4-80GB", "a100-sxm-80gb"},
+                                                 {"H100-SXM5-80GB", "h100-sxm"},
+                                                 {"H100-PCIe-80GB", "h100-pcie"},
+                                                 {"H200-SXM-141GB", "h200-sxm"},
+                                                 {"H800-SXM-80GB", "h800-sxm"},
+                                                 {"B200-HGX", "b200"},
+                                                 {"TPU-v4", "tpu-v4"},
+                                                 {"TPU-v5e", "tpu-v5e"},
+                                                 {"TPU-v5p", "tpu-v5p"},
+                                                 {"TPU-v6e", "tpu-v6e"}};
     int matched = 0;
     for (const auto& row : rows) {
         const auto it = ids.find(row.at("id"));
@@ -295,8 +306,10 @@ TEST_CASE("every accelerator row of validation/hardware.csv matches bf16, fp8 an
         CHECK(a.peak(Precision::bf16) / 1e12 == Approx(leading_number(row.at("dense_bf16_tflops"))).epsilon(1e-6));
         CHECK(a.hbm_GBps == Approx(leading_number(row.at("hbm_bw_GBps"))).epsilon(1e-6));
         const double fp8 = leading_number(row.at("dense_fp8_tflops"));
-        if (std::isnan(fp8)) CHECK(a.peak(Precision::fp8) == 0.0);
-        else CHECK(a.peak(Precision::fp8) / 1e12 == Approx(fp8).epsilon(1e-6));
+        if (std::isnan(fp8))
+            CHECK(a.peak(Precision::fp8) == 0.0);
+        else
+            CHECK(a.peak(Precision::fp8) / 1e12 == Approx(fp8).epsilon(1e-6));
     }
     CHECK(matched == static_cast<int>(ids.size()));
 }

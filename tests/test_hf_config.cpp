@@ -63,7 +63,7 @@ void require_same_shape(const ModelSpec& hf, const ModelSpec& zoo) {
     CHECK(a.active == Approx(b.active).epsilon(1e-12));
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("Meta-Llama-3-8B config.json", "[hf_config]") {
     const Json cfg = load_hf("llama-3-8b.json");
@@ -119,10 +119,10 @@ TEST_CASE("Qwen3-30B-A3B config.json", "[hf_config]") {
     CHECK(m.hidden == 2048);
     CHECK(m.heads == 32);
     CHECK(m.kv_heads == 4);
-    CHECK(m.head_dim == 128);  // explicit: heads x head_dim = 4096 != hidden
+    CHECK(m.head_dim == 128);   // explicit: heads x head_dim = 4096 != hidden
     CHECK(m.ffn_hidden == 6144);
     CHECK(m.norm == NormKind::rmsnorm);
-    CHECK_FALSE(m.qkv_bias);  // Qwen3 has attention_bias false (unlike Qwen2)
+    CHECK_FALSE(m.qkv_bias);   // Qwen3 has attention_bias false (unlike Qwen2)
     REQUIRE(m.moe.enabled());
     CHECK(m.moe.experts == 128);
     CHECK(m.moe.top_k == 8);
@@ -142,7 +142,7 @@ TEST_CASE("GPT-2 config.json", "[hf_config]") {
     CHECK(m.heads == 12);
     CHECK(m.kv_heads == 12);
     CHECK(m.head_dim == 64);
-    CHECK(m.ffn_hidden == 3072);  // n_inner absent: 4 h
+    CHECK(m.ffn_hidden == 3072);   // n_inner absent: 4 h
     CHECK(m.vocab == 50257);
     CHECK(m.mlp == MlpKind::gelu);
     CHECK(m.norm == NormKind::layernorm);
@@ -162,9 +162,9 @@ TEST_CASE("OPT-13B config.json", "[hf_config]") {
     CHECK(m.layers == 40);
     CHECK(m.hidden == 5120);
     CHECK(m.heads == 40);
-    CHECK(m.ffn_hidden == 20480);  // ffn_dim
+    CHECK(m.ffn_hidden == 20480);   // ffn_dim
     CHECK(m.vocab == 50272);
-    CHECK(m.mlp == MlpKind::gelu);  // ReLU: two matrices
+    CHECK(m.mlp == MlpKind::gelu);   // ReLU: two matrices
     CHECK(m.norm == NormKind::layernorm);
     CHECK(m.position == PositionKind::learned);
     CHECK(m.max_seq_len == 2048);
@@ -185,12 +185,12 @@ TEST_CASE("Falcon-180B config.json", "[hf_config]") {
     const ModelSpec m = read_ok(load_hf("falcon-180b.json"));
     CHECK(m.name == "tiiuae/falcon-180B");
     CHECK(m.heads == 232);
-    CHECK(m.kv_heads == 8);  // num_kv_heads wins over multi_query with the new decoder architecture
+    CHECK(m.kv_heads == 8);   // num_kv_heads wins over multi_query with the new decoder architecture
     CHECK(m.head_dim == 64);
     CHECK(m.ffn_hidden == 4 * 14848);
     CHECK(m.parallel_block);
     CHECK_FALSE(m.bias);
-    CHECK(m.tied_embeddings);  // FalconConfig default
+    CHECK(m.tied_embeddings);   // FalconConfig default
     CHECK(m.position == PositionKind::rope);
     require_same_shape(m, Database::builtin().model("falcon-180b"));
 }
@@ -243,7 +243,7 @@ TEST_CASE("MoE layer placement keys", "[hf_config]") {
         "vocab_size": 151936})"));
     CHECK(q.moe.shared_experts == 1);
     CHECK(q.moe.shared_expert_ffn_hidden == 5632);
-    CHECK(q.moe_layers() == 12);  // same number of MoE layers; placed last
+    CHECK(q.moe_layers() == 12);   // same number of MoE layers; placed last
 
     // A single "expert" is a dense model.
     const ModelSpec one = read_ok(Json::parse(R"({
@@ -262,19 +262,22 @@ TEST_CASE("Missing and mistyped shape keys name their pointer", "[hf_config]") {
 
     Problems typed;
     model_from_hf_config(Json::parse(R"({"model_type": "llama", "num_hidden_layers": "32", "hidden_size": 4096,
-        "num_attention_heads": 32, "num_key_value_heads": 5, "vocab_size": -1})"), "", typed);
+        "num_attention_heads": 32, "num_key_value_heads": 5, "vocab_size": -1})"),
+                         "", typed);
     CHECK(mentions(typed, "/num_hidden_layers: \"32\": expected an integer"));
     CHECK(mentions(typed, "/vocab_size: -1"));
     CHECK(mentions(typed, "/num_key_value_heads: 5: expected a divisor of num_attention_heads (32)"));
 
     Problems moe;
     model_from_hf_config(Json::parse(R"({"model_type": "mixtral", "num_hidden_layers": 2, "hidden_size": 64,
-        "num_attention_heads": 4, "vocab_size": 100, "num_local_experts": 8})"), "/m", moe);
+        "num_attention_heads": 4, "vocab_size": 100, "num_local_experts": 8})"),
+                         "/m", moe);
     CHECK(mentions(moe, "/m/num_experts_per_tok: missing"));
 
     Problems heads;
     model_from_hf_config(Json::parse(R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 100, "n_head": 3,
-        "vocab_size": 10})"), "", heads);
+        "vocab_size": 10})"),
+                         "", heads);
     CHECK(mentions(heads, "/n_embd: 100: expected a multiple of n_head (3) or an explicit head_dim"));
 }
 

@@ -117,7 +117,7 @@ ModelSpec model_7p5b() {
     return m;
 }
 
-}  // namespace
+}   // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Korthikanti et al. 2022 (arXiv 2205.05198), Table 2 and Sec. 4
@@ -193,8 +193,7 @@ TEST_CASE("no dropout: the two sbh-byte dropout masks and the score dropout disa
 // ---------------------------------------------------------------------------------------------
 // Model states: ZeRO paper and Megatron-LM
 // ---------------------------------------------------------------------------------------------
-TEST_CASE("ZeRO paper 7.5B on 64 GPUs: 120 / 31.4 / 16.6 / 1.9 GB of model states for stages 0-3",
-          "[memory][zero]") {
+TEST_CASE("ZeRO paper 7.5B on 64 GPUs: 120 / 31.4 / 16.6 / 1.9 GB of model states for stages 0-3", "[memory][zero]") {
     // Rajbhandari et al. 2020 (arXiv 1910.02054) Fig. 1: Psi = 7.5B, N_d = 64, K = 12 (mixed-precision Adam),
     // 2 bytes fp16 weights + 2 bytes fp16 gradients + 12 bytes optimizer states.
     const ModelSpec m = model_7p5b();
@@ -268,8 +267,8 @@ TEST_CASE("invariant: total memory never rises with a higher ZeRO stage", "[memo
         std::string model;
         int tp, pp, dp;
     };
-    for (const auto& c : std::vector<Case>{{"llama-3-8b", 1, 1, 64}, {"gpt3-175b", 8, 8, 16}, {"llama-3-70b", 8, 1, 8},
-                                           {"mixtral-8x7b", 2, 1, 32}}) {
+    for (const auto& c : std::vector<Case>{
+             {"llama-3-8b", 1, 1, 64}, {"gpt3-175b", 8, 8, 16}, {"llama-3-70b", 8, 1, 8}, {"mixtral-8x7b", 2, 1, 32}}) {
         const ModelSpec m = zoo(c.model);
         const auto t = training(2048, 1, 16 * c.dp, Recompute::selective);
         double prev = INFINITY;
@@ -322,8 +321,8 @@ TEST_CASE("invariant: total memory never rises with recompute none -> selective 
                 auto t = training(4096, 2, 128, rc);
                 t.flash_attention = flash;
                 const auto mem = training_memory(m, sys("dgx-h100"), layout(8, 4, 4, 1, true), t);
-                INFO(name << " recompute " << to_string(rc) << " flash " << flash << " total "
-                          << mem.total_bytes / kGiB << " GiB");
+                INFO(name << " recompute " << to_string(rc) << " flash " << flash << " total " << mem.total_bytes / kGiB
+                          << " GiB");
                 CHECK(mem.total_bytes <= prev);
                 prev = mem.total_bytes;
             }

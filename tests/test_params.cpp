@@ -58,15 +58,17 @@ const std::map<std::string, Rounded>& rounded_active() {
 
 void check_against(const std::string& name, const char* what, double got, double published,
                    const std::map<std::string, Rounded>& ex) {
-    INFO(name << " " << what << ": computed " << got << ", published " << published << ", error " << 100.0 * (got / published - 1)
-              << "%");
+    INFO(name << " " << what << ": computed " << got << ", published " << published << ", error "
+              << 100.0 * (got / published - 1) << "%");
     auto it = ex.find(name);
     if (it == ex.end()) {
         CHECK(rel_err(got, published) <= 0.005);
     } else {
         INFO("rounded published figure: " << it->second.why);
-        if (it->second.abs_tol > 0) CHECK(std::fabs(got - published) <= it->second.abs_tol);
-        else CHECK(rel_err(got, published) <= it->second.rel_tol);
+        if (it->second.abs_tol > 0)
+            CHECK(std::fabs(got - published) <= it->second.abs_tol);
+        else
+            CHECK(rel_err(got, published) <= it->second.rel_tol);
         // A documented exception must still be an exception (otherwise drop it from the list).
         CHECK(rel_err(got, published) > 0.005);
     }
@@ -74,10 +76,11 @@ void check_against(const std::string& name, const char* what, double got, double
 
 ModelSpec zoo(const std::string& name) { return Database::builtin().model(name); }
 
-}  // namespace
+}   // namespace
 
-TEST_CASE("every zoo model's parameter count is within 0.5% of its published count (rounded ones within their rounding)",
-          "[params][zoo]") {
+TEST_CASE(
+    "every zoo model's parameter count is within 0.5% of its published count (rounded ones within their rounding)",
+    "[params][zoo]") {
     const auto& db = Database::builtin();
     REQUIRE(db.model_names().size() >= 30);
     for (const auto& name : db.model_names()) {
@@ -110,9 +113,10 @@ TEST_CASE("the rounded-count exception list names existing zoo models", "[params
         }
 }
 
-TEST_CASE("published parameter counts: GPT-3 174.6B, Llama-2-70B 68.98B, Llama-3-8B 8.03B, Llama-3.1-405B 405.85B, "
-          "Mixtral-8x7B 46.7B / 12.9B active",
-          "[params][published]") {
+TEST_CASE(
+    "published parameter counts: GPT-3 174.6B, Llama-2-70B 68.98B, Llama-3-8B 8.03B, Llama-3.1-405B 405.85B, "
+    "Mixtral-8x7B 46.7B / 12.9B active",
+    "[params][published]") {
     // Numbers written out here, independent of the zoo files' published_params.
     CHECK(rel_err(count_parameters(zoo("gpt3-175b")).total, 174.6e9) <= 0.005);
     CHECK(rel_err(count_parameters(zoo("llama-2-70b")).total, 68.98e9) <= 0.005);
@@ -166,7 +170,7 @@ ModelSpec tiny_moe() {
     m.moe.dense_layers = 1;
     return m;
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("hand-counted tiny GQA/SwiGLU/MoE model: per-layer and total parameters", "[params][hand]") {
     const ModelSpec m = tiny_moe();
@@ -188,7 +192,7 @@ TEST_CASE("hand-counted tiny GQA/SwiGLU/MoE model: per-layer and total parameter
     CHECK(c.position == 0.0);
     CHECK(c.final_norm == 64.0);
     // 64000 + 64000 + 64 + 1 dense layer + 3 MoE layers.
-    CHECK(c.total == 128064.0 + 41088.0 + 3 * 53632.0);   // 330048
+    CHECK(c.total == 128064.0 + 41088.0 + 3 * 53632.0);                        // 330048
     CHECK(c.active == 128064.0 + 41088.0 + 3 * (10240.0 + 128.0 + 24832.0));   // 274752
     CHECK(c.non_embedding == 330048.0 - 128000.0);
 }

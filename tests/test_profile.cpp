@@ -30,7 +30,7 @@ Json scenario_json(const Json& system) {
             {"training", {{"seq_len", 4096}, {"micro_batch", 1}, {"global_batch", 32}, {"precision", "bf16"}}}};
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("a profile with slower GEMMs and NVLink slows the step accordingly", "[calibrate][profile]") {
     const double base = estimate_step(parse_scenario(scenario_json("dgx-h100"))).step_time_s;
@@ -56,8 +56,8 @@ TEST_CASE("a profile with slower GEMMs and NVLink slows the step accordingly", "
     // TP communication scales as one of its calls does on the two systems.
     const double bytes = 4096.0 * 4096 * 2;   // tokens x hidden x 2 bytes
     const auto g = place_group(8, 1, 8);
-    const double call0 = collective_time(parse_scenario(scenario_json("dgx-h100")).system,
-                                         Collective::reduce_scatter, bytes, g).time_s;
+    const double call0 =
+        collective_time(parse_scenario(scenario_json("dgx-h100")).system, Collective::reduce_scatter, bytes, g).time_s;
     const double call2 = collective_time(s2.system, Collective::reduce_scatter, bytes, g).time_s;
     CHECK(call2 / call0 > 3.0);
     CHECK(e2.breakdown.tp_comm / e0.breakdown.tp_comm == Approx(call2 / call0).epsilon(0.03));
@@ -66,8 +66,7 @@ TEST_CASE("a profile with slower GEMMs and NVLink slows the step accordingly", "
     const Json fast_gemm = {{"llmsim_profile", 1},
                             {"system", {{"gpu", {{"efficiency", {{"gemm_max", {{"bf16", 0.95}}}}}}}}}};
     const auto p3 = write_temp(fast_gemm, "fast_gemm");
-    CHECK(estimate_step(parse_scenario(scenario_json({{"preset", "dgx-h100"}, {"profile", p3}}))).step_time_s <
-          base);
+    CHECK(estimate_step(parse_scenario(scenario_json({{"preset", "dgx-h100"}, {"profile", p3}}))).step_time_s < base);
     std::remove(p1.c_str());
     std::remove(p2.c_str());
     std::remove(p3.c_str());

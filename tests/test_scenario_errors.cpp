@@ -70,7 +70,7 @@ void expect_flags_rejected(const std::vector<std::string>& args, const std::vect
 
 const std::string kBase = R"("model": "llama-3-8b", "system": "dgx-h100", "gpus": 8)";
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("a valid scenario is accepted (the harness itself can tell success from failure)", "[errors][cli]") {
     const fs::path file = write_scenario("valid", "{" + kBase + R"(, "training": {"global_batch": 64}})");
@@ -99,8 +99,7 @@ TEST_CASE("wrong types name the pointer, the value and the type expected", "[err
                     {"/gpus", "\"eight\"", "expected an integer"});
     expect_rejected("wrong_type_sp", "{" + kBase + R"(, "parallel": {"sequence_parallel": "yes"}})",
                     {"/parallel/sequence_parallel", "\"yes\"", "true or false"});
-    expect_rejected("wrong_type_parallel", "{" + kBase + R"(, "parallel": [8]})",
-                    {"/parallel", "[8]", "an object"});
+    expect_rejected("wrong_type_parallel", "{" + kBase + R"(, "parallel": [8]})", {"/parallel", "[8]", "an object"});
 }
 
 TEST_CASE("non-positive sizes are rejected with their allowed range", "[errors][cli]") {
@@ -113,7 +112,8 @@ TEST_CASE("non-positive sizes are rejected with their allowed range", "[errors][
                     R"({"model": {"layers": 0, "hidden": 1024, "heads": 8, "vocab": 1000}, "system": "dgx-h100",
                         "gpus": 8})",
                     {"/model/layers", ": 0:", "[1,"});
-    expect_rejected("zero_stage_4", "{" + kBase + R"(, "parallel": {"zero": 4}})", {"/parallel/zero", ": 4:", "[0, 3]"});
+    expect_rejected("zero_stage_4", "{" + kBase + R"(, "parallel": {"zero": 4}})",
+                    {"/parallel/zero", ": 4:", "[0, 3]"});
 }
 
 TEST_CASE("model shape: heads must be divisible by kv_heads", "[errors][cli]") {
@@ -142,10 +142,12 @@ TEST_CASE("pipeline stages cannot exceed layers", "[errors][cli]") {
 }
 
 TEST_CASE("the product of parallel sizes must equal gpus, naming the numbers", "[errors][cli]") {
-    expect_rejected("product_dp",
-                    R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 32, "parallel": {"tp": 8, "pp": 2, "dp": 4}})",
-                    {"/parallel/dp", ": 4:", "8·2·1 = 16", "32"});
-    expect_rejected("product_gpus", R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 12, "parallel": {"tp": 8}})",
+    expect_rejected(
+        "product_dp",
+        R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 32, "parallel": {"tp": 8, "pp": 2, "dp": 4}})",
+        {"/parallel/dp", ": 4:", "8·2·1 = 16", "32"});
+    expect_rejected("product_gpus",
+                    R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 12, "parallel": {"tp": 8}})",
                     {"/gpus", ": 12:", "a multiple of tp·pp·cp = 8·1·1 = 8"});
 }
 
@@ -183,9 +185,10 @@ TEST_CASE("bad enum values list the choices", "[errors][cli]") {
 }
 
 TEST_CASE("fp8 training on a GPU without fp8 tensor cores (A100) is rejected", "[errors][cli]") {
-    expect_rejected("fp8_a100",
-                    R"({"model": "llama-3-8b", "system": "dgx-a100-80gb", "gpus": 8, "training": {"precision": "fp8"}})",
-                    {"/training/precision", "\"fp8\"", "a100-sxm-80gb"});
+    expect_rejected(
+        "fp8_a100",
+        R"({"model": "llama-3-8b", "system": "dgx-a100-80gb", "gpus": 8, "training": {"precision": "fp8"}})",
+        {"/training/precision", "\"fp8\"", "a100-sxm-80gb"});
 }
 
 TEST_CASE("expert parallelism needs a MoE model", "[errors][cli]") {
@@ -213,7 +216,8 @@ TEST_CASE("flag errors name the flag: --tp 3 with 8 GPUs, --recompute some, --mo
     // A flag on top of a scenario file: the flag is named, not the file's pointer.
     const fs::path file =
         write_scenario("flag_over_file", R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 64})");
-    expect_flags_rejected({"memory", "--scenario", file.string(), "--pp", "64"}, {"--pp", ": 64:", "at most layers (32)"});
+    expect_flags_rejected({"memory", "--scenario", file.string(), "--pp", "64"},
+                          {"--pp", ": 64:", "at most layers (32)"});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -233,7 +237,7 @@ bool any_line(const std::vector<std::string>& lines, const std::string& a, const
         if (l.find(a) != std::string::npos && l.find(b) != std::string::npos) return true;
     return false;
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("parse_scenario throws ConfigError listing every problem at once, one line each", "[errors][library]") {
     const Json j = Json::parse(R"({

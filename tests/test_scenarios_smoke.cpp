@@ -42,7 +42,7 @@ std::vector<fs::path> scenario_files() {
 
 bool finite_positive(double x) { return std::isfinite(x) && x > 0; }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("every scenarios/*.json runs through `llmsim memory` and `llmsim flops` with valid JSON", "[smoke][cli]") {
     const auto files = scenario_files();
@@ -75,7 +75,8 @@ TEST_CASE("every scenarios/*.json runs through `llmsim memory` and `llmsim flops
         REQUIRE_NOTHROW(fj = Json::parse(fl.out));
         REQUIRE(fj.contains("flops"));
         CHECK(fj["flops"]["model_flops_per_step"].get<double>() > 0);
-        CHECK(fj["flops"]["hardware_flops_per_step"].get<double>() >= fj["flops"]["model_flops_per_step"].get<double>());
+        CHECK(fj["flops"]["hardware_flops_per_step"].get<double>() >=
+              fj["flops"]["model_flops_per_step"].get<double>());
     }
 }
 
@@ -125,7 +126,7 @@ void each_case(const std::string& file, bool inference) {
         }
     }
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("every case of validation/training.json parses and gets a memory and FLOPs estimate", "[smoke][validation]") {
     each_case("training.json", false);

@@ -81,11 +81,13 @@ Brute brute_force(const Scenario& base, int gpus, std::int64_t gb) {
                             for (int spi = 0; spi < (tp > 1 ? 2 : 1); ++spi)
                                 for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
                                     std::vector<std::pair<Schedule, int>> sch;
-                                    if (pp == 1) sch.emplace_back(Schedule::one_f_one_b, 1);
+                                    if (pp == 1)
+                                        sch.emplace_back(Schedule::one_f_one_b, 1);
                                     else {
                                         sch.emplace_back(Schedule::one_f_one_b, 1);
                                         sch.emplace_back(Schedule::zero_bubble, 1);
-                                        for (int v = 2; v * pp <= m.layers; ++v) sch.emplace_back(Schedule::interleaved, v);
+                                        for (int v = 2; v * pp <= m.layers; ++v)
+                                            sch.emplace_back(Schedule::interleaved, v);
                                     }
                                     for (auto [s, vp] : sch) {
                                         Candidate c{gpus, tp, pp, dp, cp, 1, vp, zero, spi == 1, s, rc, off, mb, gb};
@@ -123,7 +125,7 @@ SearchSpace fixed(int gpus, std::int64_t gb) {
     return sp;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("search finds the brute-force best of a small space and counts every leaf once", "[search]") {
     const Scenario base = small_base();
@@ -152,15 +154,15 @@ TEST_CASE("search finds the brute-force best of a small space and counts every l
     for (const auto& x : r.pareto)
         for (const auto& y : r.pareto)
             if (!(x.c == y.c))
-                CHECK_FALSE((x.time.tokens_per_s >= y.time.tokens_per_s && x.memory.total_bytes <= y.memory.total_bytes &&
-                             x.c.gpus <= y.c.gpus &&
-                             (x.time.tokens_per_s > y.time.tokens_per_s || x.memory.total_bytes < y.memory.total_bytes ||
-                              x.c.gpus < y.c.gpus)));
+                CHECK_FALSE((x.time.tokens_per_s >= y.time.tokens_per_s &&
+                             x.memory.total_bytes <= y.memory.total_bytes && x.c.gpus <= y.c.gpus &&
+                             (x.time.tokens_per_s > y.time.tokens_per_s ||
+                              x.memory.total_bytes < y.memory.total_bytes || x.c.gpus < y.c.gpus)));
 }
 
 TEST_CASE("every leaf is counted once: rejections by rule on a model that restricts tp", "[search]") {
     Scenario base = small_base();
-    base.model.heads = 24;       // tp 8 and 16 do not divide 24 heads
+    base.model.heads = 24;   // tp 8 and 16 do not divide 24 heads
     base.model.kv_heads = 24;
     base.model.head_dim = 128;
     base.model.hidden = 3072;

@@ -29,11 +29,12 @@ Run run(const std::string& args) {
     return r;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("llmsim search --json has results, evaluated, rejected and pareto, best first", "[search][cli]") {
-    const auto r = run("search --model gpt3-1.3b --system dgx-a100-80gb --gpus 16 --seq-len 2048 --global-batch 128 "
-                       "--top-k 4 --threads 2 --json");
+    const auto r =
+        run("search --model gpt3-1.3b --system dgx-a100-80gb --gpus 16 --seq-len 2048 --global-batch 128 "
+            "--top-k 4 --threads 2 --json");
     REQUIRE(r.rc == 0);
     const auto j = nlohmann::json::parse(r.out);
     REQUIRE(j["results"].size() == 4);
@@ -47,8 +48,8 @@ TEST_CASE("llmsim search --json has results, evaluated, rejected and pareto, bes
               j["results"][0]["parallel"]["cp"].get<int>() * j["results"][0]["parallel"]["dp"].get<int>() ==
           16);
     for (std::size_t i = 1; i < j["results"].size(); ++i)
-        CHECK(j["results"][i - 1]["objective"].get<double>() <= j["results"][i]["objective"].get<double>() * (1 + 1e-12) +
-                                                                       (j["confirmed_by_simulator"] ? 1.0 : 0.0));
+        CHECK(j["results"][i - 1]["objective"].get<double>() <=
+              j["results"][i]["objective"].get<double>() * (1 + 1e-12) + (j["confirmed_by_simulator"] ? 1.0 : 0.0));
 }
 
 TEST_CASE("llmsim search --scenario: parallel block as constraints, search block limits", "[search][cli]") {
@@ -98,16 +99,18 @@ TEST_CASE("llmsim chinchilla --json reproduces Table 3 with approach1", "[scalin
 }
 
 TEST_CASE("llmsim plan and scaling --json", "[plan][scaling][cli]") {
-    const auto p = run("plan --compute 1e21 --system dgx-h100 --gpus 16 --price-per-gpu-hour 2 "
-                       "--mtbf-node-hours 2000 --checkpoint-write-s 30 --json");
+    const auto p =
+        run("plan --compute 1e21 --system dgx-h100 --gpus 16 --price-per-gpu-hour 2 "
+            "--mtbf-node-hours 2000 --checkpoint-write-s 30 --json");
     REQUIRE(p.rc == 0);
     const auto j = nlohmann::json::parse(p.out);
     for (const char* k : {"chinchilla", "model", "layout", "training", "reliability"}) CHECK(j.contains(k));
     CHECK(j["training"]["days"].get<double>() > 0);
     CHECK(j["training"]["cost_usd"].get<double>() == Approx(2.0 * j["training"]["gpu_hours"].get<double>()));
     CHECK(j["reliability"]["goodput"].get<double>() < 1.0);
-    const auto s = run("scaling --model gpt3-1.3b --system dgx-a100-80gb --seq-len 2048 --global-batch 256 "
-                       "--gpus 8,16,32 --json");
+    const auto s =
+        run("scaling --model gpt3-1.3b --system dgx-a100-80gb --seq-len 2048 --global-batch 256 "
+            "--gpus 8,16,32 --json");
     REQUIRE(s.rc == 0);
     const auto k = nlohmann::json::parse(s.out);
     REQUIRE(k["sizes"].size() == 3);

@@ -54,7 +54,7 @@ Candidate cand(int gpus, int tp, int pp, int cp, int ep, int vp, int zero, bool 
 
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relative)", "[search][fast]") {
     using S = Schedule;

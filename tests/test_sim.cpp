@@ -45,7 +45,7 @@ PipelineSetup setup_for(const char* schedule, int vp = 1, double act_bytes = 0, 
     return s;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("schedule registry knows the four schedules by name", "[sim]") {
     for (const char* n : {"gpipe", "1f1b", "interleaved", "zero-bubble", "zb-h1"}) CHECK(find_schedule(n) != nullptr);
@@ -127,9 +127,9 @@ TEST_CASE("1F1B stage s holds p-s micro-batches at its peak, GPipe m, interleave
     const double bytes = 1e9;
     ParallelConfig pc;
     pc.pp = p;
-    for (auto [name, sched, v] : {std::tuple{"1f1b", Schedule::one_f_one_b, 1}, std::tuple{"gpipe", Schedule::gpipe, 1},
-                                  std::tuple{"interleaved", Schedule::interleaved, 3},
-                                  std::tuple{"zero-bubble", Schedule::zero_bubble, 1}}) {
+    for (auto [name, sched, v] :
+         {std::tuple{"1f1b", Schedule::one_f_one_b, 1}, std::tuple{"gpipe", Schedule::gpipe, 1},
+          std::tuple{"interleaved", Schedule::interleaved, 3}, std::tuple{"zero-bubble", Schedule::zero_bubble, 1}}) {
         pc.schedule = sched;
         pc.vp = v;
         const auto& r = sim.run(equal_stages(p, m, 1.0, 2.0, 0.5), setup_for(name, v, bytes, p));
@@ -226,7 +226,8 @@ TEST_CASE("trace is valid JSON; tasks never overlap on a stream and respect ever
         CHECK(named["1 F mb0" + c0].first >= named["0 F mb0" + c0].second - 1e-3);
         const std::string b0 = "B mb0" + c0;
         const auto first_piece = [&](int pid) {
-            return named.count(std::to_string(pid) + " " + b0) ? named[std::to_string(pid) + " " + b0] : std::pair{0.0, 0.0};
+            return named.count(std::to_string(pid) + " " + b0) ? named[std::to_string(pid) + " " + b0]
+                                                               : std::pair{0.0, 0.0};
         };
         CHECK(first_piece(0).first >= first_piece(1).second - 1e-3);
         CHECK(e.step_time_s > 0);
@@ -260,7 +261,8 @@ TEST_CASE("simulator agrees with the closed form within 2% on the shared validat
         const auto se = simulate_step(s, {}, sim);
         const auto cmp = compare_methods(s, cf, se, sim.result());
         INFO(c["id"].get<std::string>() << ": " << cmp.note);
-        if (cmp.agree) ++agree;
+        if (cmp.agree)
+            ++agree;
         else {
             ++explained;
             CHECK(cmp.note.find(": ") != std::string::npos);

@@ -19,14 +19,19 @@ Scenario scenario(const Json& j) { return parse_scenario(j); }
 Json korthikanti_22b(bool sp, const char* recompute) {
     // One 22B layer as in Korthikanti et al. 2022 Table 4 (TP 8, micro batch 4, s 2048, A100), with
     // the settings the shared validation set uses for the paper's runs (flash_attention true).
-    return {{"model",
-             {{"layers", 48}, {"hidden", 6144}, {"heads", 64}, {"ffn_hidden", 24576}, {"vocab", 51200}, {"mlp", "gelu"}}},
-            {"system", "dgx-a100-80gb"},
-            {"gpus", 8},
-            {"parallel", {{"tp", 8}, {"sequence_parallel", sp}}},
-            {"training",
-             {{"seq_len", 2048}, {"micro_batch", 4}, {"global_batch", 4}, {"precision", "fp16"},
-              {"recompute", recompute}, {"flash_attention", true}}}};
+    return {
+        {"model",
+         {{"layers", 48}, {"hidden", 6144}, {"heads", 64}, {"ffn_hidden", 24576}, {"vocab", 51200}, {"mlp", "gelu"}}},
+        {"system", "dgx-a100-80gb"},
+        {"gpus", 8},
+        {"parallel", {{"tp", 8}, {"sequence_parallel", sp}}},
+        {"training",
+         {{"seq_len", 2048},
+          {"micro_batch", 4},
+          {"global_batch", 4},
+          {"precision", "fp16"},
+          {"recompute", recompute},
+          {"flash_attention", true}}}};
 }
 
 double layer_ms(const Json& j) {
@@ -38,16 +43,15 @@ double layer_ms(const Json& j) {
 SystemSpec flat_system(double GBps, double latency_us) {
     // A one-tier system for textbook formulas: no base latency, perfect efficiency.
     Problems pr;
-    auto s = Database::builtin().resolve_system(
-        Json{{"preset", "dgx-a100-80gb"},
-             {"intra_node_GBps", GBps},
-             {"intra_node_latency_us", latency_us},
-             {"intra_node_efficiency", 1.0},
-             {"collective_base_latency_us", 0.0},
-             {"nvls", false},
-             {"scaleup_domain", 1024},
-             {"gpus_per_node", 1024}},
-        "/system", pr);
+    auto s = Database::builtin().resolve_system(Json{{"preset", "dgx-a100-80gb"},
+                                                     {"intra_node_GBps", GBps},
+                                                     {"intra_node_latency_us", latency_us},
+                                                     {"intra_node_efficiency", 1.0},
+                                                     {"collective_base_latency_us", 0.0},
+                                                     {"nvls", false},
+                                                     {"scaleup_domain", 1024},
+                                                     {"gpus_per_node", 1024}},
+                                                "/system", pr);
     REQUIRE(pr.empty());
     return s;
 }
@@ -58,11 +62,14 @@ Json gpt_1024(double inter_GBps = 25.0, double intra_GBps = 300.0) {
             {"gpus", 1024},
             {"parallel", {{"tp", 8}, {"pp", 8}, {"sequence_parallel", true}, {"zero", 1}}},
             {"training",
-             {{"seq_len", 2048}, {"micro_batch", 1}, {"global_batch", 1536}, {"precision", "bf16"},
+             {{"seq_len", 2048},
+              {"micro_batch", 1},
+              {"global_batch", 1536},
+              {"precision", "bf16"},
               {"recompute", "selective"}}}};
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("ring all-reduce = 2(n-1)alpha + 2(n-1)/n S/B", "[collectives]") {
     const double n = 8, S = 256e6, a = 5e-6, B = 100e9;
@@ -234,13 +241,14 @@ TEST_CASE("GEMM efficiency: wave quantization and short reductions run below pea
     CHECK_FALSE(t.compute_bound);
     CHECK(t.time_s > a.efficiency.kernel_launch_us * 1e-6);
     // FP8 is faster than BF16 for a large GEMM.
-    CHECK(gemm_time(a, Precision::fp8, 8192, 8192, 8192).time_s < gemm_time(a, Precision::bf16, 8192, 8192, 8192).time_s);
+    CHECK(gemm_time(a, Precision::fp8, 8192, 8192, 8192).time_s <
+          gemm_time(a, Precision::bf16, 8192, 8192, 8192).time_s);
 }
 
 TEST_CASE("placement: a group inside a node rides NVLink, a group across nodes the NICs", "[collectives]") {
-    CHECK(place_group(8, 1, 8).domains() == 1);                  // tp 8
-    CHECK(place_group(16, 8, 8).domains() == 16);                // dp 16 over tp 8: one rank per node
-    CHECK(place_group(4, 2, 8).domains() == 1);                  // cp 4 over tp 2: fits
-    CHECK(place_group(8, 2, 8).per_domain == 4);                 // 4 per node, 2 nodes
+    CHECK(place_group(8, 1, 8).domains() == 1);     // tp 8
+    CHECK(place_group(16, 8, 8).domains() == 16);   // dp 16 over tp 8: one rank per node
+    CHECK(place_group(4, 2, 8).domains() == 1);     // cp 4 over tp 2: fits
+    CHECK(place_group(8, 2, 8).per_domain == 4);    // 4 per node, 2 nodes
     CHECK(place_group(8, 2, 8).domains() == 2);
 }

@@ -3,9 +3,9 @@
 // and the largest square GEMM of each precision as the achievable peak.
 // Layout "TN" (the fast path for every precision, and the one cuBLASLt requires for fp8):
 // D[m×n] = op(A)·B with A stored k×m (lda = k), B stored k×n (ldb = k), D stored m×n (ldd = m).
+#include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cublasLt.h>
 
 #include <algorithm>
 #include <cstring>
@@ -16,20 +16,21 @@ namespace probe {
 
 namespace {
 
-#define PROBE_LT(call)                                                                                      \
-    do {                                                                                                    \
-        cublasStatus_t probe_s_ = (call);                                                                   \
-        if (probe_s_ != CUBLAS_STATUS_SUCCESS)                                                              \
-            throw ::probe::Error(std::string(#call) + " failed: cublasStatus " + std::to_string(static_cast<int>(probe_s_))); \
+#define PROBE_LT(call)                                                           \
+    do {                                                                         \
+        cublasStatus_t probe_s_ = (call);                                        \
+        if (probe_s_ != CUBLAS_STATUS_SUCCESS)                                   \
+            throw ::probe::Error(std::string(#call) + " failed: cublasStatus " + \
+                                 std::to_string(static_cast<int>(probe_s_)));    \
     } while (0)
 
 struct Prec {
     const char* name;
-    cudaDataType_t ab;        // A and B
-    cudaDataType_t cd;        // C and D
+    cudaDataType_t ab;   // A and B
+    cudaDataType_t cd;   // C and D
     cublasComputeType_t compute;
     size_t ab_bytes, cd_bytes;
-    int min_cc;               // 10*major + minor
+    int min_cc;   // 10*major + minor
 };
 
 const Prec kPrecisions[] = {
@@ -47,9 +48,9 @@ struct Shape {
 std::vector<Shape> shapes(bool quick) {
     std::vector<Shape> s;
     // K sweep at a full-wave output (k_half): 8192 x 8192 x K.
-    const std::vector<long long> ks = quick ? std::vector<long long>{512, 1024, 2048, 4096, 8192}
-                                            : std::vector<long long>{256, 384, 512, 768, 1024, 1536, 2048, 3072,
-                                                                     4096, 6144, 8192, 12288, 16384};
+    const std::vector<long long> ks =
+        quick ? std::vector<long long>{512, 1024, 2048, 4096, 8192}
+              : std::vector<long long>{256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
     for (long long k : ks) s.push_back({8192, 8192, k, 1, "ksweep"});
     // Transformer layers (tokens T = 8192): Llama-3 8B (h 4096, kv 1024, ffn 14336) and 70B (h 8192, kv 1024, ffn 28672).
     struct Model {
@@ -66,8 +67,8 @@ std::vector<Shape> shapes(bool quick) {
         s.push_back({T, 2 * m.ffn, m.h, 1, p + "gate-up"});
         s.push_back({T, m.h, m.ffn, 1, p + "down"});
         if (!quick) {
-            s.push_back({m.h, m.h, T, 1, p + "wgrad-attn-out"});       // weight gradient: K = tokens
-            s.push_back({T, m.h, 2 * m.ffn, 1, p + "dgrad-gate-up"});  // activation gradient
+            s.push_back({m.h, m.h, T, 1, p + "wgrad-attn-out"});        // weight gradient: K = tokens
+            s.push_back({T, m.h, 2 * m.ffn, 1, p + "dgrad-gate-up"});   // activation gradient
         }
     }
     // Skinny (decode) and small shapes.
@@ -146,9 +147,12 @@ public:
                 PROBE_LT(cublasLtMatrixLayoutSetAttribute(la, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b, sizeof b));
                 PROBE_LT(cublasLtMatrixLayoutSetAttribute(lb, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b, sizeof b));
                 PROBE_LT(cublasLtMatrixLayoutSetAttribute(ld, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b, sizeof b));
-                PROBE_LT(cublasLtMatrixLayoutSetAttribute(la, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sa, sizeof sa));
-                PROBE_LT(cublasLtMatrixLayoutSetAttribute(lb, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sb, sizeof sb));
-                PROBE_LT(cublasLtMatrixLayoutSetAttribute(ld, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sd, sizeof sd));
+                PROBE_LT(
+                    cublasLtMatrixLayoutSetAttribute(la, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sa, sizeof sa));
+                PROBE_LT(
+                    cublasLtMatrixLayoutSetAttribute(lb, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sb, sizeof sb));
+                PROBE_LT(
+                    cublasLtMatrixLayoutSetAttribute(ld, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sd, sizeof sd));
             }
             PROBE_LT(cublasLtMatmulPreferenceCreate(&pref));
             PROBE_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes_,
@@ -162,8 +166,8 @@ public:
                 cublasLtMatmul(h_, op, &alpha, A, la, B, lb, &beta, D, ld, D, ld, &heur.algo, ws_, ws_bytes_, stream_);
             };
             // One checked call first: a failing GEMM must not be timed.
-            PROBE_LT(cublasLtMatmul(h_, op, &alpha, A, la, B, lb, &beta, D, ld, D, ld, &heur.algo, ws_, ws_bytes_,
-                                    stream_));
+            PROBE_LT(
+                cublasLtMatmul(h_, op, &alpha, A, la, B, lb, &beta, D, ld, D, ld, &heur.algo, ws_, ws_bytes_, stream_));
             PROBE_CUDA(cudaStreamSynchronize(stream_));
             const double est = median(time_events(stream_, Reps{1, 3}, 1, run));
             const double t = median(time_events(stream_, reps, inner_for(est, 300.0, 100), run));
@@ -183,7 +187,7 @@ private:
     cudaStream_t stream_ = nullptr;
 };
 
-}  // namespace
+}   // namespace
 
 void bench_gemm(Json& peak, Json& gemm, int device, const Options& o, Notes& notes) {
     PROBE_CUDA(cudaSetDevice(device));
@@ -267,7 +271,8 @@ void bench_gemm(Json& peak, Json& gemm, int device, const Options& o, Notes& not
                 best_t = t;
             }
         }
-        if (failures > 3) notes.add(std::string("gemm ") + p.name + ": " + std::to_string(failures) + " shapes failed in all");
+        if (failures > 3)
+            notes.add(std::string("gemm ") + p.name + ": " + std::to_string(failures) + " shapes failed in all");
         if (best_tflops > 0)
             peak.begin_object()
                 .kv("precision", p.name)
@@ -283,4 +288,4 @@ void bench_gemm(Json& peak, Json& gemm, int device, const Options& o, Notes& not
     gemm.end_array();
 }
 
-}  // namespace probe
+}   // namespace probe

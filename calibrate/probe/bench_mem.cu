@@ -53,7 +53,7 @@ int sm_count(int device) {
     return sms;
 }
 
-}  // namespace
+}   // namespace
 
 void bench_hbm(Json& j, int device, const Options& o, Notes& notes) {
     PROBE_CUDA(cudaSetDevice(device));
@@ -65,7 +65,8 @@ void bench_hbm(Json& j, int device, const Options& o, Notes& notes) {
     std::vector<size_t> sizes;
     for (size_t s = size_t(1) << 20; s <= max_array; s <<= (o.quick ? 4 : 2)) sizes.push_back(s);
     if (sizes.empty() || sizes.back() != max_array) sizes.push_back(max_array);
-    if (max_array < (size_t(1) << 30)) notes.add("hbm: largest array limited to " + std::to_string(max_array) + " bytes by free memory");
+    if (max_array < (size_t(1) << 30))
+        notes.add("hbm: largest array limited to " + std::to_string(max_array) + " bytes by free memory");
     const int sms = sm_count(device);
     DeviceBuffer a(max_array), b(max_array), c(max_array);
     Stream st;
@@ -86,7 +87,8 @@ void bench_hbm(Json& j, int device, const Options& o, Notes& notes) {
                     triad_kernel<<<blocks, 256, 0, st.s>>>(static_cast<float4*>(a.p), static_cast<const float4*>(b.p),
                                                            static_cast<const float4*>(c.p), 0.5f, n);
                 else
-                    copy_kernel<<<blocks, 256, 0, st.s>>>(static_cast<const float4*>(a.p), static_cast<float4*>(b.p), n);
+                    copy_kernel<<<blocks, 256, 0, st.s>>>(static_cast<const float4*>(a.p), static_cast<float4*>(b.p),
+                                                          n);
             };
             const double est = median(time_events(st.s, Reps{1, 3}, 1, launch));
             const int inner = inner_for(est, 500.0, 1000);
@@ -158,8 +160,10 @@ void bench_pcie(Json& j, int device, const Options& o, Notes& notes) {
             const bool h2d = std::strcmp(dir, "h2d") == 0;
             for (size_t bytes = size_t(1) << 16; bytes <= max_bytes; bytes <<= (o.quick ? 4 : 2)) {
                 auto copy = [&] {
-                    if (h2d) cudaMemcpyAsync(dev.p, host, bytes, cudaMemcpyHostToDevice, st.s);
-                    else cudaMemcpyAsync(host, dev.p, bytes, cudaMemcpyDeviceToHost, st.s);
+                    if (h2d)
+                        cudaMemcpyAsync(dev.p, host, bytes, cudaMemcpyHostToDevice, st.s);
+                    else
+                        cudaMemcpyAsync(host, dev.p, bytes, cudaMemcpyDeviceToHost, st.s);
                 };
                 const double est = median(time_events(st.s, Reps{1, 3}, 1, copy));
                 const double t = median(time_events(st.s, reps, inner_for(est, 500.0, 200), copy));
@@ -180,4 +184,4 @@ void bench_pcie(Json& j, int device, const Options& o, Notes& notes) {
     cudaFreeHost(host);
 }
 
-}  // namespace probe
+}   // namespace probe

@@ -20,10 +20,11 @@ namespace probe {
 
 namespace {
 
-#define PROBE_NCCL(call)                                                                                        \
-    do {                                                                                                        \
-        ncclResult_t probe_r_ = (call);                                                                         \
-        if (probe_r_ != ncclSuccess) throw ::probe::Error(std::string(#call) + " failed: " + ncclGetErrorString(probe_r_)); \
+#define PROBE_NCCL(call)                                                                           \
+    do {                                                                                           \
+        ncclResult_t probe_r_ = (call);                                                            \
+        if (probe_r_ != ncclSuccess)                                                               \
+            throw ::probe::Error(std::string(#call) + " failed: " + ncclGetErrorString(probe_r_)); \
     } while (0)
 
 const char* const kCollectives[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv"};
@@ -226,14 +227,15 @@ ncclUniqueId id_from_file(const World& w, const std::string& path) {
     throw Error("--id-file: " + path + " did not appear within 300 s (is it on a filesystem all ranks share?)");
 }
 
-}  // namespace
+}   // namespace
 
 void bench_nccl_local(Json& j, const Options& o, Notes& notes) {
     int ndev = 0;
     PROBE_CUDA(cudaGetDeviceCount(&ndev));
     if (ndev < 2) {
-        notes.add("nccl: only one GPU visible to this process; NCCL sweeps need two or more (run one process per GPU "
-                  "across nodes for inter-node numbers); skipped");
+        notes.add(
+            "nccl: only one GPU visible to this process; NCCL sweeps need two or more (run one process per GPU "
+            "across nodes for inter-node numbers); skipped");
         return;
     }
     std::vector<int> devs(ndev);
@@ -242,7 +244,8 @@ void bench_nccl_local(Json& j, const Options& o, Notes& notes) {
     PROBE_NCCL(ncclCommInitAll(comms.data(), ndev, devs.data()));
     long long max_bytes = o.max_bytes;
     for (int d = 0; d < ndev; ++d) max_bytes = std::min(max_bytes, cap_bytes(o, d));
-    if (max_bytes < o.max_bytes) notes.add("nccl: largest message limited to " + std::to_string(max_bytes) + " bytes by free memory");
+    if (max_bytes < o.max_bytes)
+        notes.add("nccl: largest message limited to " + std::to_string(max_bytes) + " bytes by free memory");
     std::vector<Rank> ranks(ndev);
     try {
         for (int d = 0; d < ndev; ++d) {
@@ -323,4 +326,4 @@ void bench_nccl_multi(Json* j, const World& w, const Options& o, Notes& notes, M
     release(r);
 }
 
-}  // namespace probe
+}   // namespace probe

@@ -27,7 +27,8 @@ std::string cuda_error_text(cudaError_t e, const char* what, const char* file, i
 #define PROBE_CUDA(call)                                                                         \
     do {                                                                                         \
         cudaError_t probe_e_ = (call);                                                           \
-        if (probe_e_ != cudaSuccess) throw ::probe::Error(::probe::cuda_error_text(probe_e_, #call, __FILE__, __LINE__)); \
+        if (probe_e_ != cudaSuccess)                                                             \
+            throw ::probe::Error(::probe::cuda_error_text(probe_e_, #call, __FILE__, __LINE__)); \
     } while (0)
 
 // ------------------------------------------------------------------------------------------------
@@ -76,10 +77,10 @@ std::string escape(const std::string& s);
 struct Options {
     std::string out;
     bool quick = false;
-    std::vector<std::string> only;        // empty = everything
-    std::string id_file;                  // multi-process NCCL: shared file for the unique id
-    long long max_bytes = 1LL << 30;      // NCCL sweep upper bound (1 GiB)
-    int device = 0;                       // single-process: GPU for the non-NCCL benchmarks
+    std::vector<std::string> only;     // empty = everything
+    std::string id_file;               // multi-process NCCL: shared file for the unique id
+    long long max_bytes = 1LL << 30;   // NCCL sweep upper bound (1 GiB)
+    int device = 0;                    // single-process: GPU for the non-NCCL benchmarks
     std::string command;
     bool wants(const std::string& what) const;
 };
@@ -88,7 +89,7 @@ struct Options {
 struct World {
     bool multi = false;
     int rank = 0, world_size = 1, local_rank = 0;
-    std::string source;                   // "mpi" | "env:RANK" | "env:SLURM_PROCID" | ...
+    std::string source;   // "mpi" | "env:RANK" | "env:SLURM_PROCID" | ...
 };
 
 World detect_world(int* argc, char*** argv);
@@ -158,7 +159,7 @@ void bench_nccl_local(Json& j, const Options& o, Notes& notes);
 // NCCL with one process per GPU; rank 0 writes the "nccl" array, others write nothing.
 // Fills hosts/nodes for the "world" object.
 struct MultiInfo {
-    std::vector<std::string> hosts;       // per rank
+    std::vector<std::string> hosts;   // per rank
     int nodes = 1;
     int gpus_per_node = 1;
 };
@@ -166,4 +167,4 @@ void bench_nccl_multi(Json* j, const World& w, const Options& o, Notes& notes, M
 
 std::string hostname();
 
-}  // namespace probe
+}   // namespace probe

@@ -187,9 +187,12 @@ std::string env(const char* name) {
 
 std::string version_string(int v, bool cuda) {
     char b[32];
-    if (cuda) std::snprintf(b, sizeof b, "%d.%d", v / 1000, (v % 1000) / 10);
-    else if (v >= 20900) std::snprintf(b, sizeof b, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
-    else std::snprintf(b, sizeof b, "%d.%d.%d", v / 1000, (v / 100) % 10, v % 100);
+    if (cuda)
+        std::snprintf(b, sizeof b, "%d.%d", v / 1000, (v % 1000) / 10);
+    else if (v >= 20900)
+        std::snprintf(b, sizeof b, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
+    else
+        std::snprintf(b, sizeof b, "%d.%d.%d", v / 1000, (v / 100) % 10, v % 100);
     return b;
 }
 
@@ -207,7 +210,8 @@ std::string kernel_driver_version() {
     // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build ..."
     std::istringstream in2(line);
     while (in2 >> tok)
-        if (std::count(tok.begin(), tok.end(), '.') >= 1 && std::isdigit(static_cast<unsigned char>(tok[0]))) return tok;
+        if (std::count(tok.begin(), tok.end(), '.') >= 1 && std::isdigit(static_cast<unsigned char>(tok[0])))
+            return tok;
     return "";
 }
 
@@ -304,7 +308,7 @@ void write_gpus(Json& j) {
     j.end_array();
 }
 
-}  // namespace
+}   // namespace
 
 // ------------------------------------------------------------------------------------------------
 // World detection
@@ -378,7 +382,7 @@ bool world_bcast(const World& w, void* data, int bytes) {
 #endif
 }
 
-}  // namespace probe
+}   // namespace probe
 
 // ------------------------------------------------------------------------------------------------
 // main
@@ -402,8 +406,8 @@ int main(int argc, char** argv) {
         }
         const Reps reps = reps_for(o.quick);
         if (world.multi) o.device = world.local_rank % ngpu;
-        if (o.device < 0 || o.device >= ngpu) throw Error("--device " + std::to_string(o.device) + ": only " +
-                                                         std::to_string(ngpu) + " GPU(s) visible");
+        if (o.device < 0 || o.device >= ngpu)
+            throw Error("--device " + std::to_string(o.device) + ": only " + std::to_string(ngpu) + " GPU(s) visible");
         if (o.out.empty()) o.out = "llmsim-probe-" + hostname() + ".json";
         const bool writer = !world.multi || world.rank == 0;
         Notes notes;
@@ -485,10 +489,22 @@ int main(int argc, char** argv) {
         // Each benchmark writes into its own buffer so that a failure leaves valid JSON.
         Json hbm, launch, peak, gemm, pcie;
         bool hbm_ok = false, launch_ok = false, gemm_ok = false, pcie_ok = false;
-        section("hbm", [&] { bench_hbm(hbm, o.device, o, notes); hbm_ok = true; });
-        section("launch", [&] { bench_launch(launch, o.device, o, notes); launch_ok = true; });
-        section("gemm", [&] { bench_gemm(peak, gemm, o.device, o, notes); gemm_ok = true; });
-        section("pcie", [&] { bench_pcie(pcie, o.device, o, notes); pcie_ok = true; });
+        section("hbm", [&] {
+            bench_hbm(hbm, o.device, o, notes);
+            hbm_ok = true;
+        });
+        section("launch", [&] {
+            bench_launch(launch, o.device, o, notes);
+            launch_ok = true;
+        });
+        section("gemm", [&] {
+            bench_gemm(peak, gemm, o.device, o, notes);
+            gemm_ok = true;
+        });
+        section("pcie", [&] {
+            bench_pcie(pcie, o.device, o, notes);
+            pcie_ok = true;
+        });
 
         auto splice = [&](const char* key, const Json& part, bool ok) {
             if (!ok) return;

@@ -98,7 +98,7 @@ FastEvaluator::EdgeScalars edge_scalars(const StageCost& st) {
     return e;
 }
 
-}  // namespace
+}   // namespace
 
 const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, std::int64_t mb, bool sp, Recompute rc,
                                                       int zero, int dp) {
@@ -242,9 +242,9 @@ const FastEvaluator::StateEntry& FastEvaluator::state(int tp, int cp, int pp, in
         if (!gs.empty()) {
             auto& b = gs.back();
             if (b.layers == g.layers && b.moe == g.moe && b.cls == g.cls && b.dp_grad_s == g.dp_grad_s &&
-                b.dp_gather_s == g.dp_gather_s && b.optimizer_s == g.optimizer_s && b.dp_sm_fraction == g.dp_sm_fraction && b.weights == g.weights &&
-                b.grads == g.grads && b.optimizer == g.optimizer && b.other_fixed == g.other_fixed &&
-                b.offloaded == g.offloaded) {
+                b.dp_gather_s == g.dp_gather_s && b.optimizer_s == g.optimizer_s &&
+                b.dp_sm_fraction == g.dp_sm_fraction && b.weights == g.weights && b.grads == g.grads &&
+                b.optimizer == g.optimizer && b.other_fixed == g.other_fixed && b.offloaded == g.offloaded) {
                 ++b.count;
                 continue;
             }
@@ -384,8 +384,7 @@ FastMemory FastEvaluator::memory(const Candidate& c) {
     TrainingConfig t;
     t.micro_batch = c.micro_batch;
     t.global_batch = c.global_batch;
-    return memory(st, le, c.tp, c.cp, c.pp, c.vp, c.schedule, c.sp, c.recompute, c.micro_batch,
-                  num_microbatches(p, t));
+    return memory(st, le, c.tp, c.cp, c.pp, c.vp, c.schedule, c.sp, c.recompute, c.micro_batch, num_microbatches(p, t));
 }
 
 FastTime FastEvaluator::time(const Candidate& c) {
@@ -400,4 +399,4 @@ FastTime FastEvaluator::time(const Candidate& c) {
     return time(st, le, ed, c.gpus, c.pp, c.vp, c.schedule, num_microbatches(p, t), flops(c.global_batch));
 }
 
-}  // namespace llmsim::search
+}   // namespace llmsim::search

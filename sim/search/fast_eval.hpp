@@ -71,7 +71,7 @@ struct FastMemory {
 struct FastTime {
     double step_time_s = 0;
     double pipeline_s = 0;
-    double bubble_s = 0;          // as StepBreakdown::bubble (schedule bubble + uneven stages)
+    double bubble_s = 0;   // as StepBreakdown::bubble (schedule bubble + uneven stages)
     double bubble_fraction = 0;
     double tokens_per_s = 0;
     double mfu = 0;
@@ -110,16 +110,15 @@ public:
         int cls = kOnly;
         double dp_grad_s = 0, dp_gather_s = 0, optimizer_s = 0, dp_sm_fraction = 0;
         double weights = 0, grads = 0, optimizer = 0;   // model states on one GPU
-        double other_fixed = 0;    // buffers and reserve without the activation-proportional slack
-        double offloaded = 0;      // bytes per GPU offloaded to the host
+        double other_fixed = 0;                         // buffers and reserve without the activation-proportional slack
+        double offloaded = 0;                           // bytes per GPU offloaded to the host
     };
     struct StateEntry {
         int dp = 1;
         std::vector<StageGroup> groups;
     };
 
-    const LayerEntry& layer(int tp, int cp, int ep, std::int64_t micro_batch, bool sp, Recompute rc, int zero,
-                            int dp);
+    const LayerEntry& layer(int tp, int cp, int ep, std::int64_t micro_batch, bool sp, Recompute rc, int zero, int dp);
     const EdgeEntry& edge(int tp, int cp, int dp, int pp, std::int64_t micro_batch, bool sp, bool interleaved);
     const StateEntry& state(int tp, int cp, int pp, int dp, int ep, int zero, Offload offload);
     const TrainingFlops& flops(std::int64_t global_batch);
@@ -144,4 +143,4 @@ private:
     std::map<std::int64_t, std::unique_ptr<TrainingFlops>> flops_;
 };
 
-}  // namespace llmsim::search
+}   // namespace llmsim::search

@@ -23,10 +23,14 @@ const char* to_string(Objective o) {
 }
 
 bool objective_from_string(const std::string& s, Objective& out) {
-    if (s == "time" || s == "step-time" || s == "tokens-per-s" || s == "throughput") out = Objective::time;
-    else if (s == "cost") out = Objective::cost;
-    else if (s == "per-gpu" || s == "tokens-per-s-per-gpu" || s == "per_gpu") out = Objective::per_gpu;
-    else return false;
+    if (s == "time" || s == "step-time" || s == "tokens-per-s" || s == "throughput")
+        out = Objective::time;
+    else if (s == "cost")
+        out = Objective::cost;
+    else if (s == "per-gpu" || s == "tokens-per-s-per-gpu" || s == "per_gpu")
+        out = Objective::per_gpu;
+    else
+        return false;
     return true;
 }
 
@@ -143,7 +147,8 @@ struct Ctx {
         reason_names[kTpHeads] = fmt::format("tp does not divide heads ({})", m.heads);
         reason_names[kTpKv] = fmt::format("tp neither divides nor is a multiple of kv_heads ({})", m.kv_heads);
         reason_names[kTpFfn] = fmt::format("tp does not divide ffn_hidden ({})", m.ffn_hidden);
-        reason_names[kTpExpertFfn] = fmt::format("tp does not divide moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden);
+        reason_names[kTpExpertFfn] =
+            fmt::format("tp does not divide moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden);
         reason_names[kCpSeq] = fmt::format("seq_len ({}) not a multiple of 2·cp", base.training.seq_len);
         reason_names[kPpLayers] = fmt::format("pp above layers ({})", m.layers);
         reason_names[kPpRange] = fmt::format("pp outside min_pp..max_pp ({}..{})", sp.min_pp, sp.max_pp);
@@ -337,7 +342,8 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                     }
                     const auto& fl = ev.flops(gb);
                     for (auto mb : cx.micro_batches(gb / dp)) {
-                        const std::size_t mi = static_cast<std::size_t>(std::lower_bound(mbs.begin(), mbs.end(), mb) - mbs.begin());
+                        const std::size_t mi =
+                            static_cast<std::size_t>(std::lower_bound(mbs.begin(), mbs.end(), mb) - mbs.begin());
                         const std::int64_t m = gb / (mb * dp);
                         for (int si = 0; si < nsp; ++si) {
                             const bool spv = cx.sp_value(tp, si);
@@ -354,11 +360,13 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                     }
                                     const FastMemory mem = ev.memory(st, le, tp, cp, pp, vp, sched, spv, rc, mb, m);
                                     if (cx.opt.on_leaf) {
-                                        const Candidate c{gpus, tp, pp, dp, cp, ep, vp, zero, spv, sched, rc, off, mb, gb};
+                                        const Candidate c{gpus, tp,  pp,    dp, cp,  ep, vp,
+                                                          zero, spv, sched, rc, off, mb, gb};
                                         cx.opt.on_leaf(c, mem.total_bytes <= cx.limit && mem.host_fits);
                                     }
                                     if (mem.total_bytes > cx.limit) {
-                                        const std::size_t idx = static_cast<std::size_t>(mem.stage) * kMemoryParts + mem.dominant;
+                                        const std::size_t idx =
+                                            static_cast<std::size_t>(mem.stage) * kMemoryParts + mem.dominant;
                                         if (ts.oom.size() <= idx) ts.oom.resize(idx + 1, 0);
                                         ++ts.oom[idx];
                                         continue;
@@ -408,7 +416,7 @@ bool dominates3(const SearchEntry& a, const SearchEntry& b) {
     return a.c < b.c;
 }
 
-}  // namespace
+}   // namespace
 
 SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const SearchOptions& opt) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -502,7 +510,8 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
             if (el < 1.0 || total_leaves == 0) continue;
             const double f = static_cast<double>(done_leaves.load()) / static_cast<double>(total_leaves);
             const int w = 30, fill = static_cast<int>(f * w);
-            std::fprintf(stderr, "\rsearch [%s%s] %3.0f%%  %.1f s", std::string(static_cast<std::size_t>(fill), '#').c_str(),
+            std::fprintf(stderr, "\rsearch [%s%s] %3.0f%%  %.1f s",
+                         std::string(static_cast<std::size_t>(fill), '#').c_str(),
                          std::string(static_cast<std::size_t>(w - fill), ' ').c_str(), 100.0 * f, el);
             shown = true;
         }
@@ -590,4 +599,4 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
     return res;
 }
 
-}  // namespace llmsim::search
+}   // namespace llmsim::search

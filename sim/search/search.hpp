@@ -17,17 +17,17 @@
 namespace llmsim::search {
 
 enum class Objective {
-    time,        // seconds per token (= step time at a fixed global batch; = max tokens/s)
-    cost,        // GPU-seconds per token (× price per GPU-hour = dollars); fewer GPUs win ties
-    per_gpu,     // tokens/s per GPU (ranks exactly as cost)
+    time,      // seconds per token (= step time at a fixed global batch; = max tokens/s)
+    cost,      // GPU-seconds per token (× price per GPU-hour = dollars); fewer GPUs win ties
+    per_gpu,   // tokens/s per GPU (ranks exactly as cost)
 };
 const char* to_string(Objective o);
 bool objective_from_string(const std::string& s, Objective& out);
 
 // What may vary, and the limits. Empty sets mean "anything the rules allow".
 struct SearchSpace {
-    std::vector<int> gpu_counts;          // fixed counts to search (from --gpus), or ...
-    int max_gpus = 0;                     // ... every count 2^k and 3·2^k up to this (when > 0)
+    std::vector<int> gpu_counts;   // fixed counts to search (from --gpus), or ...
+    int max_gpus = 0;              // ... every count 2^k and 3·2^k up to this (when > 0)
     int min_gpus = 1;
     std::vector<std::int64_t> global_batches;   // at least one
     std::vector<int> tp, pp, cp, ep, vp, dp, zero;
@@ -36,8 +36,8 @@ struct SearchSpace {
     std::vector<Offload> offload{Offload::none, Offload::optimizer};
     std::vector<Schedule> schedules{Schedule::one_f_one_b, Schedule::interleaved, Schedule::zero_bubble};
     std::optional<bool> sequence_parallel;   // unset: both when tp > 1
-    int max_tp = 0;                           // 0: no limit beyond the scale-up domain
-    int min_pp = 0, max_pp = 0;               // 0: no limit
+    int max_tp = 0;                          // 0: no limit beyond the scale-up domain
+    int min_pp = 0, max_pp = 0;              // 0: no limit
     bool allow_cross_node_tp = false;
     // Memory kept free on each GPU: a fraction of capacity (< 1) or bytes (>= 1).
     double memory_headroom = 0;
@@ -46,13 +46,13 @@ struct SearchSpace {
 struct SearchOptions {
     Objective objective = Objective::time;
     int top_k = 10;
-    int threads = 0;                  // 0: std::thread::hardware_concurrency()
-    bool progress = false;            // progress bar on stderr (after 1 s)
-    double price_per_gpu_hour = 0;    // for cost reporting
+    int threads = 0;                 // 0: std::thread::hardware_concurrency()
+    bool progress = false;           // progress bar on stderr (after 1 s)
+    double price_per_gpu_hour = 0;   // for cost reporting
     // Re-rank the best `confirm` layouts with this step-time function (the simulator); 0: none.
     int confirm = 0;
     std::function<double(const Scenario&)> confirm_step_time;
-    std::size_t pareto_limit = 64;    // largest Pareto front returned
+    std::size_t pareto_limit = 64;   // largest Pareto front returned
     // Tests: called for every layout that reaches the memory check, with its verdict (must be
     // thread-safe when threads > 1).
     std::function<void(const Candidate&, bool fits)> on_leaf;
@@ -62,21 +62,21 @@ struct SearchEntry {
     Candidate c;
     FastTime time;
     FastMemory memory;
-    double objective = 0;             // smaller is better
-    double confirmed_step_time_s = 0; // simulator step time (0 when not confirmed)
+    double objective = 0;               // smaller is better
+    double confirmed_step_time_s = 0;   // simulator step time (0 when not confirmed)
 };
 
 struct SearchResult {
-    std::vector<SearchEntry> top;     // best first
-    std::vector<SearchEntry> pareto;  // (time per token, memory per GPU, GPUs), by time
-    std::int64_t evaluated = 0;       // layouts priced by the closed form
+    std::vector<SearchEntry> top;      // best first
+    std::vector<SearchEntry> pareto;   // (time per token, memory per GPU, GPUs), by time
+    std::int64_t evaluated = 0;        // layouts priced by the closed form
     std::int64_t rejected_total = 0;
     std::map<std::string, std::int64_t> rejected;   // reason -> layouts
     std::int64_t considered() const { return evaluated + rejected_total; }
     double wall_s = 0;
-    double eval_wall_s = 0;           // time spent in the parallel enumeration
+    double eval_wall_s = 0;   // time spent in the parallel enumeration
     int threads = 1;
-    std::vector<int> gpu_counts;      // the counts searched
+    std::vector<int> gpu_counts;   // the counts searched
     bool confirmed = false;
 };
 
@@ -93,4 +93,4 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space, const Se
 // The objective value of an evaluated layout (smaller is better).
 double objective_value(Objective o, const Candidate& c, const FastTime& t, double tokens_per_step);
 
-}  // namespace llmsim::search
+}   // namespace llmsim::search

@@ -72,13 +72,13 @@ Offload offload_of(const std::string& s) {
     return s == "optimizer" ? Offload::optimizer : s == "optimizer+params" ? Offload::optimizer_params : Offload::none;
 }
 Schedule schedule_of(const std::string& s) {
-    return s == "gpipe" ? Schedule::gpipe
+    return s == "gpipe"         ? Schedule::gpipe
            : s == "interleaved" ? Schedule::interleaved
            : s == "zero-bubble" ? Schedule::zero_bubble
                                 : Schedule::one_f_one_b;
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<std::int64_t> parse_batch_range(const std::string& text, const std::string& what) {
     const auto colon = text.find(':');
@@ -99,8 +99,8 @@ std::vector<std::int64_t> parse_batch_range(const std::string& text, const std::
         for (std::int64_t p = 1; p <= b; p *= 2)
             if (p >= a) out.push_back(p);
     if (!ok || out.empty())
-        throw ConfigError(fmt::format("{}: \"{}\": expected a:b with 1 <= a <= b spanning at least one power of two",
-                                      what, text));
+        throw ConfigError(
+            fmt::format("{}: \"{}\": expected a:b with 1 <= a <= b spanning at least one power of two", what, text));
     return out;
 }
 
@@ -215,10 +215,12 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     }
     if (!batch_from_search) {
         const bool has = j.contains("training") && j["training"].is_object() && j["training"].contains("global_batch");
-        if (has && j["training"]["global_batch"].is_number_integer() && j["training"]["global_batch"].get<std::int64_t>() >= 1)
+        if (has && j["training"]["global_batch"].is_number_integer() &&
+            j["training"]["global_batch"].get<std::int64_t>() >= 1)
             sp.global_batches = {j["training"]["global_batch"].get<std::int64_t>()};
         else if (!has)
-            pr.add_raw("/training/global_batch: missing: expected the global batch (sequences), or search.global_batch");
+            pr.add_raw(
+                "/training/global_batch: missing: expected the global batch (sequences), or search.global_batch");
     }
     pr.raise_if_any();
     // The rest is an ordinary scenario on one GPU (the layout is what we search).
@@ -232,4 +234,4 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     return req;
 }
 
-}  // namespace llmsim::search
+}   // namespace llmsim::search

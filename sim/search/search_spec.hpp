@@ -14,7 +14,7 @@
 namespace llmsim::search {
 
 struct SearchRequest {
-    Scenario base;          // model, system, training settings; its layout is not used
+    Scenario base;   // model, system, training settings; its layout is not used
     SearchSpace space;
     SearchOptions options;
 };
@@ -26,4 +26,4 @@ SearchRequest parse_search_request(const Json& j, const std::string& base_dir = 
 // "a:b" -> the powers of two in [a, b]; throws ConfigError naming `what` otherwise.
 std::vector<std::int64_t> parse_batch_range(const std::string& text, const std::string& what);
 
-}  // namespace llmsim::search
+}   // namespace llmsim::search
