@@ -1,6 +1,6 @@
 // The hardware database (hardware_db/, docs/hardware-db.md): every data file loads, every number
 // has a source, presets with overrides change only what they override (and say so in the
-// provenance), the contract's systems exist, and the peaks match ../shared/validation/hardware.csv.
+// provenance), the contract's systems exist, and the peaks match validation/hardware.csv.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -283,7 +283,7 @@ TEST_CASE(
 }
 
 TEST_CASE("every accelerator row of validation/hardware.csv matches bf16, fp8 and HBM bandwidth", "[hwdb][peaks]") {
-    const auto rows = read_csv(std::string(LLMSIM_SHARED_DIR) + "/validation/hardware.csv");
+    const auto rows = read_csv(std::string(LLMSIM_VALIDATION_DIR) + "/hardware.csv");
     REQUIRE(rows.size() >= 11);
     const std::map<std::string, std::string> ids{{"A100-SXM4-40GB", "a100-sxm-40gb"},
                                                  {"A100-SXM4-80GB", "a100-sxm-80gb"},

@@ -1,5 +1,5 @@
 // Every example scenario (scenarios/*.json) runs through the binary (`llmsim memory` and
-// `llmsim flops`, --json: exit 0, valid JSON); every case of ../shared/validation/training.json and
+// `llmsim flops`, --json: exit 0, valid JSON); every case of validation/training.json and
 // inference.json parses through parse_scenario and gets a memory estimate.
 #include <catch2/catch.hpp>
 
@@ -91,7 +91,7 @@ TEST_CASE("the example GPT-3 175B scenario: Megatron's layout fits 80 GB with se
 
 namespace {
 void each_case(const std::string& file, bool inference) {
-    const Json doc = parse_json_file(std::string(LLMSIM_SHARED_DIR) + "/validation/" + file);
+    const Json doc = parse_json_file(std::string(LLMSIM_VALIDATION_DIR) + "/" + file);
     REQUIRE(doc.contains("cases"));
     REQUIRE(doc["cases"].size() > 0);
     for (const auto& c : doc["cases"]) {

@@ -278,11 +278,8 @@ TEST_CASE("a layout rejected for memory really exceeds capacity; an accepted one
 }
 
 TEST_CASE("the search never loses to a published layout (consistency on training.json)", "[search][validation]") {
-    std::ifstream in(std::string(LLMSIM_SHARED_DIR) + "/validation/training.json");
-    if (!in) {
-        WARN("validation/training.json not found; skipped");
-        return;
-    }
+    std::ifstream in(std::string(LLMSIM_VALIDATION_DIR) + "/training.json");
+    REQUIRE(in.good());
     const Json all = Json::parse(in);
     const std::set<std::string> ids{"MLM21-T1-01", "NEMO2407-05", "MOSAIC-H100-03", "KOR22-T5-22B-SP+SEL",
                                     "NEMO2407-11"};

@@ -247,11 +247,8 @@ TEST_CASE("simulate_step keeps the estimate's invariants", "[sim]") {
 }
 
 TEST_CASE("simulator agrees with the closed form within 2% on the shared validation set, or says why", "[sim]") {
-    const std::string path = std::string(LLMSIM_SHARED_DIR) + "/validation/training.json";
-    if (!std::filesystem::exists(path)) {
-        WARN("no shared validation set at " << path);
-        return;
-    }
+    const std::string path = std::string(LLMSIM_VALIDATION_DIR) + "/training.json";
+    REQUIRE(std::filesystem::exists(path));
     const Json doc = parse_json_file(path);
     int agree = 0, explained = 0;
     for (const auto& c : doc["cases"]) {
