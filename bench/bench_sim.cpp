@@ -26,8 +26,8 @@ Scenario one_t(const char* schedule, int vp) {
 // The engine alone on precomputed costs (what the search pays per candidate once costs exist).
 void run_engine(benchmark::State& state, const char* schedule, int vp) {
     const Scenario s = one_t(schedule, vp);
-    const StepCosts costs = step_costs(s);
-    const sim::PipelineSetup setup = sim::make_setup(s, costs);
+    const StepCosts costs = step_costs(s.training_job());
+    const sim::PipelineSetup setup = sim::make_setup(s.training_job(), costs);
     sim::StepSimulator simulator;
     std::int64_t events = 0;
     for (auto _ : state) {
@@ -44,7 +44,7 @@ void run_full(benchmark::State& state) {
     const Scenario s = one_t("1f1b", 1);
     sim::StepSimulator simulator;
     for (auto _ : state) {
-        const auto e = sim::simulate_step(s, {}, simulator);
+        const auto e = sim::simulate_step(s.training_job(), {}, simulator);
         benchmark::DoNotOptimize(e.step_time_s);
     }
 }

@@ -66,16 +66,16 @@ void cached_closed_form(benchmark::State& state) {
         const auto& c = e.c;
         ps.push_back({c, &ev.state(c.tp, c.cp, c.pp, c.dp, c.ep, c.zero, c.offload),
                       &ev.layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp),
-                      &ev.edge(c.tp, c.cp, c.dp, c.pp, c.micro_batch, c.sp, c.schedule == Schedule::interleaved),
-                      &ev.flops(c.global_batch), c.global_batch / (c.micro_batch * c.dp)});
+                      &ev.edge(c.tp, c.cp, c.dp, c.pp, c.micro_batch, c.sp, *c.schedule), &ev.flops(c.global_batch),
+                      c.global_batch / (c.micro_batch * c.dp)});
     }
     std::int64_t n = 0;
     for (auto _ : state) {
         for (const auto& p : ps) {
             const auto& c = p.c;
             const auto mem =
-                ev.memory(*p.st, *p.le, c.tp, c.cp, c.pp, c.vp, c.schedule, c.sp, c.recompute, c.micro_batch, p.m);
-            const auto t = ev.time(*p.st, *p.le, *p.ed, c.gpus, c.pp, c.vp, c.schedule, p.m, *p.fl);
+                ev.memory(*p.st, *p.le, c.tp, c.cp, c.pp, c.vp, *c.schedule, c.sp, c.recompute, c.micro_batch, p.m);
+            const auto t = ev.time(*p.st, *p.le, *p.ed, c.gpus, c.vp, *c.schedule, p.m, *p.fl);
             benchmark::DoNotOptimize(mem.total_bytes + t.step_time_s);
         }
         n += static_cast<std::int64_t>(ps.size());

@@ -35,7 +35,7 @@ void register_memory(CLI::App& app, Context& ctx) {
             ctx.exit_code = 0;
             return;
         }
-        const auto m = training_memory(s);
+        const auto m = training_memory(s.training_job());
         if (flags->json) {
             print_json({{"memory", memory_json(m)}, {"scenario", to_json(s)}});
         } else {

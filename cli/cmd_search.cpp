@@ -33,7 +33,7 @@ void register_search(CLI::App& app, Context& ctx) {
         req.options.confirm = f->confirm.value_or(req.options.confirm > 0 ? req.options.confirm : 5);
         req.options.confirm_step_time = [](const Scenario& s) {
             try {
-                return sim::simulate_step(s).step_time_s;
+                return sim::simulate_step(s.training_job()).step_time_s;
             } catch (const std::exception&) {
                 return 0.0;
             }

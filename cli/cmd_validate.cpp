@@ -68,7 +68,7 @@ Json summary_json(const Summary& s) {
 // Step time of a scenario with the accelerator's sustained fraction replaced by `f`.
 double predict_with(Scenario s, double f) {
     s.system.gpu.efficiency.sustained_fraction = f;
-    return estimate_step(s).step_time_s;
+    return estimate_step(s.training_job()).step_time_s;
 }
 
 struct FitCase {
@@ -204,13 +204,13 @@ void register_validate(CLI::App& app, Context& ctx) {
                         r.quantity = "step_time_s";
                         r.measured = meas["step_time_s"].get<double>();
                         // The simulator is `estimate`'s default; the closed form is reported beside it.
-                        r.closed_form = estimate_step(s).step_time_s;
-                        r.predicted = sim::simulate_step(s).step_time_s;
+                        r.closed_form = estimate_step(s.training_job()).step_time_s;
+                        r.predicted = sim::simulate_step(s.training_job()).step_time_s;
                         r.closed_form_error = (r.closed_form - r.measured) / r.measured;
                     } else if (meas.contains("output_tokens_per_s_per_gpu")) {
                         r.quantity = "output_tokens_per_s_per_gpu";
                         r.measured = meas["output_tokens_per_s_per_gpu"].get<double>();
-                        r.predicted = estimate_inference(s).output_tokens_per_s_per_gpu;
+                        r.predicted = estimate_inference(s.serving_job()).output_tokens_per_s_per_gpu;
                     } else {
                         throw ConfigError(
                             fmt::format("{}#/cases/{}/measured: expected step_time_s or "

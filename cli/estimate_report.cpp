@@ -18,16 +18,16 @@ namespace {
 
 Json training_json(const Scenario& s, const EstimateOptions& o) {
     // The closed form always (cheap); the discrete-event simulator unless --fast.
-    StepCosts costs = step_costs(s);
+    StepCosts costs = step_costs(s.training_job());
     sim::apply_straggler(costs, o.straggler_stage, o.straggler_factor);
-    const StepEstimate closed = estimate_step(s, costs);
+    const StepEstimate closed = estimate_step(s.training_job(), costs);
     sim::StepSimulator simulator;
     sim::SimOptions so;
     so.straggler_stage = o.straggler_stage;
     so.straggler_factor = o.straggler_factor;
     const bool simulate = !o.fast || !o.trace_path.empty() || o.timeline;
     StepEstimate simulated;
-    if (simulate) simulated = sim::simulate_step(s, so, simulator);
+    if (simulate) simulated = sim::simulate_step(s.training_job(), so, simulator);
     const StepEstimate& e = o.fast ? closed : simulated;
     const auto& b = e.breakdown;
     Json stages = Json::array();
@@ -98,7 +98,7 @@ Json training_json(const Scenario& s, const EstimateOptions& o) {
     j["closed_form_step_time_s"] = closed.step_time_s;
     if (simulate) {
         const auto& r = simulator.result();
-        const auto cmp = sim::compare_methods(s, closed, simulated, r);
+        const auto cmp = sim::compare_methods(s.training_job(), closed, simulated, r);
         j["simulator_step_time_s"] = simulated.step_time_s;
         j["method_note"] = o.fast ? "closed form (--fast); " + cmp.note : cmp.note;
         Json st = Json::array();
@@ -112,7 +112,7 @@ Json training_json(const Scenario& s, const EstimateOptions& o) {
                           {"activation_bytes_per_microbatch", x.activation_bytes_per_microbatch},
                           {"peak_activation_bytes", x.peak_activation_bytes},
                           {"peak_microbatches_in_flight", x.peak_microbatches}});
-        j["simulation"] = {{"schedule", r.schedule},
+        j["simulation"] = {{"schedule", std::string(r.schedule->name)},
                            {"step_time_s", r.step_time_s},
                            {"pipeline_time_s", r.pipeline_time_s},
                            {"bubble_s", r.bubble_s},
@@ -143,7 +143,7 @@ Json training_json(const Scenario& s, const EstimateOptions& o) {
 }
 
 Json serving_json(const Scenario& s) {
-    const auto r = estimate_inference(s);
+    const auto r = estimate_inference(s.serving_job());
     return {{"ttft_s", r.ttft_s},
             {"tpot_s", r.tpot_s},
             {"output_tokens_per_s", r.output_tokens_per_s},
@@ -188,7 +188,7 @@ std::string estimate_text(const Scenario& s, const Json& r) {
     out += fmt::format(
         "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {} "
         "recompute\n",
-        s.model.name, s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, to_string(p.schedule), p.zero,
+        s.model.name, s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, p.schedule->name, p.zero,
         s.training.micro_batch, r["microbatches"].get<std::int64_t>(), to_string(s.training.precision),
         to_string(s.training.recompute));
     out += fmt::format(

@@ -28,7 +28,7 @@ std::string layout_brief(const Candidate& c) {
     s += fmt::format(" cp{} ep{} dp{} zero{}", c.cp, c.ep, c.dp, c.zero);
     if (c.sp) s += " sp";
     s += fmt::format(" mb{} {}", c.micro_batch, to_string(c.recompute));
-    if (c.pp > 1) s += std::string(" ") + to_string(c.schedule);
+    if (c.pp > 1) s += " " + std::string(c.schedule->name);
     if (c.offload != Offload::none) s += std::string(" offload:") + to_string(c.offload);
     return s;
 }
@@ -57,7 +57,7 @@ Json search_entry_json(const Scenario& base, const SearchEntry& e, bool detailed
         j["cost_per_million_tokens_usd"] = 1e6 / e.time.tokens_per_s * e.c.gpus / 3600.0 * price;
     }
     if (detailed) {
-        Json mem = memory_json(training_memory(s));
+        Json mem = memory_json(training_memory(s.training_job()));
         mem.erase("stages");
         j["memory"] = mem;
     } else {

@@ -28,7 +28,7 @@ struct PassTime {
 
 // One forward pass over `tokens` new tokens per sequence for `batch` sequences attending to
 // `context` tokens, on one GPU of a TP group (the slowest pipeline stage).
-PassTime forward_pass(const Scenario& s, double batch, double tokens, double context, bool causal_prefill) {
+PassTime forward_pass(const ServingJob& s, double batch, double tokens, double context, bool causal_prefill) {
     const auto& m = s.model;
     const auto& a = s.system.gpu;
     const auto& in = s.inference;
@@ -103,7 +103,7 @@ PassTime forward_pass(const Scenario& s, double batch, double tokens, double con
 
 }   // namespace
 
-InferenceEstimate estimate_inference(const Scenario& s) {
+InferenceEstimate estimate_inference(const ServingJob& s) {
     InferenceEstimate r;
     const auto& in = s.inference;
     const double b = static_cast<double>(in.batch);
@@ -117,9 +117,9 @@ InferenceEstimate estimate_inference(const Scenario& s) {
     r.tpot_s = decode.time_s * pp;
     r.decode_compute_bound = decode.compute_s >= decode.memory_s;
     r.e2e_latency_s = r.ttft_s + static_cast<double>(in.output_len) * r.tpot_s;
-    const double replicas = std::max(1, s.gpus / std::max(1, s.parallel.tp * s.parallel.pp));
+    const double replicas = std::max(1, s.gpus() / std::max(1, s.parallel.tp * s.parallel.pp));
     r.output_tokens_per_s = replicas * b * static_cast<double>(in.output_len) / r.e2e_latency_s;
-    r.output_tokens_per_s_per_gpu = r.output_tokens_per_s / s.gpus;
+    r.output_tokens_per_s_per_gpu = r.output_tokens_per_s / s.gpus();
     r.memory = inference_memory(s.model, s.system, s.parallel, in);
     return r;
 }

@@ -27,19 +27,8 @@ int moe_layers_on_stage(const ModelSpec& m, int pp, int stage) {
 }
 
 double microbatches_in_flight(const ParallelConfig& p, std::int64_t m, int stage) {
-    const double md = static_cast<double>(std::max<std::int64_t>(1, m));
-    const int pp = p.pp;
-    switch (p.schedule) {
-        case Schedule::gpipe: return md;
-        case Schedule::one_f_one_b:
-        case Schedule::zero_bubble: return std::min<double>(pp - stage, md);
-        case Schedule::interleaved: {
-            const int v = std::max(1, p.vp);
-            const double chunks = 2.0 * (pp - stage - 1) + (v - 1.0) * pp + 1.0;
-            return std::min(chunks / v, md);
-        }
-    }
-    return 1.0;
+    const int v = p.schedule->uses_chunks ? std::max(1, p.vp) : 1;
+    return p.schedule->in_flight(p.pp, v, std::max<std::int64_t>(1, m), stage);
 }
 
 std::int64_t num_microbatches(const ParallelConfig& p, const TrainingConfig& t) {

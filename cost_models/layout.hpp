@@ -18,8 +18,8 @@ std::vector<int> layers_per_stage(int layers, int pp);
 int moe_layers_on_stage(const ModelSpec& m, int pp, int stage);
 
 // Micro-batches of stage `stage` whose activations are alive at that stage's peak, in units of
-// "one micro-batch through all of the stage's layers" (Megatron's in-flight count):
-// GPipe m; 1F1B and ZB-H1 min(p − s, m); interleaved (2(p−s−1) + (v−1)p + 1)/v, capped by m.
+// "one micro-batch through all of the stage's layers" (Megatron's in-flight count): the schedule's
+// own count (schedules/impl/*.cpp).
 double microbatches_in_flight(const ParallelConfig& p, std::int64_t num_microbatches, int stage);
 
 // Number of micro-batches per step: global_batch / (micro_batch · dp).

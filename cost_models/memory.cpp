@@ -276,7 +276,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
         }
         if (s == p.pp - 1) {
             // LM-head input and fp32 logits for the loss, one micro-batch live (GPipe: all of them).
-            const double live = p.schedule == Schedule::gpipe ? static_cast<double>(mb) : 1.0;
+            const double live = loss_microbatches_in_flight(*p.schedule, p.pp, mb);
             d.logits_bytes = live * tokens_local * 4.0 *
                              (static_cast<double>(m.hidden) / sp_div + static_cast<double>(m.vocab) / p.tp);
         }
@@ -332,8 +332,8 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
     return best;
 }
 
-MemoryBreakdown training_memory(const Scenario& s) {
-    return training_memory(s.model, s.system, s.parallel, s.training);
+MemoryBreakdown training_memory(const TrainingJob& job) {
+    return training_memory(job.model, job.system, job.parallel, job.training);
 }
 
 // ---------------------------------------------------------------------------------------------

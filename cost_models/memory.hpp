@@ -91,7 +91,7 @@ struct MemoryBreakdown {
 
 MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
                                 const TrainingConfig& t);
-MemoryBreakdown training_memory(const Scenario& s);
+MemoryBreakdown training_memory(const TrainingJob& job);
 
 struct InferenceMemory {
     double weights_bytes = 0;

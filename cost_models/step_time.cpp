@@ -50,7 +50,7 @@ struct Builder {
     std::vector<CommEvent>* comms = nullptr;
     double gemm_fwd_s = 0, gemm_bwd_s = 0;   // GEMM time of the layer being built (TP overlap)
 
-    Builder(const Scenario& s, std::vector<CommEvent>* c)
+    Builder(const TrainingJob& s, std::vector<CommEvent>* c)
         : m(s.model), sys(s.system), p(s.parallel), t(s.training), a(s.system.gpu), comms(c) {
         g = make_groups(sys, p);
         gp = gemm_precision(t.precision);
@@ -297,21 +297,21 @@ double optimizer_bytes_per_param(const TrainingConfig& t) {
 
 }   // namespace
 
-LayerCost layer_cost(const Scenario& s, bool moe_layer, std::vector<CommEvent>* comms) {
+LayerCost layer_cost(const TrainingJob& s, bool moe_layer, std::vector<CommEvent>* comms) {
     Builder b(s, comms);
     const double mb = static_cast<double>(num_microbatches(s.parallel, s.training));
     const double layers = moe_layer ? s.model.moe_layers() : s.model.dense_mlp_layers();
     return b.layer(moe_layer, mb * layers / s.parallel.pp);
 }
 
-StepCosts step_costs(const Scenario& s) {
+StepCosts step_costs(const TrainingJob& s) {
     std::vector<CommEvent> comms;
     const LayerCost dense = layer_cost(s, false, &comms);
     const LayerCost moe = s.model.moe.enabled() ? layer_cost(s, true, &comms) : LayerCost{};
     return assemble_step_costs(s, dense, moe, &comms);
 }
 
-StepCosts assemble_step_costs(const Scenario& s, const LayerCost& dense_cost, const LayerCost& moe_cost,
+StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost, const LayerCost& moe_cost,
                               std::vector<CommEvent>* comms) {
     StepCosts c;
     const auto& m = s.model;
@@ -338,7 +338,7 @@ StepCosts assemble_step_costs(const Scenario& s, const LayerCost& dense_cost, co
         // and the receiving stage all-gathers it over NVLink before use.
         p2p.time_s += collective_time(s.system, Collective::all_gather, b.T * h * e, b.g.tp).time_s;
     }
-    c.pp_p2p_overlapped = p.schedule == Schedule::interleaved;
+    c.pp_p2p_overlapped = p.schedule->overlaps_p2p;
     if (p.pp > 1)
         b.record("pp send/recv (activations, gradients)", "pp", Collective::send_recv, p2p_bytes, b.g.pp, p2p,
                  2.0 * mb * p.vp, 0);
@@ -466,7 +466,7 @@ const char* dominant_cost(const StepBreakdown& b) {
         ->second;
 }
 
-void finish_estimate(const Scenario& s, StepEstimate& e, double pipeline_s, double bubble_s, int critical) {
+void finish_estimate(const TrainingJob& s, StepEstimate& e, double pipeline_s, double bubble_s, int critical) {
     const auto& p = s.parallel;
     const auto& C = e.costs;
     const double m = static_cast<double>(C.microbatches);
@@ -474,22 +474,8 @@ void finish_estimate(const Scenario& s, StepEstimate& e, double pipeline_s, doub
     e.pipeline_time_s = pipeline_s;
     e.critical_stage = critical;
 
-    // Data-parallel reduction after the last backward: stage s has the drain of the stages before
-    // it as slack; with overlap it also hides behind its own last backward.
-    double dp_exposed = 0, opt = 0, gather_exposed = 0;
-    double drain_before = 0;
-    for (const auto& st : C.stages) {
-        double hide = drain_before + (p.overlap_grad_reduce ? st.bwd_s : 0.0);
-        const double exposed = std::max(0.0, st.dp_grad_s - hide);
-        // The hidden part slows the backward it overlaps (its kernels share the SMs).
-        const double hidden_own = p.overlap_grad_reduce ? std::min(st.dp_grad_s - exposed, st.bwd_s) : 0.0;
-        dp_exposed = std::max(dp_exposed, exposed + hidden_own * st.dp_sm_fraction);
-        drain_before += st.bwd_s;
-        opt = std::max(opt, st.optimizer_s);
-        // The parameter all-gather overlaps the next step's first forward.
-        const double g = p.overlap_param_gather ? std::max(0.0, st.dp_param_gather_s - st.fwd_s) : st.dp_param_gather_s;
-        gather_exposed = std::max(gather_exposed, g);
-    }
+    const StepTail tail = step_tail(p.overlap_grad_reduce, p.overlap_param_gather, stage_runs(C));
+    const double dp_exposed = tail.dp_exposed_s, gather_exposed = tail.gather_exposed_s, opt = tail.optimizer_s;
     e.step_time_s = pipeline_s + dp_exposed + gather_exposed + opt;
 
     const auto& cs = C.stages[critical];
@@ -502,9 +488,7 @@ void finish_estimate(const Scenario& s, StepEstimate& e, double pipeline_s, doub
     b.dp_comm = m * cs.zero3_s + dp_exposed + gather_exposed;
     b.optimizer = opt;
     b.bubble = bubble_s;
-    // Whatever the schedule adds beyond the critical stage's work (uneven stages) is bubble too.
-    const double accounted = b.compute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + m * cs.zero3_s + b.bubble;
-    if (pipeline_s > accounted) b.bubble += pipeline_s - accounted;
+    b.bubble = reported_bubble_s(pipeline_s, bubble_s, C.microbatches, stage_work_s(cs));
     b.exposed_comm = b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm;
     e.bubble_fraction = e.step_time_s > 0 ? b.bubble / e.step_time_s : 0.0;
     e.dominant = dominant_cost(b);
@@ -514,16 +498,16 @@ void finish_estimate(const Scenario& s, StepEstimate& e, double pipeline_s, doub
     e.model_flops_per_step = e.flops.model_flops_per_step;
     e.hardware_flops_per_step = e.flops.hardware_flops_per_step;
     e.tokens_per_s = e.tokens_per_step / e.step_time_s;
-    e.tokens_per_s_per_gpu = e.tokens_per_s / s.gpus;
-    const double peak = s.system.gpu.peak(s.training.precision) * s.gpus;
+    e.tokens_per_s_per_gpu = e.tokens_per_s / s.gpus();
+    const double peak = s.system.gpu.peak(s.training.precision) * s.gpus();
     e.mfu = e.model_flops_per_step / (e.step_time_s * peak);
     e.hfu = e.hardware_flops_per_step / (e.step_time_s * peak);
-    e.achieved_tflops_per_gpu = e.model_flops_per_step / e.step_time_s / s.gpus / 1e12;
+    e.achieved_tflops_per_gpu = e.model_flops_per_step / e.step_time_s / s.gpus() / 1e12;
     if (s.training.token_budget) {
         e.token_budget = *s.training.token_budget;
         const double secs = e.token_budget / e.tokens_per_s;
         e.train_days = secs / 86400.0;
-        e.gpu_hours = secs / 3600.0 * s.gpus;
+        e.gpu_hours = secs / 3600.0 * s.gpus();
     }
     // Per-step exposure of each communication kind, for the report.
     for (auto& ev : e.costs.comms) {
@@ -532,40 +516,93 @@ void finish_estimate(const Scenario& s, StepEstimate& e, double pipeline_s, doub
     }
 }
 
-StepEstimate estimate_step(const Scenario& s, const StepCosts& costs) {
+double exposed_param_gather_s(bool overlap, double gather_s, double first_forward_s) {
+    return overlap ? std::max(0.0, gather_s - first_forward_s) : gather_s;
+}
+
+double stage_work_s(const StageCost& st) { return st.compute_s + st.tp_s + st.cp_s + st.ep_s + st.pp_s + st.zero3_s; }
+
+double reported_bubble_s(double pipeline_s, double bubble_s, std::int64_t microbatches, double critical_work_s) {
+    // Whatever the schedule adds beyond the critical stage's work (uneven stages) is bubble too.
+    // (Differences at rounding level are not bubble.)
+    const double extra = pipeline_s - (static_cast<double>(microbatches) * critical_work_s + bubble_s);
+    return bubble_s + (extra > 1e-12 * pipeline_s ? extra : 0.0);
+}
+
+std::vector<StageRun> stage_runs(const StepCosts& costs) {
+    std::vector<StageRun> runs;
+    runs.reserve(costs.stages.size());
+    for (const auto& st : costs.stages) {
+        StageRun r;
+        r.first = st.stage;
+        r.fwd_s = st.fwd_s;
+        r.bwd_s = st.bwd_s;
+        r.wgrad_s = st.wgrad_s;
+        r.work_s = stage_work_s(st);
+        r.dp_grad_s = st.dp_grad_s;
+        r.dp_sm_fraction = st.dp_sm_fraction;
+        r.dp_param_gather_s = st.dp_param_gather_s;
+        r.optimizer_s = st.optimizer_s;
+        runs.push_back(r);
+    }
+    return runs;
+}
+
+PipelinePlay closed_form_pipeline(const ScheduleDef& schedule, int vp, std::int64_t microbatches,
+                                  std::span<const StageRun> runs) {
+    PipelineTimes t;
+    t.chunks = schedule.uses_chunks ? std::max(1, vp) : 1;
+    t.microbatches = microbatches;
+    t.stages = 0;
+    double work_max = 0;
+    PipelinePlay r;
+    for (const auto& g : runs) {
+        const double ts = g.fwd_s + g.bwd_s;
+        if (ts > t.max_stage_s) {
+            t.max_stage_s = ts;
+            t.wgrad_of_max_stage_s = g.wgrad_s;
+            r.critical_stage = g.first;
+            work_max = g.work_s;
+        }
+        t.sum_stage_s += g.count * ts;
+        t.sum_wgrad_s += g.count * g.wgrad_s;
+        t.stages += g.count;
+    }
+    r.bubble_s = schedule.bubble_s(t);
+    r.pipeline_s = static_cast<double>(microbatches) * t.max_stage_s + r.bubble_s;
+    r.reported_bubble_s = reported_bubble_s(r.pipeline_s, r.bubble_s, microbatches, work_max);
+    return r;
+}
+
+StepTail step_tail(bool overlap_grad_reduce, bool overlap_param_gather, std::span<const StageRun> runs) {
+    StepTail t;
+    double drain_before = 0;
+    for (const auto& g : runs) {
+        // The first stage of a run has the least slack, so the run's exposure is the first's.
+        const double hide = drain_before + (overlap_grad_reduce ? g.bwd_s : 0.0);
+        const double exposed = std::max(0.0, g.dp_grad_s - hide);
+        // The hidden part slows the backward it overlaps (its kernels share the SMs).
+        const double hidden_own = overlap_grad_reduce ? std::min(g.dp_grad_s - exposed, g.bwd_s) : 0.0;
+        t.dp_exposed_s = std::max(t.dp_exposed_s, exposed + hidden_own * g.dp_sm_fraction);
+        drain_before += g.count * g.bwd_s;
+        t.optimizer_s = std::max(t.optimizer_s, g.optimizer_s);
+        t.gather_exposed_s =
+            std::max(t.gather_exposed_s, exposed_param_gather_s(overlap_param_gather, g.dp_param_gather_s, g.fwd_s));
+    }
+    return t;
+}
+
+StepEstimate estimate_step(const TrainingJob& s, const StepCosts& costs) {
     StepEstimate e;
     e.costs = costs;
     const auto& p = s.parallel;
-    const double m = static_cast<double>(costs.microbatches);
-    double t_max = 0, sum = 0, sum_w = 0, w_max = 0;
-    int critical = 0;
-    for (const auto& st : costs.stages) {
-        const double ts = st.fwd_s + st.bwd_s;
-        if (ts > t_max) {
-            t_max = ts;
-            critical = st.stage;
-            w_max = st.wgrad_s;
-        }
-        sum += ts;
-        sum_w += st.wgrad_s;
-    }
-    double pipeline = 0, bubble = 0;
-    switch (p.schedule) {
-        case Schedule::gpipe:
-        case Schedule::one_f_one_b: bubble = sum - t_max; break;
-        case Schedule::interleaved: bubble = (sum - t_max) / std::max(1, p.vp); break;
-        case Schedule::zero_bubble:
-            // ZB-H1 (Qi et al. 2023): weight-gradient passes fill the bubble: (p−1)(T_F + T_B − T_W)
-            // with T_B the input-gradient pass, i.e. (p−1)(t_f + t_b − 2·t_w).
-            bubble = std::max(0.0, (sum - 2.0 * sum_w) - (t_max - 2.0 * w_max));
-            break;
-    }
-    pipeline = m * t_max + bubble;
+    const auto runs = stage_runs(costs);
+    const PipelinePlay play = closed_form_pipeline(*p.schedule, p.vp, costs.microbatches, runs);
     e.memory = training_memory(s);
-    finish_estimate(s, e, pipeline, bubble, critical);
+    finish_estimate(s, e, play.pipeline_s, play.bubble_s, play.critical_stage);
     return e;
 }
 
-StepEstimate estimate_step(const Scenario& s) { return estimate_step(s, step_costs(s)); }
+StepEstimate estimate_step(const TrainingJob& s) { return estimate_step(s, step_costs(s)); }
 
 }   // namespace llmsim

@@ -31,22 +31,23 @@ void read_parallel(ObjectReader& r, Scenario& s, bool& dp_given) {
     p.overlap_grad_reduce = r.boolean_or("overlap_grad_reduce", true);
     p.overlap_param_gather = r.boolean_or("overlap_param_gather", true);
     p.tp_comm_overlap = r.boolean_or("tp_comm_overlap", false);
-    const auto sched = r.choice("schedule", {"gpipe", "1f1b", "interleaved", "zero-bubble"});
-    if (!sched) {
-        p.schedule = p.vp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
-    } else if (*sched == "gpipe") {
-        p.schedule = Schedule::gpipe;
-    } else if (*sched == "1f1b") {
-        p.schedule = Schedule::one_f_one_b;
-    } else if (*sched == "interleaved") {
-        p.schedule = Schedule::interleaved;
-    } else {
-        p.schedule = Schedule::zero_bubble;
+    const Json* sv = r.get("schedule");
+    p.schedule = &default_schedule(p.vp);
+    if (sv) {
+        const ScheduleDef* found = sv->is_string() ? find_schedule(sv->get<std::string>()) : nullptr;
+        if (!found) {
+            r.problems().add(r.ptr("schedule"), *sv, "one of " + schedule_names(true));
+        } else {
+            p.schedule = found;
+            if (p.vp > 1 && !found->uses_chunks)
+                r.problems().add(r.ptr("schedule"), *sv,
+                                 fmt::format("a schedule with model chunks (\"{}\") when vp > 1 (vp = {})",
+                                             default_schedule(2).name, p.vp));
+            if (p.vp == 1 && found->uses_chunks)
+                r.problems().add(r.ptr("vp"), Json(p.vp),
+                                 fmt::format("vp > 1 (model chunks per stage) for the {} schedule", found->name));
+        }
     }
-    if (sched && p.vp > 1 && p.schedule != Schedule::interleaved)
-        r.problems().add(r.ptr("schedule"), Json(*sched), fmt::format("\"interleaved\" when vp > 1 (vp = {})", p.vp));
-    if (sched && p.vp == 1 && p.schedule == Schedule::interleaved)
-        r.problems().add(r.ptr("vp"), Json(p.vp), "vp > 1 (model chunks per stage) for the interleaved schedule");
 }
 
 std::optional<ModelSpec> read_optional_model(ObjectReader& r, const std::string& key, const Database& db,
@@ -278,7 +279,7 @@ Json to_json(const ParallelConfig& p) {
             {"vp", p.vp},
             {"sequence_parallel", p.sequence_parallel},
             {"zero", p.zero},
-            {"schedule", to_string(p.schedule)},
+            {"schedule", std::string(p.schedule->name)},
             {"overlap_grad_reduce", p.overlap_grad_reduce},
             {"overlap_param_gather", p.overlap_param_gather},
             {"tp_comm_overlap", p.tp_comm_overlap}};

@@ -40,16 +40,6 @@ double precision_bytes(Precision p) {
     return 2.0;
 }
 
-const char* to_string(Schedule s) {
-    switch (s) {
-        case Schedule::gpipe: return "gpipe";
-        case Schedule::one_f_one_b: return "1f1b";
-        case Schedule::interleaved: return "interleaved";
-        case Schedule::zero_bubble: return "zero-bubble";
-    }
-    return "?";
-}
-
 const char* to_string(Recompute r) {
     switch (r) {
         case Recompute::none: return "none";

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "schedules/schedule.hpp"
+
 namespace llmsim {
 
 // ---------------------------------------------------------------------------------------------
@@ -166,12 +168,10 @@ struct ModelSpec {
 // ---------------------------------------------------------------------------------------------
 // Parallel layout and training settings
 // ---------------------------------------------------------------------------------------------
-enum class Schedule { gpipe, one_f_one_b, interleaved, zero_bubble };
 enum class Recompute { none, selective, full };
 enum class Offload { none, optimizer, optimizer_params };
 enum class Optimizer { adam, sgd, adafactor };
 
-const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(Offload o);
 const char* to_string(Optimizer o);
@@ -181,7 +181,7 @@ struct ParallelConfig {
     int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
     bool sequence_parallel = false;
     int zero = 0;
-    Schedule schedule = Schedule::one_f_one_b;
+    const ScheduleDef* schedule = &default_schedule();   // a pointer into the registry (schedules/)
     // Overlap policies (Megatron-LM flags of the same names).
     bool overlap_grad_reduce = true;
     bool overlap_param_gather = true;
@@ -235,6 +235,26 @@ struct InferenceConfig {
     std::string batching = "static";   // "static" | "continuous"
 };
 
+// What training cost functions read: the model, the system, the layout and the training settings, by
+// reference (building one copies nothing; the search builds them from its own layout and settings).
+struct TrainingJob {
+    const ModelSpec& model;
+    const SystemSpec& system;
+    const ParallelConfig& parallel;
+    const TrainingConfig& training;
+    int gpus() const { return parallel.world(); }
+};
+
+// What serving cost functions read.
+struct ServingJob {
+    const ModelSpec& model;
+    const SystemSpec& system;
+    const ParallelConfig& parallel;
+    const InferenceConfig& inference;
+    int gpus() const { return parallel.world(); }
+    int replicas() const { return parallel.dp * parallel.cp; }
+};
+
 struct Scenario {
     std::string name;
     ModelSpec model;
@@ -244,6 +264,9 @@ struct Scenario {
     bool is_inference = false;
     TrainingConfig training;
     InferenceConfig inference;
+
+    TrainingJob training_job() const { return {model, system, parallel, training}; }
+    ServingJob serving_job() const { return {model, system, parallel, inference}; }
 };
 
 }   // namespace llmsim

@@ -27,7 +27,7 @@ int stream_of(int stage, int k) { return stage * kStreamsPerStage + k; }
 
 const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& setup) {
     if (!setup.schedule) throw std::invalid_argument("simulator: no schedule");
-    const ScheduleInfo& sched = *setup.schedule;
+    const ScheduleDef& sched = *setup.schedule;
     const int p = static_cast<int>(c.stages.size());
     if (p < 1) throw std::invalid_argument("simulator: no pipeline stages");
     const int V = sched.uses_chunks ? std::max(1, setup.vp) : 1;
@@ -207,7 +207,7 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
 
     // 5. Measurements.
     SimResult& r = res_;
-    r.schedule = sched.name;
+    r.schedule = &sched;
     r.stages.assign(static_cast<std::size_t>(p), StageStats{});
     r.pipeline_time_s = 0;
     for (int s = 0; s < p; ++s) {
@@ -230,9 +230,8 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
         S.last_backward_end_s = eng_.task(stage_last_[su]).end;
         S.grads_reduced_s = eng_.task(last_bucket[su]).end;
         S.optimizer_end_s = eng_.task(opt_task_[su]).end;
-        // The parameter all-gather overlaps the next step's first forward (as finish_estimate counts it).
-        const double g =
-            setup.overlap_param_gather ? std::max(0.0, st.dp_param_gather_s - st.fwd_s) : st.dp_param_gather_s;
+        // The parameter all-gather overlaps the next step's first forward (as the closed form counts it).
+        const double g = exposed_param_gather_s(setup.overlap_param_gather, st.dp_param_gather_s, st.fwd_s);
         gather_exposed = std::max(gather_exposed, g);
         r.step_time_s = std::max(r.step_time_s, S.optimizer_end_s + g);
         if (S.busy_s > r.stages[static_cast<std::size_t>(r.critical_stage)].busy_s) r.critical_stage = s;
@@ -296,13 +295,12 @@ void apply_straggler(StepCosts& c, int stage, double f) {
         *x *= f;
 }
 
-PipelineSetup make_setup(const Scenario& s, const StepCosts& costs, const SimOptions& o) {
+PipelineSetup make_setup(const TrainingJob& s, const StepCosts& costs, const SimOptions& o) {
     const auto& p = s.parallel;
     const auto& t = s.training;
     PipelineSetup st;
-    const std::string name = o.schedule.empty() ? to_string(p.schedule) : o.schedule;
-    st.schedule = find_schedule(name);
-    if (!st.schedule) throw std::invalid_argument("unknown pipeline schedule '" + name + "'");
+    st.schedule = o.schedule.empty() ? p.schedule : find_schedule(o.schedule);
+    if (!st.schedule) throw std::invalid_argument("unknown pipeline schedule '" + o.schedule + "'");
     st.vp = std::max(1, p.vp);
     st.overlap_grad_reduce = p.overlap_grad_reduce;
     st.overlap_param_gather = p.overlap_param_gather;
@@ -320,7 +318,7 @@ PipelineSetup make_setup(const Scenario& s, const StepCosts& costs, const SimOpt
     return st;
 }
 
-StepEstimate simulate_step(const Scenario& s, const SimOptions& o, StepSimulator& sim) {
+StepEstimate simulate_step(const TrainingJob& s, const SimOptions& o, StepSimulator& sim) {
     StepCosts costs = step_costs(s);
     apply_straggler(costs, o.straggler_stage, o.straggler_factor);
     const PipelineSetup setup = make_setup(s, costs, o);
@@ -350,12 +348,12 @@ StepEstimate simulate_step(const Scenario& s, const SimOptions& o, StepSimulator
     return e;
 }
 
-StepEstimate simulate_step(const Scenario& s, const SimOptions& o) {
+StepEstimate simulate_step(const TrainingJob& s, const SimOptions& o) {
     StepSimulator sim;
     return simulate_step(s, o, sim);
 }
 
-MethodComparison compare_methods(const Scenario& s, const StepEstimate& cf, const StepEstimate& se,
+MethodComparison compare_methods(const TrainingJob& s, const StepEstimate& cf, const StepEstimate& se,
                                  const SimResult& r) {
     MethodComparison out;
     out.closed_form_s = cf.step_time_s;
@@ -382,9 +380,8 @@ MethodComparison compare_methods(const Scenario& s, const StepEstimate& cf, cons
             lo = std::min(lo, st.fwd_s + st.bwd_s);
             hi = std::max(hi, st.fwd_s + st.bwd_s);
         }
-        const auto sched = r.schedule;
-        if (sched == "zero-bubble")
-            w += ": ZB-H1's W passes fill the played bubble differently from the closed form's (p-1)(t_f+t_b-2t_w)";
+        if (r.schedule->split_backward)
+            w += ": the W passes fill the played bubble differently from the closed form's (p-1)(t_f+t_b-2t_w)";
         else if (se.costs.pp_p2p_overlapped && se.costs.stages.size() > 1 && se.costs.stages[0].p2p_s > 0)
             w += ": pipeline send/recv latency sits on the warm-up/cool-down critical path (closed form hides it)";
         else if (hi > lo * 1.01)

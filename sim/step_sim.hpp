@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "cost_models/step_time.hpp"
+#include "schedules/schedule.hpp"
 #include "sim/engine.hpp"
-#include "sim/schedules.hpp"
 
 namespace llmsim::sim {
 
@@ -36,11 +36,11 @@ enum class TaskKind : std::uint8_t { F, B, W, SendAct, SendGrad, GradBucket, Bar
 
 // How to play the costs: the schedule and the overlap policies.
 struct PipelineSetup {
-    const ScheduleInfo* schedule = nullptr;   // required
-    int vp = 1;                               // model chunks per stage (interleaved)
-    bool overlap_grad_reduce = true;          // DP buckets overlap the last micro-batch's backward
-    bool overlap_param_gather = true;         // ZeRO-1/2 all-gather overlaps the next step's forward
-    bool grads_reduce_scatter = false;        // ZeRO >= 1: buckets are reduce-scatters (for names)
+    const ScheduleDef* schedule = nullptr;   // required
+    int vp = 1;                              // model chunks per stage (interleaved)
+    bool overlap_grad_reduce = true;         // DP buckets overlap the last micro-batch's backward
+    bool overlap_param_gather = true;        // ZeRO-1/2 all-gather overlaps the next step's forward
+    bool grads_reduce_scatter = false;       // ZeRO >= 1: buckets are reduce-scatters (for names)
     // Per stage: activation bytes of one micro-batch through all of the stage's layers (empty: 0).
     std::vector<double> activation_bytes;
     // Per stage: DP gradient buckets (empty or 0: one per layer of the stage, at least one).
@@ -64,7 +64,7 @@ struct ExposedComm {
 };
 
 struct SimResult {
-    std::string schedule;
+    const ScheduleDef* schedule = nullptr;
     double step_time_s = 0;       // end of the last optimizer step (+ exposed parameter all-gather)
     double pipeline_time_s = 0;   // end of the last F/B/W pass on any stage
     double bubble_s = 0;          // idle time of the critical stage inside the pipeline time
@@ -118,13 +118,13 @@ struct SimOptions {
 };
 
 // The setup the scenario implies (schedule, vp, overlap flags, activation bytes, buckets).
-PipelineSetup make_setup(const Scenario& s, const StepCosts& costs, const SimOptions& o = {});
+PipelineSetup make_setup(const TrainingJob& s, const StepCosts& costs, const SimOptions& o = {});
 // Scales every time of one stage by `factor` (the straggler knob).
 void apply_straggler(StepCosts& costs, int stage, double factor);
 
 // estimate_step() played on the simulator: same report fields (finish_estimate), method "simulator".
-StepEstimate simulate_step(const Scenario& s, const SimOptions& o, StepSimulator& sim);
-StepEstimate simulate_step(const Scenario& s, const SimOptions& o = {});
+StepEstimate simulate_step(const TrainingJob& s, const SimOptions& o, StepSimulator& sim);
+StepEstimate simulate_step(const TrainingJob& s, const SimOptions& o = {});
 
 // Closed form vs simulator: both step times and, when they differ by more than 2%, why.
 struct MethodComparison {
@@ -132,7 +132,7 @@ struct MethodComparison {
     bool agree = true;                                         // |rel_diff| <= 2%
     std::string note;
 };
-MethodComparison compare_methods(const Scenario& s, const StepEstimate& closed_form, const StepEstimate& simulated,
+MethodComparison compare_methods(const TrainingJob& s, const StepEstimate& closed_form, const StepEstimate& simulated,
                                  const SimResult& r);
 
 }   // namespace llmsim::sim

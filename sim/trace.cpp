@@ -80,7 +80,7 @@ void StepSimulator::write_trace(std::ostream& os) const {
                    "{{\"displayTimeUnit\": \"ms\", \"otherData\": {{\"schedule\": \"{}\", \"step_time_s\": {}, "
                    "\"pipeline_time_s\": {}, \"bubble_fraction\": {}, \"stages\": {}, \"microbatches\": {}, "
                    "\"chunks\": {}}},\n\"traceEvents\": [",
-                   res_.schedule, res_.step_time_s, res_.pipeline_time_s, res_.bubble_fraction, p_, m_, v_);
+                   res_.schedule->name, res_.step_time_s, res_.pipeline_time_s, res_.bubble_fraction, p_, m_, v_);
     // Track names.
     for (int s = 0; s < p_; ++s) {
         sep();
@@ -164,8 +164,9 @@ std::string StepSimulator::timeline(int width) const {
     const double span = res_.step_time_s > 0 ? res_.step_time_s : eng_.makespan();
     if (span <= 0) return "";
     // Per stage: compute-stream tasks are in time order in the engine (ids per stream increase).
-    std::string out = fmt::format("{} schedule, {} stages, {} micro-batches{}; one column = {:.3g} ms\n", res_.schedule,
-                                  p_, m_, v_ > 1 ? fmt::format(", {} chunks", v_) : "", span / width * 1e3);
+    std::string out =
+        fmt::format("{} schedule, {} stages, {} micro-batches{}; one column = {:.3g} ms\n", res_.schedule->name, p_, m_,
+                    v_ > 1 ? fmt::format(", {} chunks", v_) : "", span / width * 1e3);
     const auto& tasks = eng_.tasks();
     std::vector<std::vector<std::int32_t>> by_stream(static_cast<std::size_t>(eng_.streams()));
     for (std::int32_t id = 0; id < static_cast<std::int32_t>(tasks.size()); ++id)

@@ -298,14 +298,14 @@ TEST_CASE("invariant: total memory never rises with more tensor parallelism", "[
 }
 
 TEST_CASE("invariant: total memory never rises with more pipeline stages", "[memory][invariant]") {
-    for (const auto sched : {Schedule::one_f_one_b, Schedule::gpipe}) {
+    for (const auto sched : {find_schedule("1f1b"), find_schedule("gpipe")}) {
         const ModelSpec m = zoo("llama-3-70b");
         double prev = INFINITY;
         for (int pp : {1, 2, 4, 8, 16}) {
             auto p = layout(8, pp, 4, 1, true);
             p.schedule = sched;
             const auto mem = training_memory(m, sys("dgx-h100"), p, training(4096, 1, 256, Recompute::selective));
-            INFO("pp " << pp << " schedule " << to_string(sched) << " total " << mem.total_bytes / kGiB << " GiB");
+            INFO("pp " << pp << " schedule " << sched->name << " total " << mem.total_bytes / kGiB << " GiB");
             CHECK(mem.total_bytes <= prev);
             prev = mem.total_bytes;
         }
@@ -365,14 +365,14 @@ TEST_CASE("in-flight micro-batches: GPipe m, 1F1B p - s, interleaved 1 + (p-1)/(
     ParallelConfig p;
     p.pp = 8;
     const std::int64_t m = 64;
-    p.schedule = Schedule::gpipe;
+    p.schedule = find_schedule("gpipe");
     for (int s = 0; s < 8; ++s) CHECK(microbatches_in_flight(p, m, s) == 64.0);
-    p.schedule = Schedule::one_f_one_b;
+    p.schedule = find_schedule("1f1b");
     for (int s = 0; s < 8; ++s) CHECK(microbatches_in_flight(p, m, s) == 8.0 - s);
     CHECK(microbatches_in_flight(p, 3, 0) == 3.0);   // fewer micro-batches than stages
     // Interleaved (Megatron): the first stage holds L·(1 + (p−1)/(p·v)) layers' worth, i.e.
     // p·(1 + (p−1)/(p·v)) micro-batches through its L/p layers.
-    p.schedule = Schedule::interleaved;
+    p.schedule = find_schedule("interleaved");
     for (int v : {2, 3, 4}) {
         p.vp = v;
         INFO("vp " << v);
@@ -386,7 +386,7 @@ TEST_CASE("interleaving multiplies the first stage's activations by 1 + (p-1)/(p
     const auto t = training(4096, 1, 64, Recompute::selective);
     const auto plain = training_memory(m, sys("dgx-h100"), p, t);
     p.vp = 5;
-    p.schedule = Schedule::interleaved;
+    p.schedule = find_schedule("interleaved");
     const auto inter = training_memory(m, sys("dgx-h100"), p, t);
     CHECK(inter.stages[0].microbatches_in_flight / plain.stages[0].microbatches_in_flight ==
           Approx(1.0 + 3.0 / (4.0 * 5)));

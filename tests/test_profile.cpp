@@ -33,7 +33,7 @@ Json scenario_json(const Json& system) {
 }   // namespace
 
 TEST_CASE("a profile with slower GEMMs and NVLink slows the step accordingly", "[calibrate][profile]") {
-    const double base = estimate_step(parse_scenario(scenario_json("dgx-h100"))).step_time_s;
+    const double base = estimate_step(parse_scenario(scenario_json("dgx-h100")).training_job()).step_time_s;
     // Half the GEMM efficiency: compute-dominated step gets markedly slower.
     const Json slow_gemm = {{"llmsim_profile", 1},
                             {"measured_on", {{"gpu", "test"}}},
@@ -43,7 +43,7 @@ TEST_CASE("a profile with slower GEMMs and NVLink slows the step accordingly", "
     const auto s1 = parse_scenario(scenario_json({{"preset", "dgx-h100"}, {"profile", p1}}));
     CHECK(s1.system.gpu.gemm_max(Precision::bf16) == Approx(0.4));
     CHECK(s1.system.gpu.provenance.at("efficiency.gemm_max.bf16").kind == "calibration");
-    const double t1 = estimate_step(s1).step_time_s;
+    const double t1 = estimate_step(s1.training_job()).step_time_s;
     CHECK(t1 > 1.3 * base);
     // Slower NVLink: exposed tensor-parallel communication grows; nothing else may get faster.
     const Json slow_link = {{"llmsim_profile", 1}, {"system", {{"intra_node_efficiency", 0.2}, {"nvls", false}}}};
@@ -51,8 +51,8 @@ TEST_CASE("a profile with slower GEMMs and NVLink slows the step accordingly", "
     const auto s2 = parse_scenario(scenario_json({{"preset", "dgx-h100"}, {"profile", p2}}));
     CHECK(s2.system.intra_node_efficiency == Approx(0.2));
     CHECK(s2.system.provenance.at("intra_node_efficiency").kind == "calibration");
-    const auto e0 = estimate_step(parse_scenario(scenario_json("dgx-h100")));
-    const auto e2 = estimate_step(s2);
+    const auto e0 = estimate_step(parse_scenario(scenario_json("dgx-h100")).training_job());
+    const auto e2 = estimate_step(s2.training_job());
     // TP communication scales as one of its calls does on the two systems.
     const double bytes = 4096.0 * 4096 * 2;   // tokens x hidden x 2 bytes
     const auto g = place_group(8, 1, 8);
@@ -66,7 +66,8 @@ TEST_CASE("a profile with slower GEMMs and NVLink slows the step accordingly", "
     const Json fast_gemm = {{"llmsim_profile", 1},
                             {"system", {{"gpu", {{"efficiency", {{"gemm_max", {{"bf16", 0.95}}}}}}}}}};
     const auto p3 = write_temp(fast_gemm, "fast_gemm");
-    CHECK(estimate_step(parse_scenario(scenario_json({{"preset", "dgx-h100"}, {"profile", p3}}))).step_time_s < base);
+    CHECK(estimate_step(parse_scenario(scenario_json({{"preset", "dgx-h100"}, {"profile", p3}})).training_job())
+              .step_time_s < base);
     std::remove(p1.c_str());
     std::remove(p2.c_str());
     std::remove(p3.c_str());

@@ -279,9 +279,9 @@ TEST_CASE("parse_scenario: defaults without a training object (dp from gpus, glo
     CHECK(s.training.global_batch == 8);
     CHECK(s.training.micro_batch == 1);
     CHECK(s.training.seq_len == 2048);
-    CHECK(s.parallel.schedule == Schedule::one_f_one_b);
+    CHECK(s.parallel.schedule == find_schedule("1f1b"));
     CHECK(s.training.grad_precision == Precision::fp32);
     const Scenario v = parse_scenario(Json::parse(R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 16,
         "parallel": {"pp": 2, "vp": 4}, "training": {"global_batch": 64}})"));
-    CHECK(v.parallel.schedule == Schedule::interleaved);
+    CHECK(v.parallel.schedule == find_schedule("interleaved"));
 }

@@ -83,7 +83,7 @@ TEST_CASE("every scenarios/*.json runs through `llmsim memory` and `llmsim flops
 TEST_CASE("the example GPT-3 175B scenario: Megatron's layout fits 80 GB with selective recompute", "[smoke]") {
     const Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.json");
     CHECK(s.parallel.dp == 16);
-    const auto m = training_memory(s);
+    const auto m = training_memory(s.training_job());
     CHECK(m.fits);
     // 174.6B / (tp 8 · pp 8) = 2.73B params on a middle stage GPU; 6 + 12/16 bytes each (ZeRO-1).
     CHECK(m.weights_bytes + m.gradients_bytes + m.optimizer_bytes == Approx(m.params_on_gpu * (6.0 + 12.0 / 16)));
@@ -113,7 +113,7 @@ void each_case(const std::string& file, bool inference) {
             CHECK(finite_positive(m.total_bytes));
             CHECK(m.total_bytes > m.weights_bytes);
         } else {
-            const auto m = training_memory(s);
+            const auto m = training_memory(s.training_job());
             CHECK(finite_positive(m.weights_bytes));
             CHECK(finite_positive(m.activations_bytes));
             CHECK(finite_positive(m.total_bytes));

@@ -80,14 +80,14 @@ Brute brute_force(const Scenario& base, int gpus, std::int64_t gb) {
                         for (std::int64_t mb : divs<std::int64_t>(gb / dp))
                             for (int spi = 0; spi < (tp > 1 ? 2 : 1); ++spi)
                                 for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
-                                    std::vector<std::pair<Schedule, int>> sch;
+                                    std::vector<std::pair<const ScheduleDef*, int>> sch;
                                     if (pp == 1)
-                                        sch.emplace_back(Schedule::one_f_one_b, 1);
+                                        sch.emplace_back(find_schedule("1f1b"), 1);
                                     else {
-                                        sch.emplace_back(Schedule::one_f_one_b, 1);
-                                        sch.emplace_back(Schedule::zero_bubble, 1);
+                                        sch.emplace_back(find_schedule("1f1b"), 1);
+                                        sch.emplace_back(find_schedule("zero-bubble"), 1);
                                         for (int v = 2; v * pp <= m.layers; ++v)
-                                            sch.emplace_back(Schedule::interleaved, v);
+                                            sch.emplace_back(find_schedule("interleaved"), v);
                                     }
                                     for (auto [s, vp] : sch) {
                                         Candidate c{gpus, tp, pp, dp, cp, 1, vp, zero, spi == 1, s, rc, off, mb, gb};
@@ -96,13 +96,13 @@ Brute brute_force(const Scenario& base, int gpus, std::int64_t gb) {
                                         check_layout(sc.model, sc.gpus, sc.parallel, sc.training, pr);
                                         if (!pr.empty()) continue;
                                         const std::int64_t micro = gb / (mb * dp);
-                                        if (s == Schedule::interleaved && micro % pp != 0) continue;
-                                        const auto mem = training_memory(sc);
+                                        if (s->m_multiple_of_p && micro % pp != 0) continue;
+                                        const auto mem = training_memory(sc.training_job());
                                         if (!mem.fits) {
                                             ++b.oom;
                                             continue;
                                         }
-                                        const auto e = estimate_step(sc);
+                                        const auto e = estimate_step(sc.training_job());
                                         ++b.evaluated;
                                         const double obj = e.step_time_s / e.tokens_per_step;
                                         if (obj < b.best_obj || (obj == b.best_obj && c < b.best)) {
@@ -255,7 +255,7 @@ TEST_CASE("a layout rejected for memory really exceeds capacity; an accepted one
         Problems pr;
         check_layout(s.model, s.gpus, s.parallel, s.training, pr);
         CHECK(pr.empty());
-        const auto mem = training_memory(s);
+        const auto mem = training_memory(s.training_job());
         CHECK(mem.fits == fits);
         if (!fits) {
             CHECK(mem.total_bytes > mem.capacity_bytes);
@@ -289,7 +289,7 @@ TEST_CASE("the search never loses to a published layout (consistency on training
         if (!ids.count(id)) continue;
         INFO(id);
         const Scenario pub = parse_scenario(c["scenario"]);
-        const auto ref = estimate_step(pub);
+        const auto ref = estimate_step(pub.training_job());
         SearchOptions o;
         o.top_k = 1;
         const auto r = run_search(pub, fixed(pub.gpus, pub.training.global_batch), o);
@@ -311,7 +311,7 @@ TEST_CASE("search request: parallel block as constraints, search block, strict k
     const auto req = parse_search_request(j);
     CHECK(req.space.tp == std::vector<int>{1, 2});
     CHECK(req.space.zero == std::vector<int>{1});
-    CHECK(req.space.schedules == std::vector<Schedule>{Schedule::one_f_one_b});
+    CHECK(req.space.schedules == std::vector<const ScheduleDef*>{find_schedule("1f1b")});
     CHECK(req.space.recompute == std::vector<Recompute>{Recompute::selective, Recompute::full});
     CHECK(req.space.micro_batch == std::vector<std::int64_t>{2});
     CHECK(req.space.global_batches == std::vector<std::int64_t>{128, 256, 512});

@@ -32,7 +32,7 @@ struct Case {
     Candidate c;
 };
 
-Candidate cand(int gpus, int tp, int pp, int cp, int ep, int vp, int zero, bool sp, Schedule sch, Recompute rc,
+Candidate cand(int gpus, int tp, int pp, int cp, int ep, int vp, int zero, bool sp, const char* sch, Recompute rc,
                Offload off, std::int64_t mb, std::int64_t gb) {
     Candidate c;
     c.gpus = gpus;
@@ -44,7 +44,8 @@ Candidate cand(int gpus, int tp, int pp, int cp, int ep, int vp, int zero, bool 
     c.dp = gpus / (tp * pp * cp);
     c.zero = zero;
     c.sp = sp;
-    c.schedule = sch;
+    c.schedule = find_schedule(sch);
+    REQUIRE(c.schedule != nullptr);
     c.recompute = rc;
     c.offload = off;
     c.micro_batch = mb;
@@ -57,7 +58,6 @@ bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std:
 }   // namespace
 
 TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relative)", "[search][fast]") {
-    using S = Schedule;
     using R = Recompute;
     using O = Offload;
     Scenario overlap = base("llama-3-70b", "dgx-h100", 8192);
@@ -68,35 +68,35 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
     noflash.training.flash_attention = false;
     const Case cases[] = {
         {"gpt3-175b 1f1b tp8 pp8 sp selective", base("gpt3-175b", "dgx-a100-80gb", 2048),
-         cand(1024, 8, 8, 1, 1, 1, 1, true, S::one_f_one_b, R::selective, O::none, 1, 1536)},
+         cand(1024, 8, 8, 1, 1, 1, 1, true, "1f1b", R::selective, O::none, 1, 1536)},
         {"gpt3-175b interleaved vp3", base("gpt3-175b", "dgx-a100-80gb", 2048),
-         cand(1024, 8, 8, 1, 1, 3, 1, true, S::interleaved, R::selective, O::none, 1, 1536)},
+         cand(1024, 8, 8, 1, 1, 3, 1, true, "interleaved", R::selective, O::none, 1, 1536)},
         {"gpt3-175b uneven pp7 interleaved vp5", base("gpt3-175b", "dgx-a100-80gb", 2048),
-         cand(112, 8, 7, 1, 1, 5, 0, false, S::interleaved, R::full, O::none, 2, 224)},
+         cand(112, 8, 7, 1, 1, 5, 0, false, "interleaved", R::full, O::none, 2, 224)},
         {"llama-3.1-405b 126 layers on pp16 cp2 fp8", base("llama-3.1-405b", "dgx-h100", 8192, Precision::fp8),
-         cand(2048, 8, 16, 2, 1, 7, 1, true, S::interleaved, R::none, O::none, 1, 512)},
+         cand(2048, 8, 16, 2, 1, 7, 1, true, "interleaved", R::none, O::none, 1, 512)},
         {"llama-3-70b zero-bubble", base("llama-3-70b", "dgx-h100", 4096),
-         cand(128, 4, 4, 1, 1, 1, 1, true, S::zero_bubble, R::selective, O::none, 1, 256)},
+         cand(128, 4, 4, 1, 1, 1, 1, true, "zero-bubble", R::selective, O::none, 1, 256)},
         {"llama-2-7b ZeRO-3 full recompute", base("llama-2-7b", "dgx-h100", 4096),
-         cand(64, 1, 1, 1, 1, 1, 3, false, S::one_f_one_b, R::full, O::none, 4, 512)},
+         cand(64, 1, 1, 1, 1, 1, 3, false, "1f1b", R::full, O::none, 4, 512)},
         {"llama-3-8b ZeRO-3 cp2 tp2", base("llama-3-8b", "dgx-h100", 8192),
-         cand(64, 2, 1, 2, 1, 1, 3, true, S::one_f_one_b, R::none, O::none, 1, 128)},
+         cand(64, 2, 1, 2, 1, 1, 3, true, "1f1b", R::none, O::none, 1, 128)},
         {"mixtral-8x7b ep4 pp4", base("mixtral-8x7b", "dgx-h100", 4096),
-         cand(64, 2, 4, 1, 4, 1, 1, true, S::one_f_one_b, R::selective, O::none, 1, 256)},
+         cand(64, 2, 4, 1, 4, 1, 1, true, "1f1b", R::selective, O::none, 1, 256)},
         {"qwen3-30b-a3b ep8 ZeRO-3", base("qwen3-30b-a3b", "dgx-h100", 4096),
-         cand(32, 1, 1, 1, 8, 1, 3, false, S::one_f_one_b, R::full, O::none, 2, 256)},
+         cand(32, 1, 1, 1, 8, 1, 3, false, "1f1b", R::full, O::none, 2, 256)},
         {"gpt3-13b ZeRO-2 optimizer offload", base("gpt3-13b", "dgx-a100-80gb", 2048),
-         cand(32, 2, 1, 1, 1, 1, 2, true, S::one_f_one_b, R::none, O::optimizer, 4, 512)},
+         cand(32, 2, 1, 1, 1, 1, 2, true, "1f1b", R::none, O::optimizer, 4, 512)},
         {"gpt3-13b ZeRO-3 optimizer+params offload", base("gpt3-13b", "dgx-a100-80gb", 2048),
-         cand(16, 1, 1, 1, 1, 1, 3, false, S::one_f_one_b, R::selective, O::optimizer_params, 2, 64)},
+         cand(16, 1, 1, 1, 1, 1, 3, false, "1f1b", R::selective, O::optimizer_params, 2, 64)},
         {"gpt3-6.7b gpipe pp4", base("gpt3-6.7b", "dgx-a100-80gb", 2048),
-         cand(32, 1, 4, 1, 1, 1, 0, false, S::gpipe, R::none, O::none, 2, 256)},
+         cand(32, 1, 4, 1, 1, 1, 0, false, "gpipe", R::none, O::none, 2, 256)},
         {"megatron-1t pp64 dp6 (uneven stages of 2)", base("megatron-1t", "dgx-a100-80gb", 2048),
-         cand(3072, 8, 64, 1, 1, 1, 0, false, S::one_f_one_b, R::full, O::none, 1, 3072)},
+         cand(3072, 8, 64, 1, 1, 1, 0, false, "1f1b", R::full, O::none, 1, 3072)},
         {"llama-3-70b tp-comm overlap, no grad/param overlap", overlap,
-         cand(256, 8, 4, 2, 1, 2, 1, true, S::interleaved, R::selective, O::none, 1, 64)},
+         cand(256, 8, 4, 2, 1, 2, 1, true, "interleaved", R::selective, O::none, 1, 64)},
         {"gpt3-13b unfused attention fp16 ZeRO-1", noflash,
-         cand(64, 4, 2, 1, 1, 1, 1, false, S::one_f_one_b, R::selective, O::none, 1, 256)},
+         cand(64, 4, 2, 1, 1, 1, 1, false, "1f1b", R::selective, O::none, 1, 256)},
     };
     for (const auto& k : cases) {
         INFO(k.what);
@@ -105,8 +105,8 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
         Problems pr;
         check_layout(s.model, s.gpus, s.parallel, s.training, pr);
         REQUIRE(pr.empty());
-        const StepEstimate ref = estimate_step(s);
-        const MemoryBreakdown mem = training_memory(s);
+        const StepEstimate ref = estimate_step(s.training_job());
+        const MemoryBreakdown mem = training_memory(s.training_job());
         const FastTime t = ev.time(k.c);
         const FastMemory fm = ev.memory(k.c);
         INFO("step fast " << t.step_time_s << " ref " << ref.step_time_s << " pipe " << t.pipeline_s << " / "

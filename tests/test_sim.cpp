@@ -128,8 +128,9 @@ TEST_CASE("1F1B stage s holds p-s micro-batches at its peak, GPipe m, interleave
     ParallelConfig pc;
     pc.pp = p;
     for (auto [name, sched, v] :
-         {std::tuple{"1f1b", Schedule::one_f_one_b, 1}, std::tuple{"gpipe", Schedule::gpipe, 1},
-          std::tuple{"interleaved", Schedule::interleaved, 3}, std::tuple{"zero-bubble", Schedule::zero_bubble, 1}}) {
+         {std::tuple{"1f1b", find_schedule("1f1b"), 1}, std::tuple{"gpipe", find_schedule("gpipe"), 1},
+          std::tuple{"interleaved", find_schedule("interleaved"), 3},
+          std::tuple{"zero-bubble", find_schedule("zero-bubble"), 1}}) {
         pc.schedule = sched;
         pc.vp = v;
         const auto& r = sim.run(equal_stages(p, m, 1.0, 2.0, 0.5), setup_for(name, v, bytes, p));
@@ -138,8 +139,8 @@ TEST_CASE("1F1B stage s holds p-s micro-batches at its peak, GPipe m, interleave
             const double expect = microbatches_in_flight(pc, m, s);
             CHECK(r.stages[s].peak_microbatches == Approx(expect));
             CHECK(r.stages[s].peak_activation_bytes == Approx(expect * bytes));
-            if (sched == Schedule::one_f_one_b) CHECK(r.stages[s].peak_microbatches == p - s);
-            if (sched == Schedule::gpipe) CHECK(r.stages[s].peak_microbatches == m);
+            if (sched == find_schedule("1f1b")) CHECK(r.stages[s].peak_microbatches == p - s);
+            if (sched == find_schedule("gpipe")) CHECK(r.stages[s].peak_microbatches == m);
         }
     }
 }
@@ -175,11 +176,11 @@ TEST_CASE("overlapped pipeline send/recv is a task on its own stream", "[sim]") 
 
 TEST_CASE("straggler: one slow stage slows the whole pipeline", "[sim]") {
     const Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.json");
-    const auto base = simulate_step(s);
+    const auto base = simulate_step(s.training_job());
     SimOptions o;
     o.straggler_stage = 3;
     o.straggler_factor = 1.2;
-    const auto slow = simulate_step(s, o);
+    const auto slow = simulate_step(s.training_job(), o);
     CHECK(slow.step_time_s > base.step_time_s * 1.1);
     CHECK(slow.method == "simulator");
 }
@@ -194,7 +195,7 @@ TEST_CASE("trace is valid JSON; tasks never overlap on a stream and respect ever
         o.schedule = sched;
         if (std::string(sched) == "interleaved") sc.parallel.vp = 3;
         StepSimulator sim;
-        const auto e = simulate_step(sc, o, sim);
+        const auto e = simulate_step(sc.training_job(), o, sim);
         const Engine& eng = sim.engine();
         for (const auto& [a, b] : eng.edges()) REQUIRE(eng.task(b).start >= eng.task(a).end - 1e-15);
         std::ostringstream os;
@@ -237,7 +238,7 @@ TEST_CASE("trace is valid JSON; tasks never overlap on a stream and respect ever
 
 TEST_CASE("simulate_step keeps the estimate's invariants", "[sim]") {
     const Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.json");
-    const auto e = simulate_step(s);
+    const auto e = simulate_step(s.training_job());
     const auto& b = e.breakdown;
     const double sum = b.compute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm + b.bubble + b.optimizer;
     CHECK(sum == Approx(e.step_time_s).epsilon(1e-6));
@@ -253,10 +254,10 @@ TEST_CASE("simulator agrees with the closed form within 2% on the shared validat
     int agree = 0, explained = 0;
     for (const auto& c : doc["cases"]) {
         const Scenario s = parse_scenario(c["scenario"], std::filesystem::path(path).parent_path().string());
-        const auto cf = estimate_step(s);
+        const auto cf = estimate_step(s.training_job());
         StepSimulator sim;
-        const auto se = simulate_step(s, {}, sim);
-        const auto cmp = compare_methods(s, cf, se, sim.result());
+        const auto se = simulate_step(s.training_job(), {}, sim);
+        const auto cmp = compare_methods(s.training_job(), cf, se, sim.result());
         INFO(c["id"].get<std::string>() << ": " << cmp.note);
         if (cmp.agree)
             ++agree;

@@ -36,7 +36,7 @@ Json korthikanti_22b(bool sp, const char* recompute) {
 
 double layer_ms(const Json& j) {
     const auto s = scenario(j);
-    const auto L = layer_cost(s, false);
+    const auto L = layer_cost(s.training_job(), false);
     return 1e3 * (L.fwd_s() + L.bwd_s());
 }
 
@@ -158,13 +158,13 @@ TEST_CASE("1F1B bubble is (p-1)/(m+p-1) with equal stages", "[pipeline]") {
     j["parallel"] = {{"tp", 8}, {"pp", 8}, {"dp", 1}};
     j["training"]["global_batch"] = 24;
     auto s = scenario(j);
-    const auto e = estimate_step(s, c);
+    const auto e = estimate_step(s.training_job(), c);
     CHECK(e.pipeline_time_s == Approx((24 + p - 1) * 3.0));
     CHECK(e.breakdown.bubble / e.pipeline_time_s == Approx((p - 1.0) / (24 + p - 1)));
     // Interleaved with v chunks: (p-1)/(v·m+p-1).
     s.parallel.vp = 3;
-    s.parallel.schedule = Schedule::interleaved;
-    const auto ei = estimate_step(s, c);
+    s.parallel.schedule = find_schedule("interleaved");
+    const auto ei = estimate_step(s.training_job(), c);
     CHECK(ei.breakdown.bubble / ei.pipeline_time_s == Approx((p - 1.0) / (3 * 24 + p - 1)));
 }
 
@@ -181,25 +181,25 @@ TEST_CASE("Korthikanti Table 4: 22B layer forward+backward times on A100 within 
 }
 
 TEST_CASE("step time never decreases when a bandwidth or a peak decreases", "[invariants]") {
-    const double base = estimate_step(scenario(gpt_1024())).step_time_s;
-    CHECK(estimate_step(scenario(gpt_1024(12.5))).step_time_s >= base);
-    CHECK(estimate_step(scenario(gpt_1024(25.0, 150.0))).step_time_s >= base);
+    const double base = estimate_step(scenario(gpt_1024()).training_job()).step_time_s;
+    CHECK(estimate_step(scenario(gpt_1024(12.5)).training_job()).step_time_s >= base);
+    CHECK(estimate_step(scenario(gpt_1024(25.0, 150.0)).training_job()).step_time_s >= base);
     Json slow_hbm = gpt_1024();
     slow_hbm["system"]["gpu"] = {{"hbm_GBps", 1000}};
-    CHECK(estimate_step(scenario(slow_hbm)).step_time_s >= base);
+    CHECK(estimate_step(scenario(slow_hbm).training_job()).step_time_s >= base);
     Json slow_peak = gpt_1024();
     slow_peak["system"]["gpu"] = {{"peak_tflops", {{"bf16", 200}}}};
-    CHECK(estimate_step(scenario(slow_peak)).step_time_s > base);
+    CHECK(estimate_step(scenario(slow_peak).training_job()).step_time_s > base);
     Json slow_lat = gpt_1024();
     slow_lat["system"]["inter_node_latency_us"] = 50;
-    CHECK(estimate_step(scenario(slow_lat)).step_time_s >= base);
+    CHECK(estimate_step(scenario(slow_lat).training_job()).step_time_s >= base);
 }
 
 TEST_CASE("MFU and HFU are at most 1 and HFU >= MFU", "[invariants]") {
     for (const char* rc : {"none", "selective", "full"}) {
         Json j = gpt_1024();
         j["training"]["recompute"] = rc;
-        const auto e = estimate_step(scenario(j));
+        const auto e = estimate_step(scenario(j).training_job());
         CHECK(e.mfu > 0.0);
         CHECK(e.mfu <= 1.0);
         CHECK(e.hfu <= 1.0);
@@ -214,14 +214,14 @@ TEST_CASE("more data parallelism with fixed per-GPU work never speeds a step", "
         j["gpus"] = 64 * dp;
         j["parallel"]["dp"] = dp;
         j["training"]["global_batch"] = 48 * dp;   // same micro-batches per GPU
-        const double t = estimate_step(scenario(j)).step_time_s;
+        const double t = estimate_step(scenario(j).training_job()).step_time_s;
         CHECK(t >= prev * (1 - 1e-12));
         prev = t;
     }
 }
 
 TEST_CASE("breakdown adds up to the step time", "[step]") {
-    const auto e = estimate_step(scenario(gpt_1024()));
+    const auto e = estimate_step(scenario(gpt_1024()).training_job());
     const auto& b = e.breakdown;
     const double sum = b.compute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm + b.bubble + b.optimizer;
     CHECK(sum == Approx(e.step_time_s).epsilon(1e-9));

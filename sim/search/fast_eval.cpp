@@ -110,8 +110,7 @@ const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, st
         auto it = layers_.find(key);
         if (it != layers_.end()) return *it->second;
     }
-    Scenario s = base_;
-    auto& p = s.parallel;
+    ParallelConfig p = base_.parallel;
     p.tp = tp;
     p.cp = cp;
     p.ep = ep;
@@ -120,18 +119,19 @@ const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, st
     p.dp = zero == 3 ? dp : 1;
     p.zero = zero == 3 ? 3 : 0;
     p.sequence_parallel = sp;
-    p.schedule = Schedule::one_f_one_b;
-    s.gpus = p.world();
-    s.training.micro_batch = mb;
-    s.training.global_batch = mb * p.dp;
-    s.training.recompute = rc;
-    s.training.offload = Offload::none;
+    p.schedule = &default_schedule();
+    TrainingConfig t = base_.training;
+    t.micro_batch = mb;
+    t.global_batch = mb * p.dp;
+    t.recompute = rc;
+    t.offload = Offload::none;
+    const TrainingJob job{base_.model, base_.system, p, t};
     auto entry = std::make_unique<LayerEntry>();
-    ActivationQuery q = activation_query(s.parallel, s.training);
-    entry->dense = scalars(layer_cost(s, false), layer_activations(s.model, q));
-    if (s.model.moe.enabled()) {
+    ActivationQuery q = activation_query(p, t);
+    entry->dense = scalars(layer_cost(job, false), layer_activations(job.model, q));
+    if (job.model.moe.enabled()) {
         q.moe_layer = true;
-        entry->moe = scalars(layer_cost(s, true), layer_activations(s.model, q));
+        entry->moe = scalars(layer_cost(job, true), layer_activations(job.model, q));
     }
     std::lock_guard<std::mutex> lock(mu_);
     auto [it, inserted] = layers_.emplace(key, std::move(entry));
@@ -139,33 +139,33 @@ const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, st
 }
 
 const FastEvaluator::EdgeEntry& FastEvaluator::edge(int tp, int cp, int dp, int pp, std::int64_t mb, bool sp,
-                                                    bool interleaved) {
+                                                    const ScheduleDef& sched) {
     sp = sp && tp > 1;
     const int ppc = std::min(pp, 3);
-    interleaved = interleaved && pp > 1;
+    // The edges depend on the schedule only through whether pipeline send/recv overlap compute.
+    const bool overlapped = sched.overlaps_p2p && pp > 1;
     const auto place = place_group(ppc > 1 ? 2 : 1, tp * cp * dp, std::max(1, base_.system.scaleup_domain));
-    const auto key = std::make_tuple(tp, cp, mb, sp, ppc, interleaved, place.n, place.per_domain);
+    const auto key = std::make_tuple(tp, cp, mb, sp, ppc, overlapped, place.n, place.per_domain);
     {
         std::lock_guard<std::mutex> lock(mu_);
         auto it = edges_.find(key);
         if (it != edges_.end()) return *it->second;
     }
-    Scenario s = base_;
-    auto& p = s.parallel;
+    ParallelConfig p = base_.parallel;
     p.tp = tp;
     p.cp = cp;
     p.dp = dp;
     p.ep = 1;
     p.pp = ppc;
-    p.vp = interleaved ? 2 : 1;
+    p.schedule = overlapped ? &sched : &default_schedule();
+    p.vp = p.schedule->uses_chunks ? 2 : 1;
     p.zero = 0;
     p.sequence_parallel = sp;
-    p.schedule = interleaved ? Schedule::interleaved : Schedule::one_f_one_b;
-    s.gpus = p.world();
-    s.training.micro_batch = mb;
-    s.training.global_batch = mb * dp;
-    s.training.offload = Offload::none;
-    const StepCosts c = assemble_step_costs(s, LayerCost{}, LayerCost{});
+    TrainingConfig t = base_.training;
+    t.micro_batch = mb;
+    t.global_batch = mb * dp;
+    t.offload = Offload::none;
+    const StepCosts c = assemble_step_costs(TrainingJob{base_.model, base_.system, p, t}, LayerCost{}, LayerCost{});
     auto entry = std::make_unique<EdgeEntry>();
     if (ppc == 1) {
         entry->cls[kOnly] = edge_scalars(c.stages[0]);
@@ -187,8 +187,7 @@ const FastEvaluator::StateEntry& FastEvaluator::state(int tp, int cp, int pp, in
         auto it = states_.find(key);
         if (it != states_.end()) return *it->second;
     }
-    Scenario s = base_;
-    auto& p = s.parallel;
+    ParallelConfig p = base_.parallel;
     p.tp = tp;
     p.cp = cp;
     p.pp = pp;
@@ -197,22 +196,23 @@ const FastEvaluator::StateEntry& FastEvaluator::state(int tp, int cp, int pp, in
     p.vp = 1;
     p.zero = zero;
     p.sequence_parallel = tp > 1;
-    p.schedule = Schedule::one_f_one_b;
-    s.gpus = p.world();
+    p.schedule = &default_schedule();
+    TrainingConfig t = base_.training;
     // Small activations (one micro-batch, full recompute) keep the subtraction below exact.
-    s.training.micro_batch = 1;
-    s.training.global_batch = dp;
-    s.training.recompute = Recompute::full;
-    s.training.offload = offload;
-    const StepCosts c = assemble_step_costs(s, LayerCost{}, LayerCost{});
-    const MemoryBreakdown mem = training_memory(s);
+    t.micro_batch = 1;
+    t.global_batch = dp;
+    t.recompute = Recompute::full;
+    t.offload = offload;
+    const TrainingJob job{base_.model, base_.system, p, t};
+    const StepCosts c = assemble_step_costs(job, LayerCost{}, LayerCost{});
+    const MemoryBreakdown mem = training_memory(job);
     MemoryBreakdown none;
     if (offload != Offload::none) {
-        Scenario s0 = s;
-        s0.training.offload = Offload::none;
-        none = training_memory(s0);
+        TrainingConfig t0 = t;
+        t0.offload = Offload::none;
+        none = training_memory(TrainingJob{base_.model, base_.system, p, t0});
     }
-    const auto per = layers_per_stage(s.model.layers, pp);
+    const auto per = layers_per_stage(job.model.layers, pp);
     auto entry = std::make_unique<StateEntry>();
     entry->dp = dp;
     for (int st = 0; st < pp; ++st) {
@@ -220,7 +220,7 @@ const FastEvaluator::StateEntry& FastEvaluator::state(int tp, int cp, int pp, in
         g.first = st;
         g.count = 1;
         g.layers = per[st];
-        g.moe = moe_layers_on_stage(s.model, pp, st);
+        g.moe = moe_layers_on_stage(job.model, pp, st);
         g.dense = g.layers - g.moe;
         g.cls = pp == 1 ? kOnly : st == 0 ? kFirst : st == pp - 1 ? kLast : kMiddle;
         const auto& sc = c.stages[st];
@@ -268,7 +268,7 @@ const TrainingFlops& FastEvaluator::flops(std::int64_t global_batch) {
 }
 
 FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int tp, int cp, int pp, int vp,
-                                 Schedule sched, bool sp, Recompute rc, std::int64_t mb,
+                                 const ScheduleDef& sched, bool sp, Recompute rc, std::int64_t mb,
                                  std::int64_t microbatches) const {
     const auto& m = base_.model;
     const bool spx = sp && tp > 1;
@@ -277,8 +277,8 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
     ParallelConfig pc;
     pc.pp = pp;
     pc.vp = vp;
-    pc.schedule = sched;
-    const double live = sched == Schedule::gpipe ? static_cast<double>(std::max<std::int64_t>(1, microbatches)) : 1.0;
+    pc.schedule = &sched;
+    const double live = loss_microbatches_in_flight(sched, pp, microbatches);
     const double h = static_cast<double>(m.hidden);
     const double emb_per = tokens_local * (8.0 + (m.dropout ? h : 0.0)) / sp_div;
     const double logits = live * tokens_local * 4.0 * (h / sp_div + static_cast<double>(m.vocab) / tp);
@@ -315,61 +315,46 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
     return best;
 }
 
-FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const EdgeEntry& ed, int gpus, int pp, int vp,
-                             Schedule sched, std::int64_t microbatches, const TrainingFlops& fl) const {
+FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const EdgeEntry& ed, int gpus, int vp,
+                             const ScheduleDef& sched, std::int64_t microbatches, const TrainingFlops& fl) const {
     const auto& D = le.dense;
     const auto& E = le.moe;
-    const double m = static_cast<double>(microbatches);
-    double t_max = 0, sum = 0, sum_w = 0, w_max = 0;
-    int critical = 0;
-    double c_compute = 0, c_tp = 0, c_cp = 0, c_ep = 0, c_z3 = 0, c_pp = 0;
-    const auto& p = base_.parallel;
-    double dp_exposed = 0, opt = 0, gather_exposed = 0, drain = 0;
+    // The same closed form as estimate_step() (closed_form_pipeline, step_tail), over runs of
+    // identical stages instead of every stage.
+    constexpr std::size_t kInline = 16;
+    StageRun inline_runs[kInline];
+    std::vector<StageRun> heap_runs;
+    StageRun* runs = inline_runs;
+    if (st.groups.size() > kInline) {
+        heap_runs.resize(st.groups.size());
+        runs = heap_runs.data();
+    }
+    std::size_t n = 0;
     for (const auto& g : st.groups) {
         const auto& x = ed.cls[g.cls];
         const double dn = g.dense, mo = g.moe;
-        const double fwd = (dn * D.fwd + mo * E.fwd) + x.fwd;
-        const double bwd = (dn * D.bwd + mo * E.bwd) + x.bwd;
-        const double wg = (dn * D.wgrad + mo * E.wgrad) + x.wgrad;
-        const double ts = fwd + bwd;
-        if (ts > t_max) {
-            t_max = ts;
-            critical = g.first;
-            w_max = wg;
-            c_compute = (dn * D.compute + mo * E.compute) + x.compute;
-            c_tp = (dn * D.tp + mo * E.tp) + x.tp;
-            c_cp = dn * D.cp + mo * E.cp;
-            c_ep = dn * D.ep + mo * E.ep;
-            c_z3 = dn * D.zero3 + mo * E.zero3;
-            c_pp = x.pp;
-        }
-        sum += g.count * ts;
-        sum_w += g.count * wg;
-        // Data-parallel reduction: the first stage of a run has the least slack.
-        // (The mirror of finish_estimate(): exposed + hidden share of the SMs is largest there too.)
-        const double hide = drain + (p.overlap_grad_reduce ? bwd : 0.0);
-        const double exposed = std::max(0.0, g.dp_grad_s - hide);
-        const double hidden_own = p.overlap_grad_reduce ? std::min(g.dp_grad_s - exposed, bwd) : 0.0;
-        dp_exposed = std::max(dp_exposed, exposed + hidden_own * g.dp_sm_fraction);
-        drain += g.count * bwd;
-        opt = std::max(opt, g.optimizer_s);
-        const double ga = p.overlap_param_gather ? std::max(0.0, g.dp_gather_s - fwd) : g.dp_gather_s;
-        gather_exposed = std::max(gather_exposed, ga);
+        StageRun& r = runs[n++];
+        r.first = g.first;
+        r.count = g.count;
+        r.fwd_s = (dn * D.fwd + mo * E.fwd) + x.fwd;
+        r.bwd_s = (dn * D.bwd + mo * E.bwd) + x.bwd;
+        r.wgrad_s = (dn * D.wgrad + mo * E.wgrad) + x.wgrad;
+        r.work_s = (dn * D.compute + mo * E.compute) + x.compute + (dn * D.tp + mo * E.tp) + x.tp +
+                   (dn * D.cp + mo * E.cp) + (dn * D.ep + mo * E.ep) + x.pp + (dn * D.zero3 + mo * E.zero3);
+        r.dp_grad_s = g.dp_grad_s;
+        r.dp_sm_fraction = g.dp_sm_fraction;
+        r.dp_param_gather_s = g.dp_gather_s;
+        r.optimizer_s = g.optimizer_s;
     }
-    double bubble = 0;
-    switch (sched) {
-        case Schedule::gpipe:
-        case Schedule::one_f_one_b: bubble = sum - t_max; break;
-        case Schedule::interleaved: bubble = (sum - t_max) / std::max(1, vp); break;
-        case Schedule::zero_bubble: bubble = std::max(0.0, (sum - 2.0 * sum_w) - (t_max - 2.0 * w_max)); break;
-    }
-    (void)pp;
+    const std::span<const StageRun> all(runs, n);
+    const PipelinePlay play = closed_form_pipeline(sched, vp, microbatches, all);
+    const auto& p = base_.parallel;
+    const StepTail tail = step_tail(p.overlap_grad_reduce, p.overlap_param_gather, all);
     FastTime r;
-    r.pipeline_s = m * t_max + bubble;
-    r.step_time_s = r.pipeline_s + dp_exposed + gather_exposed + opt;
-    r.critical_stage = critical;
-    const double accounted = m * c_compute + m * c_tp + m * c_cp + m * c_ep + m * c_pp + m * c_z3 + bubble;
-    r.bubble_s = bubble + (r.pipeline_s > accounted ? r.pipeline_s - accounted : 0.0);
+    r.pipeline_s = play.pipeline_s;
+    r.step_time_s = r.pipeline_s + tail.dp_exposed_s + tail.gather_exposed_s + tail.optimizer_s;
+    r.critical_stage = play.critical_stage;
+    r.bubble_s = play.reported_bubble_s;
     r.bubble_fraction = r.step_time_s > 0 ? r.bubble_s / r.step_time_s : 0.0;
     r.tokens_per_s = fl.tokens_per_step / r.step_time_s;
     r.mfu = fl.model_flops_per_step / (r.step_time_s * (peak_ * gpus));
@@ -384,19 +369,20 @@ FastMemory FastEvaluator::memory(const Candidate& c) {
     TrainingConfig t;
     t.micro_batch = c.micro_batch;
     t.global_batch = c.global_batch;
-    return memory(st, le, c.tp, c.cp, c.pp, c.vp, c.schedule, c.sp, c.recompute, c.micro_batch, num_microbatches(p, t));
+    return memory(st, le, c.tp, c.cp, c.pp, c.vp, *c.schedule, c.sp, c.recompute, c.micro_batch,
+                  num_microbatches(p, t));
 }
 
 FastTime FastEvaluator::time(const Candidate& c) {
     const auto& st = state(c.tp, c.cp, c.pp, c.dp, c.ep, c.zero, c.offload);
     const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp);
-    const auto& ed = edge(c.tp, c.cp, c.dp, c.pp, c.micro_batch, c.sp, c.schedule == Schedule::interleaved);
+    const auto& ed = edge(c.tp, c.cp, c.dp, c.pp, c.micro_batch, c.sp, *c.schedule);
     ParallelConfig p;
     p.dp = c.dp;
     TrainingConfig t;
     t.micro_batch = c.micro_batch;
     t.global_batch = c.global_batch;
-    return time(st, le, ed, c.gpus, c.pp, c.vp, c.schedule, num_microbatches(p, t), flops(c.global_batch));
+    return time(st, le, ed, c.gpus, c.vp, *c.schedule, num_microbatches(p, t), flops(c.global_batch));
 }
 
 }   // namespace llmsim::search

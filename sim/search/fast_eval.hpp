@@ -37,15 +37,15 @@ struct Candidate {
     int gpus = 1, tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
     int zero = 0;
     bool sp = false;
-    Schedule schedule = Schedule::one_f_one_b;
+    const ScheduleDef* schedule = &default_schedule();
     Recompute recompute = Recompute::none;
     Offload offload = Offload::none;
     std::int64_t micro_batch = 1, global_batch = 1;
 
     // The total order used to break ties (fewer GPUs, then smaller tp, pp, ...).
     auto key() const {
-        return std::make_tuple(gpus, global_batch, tp, pp, cp, ep, vp, static_cast<int>(schedule), zero,
-                               static_cast<int>(offload), micro_batch, static_cast<int>(recompute), sp);
+        return std::make_tuple(gpus, global_batch, tp, pp, cp, ep, vp, schedule->id(), zero, static_cast<int>(offload),
+                               micro_batch, static_cast<int>(recompute), sp);
     }
     bool operator<(const Candidate& o) const { return key() < o.key(); }
     bool operator==(const Candidate& o) const { return key() == o.key(); }
@@ -119,15 +119,16 @@ public:
     };
 
     const LayerEntry& layer(int tp, int cp, int ep, std::int64_t micro_batch, bool sp, Recompute rc, int zero, int dp);
-    const EdgeEntry& edge(int tp, int cp, int dp, int pp, std::int64_t micro_batch, bool sp, bool interleaved);
+    const EdgeEntry& edge(int tp, int cp, int dp, int pp, std::int64_t micro_batch, bool sp, const ScheduleDef& sched);
     const StateEntry& state(int tp, int cp, int pp, int dp, int ep, int zero, Offload offload);
     const TrainingFlops& flops(std::int64_t global_batch);
 
     // The arithmetic on cached pieces (no lookups, no allocation).
-    FastMemory memory(const StateEntry& st, const LayerEntry& le, int tp, int cp, int pp, int vp, Schedule sched,
-                      bool sp, Recompute rc, std::int64_t micro_batch, std::int64_t microbatches) const;
-    FastTime time(const StateEntry& st, const LayerEntry& le, const EdgeEntry& ed, int gpus, int pp, int vp,
-                  Schedule sched, std::int64_t microbatches, const TrainingFlops& fl) const;
+    FastMemory memory(const StateEntry& st, const LayerEntry& le, int tp, int cp, int pp, int vp,
+                      const ScheduleDef& sched, bool sp, Recompute rc, std::int64_t micro_batch,
+                      std::int64_t microbatches) const;
+    FastTime time(const StateEntry& st, const LayerEntry& le, const EdgeEntry& ed, int gpus, int vp,
+                  const ScheduleDef& sched, std::int64_t microbatches, const TrainingFlops& fl) const;
 
     std::size_t layer_entries() const;
 

@@ -167,17 +167,21 @@ struct Ctx {
         return i == 1;
     }
     // (schedule, vp) leaves of a pipeline of pp stages.
-    std::vector<std::pair<Schedule, int>> schedules(int pp) const {
-        std::vector<std::pair<Schedule, int>> out;
+    std::vector<std::pair<const ScheduleDef*, int>> schedules(int pp) const {
+        std::vector<std::pair<const ScheduleDef*, int>> out;
         if (pp == 1) {
-            if (allowed(sp.vp, 1)) out.emplace_back(Schedule::one_f_one_b, 1);
+            if (allowed(sp.vp, 1)) out.emplace_back(&default_schedule(), 1);
             return out;
         }
-        for (Schedule s : {Schedule::one_f_one_b, Schedule::zero_bubble, Schedule::gpipe})
-            if (contains(sp.schedules, s) && allowed(sp.vp, 1)) out.emplace_back(s, 1);
-        if (contains(sp.schedules, Schedule::interleaved))
+        for (const auto& s : llmsim::schedules()) {
+            if (sp.schedules.empty() ? !s.searched : !contains(sp.schedules, &s)) continue;
+            if (!s.uses_chunks) {
+                if (allowed(sp.vp, 1)) out.emplace_back(&s, 1);
+                continue;
+            }
             for (int v = 2; pp * v <= layers; ++v)
-                if (allowed(sp.vp, v)) out.emplace_back(Schedule::interleaved, v);
+                if (allowed(sp.vp, v)) out.emplace_back(&s, v);
+        }
         return out;
     }
     std::int64_t n_after_mb(int tp, int pp) const {
@@ -353,12 +357,12 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                 if (!lp) lp = &ev.layer(tp, cp, ep, mb, spv, rc, zero, dp);
                                 const auto& le = *lp;
                                 for (const auto& [sched, vp] : scheds) {
-                                    const bool inter = sched == Schedule::interleaved;
-                                    if (inter && m % pp != 0) {
+                                    const bool inter = sched->overlaps_p2p;
+                                    if (sched->m_multiple_of_p && m % pp != 0) {
                                         ++ts.reasons[kInterleavedM];
                                         continue;
                                     }
-                                    const FastMemory mem = ev.memory(st, le, tp, cp, pp, vp, sched, spv, rc, mb, m);
+                                    const FastMemory mem = ev.memory(st, le, tp, cp, pp, vp, *sched, spv, rc, mb, m);
                                     if (cx.opt.on_leaf) {
                                         const Candidate c{gpus, tp,  pp,    dp, cp,  ep, vp,
                                                           zero, spv, sched, rc, off, mb, gb};
@@ -376,9 +380,9 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                         continue;
                                     }
                                     auto& ep_ = edges[(mi * 2 + si) * 2 + (inter ? 1 : 0)];
-                                    if (!ep_) ep_ = &ev.edge(tp, cp, dp, pp, mb, spv, inter);
+                                    if (!ep_) ep_ = &ev.edge(tp, cp, dp, pp, mb, spv, *sched);
                                     SearchEntry e;
-                                    e.time = ev.time(st, le, *ep_, gpus, pp, vp, sched, m, fl);
+                                    e.time = ev.time(st, le, *ep_, gpus, vp, *sched, m, fl);
                                     e.memory = mem;
                                     auto& c = e.c;
                                     c.gpus = gpus;
@@ -427,8 +431,8 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
         throw ConfigError(fmt::format("/training/precision: \"{}\": expected a precision {} supports",
                                       to_string(base.training.precision), base.system.gpu.name));
     if (space.global_batches.empty()) throw ConfigError("search: no global batch to search (--global-batch)");
-    if (space.recompute.empty() || space.offload.empty() || space.schedules.empty())
-        throw ConfigError("search: an empty set of recompute, offload or schedule choices");
+    if (space.recompute.empty() || space.offload.empty())
+        throw ConfigError("search: an empty set of recompute or offload choices");
     std::vector<int> counts = space.gpu_counts;
     if (counts.empty() && space.max_gpus > 0) counts = gpu_counts_up_to(space.max_gpus, space.min_gpus);
     if (space.max_gpus > 0)

@@ -34,7 +34,8 @@ struct SearchSpace {
     std::vector<std::int64_t> micro_batch;
     std::vector<Recompute> recompute{Recompute::none, Recompute::selective, Recompute::full};
     std::vector<Offload> offload{Offload::none, Offload::optimizer};
-    std::vector<Schedule> schedules{Schedule::one_f_one_b, Schedule::interleaved, Schedule::zero_bubble};
+    // Pipeline schedules to try (pointers into the registry); empty: those the registry marks searched.
+    std::vector<const ScheduleDef*> schedules;
     std::optional<bool> sequence_parallel;   // unset: both when tp > 1
     int max_tp = 0;                          // 0: no limit beyond the scale-up domain
     int min_pp = 0, max_pp = 0;              // 0: no limit

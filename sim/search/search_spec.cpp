@@ -71,12 +71,6 @@ Recompute recompute_of(const std::string& s) {
 Offload offload_of(const std::string& s) {
     return s == "optimizer" ? Offload::optimizer : s == "optimizer+params" ? Offload::optimizer_params : Offload::none;
 }
-Schedule schedule_of(const std::string& s) {
-    return s == "gpipe"         ? Schedule::gpipe
-           : s == "interleaved" ? Schedule::interleaved
-           : s == "zero-bubble" ? Schedule::zero_bubble
-                                : Schedule::one_f_one_b;
-}
 
 }   // namespace
 
@@ -127,11 +121,8 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
             sp.dp = int_list<int>(r, "dp", 1, 1 << 24);
             sp.zero = int_list<int>(r, "zero", 0, 3);
             sp.sequence_parallel = r.boolean("sequence_parallel");
-            const auto sch = string_list(r, "schedule", {"gpipe", "1f1b", "interleaved", "zero-bubble"});
-            if (!sch.empty()) {
-                sp.schedules.clear();
-                for (const auto& s : sch) sp.schedules.push_back(schedule_of(s));
-            }
+            for (const auto& s : string_list(r, "schedule", schedule_spellings()))
+                sp.schedules.push_back(find_schedule(s));
             ogr = r.boolean("overlap_grad_reduce");
             opg = r.boolean("overlap_param_gather");
             tco = r.boolean("tp_comm_overlap");
