@@ -25,10 +25,16 @@ namespace {
 // Collective names and factors
 // ------------------------------------------------------------------------------------------------
 
+// The nccl-tests collective names llmsim knows: those of the collectives registry
+// (cost_models/collectives.hpp).
 const std::vector<std::string>& known_collectives() {
-    static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
-                                                   "sendrecv",   "broadcast",  "reduce",         "gather",
-                                                   "scatter",    "hypercube"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto& d : collectives())
+            for (auto n : d.nccl_names)
+                if (!n.empty()) out.emplace_back(n);
+        return out;
+    }();
     return names;
 }
 
@@ -683,23 +689,15 @@ NcclTestsFile parse_json_form(const nlohmann::json& j, const std::string& source
 // ------------------------------------------------------------------------------------------------
 
 std::optional<double> nccl_bus_factor(const std::string& c, int n) {
-    if (n < 1) return std::nullopt;
-    // nccl-tests names -> the cost model's collectives (cost_models/collectives.cpp busbw_factor).
-    if (c == "all_reduce") return busbw_factor(Collective::all_reduce, n);
-    if (c == "all_gather" || c == "gather" || c == "hypercube") return busbw_factor(Collective::all_gather, n);
-    if (c == "reduce_scatter" || c == "scatter") return busbw_factor(Collective::reduce_scatter, n);
-    if (c == "alltoall") return busbw_factor(Collective::all_to_all, n);
-    if (c == "broadcast" || c == "reduce") return busbw_factor(Collective::broadcast, n);
-    if (c == "sendrecv") return busbw_factor(Collective::send_recv, n);
-    return std::nullopt;
+    const CollectiveDef* d = find_collective_nccl(c);
+    if (n < 1 || !d) return std::nullopt;
+    return d->busbw_factor(n);
 }
 
 std::optional<int> nccl_ring_steps(const std::string& c, int n) {
-    if (n < 1) return std::nullopt;
-    if (c == "all_reduce") return 2 * (n - 1);
-    if (c == "all_gather" || c == "reduce_scatter" || c == "alltoall" || c == "gather" || c == "scatter") return n - 1;
-    if (c == "sendrecv" || c == "broadcast" || c == "reduce") return 1;
-    return std::nullopt;
+    const CollectiveDef* d = find_collective_nccl(c);
+    if (n < 1 || !d) return std::nullopt;
+    return static_cast<int>(d->latency_steps(n));
 }
 
 std::string collective_from_binary(const std::string& binary) {

@@ -48,7 +48,7 @@ Json training_json(const Scenario& s, const EstimateOptions& o) {
         comms.push_back({{"what", c.what},
                          {"dim", c.dim},
                          {"collective", to_string(c.collective)},
-                         {"algorithm", to_string(c.algorithm)},
+                         {"algorithm", std::string(c.algorithm ? c.algorithm->name : "none")},
                          {"bytes", c.bytes},
                          {"ranks", c.ranks},
                          {"domains", c.domains},

@@ -34,7 +34,7 @@ struct CommEvent {
     std::string what;   // "tp all-reduce (attention output)", "dp reduce-scatter grads", ...
     std::string dim;    // "tp" | "cp" | "ep" | "pp" | "dp"
     Collective collective = Collective::all_reduce;
-    Algorithm algorithm = Algorithm::ring;
+    const AlgorithmDef* algorithm = nullptr;   // the cheapest (collectives registry)
     double bytes = 0;
     int ranks = 1;
     int domains = 1;     // scale-up domains the group spans

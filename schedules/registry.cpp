@@ -16,27 +16,52 @@ namespace si = schedule_impl;
 // in_flight, bubble_s, generate
 constexpr ScheduleDef kSchedules[] = {
     // Never faster than 1F1B and holds m micro-batches: not searched unless asked for.
-    {"gpipe", "", "all m forwards then all m backwards; holds m micro-batches of activations", false, false, false,
-     false, false, si::gpipe::in_flight, si::flat_bubble_s, si::gpipe::generate},
-    {"1f1b", "pipedream-flush", "warm-up p-s-1 forwards then alternate F/B; holds min(p-s, m) micro-batches", false,
-     false, false, false, true, si::one_f_one_b::in_flight, si::flat_bubble_s, si::one_f_one_b::generate},
+    {"gpipe",
+     {},
+     "all m forwards then all m backwards; holds m micro-batches of activations",
+     false,
+     false,
+     false,
+     false,
+     false,
+     si::gpipe::in_flight,
+     si::flat_bubble_s,
+     si::gpipe::generate},
+    {"1f1b",
+     {"pipedream-flush"},
+     "warm-up p-s-1 forwards then alternate F/B; holds min(p-s, m) micro-batches",
+     false,
+     false,
+     false,
+     false,
+     true,
+     si::one_f_one_b::in_flight,
+     si::flat_bubble_s,
+     si::one_f_one_b::generate},
     // Megatron-LM asserts m % p == 0 for the interleaved schedule.
-    {"interleaved", "interleaved-1f1b", "Megatron's v-chunk 1F1B, warm-up 2(p-s-1)+(v-1)p virtual forwards; bubble / v",
-     true, false, true, true, true, si::interleaved::in_flight, si::interleaved::bubble_s, si::interleaved::generate},
-    {"zero-bubble", "zb-h1 zb zbh1",
-     "ZB-H1: 1F1B with B/W split, s deferred W passes fill the cool-down; 1F1B's memory", false, true, false, false,
-     true, si::one_f_one_b::in_flight, si::zero_bubble::bubble_s, si::zero_bubble::generate},
+    {"interleaved",
+     {"interleaved-1f1b"},
+     "Megatron's v-chunk 1F1B, warm-up 2(p-s-1)+(v-1)p virtual forwards; bubble / v",
+     true,
+     false,
+     true,
+     true,
+     true,
+     si::interleaved::in_flight,
+     si::interleaved::bubble_s,
+     si::interleaved::generate},
+    {"zero-bubble",
+     {"zb-h1", "zb", "zbh1"},
+     "ZB-H1: 1F1B with B/W split, s deferred W passes fill the cool-down; 1F1B's memory",
+     false,
+     true,
+     false,
+     false,
+     true,
+     si::one_f_one_b::in_flight,
+     si::zero_bubble::bubble_s,
+     si::zero_bubble::generate},
 };
-
-bool has_alias(std::string_view aliases, std::string_view name) {
-    while (!aliases.empty()) {
-        const auto sp = aliases.find(' ');
-        if (aliases.substr(0, sp) == name) return true;
-        if (sp == std::string_view::npos) break;
-        aliases.remove_prefix(sp + 1);
-    }
-    return false;
-}
 
 }   // namespace
 
@@ -46,7 +71,7 @@ std::span<const ScheduleDef> schedules() { return kSchedules; }
 
 const ScheduleDef* find_schedule(std::string_view name) {
     for (const auto& s : kSchedules)
-        if (name == s.name || has_alias(s.aliases, name)) return &s;
+        if (name == s.name || std::find(s.aliases.begin(), s.aliases.end(), name) != s.aliases.end()) return &s;
     return nullptr;
 }
 
@@ -71,13 +96,8 @@ std::vector<std::string> schedule_spellings() {
     std::vector<std::string> out;
     for (const auto& s : kSchedules) {
         out.emplace_back(s.name);
-        std::string_view a = s.aliases;
-        while (!a.empty()) {
-            const auto sp = a.find(' ');
-            out.emplace_back(a.substr(0, sp));
-            if (sp == std::string_view::npos) break;
-            a.remove_prefix(sp + 1);
-        }
+        for (auto a : s.aliases)
+            if (!a.empty()) out.emplace_back(a);
     }
     return out;
 }

@@ -10,6 +10,7 @@
 // table, cost_models/ reads in-flight counts and bubbles from it, sim/ plays its generator.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -39,14 +40,14 @@ struct PipelineTimes {
 };
 
 struct ScheduleDef {
-    std::string_view name;       // as scenarios and flags spell it
-    std::string_view aliases;    // other accepted spellings, space-separated ("" if none)
-    std::string_view contract;   // one line: what the order guarantees
-    bool uses_chunks;            // runs v > 1 model chunks per stage (otherwise v is 1)
-    bool split_backward;         // emits W passes (B is then the input-gradient pass only)
-    bool overlaps_p2p;           // pipeline send/recv run beside compute (not inside the passes)
-    bool m_multiple_of_p;        // needs the micro-batches per step to be a multiple of the stages
-    bool searched;               // tried by `llmsim search` unless the request names schedules
+    std::string_view name;                     // as scenarios and flags spell it
+    std::array<std::string_view, 3> aliases;   // other accepted spellings (empty: none)
+    std::string_view contract;                 // one line: what the order guarantees
+    bool uses_chunks;                          // runs v > 1 model chunks per stage (otherwise v is 1)
+    bool split_backward;                       // emits W passes (B is then the input-gradient pass only)
+    bool overlaps_p2p;                         // pipeline send/recv run beside compute (not inside the passes)
+    bool m_multiple_of_p;                      // needs the micro-batches per step to be a multiple of the stages
+    bool searched;                             // tried by `llmsim search` unless the request names schedules
     // Micro-batches of stage `stage` whose activations are alive at that stage's peak, in units of
     // one micro-batch through all of the stage's layers (Megatron's in-flight count).
     double (*in_flight)(int p, int v, std::int64_t m, int stage);

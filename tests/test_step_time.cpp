@@ -76,7 +76,7 @@ TEST_CASE("ring all-reduce = 2(n-1)alpha + 2(n-1)/n S/B", "[collectives]") {
     CHECK(ring_all_reduce_time(8, S, a, B) == Approx(2 * (n - 1) * a + 2 * (n - 1) / n * S / B));
     // Through the topology model on a one-tier system with the same alpha and B.
     const auto sys = flat_system(100, 5);
-    const double t = algorithm_time(sys, Collective::all_reduce, Algorithm::ring, S, GroupPlacement{8, 8});
+    const double t = algorithm_time(sys, Collective::all_reduce, *find_algorithm("ring"), S, GroupPlacement{8, 8});
     CHECK(t == Approx(2 * (n - 1) * a + 2 * (n - 1) / n * S / B).epsilon(1e-9));
 }
 
@@ -93,8 +93,8 @@ TEST_CASE("hierarchical all-reduce beats a flat ring across many nodes for small
     const auto sys = Database::builtin().system("dgx-h100");
     const GroupPlacement g{512, 8};   // 64 nodes x 8 GPUs
     const double small = 64e3;
-    const double ring = algorithm_time(sys, Collective::all_reduce, Algorithm::ring, small, g);
-    const double hier = algorithm_time(sys, Collective::all_reduce, Algorithm::hierarchical, small, g);
+    const double ring = algorithm_time(sys, Collective::all_reduce, *find_algorithm("ring"), small, g);
+    const double hier = algorithm_time(sys, Collective::all_reduce, *find_algorithm("hierarchical"), small, g);
     CHECK(hier < ring);
     // The chosen algorithm is never worse than any single one.
     const auto best = collective_time(sys, Collective::all_reduce, small, g);
@@ -120,7 +120,7 @@ TEST_CASE("nccl-tests bus bandwidth factors", "[collectives]") {
     // 8xH100 with NVLink SHARP: ~480 GB/s.
     const auto h100 = Database::builtin().system("dgx-h100");
     const auto nvls = collective_time(h100, Collective::all_reduce, 4e9, place_group(8, 1, 8));
-    CHECK(nvls.algorithm == Algorithm::nvls);
+    CHECK(nvls.algorithm == find_algorithm("nvls"));
     CHECK(nvls.busbw_GBps == Approx(480).epsilon(0.05));
 }
 
@@ -130,13 +130,13 @@ TEST_CASE("TPU torus collectives follow the JAX scaling book", "[collectives]") 
     const double W = sys.ici_link_GBps * 1e9 * sys.intra_node_efficiency * 2.0;   // bidirectional link
     // One axis (n <= first torus dimension): all-gather ~ V/W, all-reduce ~ 2V/W (plus hops).
     const int n = sys.torus_dims.at(0);
-    const double ag = algorithm_time(sys, Collective::all_gather, Algorithm::torus, V, GroupPlacement{n, n});
-    const double ar = algorithm_time(sys, Collective::all_reduce, Algorithm::torus, V, GroupPlacement{n, n});
+    const double ag = algorithm_time(sys, Collective::all_gather, *find_algorithm("torus"), V, GroupPlacement{n, n});
+    const double ar = algorithm_time(sys, Collective::all_reduce, *find_algorithm("torus"), V, GroupPlacement{n, n});
     CHECK(ag == Approx((n - 1.0) / n * V / W).epsilon(0.02));
     CHECK(ar == Approx(2 * (n - 1.0) / n * V / W).epsilon(0.02));
     // Two axes: twice the bandwidth.
     const int n2 = n * sys.torus_dims.at(1);
-    const double ag2 = algorithm_time(sys, Collective::all_gather, Algorithm::torus, V, GroupPlacement{n2, n2});
+    const double ag2 = algorithm_time(sys, Collective::all_gather, *find_algorithm("torus"), V, GroupPlacement{n2, n2});
     CHECK(ag2 == Approx((n2 - 1.0) / n2 * V / (2 * W)).epsilon(0.02));
 }
 

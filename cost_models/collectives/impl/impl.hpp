@@ -1,0 +1,34 @@
+// Shared pieces of the collective algorithms (one file each in this folder) and their declarations
+// for the registry (cost_models/collectives/registry.cpp).
+#pragma once
+
+#include "cost_models/collectives.hpp"
+
+namespace llmsim::collective_impl {
+
+inline constexpr double kNotApplicable = -1.0;
+
+// The system's links as the alpha-beta model sees them (seconds, bytes/s).
+struct Links {
+    double base;    // fixed cost of launching one collective
+    double a_in;    // per-step latency on the scale-up fabric
+    double a_out;   // per-step latency on the scale-out network
+    double b_in;    // achievable bandwidth per device on the scale-up fabric
+    double b_out;   // achievable bandwidth per device on the scale-out network (or TPU DCN)
+};
+Links links(const SystemSpec& s);
+
+// A ring collective of `bytes` among `n` ranks on one link kind.
+double ring_on_link(Collective c, double bytes, int n, double base_s, double alpha_s, double bw_Bps);
+
+// TPU ICI torus: the group folds onto k axes of the torus; each axis is a bidirectional ring.
+double torus_time(const SystemSpec& s, Collective c, double bytes, int n);
+
+double ring_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
+double tree_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
+double hierarchical_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
+double nvls_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
+double torus_algorithm_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
+double direct_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
+
+}   // namespace llmsim::collective_impl
