@@ -9,22 +9,8 @@
 
 namespace llmsim::cli {
 
-// Subcommands are registered here, in the order `llmsim --help` lists them.
 static void register_all(CLI::App& app, Context& ctx) {
-    register_run(app, ctx);
-    register_estimate(app, ctx);
-    register_memory(app, ctx);
-    register_flops(app, ctx);
-    register_validate(app, ctx);
-    register_search(app, ctx);
-    register_chinchilla(app, ctx);
-    register_plan(app, ctx);
-    register_scaling(app, ctx);
-    register_hw(app, ctx);
-    register_model(app, ctx);
-#if defined(LLMSIM_WITH_CALIBRATE)
-    register_calibrate(app, ctx);
-#endif
+    for (const auto& c : commands()) c.setup(app.add_subcommand(std::string(c.name), std::string(c.summary)), ctx);
 }
 
 int run(int argc, char** argv) {

@@ -87,9 +87,7 @@ struct FitOptions {
 
 }   // namespace
 
-void register_calibrate(CLI::App& app, Context& ctx) {
-    auto* cal =
-        app.add_subcommand("calibrate", "Calibration: nccl-tests logs and llmsim-probe measurements -> profile");
+void setup_calibrate(CLI::App* cal, Context& ctx) {
     cal->require_subcommand(1);
 
     // ---------------------------------------------------------------- import-nccl-tests

@@ -36,13 +36,13 @@ double parse_quantity(const std::string& text, const std::string& flag) {
     throw ConfigError(fmt::format("{}: \"{}\": expected a positive number (1e24, 70B, 1.4T)", flag, text));
 }
 
-void register_chinchilla(CLI::App& app, Context& ctx) {
+void setup_chinchilla(CLI::App* cmd, Context& ctx) {
     struct Flags {
         std::string compute, params, tokens, fit = "all";
         bool json = false;
     };
     auto f = std::make_shared<Flags>();
-    auto* cmd = app.add_subcommand("chinchilla", "Compute-optimal model size and tokens (Chinchilla scaling laws)");
+
     auto* oc = cmd->add_option("--compute", f->compute, "Training budget in FLOPs (C ≈ 6·N·D), e.g. 5.76e23");
     auto* on = cmd->add_option("--params", f->params, "Model parameters N (e.g. 70B): the budget it is optimal for");
     auto* od = cmd->add_option("--tokens", f->tokens, "Training tokens D (e.g. 1.4T): the budget they are optimal for");

@@ -12,11 +12,11 @@
 
 namespace llmsim::cli {
 
-void register_estimate(CLI::App& app, Context& ctx) {
+void setup_estimate(CLI::App* cmd, Context& ctx) {
     auto flags = std::make_shared<ScenarioFlags>();
     auto opts = std::make_shared<EstimateOptions>();
     auto straggler = std::make_shared<std::string>();
-    auto* cmd = app.add_subcommand("estimate", "Step time, MFU, time breakdown and memory of a scenario");
+
     add_scenario_flags(cmd, *flags);
     cmd->add_flag("--fast", opts->fast, "Closed-form pipeline only (skip the discrete-event simulation)");
     cmd->add_option("--trace", opts->trace_path, "Write a Chrome/Perfetto trace (JSON) of the simulated step");

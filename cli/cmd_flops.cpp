@@ -13,9 +13,9 @@
 
 namespace llmsim::cli {
 
-void register_flops(CLI::App& app, Context& ctx) {
+void setup_flops(CLI::App* cmd, Context& ctx) {
     auto flags = std::make_shared<ScenarioFlags>();
-    auto* cmd = app.add_subcommand("flops", "FLOPs of a training step and per token (model vs hardware)");
+
     add_scenario_flags(cmd, *flags);
     cmd->callback([flags, &ctx] {
         const Scenario s = resolve_scenario(*flags);

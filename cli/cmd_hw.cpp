@@ -48,8 +48,7 @@ std::string short_text(const std::string& s, std::size_t n = 60) {
 
 }   // namespace
 
-void register_hw(CLI::App& app, Context& ctx) {
-    auto* hw = app.add_subcommand("hw", "Hardware database: accelerators and systems");
+void setup_hw(CLI::App* hw, Context& ctx) {
     hw->require_subcommand(1);
     auto* list = hw->add_subcommand("list", "List systems and accelerators");
     auto list_json = std::make_shared<bool>(false);

@@ -11,9 +11,9 @@
 
 namespace llmsim::cli {
 
-void register_memory(CLI::App& app, Context& ctx) {
+void setup_memory(CLI::App* cmd, Context& ctx) {
     auto flags = std::make_shared<ScenarioFlags>();
-    auto* cmd = app.add_subcommand("memory", "Per-GPU memory budget of a scenario (most loaded GPU)");
+
     add_scenario_flags(cmd, *flags);
     cmd->callback([flags, &ctx] {
         const Scenario s = resolve_scenario(*flags);

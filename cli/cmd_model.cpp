@@ -18,8 +18,7 @@ std::string published_error(const std::optional<double>& published, double compu
 }
 }   // namespace
 
-void register_model(CLI::App& app, Context& ctx) {
-    auto* model = app.add_subcommand("model", "Model zoo: shapes and parameter counts");
+void setup_model(CLI::App* model, Context& ctx) {
     model->require_subcommand(1);
     auto* list = model->add_subcommand("list", "List the model zoo");
     auto list_json = std::make_shared<bool>(false);

@@ -20,7 +20,7 @@ namespace llmsim::cli {
 
 double parse_quantity(const std::string& text, const std::string& flag);   // cmd_chinchilla.cpp
 
-void register_plan(CLI::App& app, Context& ctx) {
+void setup_plan(CLI::App* cmd, Context& ctx) {
     struct Flags {
         std::string compute, system, fit = "approach1", precision = "bf16";
         std::optional<double> gpu_hours, days, price, mtbf_node_hours, checkpoint_write_s;
@@ -32,7 +32,7 @@ void register_plan(CLI::App& app, Context& ctx) {
         bool json = false;
     };
     auto f = std::make_shared<Flags>();
-    auto* cmd = app.add_subcommand("plan", "Capacity plan: budget -> Chinchilla model, shape, best layout, days, cost");
+
     auto* oc = cmd->add_option("--compute", f->compute, "Budget in training FLOPs (e.g. 5.76e23)");
     auto* oh = cmd->add_option("--gpu-hours", f->gpu_hours, "Budget in GPU-hours")->check(CLI::PositiveNumber);
     auto* od = cmd->add_option("--days", f->days, "Budget in days of wall time on --gpus")->check(CLI::PositiveNumber);

@@ -13,11 +13,11 @@
 
 namespace llmsim::cli {
 
-void register_run(CLI::App& app, Context& ctx) {
+void setup_run(CLI::App* cmd, Context& ctx) {
     auto files = std::make_shared<std::vector<std::string>>();
     auto json = std::make_shared<bool>(false);
     auto fast = std::make_shared<bool>(false);
-    auto* cmd = app.add_subcommand("run", "Estimate a batch of scenarios (files, or {\"scenarios\": [...]})");
+
     cmd->add_option("files", *files, "Scenario JSON files")->required();
     cmd->add_flag("--json", *json, "Print JSON");
     cmd->add_flag("--fast", *fast, "Closed-form step time (no discrete-event simulation)");

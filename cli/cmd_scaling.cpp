@@ -39,10 +39,10 @@ std::vector<int> parse_gpu_list(const std::string& text) {
 
 }   // namespace
 
-void register_scaling(CLI::App& app, Context& ctx) {
+void setup_scaling(CLI::App* cmd, Context& ctx) {
     auto f = std::make_shared<SearchFlags>();
     auto gpus = std::make_shared<std::string>("64,128,256,512,1024,2048,4096");
-    auto* cmd = app.add_subcommand("scaling", "Strong and weak scaling: the best layout at each GPU count");
+
     add_search_flags(cmd, *f, false);
     cmd->add_option("--gpus", *gpus, "GPU counts (default 64,128,...,4096)");
     cmd->add_flag("--json", f->json, "Print JSON instead of a table");

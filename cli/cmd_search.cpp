@@ -18,9 +18,9 @@
 
 namespace llmsim::cli {
 
-void register_search(CLI::App& app, Context& ctx) {
+void setup_search(CLI::App* cmd, Context& ctx) {
     auto f = std::make_shared<SearchFlags>();
-    auto* cmd = app.add_subcommand("search", "Best parallel layouts of a model on a GPU budget (top-k, Pareto front)");
+
     add_search_flags(cmd, *f, true);
     cmd->add_option("--top-k", f->top_k, "Layouts to report (default 10)")->check(CLI::PositiveNumber);
     cmd->add_option("--confirm", f->confirm,

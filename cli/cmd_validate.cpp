@@ -166,10 +166,10 @@ int fit_sustained(const std::vector<std::string>& files, bool json) {
 
 }   // namespace
 
-void register_validate(CLI::App& app, Context& ctx) {
+void setup_validate(CLI::App* cmd, Context& ctx) {
     auto files = std::make_shared<std::vector<std::string>>();
     auto json = std::make_shared<bool>(false);
-    auto* cmd = app.add_subcommand("validate", "Predict every case of validation files and report the errors");
+
     cmd->add_option("files", *files, "Validation JSON files ({\"cases\": [{id, scenario, measured, assumed}]})")
         ->required()
         ->check(CLI::ExistingFile);

@@ -1,7 +1,12 @@
-// One register_* function per subcommand (cli/cmd_*.cpp). Each adds its subcommand to the app and
-// sets a callback that does the work and stores its exit code in `exit_code`. Libraries throw;
-// cli/app.cpp turns ConfigError into "error: ..." lines on stderr and exit code 2.
+// The subcommands: one registry (cli/commands.cpp) that `llmsim --help`, the tests and the docs read.
+// Each entry names a subcommand, says in one line what it does and points to the function that adds its
+// flags and callback (one cli/cmd_*.cpp per subcommand). The callback does the work and stores its exit
+// code in `ctx.exit_code`. Libraries throw; cli/app.cpp turns ConfigError into "error: ..." lines on
+// stderr and exit code 2.
 #pragma once
+#include <span>
+#include <string_view>
+
 #include <CLI/CLI.hpp>
 
 namespace llmsim::cli {
@@ -10,18 +15,27 @@ struct Context {
     int exit_code = 0;
 };
 
-void register_hw(CLI::App& app, Context& ctx);
-void register_model(CLI::App& app, Context& ctx);
-void register_memory(CLI::App& app, Context& ctx);
-void register_flops(CLI::App& app, Context& ctx);
-void register_estimate(CLI::App& app, Context& ctx);
-void register_validate(CLI::App& app, Context& ctx);
-void register_calibrate(CLI::App& app, Context& ctx);
-void register_run(CLI::App& app, Context& ctx);
-void register_search(CLI::App& app, Context& ctx);
-void register_chinchilla(CLI::App& app, Context& ctx);
-void register_plan(CLI::App& app, Context& ctx);
-void register_scaling(CLI::App& app, Context& ctx);
+struct CommandDef {
+    std::string_view name;
+    std::string_view summary;
+    void (*setup)(CLI::App* cmd, Context& ctx);
+};
+
+// Every subcommand, in the order `llmsim --help` lists them.
+std::span<const CommandDef> commands();
+
+void setup_run(CLI::App* cmd, Context& ctx);
+void setup_estimate(CLI::App* cmd, Context& ctx);
+void setup_memory(CLI::App* cmd, Context& ctx);
+void setup_flops(CLI::App* cmd, Context& ctx);
+void setup_validate(CLI::App* cmd, Context& ctx);
+void setup_search(CLI::App* cmd, Context& ctx);
+void setup_chinchilla(CLI::App* cmd, Context& ctx);
+void setup_plan(CLI::App* cmd, Context& ctx);
+void setup_scaling(CLI::App* cmd, Context& ctx);
+void setup_hw(CLI::App* cmd, Context& ctx);
+void setup_model(CLI::App* cmd, Context& ctx);
+void setup_calibrate(CLI::App* cmd, Context& ctx);
 
 int run(int argc, char** argv);
 

@@ -2,31 +2,26 @@
 // the contract, constraints from flags and from a scenario file, errors naming the flag or pointer.
 #include <catch2/catch.hpp>
 
-#include <array>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/cli_runner.hpp"
+
 namespace {
 
-struct Run {
-    int rc = -1;
-    std::string out;
-};
+using llmsim::test::Run;
 
+// The arguments are split at spaces (none of these tests passes an argument containing one).
 Run run(const std::string& args) {
-    Run r;
-    const std::string cmd = std::string(LLMSIM_BINARY) + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return r;
-    std::array<char, 4096> buf{};
-    std::size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = pclose(p);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
+    std::vector<std::string> argv;
+    std::istringstream in(args);
+    for (std::string a; in >> a;) argv.push_back(a);
+    return llmsim::test::run_llmsim(argv, "search-cli");
 }
 
 }   // namespace
@@ -73,17 +68,20 @@ TEST_CASE("llmsim search --scenario: parallel block as constraints, search block
         "training": {"global_batch": 256}, "search": {"top_kk": 3}})";
     const auto bad = run("search --scenario " + path);
     CHECK(bad.rc == 2);
-    CHECK(bad.out.find("/search/top_kk") != std::string::npos);
+    CHECK(bad.out.empty());
+    CHECK(bad.err.find("/search/top_kk") != std::string::npos);
     std::remove(path.c_str());
 }
 
 TEST_CASE("llmsim search flag errors name the flag", "[search][cli]") {
     const auto r = run("search --model gpt3-1.3b --system dgx-a100-80gb --gpus 8 --global-batch 64 --tp x8");
     CHECK(r.rc == 2);
-    CHECK(r.out.find("--tp") != std::string::npos);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("--tp") != std::string::npos);
     const auto g = run("search --model gpt3-1.3b --system dgx-a100-80gb --gpus 8 --global-batch-range 9:15");
     CHECK(g.rc == 2);
-    CHECK(g.out.find("--global-batch-range") != std::string::npos);
+    CHECK(g.out.empty());
+    CHECK(g.err.find("--global-batch-range") != std::string::npos);
 }
 
 TEST_CASE("llmsim chinchilla --json reproduces Table 3 with approach1", "[scaling][cli]") {

@@ -1,0 +1,125 @@
+// The command line end to end (the built binary): the subcommand registry is what `llmsim --help`
+// lists and every entry answers --help; `estimate` prints the scenario contract's keys with the
+// numbers the library computes, for training and serving; `run` estimates a batch.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cost_models/inference.hpp"
+#include "hardware_db/json_reader.hpp"
+#include "hardware_db/scenario.hpp"
+#include "sim/step_sim.hpp"
+#include "tests/cli_runner.hpp"
+
+using namespace llmsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+test::Run llmsim_cli(const std::vector<std::string>& args) { return test::run_llmsim(args, "cli"); }
+
+std::string scenario_path(const char* name) { return (fs::path(LLMSIM_SOURCE_DIR) / "scenarios" / name).string(); }
+
+}   // namespace
+
+TEST_CASE("the subcommand registry is what --help lists, and every entry answers --help", "[cli]") {
+    const auto cmds = cli::commands();
+    REQUIRE(cmds.size() >= 12);
+    std::set<std::string_view> names;
+    for (const auto& c : cmds) CHECK(names.insert(c.name).second);   // unique
+    const auto top = llmsim_cli({"--help"});
+    REQUIRE(top.rc == 0);
+    for (const auto& c : cmds) {
+        const std::string name(c.name);
+        INFO(name);
+        CHECK(top.out.find("  " + name + " ") != std::string::npos);
+        CHECK(top.out.find(std::string(c.summary)) != std::string::npos);
+        const auto h = llmsim_cli({name, "--help"});
+        CHECK(h.rc == 0);
+        CHECK(h.err.empty());
+        CHECK(h.out.find(std::string(c.summary)) != std::string::npos);
+    }
+    // With no arguments, the same list.
+    const auto none = llmsim_cli({});
+    CHECK(none.rc == 0);
+    CHECK(none.out == top.out);
+    // An unknown subcommand is a usage error (exit 2) on stderr.
+    const auto bad = llmsim_cli({"estimat"});
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.empty());
+    CHECK_FALSE(bad.err.empty());
+}
+
+TEST_CASE("llmsim estimate --json: the contract's training keys, equal to the simulator's numbers", "[cli][estimate]") {
+    const std::string path = scenario_path("llama3-70b-h100-64.json");
+    const auto r = llmsim_cli({"estimate", "--scenario", path, "--json"});
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    for (const char* k : {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_flops_per_step",
+                          "hardware_flops_per_step", "mfu", "hfu", "bubble_fraction", "memory", "breakdown_s"})
+        CHECK(j.contains(k));
+    for (const char* k : {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "other_bytes",
+                          "total_bytes", "capacity_bytes", "fits"})
+        CHECK(j["memory"].contains(k));
+    for (const char* k :
+         {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "optimizer", "exposed_comm"})
+        CHECK(j["breakdown_s"].contains(k));
+    const Scenario s = load_scenario_file(path);
+    const auto e = sim::simulate_step(s.training_job());
+    CHECK(j["step_time_s"].get<double>() == Approx(e.step_time_s).epsilon(1e-12));
+    CHECK(j["mfu"].get<double>() == Approx(e.mfu).epsilon(1e-12));
+    CHECK(j["tokens_per_s_per_gpu"].get<double>() == Approx(e.tokens_per_s / s.gpus).epsilon(1e-12));
+    CHECK(j["memory"]["total_bytes"].get<double>() == Approx(e.memory.total_bytes).epsilon(1e-12));
+    // --fast prints the closed form.
+    const auto f = llmsim_cli({"estimate", "--scenario", path, "--fast", "--json"});
+    REQUIRE(f.rc == 0);
+    CHECK(Json::parse(f.out)["step_time_s"].get<double>() == Approx(estimate_step(s.training_job()).step_time_s));
+    // The text report names the model and says whether it fits.
+    const auto t = llmsim_cli({"estimate", "--scenario", path});
+    REQUIRE(t.rc == 0);
+    CHECK(t.out.find("llama-3-70b") != std::string::npos);
+    CHECK(t.out.find("MFU") != std::string::npos);
+}
+
+TEST_CASE("llmsim estimate --json on a serving scenario: the contract's serving keys", "[cli][estimate][serving]") {
+    const std::string path = scenario_path("llama3-8b-h100-serving-fp8.json");
+    const auto r = llmsim_cli({"estimate", "--scenario", path, "--json"});
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    for (const char* k : {"ttft_s", "tpot_s", "output_tokens_per_s", "output_tokens_per_s_per_gpu", "kv_cache_bytes",
+                          "max_batch", "memory"})
+        CHECK(j.contains(k));
+    const Scenario s = load_scenario_file(path);
+    const auto e = estimate_inference(s.serving_job());
+    CHECK(j["ttft_s"].get<double>() == Approx(e.ttft_s).epsilon(1e-12));
+    CHECK(j["tpot_s"].get<double>() == Approx(e.tpot_s).epsilon(1e-12));
+    CHECK(j["output_tokens_per_s_per_gpu"].get<double>() == Approx(e.output_tokens_per_s_per_gpu).epsilon(1e-12));
+    CHECK(j["max_batch"].get<std::int64_t>() == e.memory.max_batch);
+}
+
+TEST_CASE("llmsim run estimates a batch of scenario files in order", "[cli][run]") {
+    const std::vector<std::string> files{scenario_path("gpt3-175b-a100-1024.json"),
+                                         scenario_path("llama3-8b-h100-serving-fp8.json")};
+    auto args = std::vector<std::string>{"run"};
+    args.insert(args.end(), files.begin(), files.end());
+    args.push_back("--json");
+    const auto r = llmsim_cli(args);
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    REQUIRE(j["results"].size() == 2);
+    CHECK(j["results"][0]["result"].contains("step_time_s"));
+    CHECK(j["results"][1]["result"].contains("ttft_s"));
+    // One bad file: exit 2, nothing on stdout, the file named.
+    const auto bad = llmsim_cli({"run", files[0], "/nonexistent/scenario.json"});
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.empty());
+    CHECK(bad.err.find("/nonexistent/scenario.json") != std::string::npos);
+}
