@@ -29,8 +29,7 @@ void setup_run(CLI::App* cmd, Context& ctx) {
         std::vector<Item> items;
         std::vector<std::string> problems;
         for (const auto& file : *files) {
-            const auto dir = std::filesystem::path(file).parent_path().string();
-            const std::string base = dir.empty() ? "." : dir;
+            const std::string base = directory_of(file);
             Json doc;
             try {
                 doc = parse_json_file(file);

@@ -17,21 +17,7 @@ namespace {
 
 std::vector<int> parse_gpu_list(const std::string& text) {
     std::vector<int> out;
-    std::size_t pos = 0;
-    for (;;) {
-        const auto comma = text.find(',', pos);
-        const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        try {
-            std::size_t used = 0;
-            const int v = std::stoi(item, &used);
-            if (used != item.size() || v < 1) throw std::invalid_argument(item);
-            out.push_back(v);
-        } catch (...) {
-            throw ConfigError(fmt::format("--gpus: \"{}\": expected a comma-separated list of GPU counts", text));
-        }
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-    }
+    for (auto v : parse_int_list(text, "--gpus", 1, 1 << 20)) out.push_back(static_cast<int>(v));
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;

@@ -114,12 +114,12 @@ int fit_sustained(const std::vector<std::string>& files, bool json) {
     std::map<std::string, std::vector<FitCase>> by_gpu;
     for (const auto& file : files) {
         const Json doc = parse_json_file(file);
-        const auto dir = std::filesystem::path(file).parent_path().string();
+        const std::string dir = directory_of(file);
         for (const auto& c : doc.at("cases")) {
             if (!c.contains("measured") || !c["measured"].contains("step_time_s")) continue;
             FitCase fc;
             fc.id = c.value("id", "?");
-            fc.scenario = parse_scenario(c.at("scenario"), dir.empty() ? "." : dir);
+            fc.scenario = parse_scenario(c.at("scenario"), dir);
             fc.measured = c["measured"]["step_time_s"].get<double>();
             by_gpu[fc.scenario.system.gpu.name].push_back(std::move(fc));
         }
@@ -188,7 +188,7 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
             const Json doc = parse_json_file(file);
             if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
                 throw ConfigError(fmt::format("{}#/cases: missing: expected an array of cases", file));
-            const auto dir = std::filesystem::path(file).parent_path().string();
+            const std::string dir = directory_of(file);
             std::size_t i = 0;
             for (const auto& c : doc["cases"]) {
                 CaseResult r;
@@ -198,7 +198,7 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
                 try {
                     if (!c.contains("scenario") || !c.contains("measured"))
                         throw ConfigError(fmt::format("{}#/cases/{}: expected scenario and measured", file, i));
-                    const Scenario s = parse_scenario(c["scenario"], dir.empty() ? "." : dir);
+                    const Scenario s = parse_scenario(c["scenario"], dir);
                     const auto& meas = c["measured"];
                     if (meas.contains("step_time_s")) {
                         r.quantity = "step_time_s";

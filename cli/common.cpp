@@ -37,100 +37,107 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
         ->check(CLI::PositiveNumber);
 }
 
-namespace {
-
-// JSON pointer -> flag, for messages about values that came from flags.
-const std::vector<std::pair<std::string, std::string>>& flag_names() {
-    static const std::vector<std::pair<std::string, std::string>> names{
-        {"/model", "--model"},
-        {"/system", "--system"},
-        {"/gpus", "--gpus"},
-        {"/parallel/tp", "--tp"},
-        {"/parallel/pp", "--pp"},
-        {"/parallel/dp", "--dp"},
-        {"/parallel/cp", "--cp"},
-        {"/parallel/ep", "--ep"},
-        {"/parallel/vp", "--vp"},
-        {"/parallel/zero", "--zero"},
-        {"/parallel/sequence_parallel", "--sp"},
-        {"/parallel/schedule", "--schedule"},
-        {"/training/micro_batch", "--micro-batch"},
-        {"/training/global_batch", "--global-batch"},
-        {"/training/seq_len", "--seq-len"},
-        {"/training/recompute", "--recompute"},
-        {"/training/precision", "--precision"},
-        {"/training/offload", "--offload"},
-        {"/training/token_budget", "--token-budget"},
-    };
-    return names;
+void FlagOverlay::set(const std::string& pointer, const std::string& flag, Json value) {
+    doc_[Json::json_pointer(pointer)] = std::move(value);
+    for (auto& [p, f] : flags_)
+        if (p == pointer) {
+            f = flag;
+            return;
+        }
+    flags_.emplace_back(pointer, flag);
 }
 
-bool flag_given(const ScenarioFlags& f, const std::string& pointer) {
-    if (pointer == "/model") return !f.model.empty();
-    if (pointer == "/system") return !f.system.empty();
-    if (pointer == "/gpus") return f.gpus.has_value();
-    if (pointer == "/parallel/tp") return f.tp.has_value();
-    if (pointer == "/parallel/pp") return f.pp.has_value();
-    if (pointer == "/parallel/dp") return f.dp.has_value();
-    if (pointer == "/parallel/cp") return f.cp.has_value();
-    if (pointer == "/parallel/ep") return f.ep.has_value();
-    if (pointer == "/parallel/vp") return f.vp.has_value();
-    if (pointer == "/parallel/zero") return f.zero.has_value();
-    if (pointer == "/parallel/sequence_parallel") return f.sp.has_value();
-    if (pointer == "/parallel/schedule") return !f.schedule.empty();
-    if (pointer == "/training/micro_batch") return f.micro_batch.has_value();
-    if (pointer == "/training/global_batch") return f.global_batch.has_value();
-    if (pointer == "/training/seq_len") return f.seq_len.has_value();
-    if (pointer == "/training/recompute") return !f.recompute.empty();
-    if (pointer == "/training/precision") return !f.precision.empty();
-    if (pointer == "/training/offload") return !f.offload.empty();
-    if (pointer == "/training/token_budget") return f.token_budget.has_value();
+bool FlagOverlay::given(const std::string& pointer) const {
+    for (const auto& [p, f] : flags_)
+        if (p == pointer) return true;
     return false;
 }
 
-}   // namespace
+ConfigError FlagOverlay::rename(const ConfigError& e, const std::string& scenario_file) const {
+    std::vector<std::string> lines;
+    for (auto line : e.problems()) {
+        bool mapped = false;
+        for (const auto& [ptr, flag] : flags_)
+            if (line.rfind(ptr, 0) == 0 && line.size() > ptr.size() &&
+                (line[ptr.size()] == ':' || line[ptr.size()] == '/')) {
+                line = flag + line.substr(ptr.size());
+                mapped = true;
+                break;
+            }
+        if (!mapped && !scenario_file.empty() && line.rfind("/", 0) == 0) line = scenario_file + "#" + line;
+        lines.push_back(line);
+    }
+    return ConfigError(lines);
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    if (text.empty()) return out;
+    std::size_t pos = 0;
+    for (;;) {
+        const auto comma = text.find(',', pos);
+        out.push_back(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
+std::vector<std::int64_t> parse_int_list(const std::string& text, const std::string& flag, std::int64_t lo,
+                                         std::int64_t hi) {
+    std::vector<std::int64_t> out;
+    bool ok = !text.empty();
+    for (const auto& item : split_list(text)) {
+        try {
+            std::size_t used = 0;
+            const long long v = std::stoll(item, &used);
+            ok = ok && used == item.size() && v >= lo && v <= hi;
+            out.push_back(v);
+        } catch (...) {
+            ok = false;
+        }
+    }
+    if (!ok)
+        throw ConfigError(
+            fmt::format("{}: \"{}\": expected a comma-separated list of integers in {}..{}", flag, text, lo, hi));
+    return out;
+}
 
 Json read_scenario_file(const std::string& path, std::string& base_dir) {
     Json j = parse_json_file(path);
-    const auto dir = std::filesystem::path(path).parent_path().string();
-    base_dir = dir.empty() ? "." : dir;
+    base_dir = directory_of(path);
     return j;
 }
 
-Json scenario_json(const ScenarioFlags& f, std::string& base_dir) {
-    Json j = Json::object();
+namespace {
+
+// `j`: the scenario document from --scenario with the flags written over it.
+void apply_scenario_flags(const ScenarioFlags& f, std::string& base_dir, FlagOverlay& ov, Json& j) {
     base_dir = ".";
     if (!f.scenario.empty()) {
         j = read_scenario_file(f.scenario, base_dir);
-        if (!j.is_object()) return j;
+        if (!j.is_object()) return;
     }
-    if (!f.model.empty()) j["model"] = f.model;
-    if (!f.system.empty()) j["system"] = f.system;
-    if (f.gpus) j["gpus"] = *f.gpus;
-    auto set_par = [&](const char* key, const auto& v) {
-        if (v) j["parallel"][key] = *v;
-    };
-    set_par("tp", f.tp);
-    set_par("pp", f.pp);
-    set_par("dp", f.dp);
-    set_par("cp", f.cp);
-    set_par("ep", f.ep);
-    set_par("vp", f.vp);
-    set_par("zero", f.zero);
-    set_par("sequence_parallel", f.sp);
-    if (!f.schedule.empty()) j["parallel"]["schedule"] = f.schedule;
-    const bool inference = j.contains("inference");
-    if (!inference) {
-        auto set_tr = [&](const char* key, const auto& v) {
-            if (v) j["training"][key] = *v;
-        };
-        set_tr("micro_batch", f.micro_batch);
-        set_tr("global_batch", f.global_batch);
-        set_tr("seq_len", f.seq_len);
-        if (!f.recompute.empty()) j["training"]["recompute"] = f.recompute;
-        if (!f.precision.empty()) j["training"]["precision"] = f.precision;
-        if (!f.offload.empty()) j["training"]["offload"] = f.offload;
-        if (f.token_budget) j["training"]["token_budget"] = *f.token_budget;
+    ov.set("/model", "--model", f.model);
+    ov.set("/system", "--system", f.system);
+    ov.set("/gpus", "--gpus", f.gpus);
+    ov.set("/parallel/tp", "--tp", f.tp);
+    ov.set("/parallel/pp", "--pp", f.pp);
+    ov.set("/parallel/dp", "--dp", f.dp);
+    ov.set("/parallel/cp", "--cp", f.cp);
+    ov.set("/parallel/ep", "--ep", f.ep);
+    ov.set("/parallel/vp", "--vp", f.vp);
+    ov.set("/parallel/zero", "--zero", f.zero);
+    ov.set("/parallel/sequence_parallel", "--sp", f.sp);
+    ov.set("/parallel/schedule", "--schedule", f.schedule);
+    if (!j.contains("inference")) {
+        ov.set("/training/micro_batch", "--micro-batch", f.micro_batch);
+        ov.set("/training/global_batch", "--global-batch", f.global_batch);
+        ov.set("/training/seq_len", "--seq-len", f.seq_len);
+        ov.set("/training/recompute", "--recompute", f.recompute);
+        ov.set("/training/precision", "--precision", f.precision);
+        ov.set("/training/offload", "--offload", f.offload);
+        ov.set("/training/token_budget", "--token-budget", f.token_budget);
     }
     // With flags only and no gpus, the layout defines the GPU count.
     if (f.scenario.empty() && !j.contains("gpus") && j.contains("parallel")) {
@@ -143,35 +150,25 @@ Json scenario_json(const ScenarioFlags& f, std::string& base_dir) {
         }
     }
     if (f.scenario.empty() && !j.contains("gpus") && !j.contains("parallel")) j["gpus"] = 1;
-    return j;
 }
+
+}   // namespace
 
 Scenario resolve_scenario(const ScenarioFlags& f) {
     if (f.scenario.empty() && (f.model.empty() || f.system.empty()))
         throw ConfigError("--scenario: missing: expected a scenario file, or at least --model and --system");
     std::string base_dir;
-    const Json j = scenario_json(f, base_dir);
+    Json j = Json::object();
+    FlagOverlay ov(j);
+    apply_scenario_flags(f, base_dir, ov, j);
     try {
         return parse_scenario(j, base_dir);
     } catch (const ConfigError& e) {
-        std::vector<std::string> lines;
-        for (auto line : e.problems()) {
-            for (const auto& [ptr, flag] : flag_names()) {
-                if (line.rfind(ptr + ":", 0) == 0 && flag_given(f, ptr)) {
-                    line = flag + line.substr(ptr.size());
-                    break;
-                }
-            }
-            if (!f.scenario.empty() && line.rfind("/", 0) == 0) line = f.scenario + "#" + line;
-            lines.push_back(line);
-        }
-        throw ConfigError(lines);
+        throw ov.rename(e, f.scenario);
     }
 }
 
-std::string gib(double bytes, int decimals) {
-    return fmt::format("{:.{}f} GiB", bytes / (1024.0 * 1024.0 * 1024.0), decimals);
-}
+std::string gib(double bytes, int decimals) { return fmt::format("{:.{}f} GiB", bytes / kGiB, decimals); }
 
 std::string human_seconds(double s) {
     if (!std::isfinite(s)) return "inf";

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "hardware_db/errors.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/specs.hpp"
 
@@ -24,14 +25,42 @@ struct ScenarioFlags {
     bool json = false;
 };
 
+// Flags written into a scenario document at their JSON pointers, remembering which flag set which
+// pointer, so that a problem the strict reader finds in a value a flag supplied names the flag
+// (`--tp: 3: expected ...`), and the rest name the file (`file.json#/parallel/tp: ...`).
+class FlagOverlay {
+public:
+    explicit FlagOverlay(Json& doc) : doc_(doc) {}
+    // Sets `pointer` to `value` and records `flag` for it.
+    void set(const std::string& pointer, const std::string& flag, Json value);
+    template <class T>
+    void set(const std::string& pointer, const std::string& flag, const std::optional<T>& v) {
+        if (v) set(pointer, flag, Json(*v));
+    }
+    void set(const std::string& pointer, const std::string& flag, const std::string& v) {
+        if (!v.empty()) set(pointer, flag, Json(v));
+    }
+    bool given(const std::string& pointer) const;
+    // The problems of `e` with flags and the scenario file named (file may be empty).
+    ConfigError rename(const ConfigError& e, const std::string& scenario_file) const;
+
+private:
+    Json& doc_;
+    std::vector<std::pair<std::string, std::string>> flags_;   // pointer, flag
+};
+
+// A comma-separated list: its items (empty text: none). `flag` names the list in errors.
+std::vector<std::string> split_list(const std::string& text);
+// A comma-separated list of integers in [lo, hi].
+std::vector<std::int64_t> parse_int_list(const std::string& text, const std::string& flag, std::int64_t lo,
+                                         std::int64_t hi);
+
 // Adds --scenario, --json and the layout flags to `cmd`.
 void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json = true);
 
 // Reads a scenario file; `base_dir` becomes its folder (for relative paths inside it).
 Json read_scenario_file(const std::string& path, std::string& base_dir);
 
-// The scenario JSON from --scenario (if any) with the flags applied on top.
-Json scenario_json(const ScenarioFlags& f, std::string& base_dir);
 // Parses it; ConfigError messages name the flag where a flag supplied the value.
 Scenario resolve_scenario(const ScenarioFlags& f);
 

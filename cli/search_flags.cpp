@@ -53,44 +53,7 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
 
 namespace {
 
-Json int_array(const std::string& text, const std::string& flag) {
-    Json a = Json::array();
-    std::size_t pos = 0;
-    bool ok = !text.empty();
-    while (ok && pos <= text.size()) {
-        const auto comma = text.find(',', pos);
-        const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        try {
-            std::size_t used = 0;
-            const long long v = std::stoll(item, &used);
-            ok = used == item.size() && v >= 0;
-            a.push_back(v);
-        } catch (...) {
-            ok = false;
-        }
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-    }
-    if (!ok) throw ConfigError(fmt::format("{}: \"{}\": expected a comma-separated list of integers", flag, text));
-    return a;
-}
-
-Json string_array(const std::string& text) {
-    Json a = Json::array();
-    std::size_t pos = 0;
-    for (;;) {
-        const auto comma = text.find(',', pos);
-        a.push_back(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-    }
-    return a;
-}
-
-}   // namespace
-
-Json search_scenario_json(const SearchFlags& f, std::string& base_dir) {
-    Json j = Json::object();
+void apply_search_flags(const SearchFlags& f, std::string& base_dir, FlagOverlay& ov, Json& j) {
     base_dir = ".";
     if (!f.scenario.empty()) {
         j = read_scenario_file(f.scenario, base_dir);
@@ -99,91 +62,59 @@ Json search_scenario_json(const SearchFlags& f, std::string& base_dir) {
     } else if (f.model.empty() || f.system.empty()) {
         throw ConfigError("--scenario: missing: expected a scenario file, or at least --model and --system");
     }
-    if (!f.model.empty()) j["model"] = f.model;
-    if (!f.system.empty()) j["system"] = f.system;
-    if (f.gpus) j["gpus"] = *f.gpus;
-    if (f.seq_len) j["training"]["seq_len"] = *f.seq_len;
-    if (!f.precision.empty()) j["training"]["precision"] = f.precision;
+    ov.set("/model", "--model", f.model);
+    ov.set("/system", "--system", f.system);
+    ov.set("/gpus", "--gpus", f.gpus);
+    ov.set("/training/seq_len", "--seq-len", f.seq_len);
+    ov.set("/training/precision", "--precision", f.precision);
     if (f.global_batch) {
-        j["training"]["global_batch"] = *f.global_batch;
+        ov.set("/training/global_batch", "--global-batch", f.global_batch);
         if (j.contains("search") && j["search"].is_object()) j["search"].erase("global_batch");
     }
-    if (!f.global_batch_range.empty()) j["search"]["global_batch"] = f.global_batch_range;
-    if (f.max_gpus) j["search"]["max_gpus"] = *f.max_gpus;
-    if (f.min_gpus) j["search"]["min_gpus"] = *f.min_gpus;
+    ov.set("/search/global_batch", "--global-batch-range", f.global_batch_range);
+    ov.set("/search/max_gpus", "--max-gpus", f.max_gpus);
+    ov.set("/search/min_gpus", "--min-gpus", f.min_gpus);
     if (f.max_gpus && !f.gpus) j.erase("gpus");
-    if (f.max_tp) j["search"]["max_tp"] = *f.max_tp;
-    if (f.min_pp) j["search"]["min_pp"] = *f.min_pp;
-    if (f.max_pp) j["search"]["max_pp"] = *f.max_pp;
-    if (f.memory_headroom) j["search"]["memory_headroom"] = *f.memory_headroom;
-    if (!f.objective.empty()) j["search"]["objective"] = f.objective;
-    if (f.price) j["search"]["price_per_gpu_hour"] = *f.price;
-    if (f.allow_cross_node_tp) j["search"]["allow_cross_node_tp"] = true;
+    ov.set("/search/max_tp", "--max-tp", f.max_tp);
+    ov.set("/search/min_pp", "--min-pp", f.min_pp);
+    ov.set("/search/max_pp", "--max-pp", f.max_pp);
+    ov.set("/search/memory_headroom", "--memory-headroom", f.memory_headroom);
+    ov.set("/search/objective", "--objective", f.objective);
+    ov.set("/search/price_per_gpu_hour", "--price-per-gpu-hour", f.price);
+    if (f.allow_cross_node_tp) ov.set("/search/allow_cross_node_tp", "--allow-cross-node-tp", Json(true));
     const std::pair<const std::string*, const char*> par[] = {
         {&f.tp, "tp"}, {&f.pp, "pp"}, {&f.cp, "cp"}, {&f.ep, "ep"}, {&f.vp, "vp"}, {&f.dp, "dp"}, {&f.zero, "zero"}};
     for (const auto& [v, k] : par)
-        if (!v->empty()) j["parallel"][k] = int_array(*v, std::string("--") + k);
-    if (!f.schedules.empty()) j["parallel"]["schedule"] = string_array(f.schedules);
+        if (!v->empty()) {
+            const std::string flag = std::string("--") + k;
+            ov.set(std::string("/parallel/") + k, flag, Json(parse_int_list(*v, flag, 0, INT32_MAX)));
+        }
+    if (!f.schedules.empty()) ov.set("/parallel/schedule", "--schedules", Json(split_list(f.schedules)));
     if (!f.sp.empty()) {
         if (f.sp != "true" && f.sp != "false")
             throw ConfigError(fmt::format("--sp: \"{}\": expected true or false", f.sp));
-        j["parallel"]["sequence_parallel"] = f.sp == "true";
+        ov.set("/parallel/sequence_parallel", "--sp", Json(f.sp == "true"));
     }
-    if (!f.micro_batch.empty()) j["training"]["micro_batch"] = int_array(f.micro_batch, "--micro-batch");
-    if (!f.recompute.empty()) j["training"]["recompute"] = string_array(f.recompute);
-    if (!f.offload.empty()) j["training"]["offload"] = string_array(f.offload);
-    return j;
+    if (!f.micro_batch.empty())
+        ov.set("/training/micro_batch", "--micro-batch",
+               Json(parse_int_list(f.micro_batch, "--micro-batch", 0, INT64_MAX)));
+    if (!f.recompute.empty()) ov.set("/training/recompute", "--recompute", Json(split_list(f.recompute)));
+    if (!f.offload.empty()) ov.set("/training/offload", "--offload", Json(split_list(f.offload)));
 }
+
+}   // namespace
 
 search::SearchRequest resolve_search_request(const SearchFlags& f) {
     std::string base_dir;
-    const Json j = search_scenario_json(f, base_dir);
+    Json j = Json::object();
+    FlagOverlay ov(j);
+    apply_search_flags(f, base_dir, ov, j);
     try {
         auto req = search::parse_search_request(j, base_dir);
         if (f.threads) req.options.threads = *f.threads;
         return req;
     } catch (const ConfigError& e) {
-        // Problems with values that came from flags name the flag.
-        const std::vector<std::pair<std::string, bool>> given{{"/model", !f.model.empty()},
-                                                              {"/system", !f.system.empty()},
-                                                              {"/gpus", f.gpus.has_value()},
-                                                              {"/training/seq_len", f.seq_len.has_value()},
-                                                              {"/training/precision", !f.precision.empty()},
-                                                              {"/training/global_batch", f.global_batch.has_value()},
-                                                              {"/search/global_batch", !f.global_batch_range.empty()},
-                                                              {"/search/max_gpus", f.max_gpus.has_value()},
-                                                              {"/search/objective", !f.objective.empty()},
-                                                              {"/parallel/schedule", !f.schedules.empty()},
-                                                              {"/training/recompute", !f.recompute.empty()},
-                                                              {"/training/offload", !f.offload.empty()},
-                                                              {"/training/micro_batch", !f.micro_batch.empty()}};
-        const std::map<std::string, std::string> flag_of{{"/model", "--model"},
-                                                         {"/system", "--system"},
-                                                         {"/gpus", "--gpus"},
-                                                         {"/training/seq_len", "--seq-len"},
-                                                         {"/training/precision", "--precision"},
-                                                         {"/training/global_batch", "--global-batch"},
-                                                         {"/search/global_batch", "--global-batch-range"},
-                                                         {"/search/max_gpus", "--max-gpus"},
-                                                         {"/search/objective", "--objective"},
-                                                         {"/parallel/schedule", "--schedules"},
-                                                         {"/training/recompute", "--recompute"},
-                                                         {"/training/offload", "--offload"},
-                                                         {"/training/micro_batch", "--micro-batch"}};
-        std::vector<std::string> lines;
-        for (auto l : e.problems()) {
-            bool mapped = false;
-            for (const auto& [ptr, on] : given)
-                if (on && l.rfind(ptr, 0) == 0 && l.size() > ptr.size() &&
-                    (l[ptr.size()] == ':' || l[ptr.size()] == '/')) {
-                    l = flag_of.at(ptr) + l.substr(ptr.size());
-                    mapped = true;
-                    break;
-                }
-            if (!mapped && !f.scenario.empty() && l.rfind("/", 0) == 0) l = f.scenario + "#" + l;
-            lines.push_back(l);
-        }
-        throw ConfigError(lines);
+        throw ov.rename(e, f.scenario);
     }
 }
 

@@ -26,8 +26,6 @@ struct SearchFlags {
 
 // `with_gpus`: add --gpus/--max-gpus (scaling has its own --gpus list).
 void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus);
-// The scenario JSON with the flags applied (gpus may be absent).
-Json search_scenario_json(const SearchFlags& f, std::string& base_dir);
 search::SearchRequest resolve_search_request(const SearchFlags& f);
 
 }   // namespace llmsim::cli

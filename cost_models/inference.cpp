@@ -41,18 +41,26 @@ PassTime forward_pass(const ServingJob& s, double batch, double tokens, double c
     const double M = batch * tokens;
     const double h = static_cast<double>(m.hidden);
     const double kv_local = std::max(1.0, static_cast<double>(m.kv_heads) / tp) * m.head_dim;
-    const double bw = a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency;
-    const double launch = a.efficiency.kernel_launch_us * 1e-6;
 
     PassTime layer;   // one transformer layer
+    auto add = [&](const KernelTime& k) {
+        layer.time_s += k.time_s;
+        (k.compute_bound ? layer.compute_s : layer.memory_s) += k.time_s;
+    };
+    // Weights at their storage precision (with group scales) read once; 16-bit activations in and out.
     auto linear = [&](double rows, double n, double k, double count) {
-        const double flops = 2.0 * rows * n * k * count;
-        const double eff = gemm_efficiency(a, cp, rows, n, k);
-        const double compute = flops / (a.peak(cp) * std::max(eff, 1e-6));
-        const double memory = (n * k * count * wbytes + 2.0 * rows * (n + k) * count) / bw;
-        layer.compute_s += compute;
-        layer.memory_s += memory;
-        layer.time_s += std::max(compute, memory) + launch * count;
+        GemmSpec g;
+        g.m = rows;
+        g.n = n;
+        g.k = k;
+        g.batch = count;
+        g.precision = cp;
+        g.a_bytes = 2.0;
+        g.b_bytes = wbytes;
+        g.c_bytes = 2.0;
+        g.launches = count;
+        g.sustained = false;
+        add(gemm_time(a, g));
     };
     const double f_eff =
         m.moe.enabled() ? static_cast<double>(m.moe.expert_ffn_hidden) : static_cast<double>(m.ffn_hidden);
@@ -69,19 +77,20 @@ PassTime forward_pass(const ServingJob& s, double batch, double tokens, double c
         linear(M, gate * f_eff / tp, h, 1);
         linear(M, h, f_eff / tp, 1);
     }
-    // Attention: read this step's K/V cache and compute scores.
-    const double heads_local = m.heads / static_cast<double>(tp);
-    double attn_flops = 4.0 * batch * tokens * context * heads_local * m.head_dim;
-    if (causal_prefill) attn_flops *= 0.5;
-    const double kv_read = batch * context * 2.0 * kv_local * kvb;
-    const Precision ap = cp == Precision::fp8 ? Precision::bf16 : cp;
-    const double ac = attn_flops / (a.peak(ap) * a.efficiency.attention_fwd);
-    const double am = kv_read / bw;
-    layer.compute_s += ac;
-    layer.memory_s += am;
-    layer.time_s += std::max(ac, am) + launch;
+    // Attention: each sequence's new tokens against its context, reading this step's K/V cache.
+    AttentionSpec at;
+    at.batch_heads = batch * (m.heads / static_cast<double>(tp));
+    at.s_q = tokens;
+    at.s_kv = context;
+    at.d = static_cast<double>(m.head_dim);
+    at.causal = causal_prefill;
+    at.precision = cp;
+    at.q_o_bytes = 0;
+    at.kv_bytes = batch * context * 2.0 * kv_local * kvb;
+    at.sustained = false;
+    add(attention_time(a, at));
     // Norms, activation, residuals: about 8 elementwise passes over the hidden state (docs).
-    layer.time_s += 8.0 * (2.0 * M * h * 2.0 / bw + launch);
+    for (int i = 0; i < 8; ++i) add(memory_time(a, 2.0 * M * h * 2.0, 0.0, false));
     // Tensor parallelism: two all-reduces of the hidden state per layer.
     if (tp > 1) {
         const auto g = place_group(tp, 1, s.system.scaleup_domain);
@@ -91,13 +100,13 @@ PassTime forward_pass(const ServingJob& s, double batch, double tokens, double c
     r.time_s = layers * layer.time_s;
     r.compute_s = layers * layer.compute_s;
     r.memory_s = layers * layer.memory_s;
-    // LM head on the last token of each sequence (prefill) or each new token (decode).
-    const double lm_tokens = batch;
-    const double vocab_local = static_cast<double>(m.vocab) / tp;
-    const double flops = 2.0 * lm_tokens * vocab_local * h;
-    const double compute = flops / (a.peak(Precision::bf16) * a.gemm_max(Precision::bf16));
-    const double memory = vocab_local * h * 2.0 / bw;
-    r.time_s += std::max(compute, memory) + launch;
+    // LM head on the last token of each sequence (prefill) or each new token (decode), 16-bit.
+    GemmSpec head;
+    head.m = batch;
+    head.n = static_cast<double>(m.vocab) / tp;
+    head.k = h;
+    head.sustained = false;
+    r.time_s += gemm_time(a, head).time_s;
     return r;
 }
 

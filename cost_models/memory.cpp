@@ -67,6 +67,16 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     return a;
 }
 
+double embedding_activation_bytes(const ModelSpec& m, double tokens_local, double sp_div) {
+    // Token ids (int64) and the embedding dropout mask (Megatron).
+    return tokens_local * (8.0 + (m.dropout ? static_cast<double>(m.hidden) : 0.0)) / sp_div;
+}
+
+double loss_activation_bytes(const ModelSpec& m, double tokens_local, int tp, double sp_div) {
+    // The LM head's input and the fp32 logits the loss reads.
+    return tokens_local * 4.0 * (static_cast<double>(m.hidden) / sp_div + static_cast<double>(m.vocab) / tp);
+}
+
 ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& t) {
     ActivationQuery q;
     q.seq_len = t.seq_len;
@@ -76,7 +86,7 @@ ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& 
     q.sequence_parallel = p.sequence_parallel && p.tp > 1;
     q.recompute = t.recompute;
     q.flash_attention = t.flash_attention;
-    q.bytes_per_element = t.precision == Precision::fp32 ? 4.0 : 2.0;
+    q.bytes_per_element = training_element_bytes(t.precision);
     q.gemm_input_bytes = t.precision == Precision::fp8 ? 1.0 : q.bytes_per_element;
     return q;
 }
@@ -95,8 +105,6 @@ double optimizer_bytes_per_param(Optimizer o, Precision training) {
     }
     return master + 8.0;
 }
-
-double weight_bytes_training(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
 
 // Linear-layer input/output sizes of one layer for LoRA targets.
 double lora_params_per_layer(const ModelSpec& m, const FinetuneConfig& ft) {
@@ -120,21 +128,6 @@ double lora_params_per_layer(const ModelSpec& m, const FinetuneConfig& ft) {
     return sum * ft.rank;
 }
 
-// Embedding-side parameters held by one stage's GPU (split by TP): the input embedding and learned
-// positions on the first stage, the LM head on the last (with tied embeddings and pp > 1 the last
-// stage keeps its own copy of the embedding matrix, as Megatron does).
-double embedding_params_on_stage(const ModelSpec& m, const ParamCounts& pc, const ParallelConfig& p, int stage) {
-    double out = 0;
-    if (stage == 0) out += pc.embedding / p.tp + pc.position;
-    if (stage == p.pp - 1) {
-        if (!m.tied_embeddings)
-            out += pc.output / p.tp;
-        else if (p.pp > 1)
-            out += pc.embedding / p.tp;
-    }
-    return out;
-}
-
 struct ModelStates {
     double weights = 0, grads = 0, optimizer = 0, master = 0, states = 0, params = 0, offloaded = 0;
 };
@@ -143,25 +136,16 @@ struct ModelStates {
 ModelStates stage_model_states(const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t, int stage,
                                bool trainable) {
     ModelStates st;
-    const auto pc = count_parameters(m);
-    const auto per = layers_per_stage(m.layers, p.pp);
-    const int layers = per[stage];
-    const int moe = moe_layers_on_stage(m, p.pp, stage);
-    const int dense = layers - moe;
-    const double tp = p.tp;
-    // Non-expert parameters on this GPU (split by TP), and routed-expert parameters (split by EP·TP).
-    double dense_params = dense * pc.dense_layer / tp + moe * (pc.moe_layer - pc.expert_params_per_layer) / tp;
-    const double expert_params = moe * pc.expert_params_per_layer / (tp * p.ep);
-    dense_params += embedding_params_on_stage(m, pc, p, stage);
-    if (stage == p.pp - 1) dense_params += pc.final_norm;
-    st.params = dense_params + expert_params;
+    const StageParams sp = stage_parameters(m, count_parameters(m), p, stage);
+    const double dense_params = sp.dense, expert_params = sp.expert;
+    st.params = sp.total();
     const double shard_dense = static_cast<double>(p.dp) * p.cp;
     const double shard_expert = std::max(1.0, shard_dense / p.ep);
     auto sharded = [&](double bytes_per_param, bool shard) {
         return shard ? dense_params * bytes_per_param / shard_dense + expert_params * bytes_per_param / shard_expert
                      : st.params * bytes_per_param;
     };
-    const double wb = weight_bytes_training(t.precision);
+    const double wb = training_element_bytes(t.precision);
     if (!trainable) {
         st.weights = sharded(wb, p.zero >= 3);
         return st;
@@ -196,7 +180,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
     const auto per = layers_per_stage(m.layers, p.pp);
     const std::int64_t mb = num_microbatches(p, t);
     const bool lora = t.finetune.method != FinetuneConfig::Method::none;
-    const double e = t.precision == Precision::fp32 ? 4.0 : 2.0;
+    const double e = training_element_bytes(t.precision);
 
     ActivationQuery q = activation_query(p, t);
     const auto dense_act = layer_activations(m, q);
@@ -225,7 +209,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
                 // Base linear layers in NF4 with double quantisation (Dettmers et al. 2023); the
                 // embedding and LM head stay 16-bit (bitsandbytes quantises nn.Linear layers only and
                 // Hugging Face keeps the output head unquantised).
-                const double wb = weight_bytes_training(t.precision);
+                const double wb = training_element_bytes(t.precision);
                 const double shard = p.zero >= 3 ? static_cast<double>(p.dp) * p.cp : 1.0;
                 const double embed_bytes = embedding_params_on_stage(m, pc, p, s) * wb / shard;
                 wbytes = (wbytes - embed_bytes) / wb * weight_bytes_per_param(Precision::nf4, 64) + embed_bytes;
@@ -270,15 +254,12 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
         if (t.recompute == Recompute::full)
             d.recompute_working_bytes = std::max(dense ? dense_act.full : 0.0, moe ? moe_act.full : 0.0);
         if (s == 0) {
-            // Token ids (int64) and the embedding dropout mask for each in-flight micro-batch (Megatron).
-            d.embedding_activations_bytes = d.microbatches_in_flight * tokens_local *
-                                            (8.0 + (m.dropout ? static_cast<double>(m.hidden) : 0.0)) / sp_div;
+            d.embedding_activations_bytes =
+                d.microbatches_in_flight * embedding_activation_bytes(m, tokens_local, sp_div);
         }
         if (s == p.pp - 1) {
-            // LM-head input and fp32 logits for the loss, one micro-batch live (GPipe: all of them).
-            const double live = loss_microbatches_in_flight(*p.schedule, p.pp, mb);
-            d.logits_bytes = live * tokens_local * 4.0 *
-                             (static_cast<double>(m.hidden) / sp_div + static_cast<double>(m.vocab) / p.tp);
+            d.logits_bytes = loss_microbatches_in_flight(*p.schedule, p.pp, mb) *
+                             loss_activation_bytes(m, tokens_local, p.tp, sp_div);
         }
         d.activations_bytes = act + d.recompute_working_bytes + d.embedding_activations_bytes + d.logits_bytes;
 
@@ -373,7 +354,7 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
                                    (2.0 * m.hidden + (m.q_dim() + 2.0 * m.kv_dim()) / p.tp +
                                     (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * f / p.tp) +
                                4.0 * m.vocab / p.tp;
-    r.other_bytes = 1.0 * (1ull << 30);   // CUDA context and runtime workspaces
+    r.other_bytes = 1.0 * kGiB;   // CUDA context and runtime workspaces
     r.capacity_bytes = sys.gpu.hbm_capacity_bytes;
     auto total_for = [&](double b) {
         return r.weights_bytes + b * tokens_per_seq * r.kv_bytes_per_token + b * act_per_seq + r.other_bytes;

@@ -37,6 +37,12 @@ struct LayerActivations {
 
 LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q);
 
+// Per micro-batch, on the first stage besides its layers: token ids and the embedding dropout mask.
+// `tokens_local` = seq_len / cp · micro_batch; `sp_div` = tp with sequence parallelism, else 1.
+double embedding_activation_bytes(const ModelSpec& m, double tokens_local, double sp_div);
+// Per live micro-batch, on the last stage: the LM head's input and the fp32 logits of the loss.
+double loss_activation_bytes(const ModelSpec& m, double tokens_local, int tp, double sp_div);
+
 // The query of a dense layer under a training layout (set moe_layer for a MoE layer).
 ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& t);
 

@@ -1,5 +1,7 @@
 #include "cost_models/model_params.hpp"
 
+#include "cost_models/layout.hpp"
+
 namespace llmsim {
 
 double mlp_params(const ModelSpec& m, double f) {
@@ -48,6 +50,31 @@ ParamCounts count_parameters(const ModelSpec& m) {
                n_moe * (c.attention_per_layer + c.norms_per_layer + c.moe_mlp_active_per_layer);
     c.non_embedding = c.total - c.embedding - c.position - c.output;
     return c;
+}
+
+double embedding_params_on_stage(const ModelSpec& m, const ParamCounts& pc, const ParallelConfig& p, int stage) {
+    double out = 0;
+    if (stage == 0) out += pc.embedding / p.tp + pc.position;
+    if (stage == p.pp - 1) {
+        if (!m.tied_embeddings)
+            out += pc.output / p.tp;
+        else if (p.pp > 1)
+            out += pc.embedding / p.tp;
+    }
+    return out;
+}
+
+StageParams stage_parameters(const ModelSpec& m, const ParamCounts& pc, const ParallelConfig& p, int stage) {
+    const int layers = layers_per_stage(m.layers, p.pp)[static_cast<std::size_t>(stage)];
+    const int moe = moe_layers_on_stage(m, p.pp, stage);
+    const int dense = layers - moe;
+    const double tp = p.tp;
+    StageParams r;
+    r.dense = dense * pc.dense_layer / tp + moe * (pc.moe_layer - pc.expert_params_per_layer) / tp +
+              embedding_params_on_stage(m, pc, p, stage);
+    if (stage == p.pp - 1) r.dense += pc.final_norm;
+    r.expert = moe * pc.expert_params_per_layer / (tp * p.ep);
+    return r;
 }
 
 }   // namespace llmsim

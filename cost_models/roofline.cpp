@@ -35,53 +35,83 @@ double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n
 
 static double bytes_of(Precision p) { return precision_bytes(p == Precision::tf32 ? Precision::fp32 : p); }
 
-KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) {
+KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g) {
     KernelTime t;
-    t.flops = 2.0 * m * n * k * batch;
-    // Inputs at the GEMM precision, output in 16-bit (fp8 GEMMs write bf16), fp32 stays fp32.
-    const double in_b = bytes_of(p);
-    const double out_b = p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0;
-    t.bytes = batch * ((m * k + k * n) * in_b + m * n * out_b);
-    const double peak = a.peak(p) > 0 ? a.peak(p) : a.peak(Precision::bf16);
-    const double eff = gemm_efficiency(a, p, m, n, k, batch);
-    const double compute = t.flops / (peak * std::max(eff, 1e-6));
+    t.flops = 2.0 * g.m * g.n * g.k * g.batch;
+    const double in_b = bytes_of(g.precision);
+    const double out_b = g.precision == Precision::fp32 || g.precision == Precision::tf32 ? 4.0 : 2.0;
+    const double ab = g.a_bytes > 0 ? g.a_bytes : in_b, bb = g.b_bytes > 0 ? g.b_bytes : in_b;
+    const double cb = g.c_bytes > 0 ? g.c_bytes : out_b;
+    t.bytes = g.batch * (g.m * g.k * ab + g.k * g.n * bb + g.m * g.n * cb);
+    const Precision p = a.peak(g.precision) > 0 ? g.precision : Precision::bf16;
+    const double eff = gemm_efficiency(a, p, g.m, g.n, g.k, g.batch);
+    const double compute = t.flops / (a.peak(p) * std::max(eff, 1e-6));
     const double memory = t.bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency);
     t.compute_bound = compute >= memory;
-    t.time_s = std::max(compute, memory) / a.efficiency.sustained_fraction + a.efficiency.kernel_launch_us * 1e-6;
+    const double sustained = g.sustained ? a.efficiency.sustained_fraction : 1.0;
+    t.time_s = std::max(compute, memory) / sustained + g.launches * a.efficiency.kernel_launch_us * 1e-6;
     return t;
 }
 
-KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops) {
+KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) {
+    GemmSpec g;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.batch = batch;
+    g.precision = p;
+    return gemm_time(a, g);
+}
+
+KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops, bool sustained) {
     KernelTime t;
     t.flops = flops;
     t.bytes = bytes;
     t.compute_bound = false;
-    t.time_s = bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency) / a.efficiency.sustained_fraction +
+    t.time_s =
+        bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency) / (sustained ? a.efficiency.sustained_fraction : 1.0) +
+        a.efficiency.kernel_launch_us * 1e-6;
+    return t;
+}
+
+KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) {
+    KernelTime t;
+    // Forward: S = QKᵀ and O = PV, 2 FLOPs per MAC each; causal masking skips half the blocks
+    // (exactly half when queries and keys are the same tokens).
+    double fwd = 4.0 * s.batch_heads * s.s_q * s.s_kv * s.d;
+    if (s.causal) fwd *= 0.5;
+    t.flops = s.backward ? 2.5 * fwd : fwd;
+    const double passes = s.backward ? 2.0 : 1.0;
+    const double e = 2.0;   // Q, K, V, O in 16-bit
+    const double q_o = s.q_o_bytes >= 0 ? s.q_o_bytes : s.batch_heads * s.d * e * 2.0 * s.s_q * passes;
+    const double kv = s.kv_bytes >= 0 ? s.kv_bytes : s.batch_heads * s.d * e * 2.0 * s.s_kv * passes;
+    t.bytes = q_o + kv;
+    const Precision ap =
+        (s.precision == Precision::fp8 || s.precision == Precision::fp32) ? Precision::bf16 : s.precision;
+    const double eff = s.backward ? a.efficiency.attention_bwd : a.efficiency.attention_fwd;
+    // Short sequences cannot fill the machine: one (batch·head, 128-query block) per SM at a time.
+    const double blocks = s.batch_heads * std::ceil(s.s_q / 128.0);
+    const double sms = std::max(1, a.sm_count);
+    const double fill = blocks / (std::ceil(blocks / sms) * sms);
+    const double compute = t.flops / (a.peak(ap) * eff * std::max(fill, 1e-3));
+    const double memory = t.bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency);
+    t.compute_bound = compute >= memory;
+    t.time_s = std::max(compute, memory) / (s.sustained ? a.efficiency.sustained_fraction : 1.0) +
                a.efficiency.kernel_launch_us * 1e-6;
     return t;
 }
 
 KernelTime flash_attention_time(const AcceleratorSpec& a, Precision p, double batch_heads, double s_q, double s_kv,
                                 double d, bool causal, bool backward) {
-    KernelTime t;
-    // Forward: S = QKᵀ and O = PV, 2 FLOPs per MAC each; causal masking skips half the blocks
-    // (exactly half when queries and keys are the same tokens).
-    double fwd = 4.0 * batch_heads * s_q * s_kv * d;
-    if (causal) fwd *= 0.5;
-    t.flops = backward ? 2.5 * fwd : fwd;
-    const double e = 2.0;   // Q, K, V, O in 16-bit
-    t.bytes = batch_heads * d * e * (backward ? (2.0 * s_q + 2.0 * s_kv) * 2.0 : (2.0 * s_q + 2.0 * s_kv));
-    const Precision ap = (p == Precision::fp8 || p == Precision::fp32) ? Precision::bf16 : p;
-    const double eff = backward ? a.efficiency.attention_bwd : a.efficiency.attention_fwd;
-    // Short sequences cannot fill the machine: one (batch·head, 128-query block) per SM at a time.
-    const double blocks = batch_heads * std::ceil(s_q / 128.0);
-    const double sms = std::max(1, a.sm_count);
-    const double fill = blocks / (std::ceil(blocks / sms) * sms);
-    const double compute = t.flops / (a.peak(ap) * eff * std::max(fill, 1e-3));
-    const double memory = t.bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency);
-    t.compute_bound = compute >= memory;
-    t.time_s = std::max(compute, memory) / a.efficiency.sustained_fraction + a.efficiency.kernel_launch_us * 1e-6;
-    return t;
+    AttentionSpec s;
+    s.batch_heads = batch_heads;
+    s.s_q = s_q;
+    s.s_kv = s_kv;
+    s.d = d;
+    s.causal = causal;
+    s.backward = backward;
+    s.precision = p;
+    return attention_time(a, s);
 }
 
 }   // namespace llmsim

@@ -54,7 +54,7 @@ struct Builder {
         : m(s.model), sys(s.system), p(s.parallel), t(s.training), a(s.system.gpu), comms(c) {
         g = make_groups(sys, p);
         gp = gemm_precision(t.precision);
-        e = t.precision == Precision::fp32 ? 4.0 : 2.0;
+        e = training_element_bytes(t.precision);
         T = static_cast<double>(t.seq_len) / p.cp * static_cast<double>(t.micro_batch);
         sp = p.sequence_parallel && p.tp > 1;
     }
@@ -400,13 +400,9 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
         }
 
         // Parameters of this stage on one GPU (before ZeRO), split dense vs expert.
-        double dense_params =
-            dense * pc.dense_layer / p.tp + sc.moe_layers * (pc.moe_layer - pc.expert_params_per_layer) / p.tp;
-        const double expert_params = sc.moe_layers * pc.expert_params_per_layer / (p.tp * p.ep);
-        if (st == 0) dense_params += pc.embedding / p.tp + pc.position;
-        if (st == p.pp - 1)
-            dense_params += (m.tied_embeddings && p.pp == 1 ? 0.0 : pc.embedding / p.tp) + pc.final_norm;
-        sc.params = dense_params + expert_params;
+        const StageParams sp = stage_parameters(m, pc, p, st);
+        const double dense_params = sp.dense, expert_params = sp.expert;
+        sc.params = sp.total();
 
         // End-of-step data-parallel gradient reduction (ZeRO-3 reduces per layer instead).
         const double gbytes = precision_bytes(t.grad_precision);

@@ -13,9 +13,6 @@ namespace llmsim {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kMiB = 1024.0 * 1024.0;
-
 std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
     std::string out;
     for (const auto& x : v) out += (out.empty() ? "" : sep) + x;
@@ -84,13 +81,6 @@ void mark_overrides(const Json& override_obj, const std::string& prefix, const s
 bool file_exists(const std::string& p) {
     std::error_code ec;
     return std::filesystem::is_regular_file(p, ec);
-}
-
-std::string resolve_path(const std::string& path, const std::string& base_dir) {
-    if (file_exists(path)) return path;
-    const std::string joined = (std::filesystem::path(base_dir) / path).string();
-    if (file_exists(joined)) return joined;
-    return path;
 }
 
 }   // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -243,6 +244,19 @@ void ObjectReader::finish(const std::vector<std::string>& also_known) {
         problems_.lines.push_back(
             fmt::format("{}: unknown key {}: expected {}", ptr(it.key()), json_brief(Json(it.key())), expected));
     }
+}
+
+std::string directory_of(const std::string& file) {
+    const auto dir = std::filesystem::path(file).parent_path().string();
+    return dir.empty() ? "." : dir;
+}
+
+std::string resolve_path(const std::string& path, const std::string& base_dir) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) return path;
+    const std::string joined = (std::filesystem::path(base_dir) / path).string();
+    if (std::filesystem::is_regular_file(joined, ec)) return joined;
+    return path;
 }
 
 }   // namespace llmsim

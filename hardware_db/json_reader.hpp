@@ -37,6 +37,12 @@ Json parse_json_text(const std::string& text, const std::string& origin);
 // Read a file and parse it; a missing file is a ConfigError.
 Json parse_json_file(const std::string& path);
 
+// Paths inside a file (a Hugging Face config, a calibration profile) are relative to its folder:
+// the folder of `file` ("." for a bare file name), and `path` resolved against it (as given when it
+// exists from the working directory, else joined to `base_dir`; unchanged when neither exists).
+std::string directory_of(const std::string& file);
+std::string resolve_path(const std::string& path, const std::string& base_dir);
+
 class ObjectReader {
 public:
     // `pointer` is the JSON pointer of `obj` ("" for the root).

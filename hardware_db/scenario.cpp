@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "hardware_db/errors.hpp"
+#include "hardware_db/layout_rules.hpp"
 
 namespace llmsim {
 
@@ -137,43 +138,22 @@ std::string product_text(const ParallelConfig& p) {
 void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const TrainingConfig& t, Problems& pr,
                   bool is_inference) {
     if (m.layers <= 0 || m.heads <= 0) return;   // the model itself was bad; already reported
-    if (m.heads % p.tp != 0)
-        pr.add("/parallel/tp", Json(p.tp), fmt::format("a divisor of heads ({})", m.heads));
-    else if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
-        pr.add("/parallel/tp", Json(p.tp),
-               fmt::format("a divisor or a multiple of kv_heads ({}) (kv heads are split or replicated)", m.kv_heads));
-    if (m.ffn_hidden % p.tp != 0)
-        pr.add("/parallel/tp", Json(p.tp), fmt::format("a divisor of ffn_hidden ({})", m.ffn_hidden));
-    if (m.moe.enabled() && m.moe.expert_ffn_hidden % p.tp != 0)
-        pr.add("/parallel/tp", Json(p.tp),
-               fmt::format("a divisor of moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden));
-    if (p.pp > m.layers)
-        pr.add("/parallel/pp", Json(p.pp), fmt::format("at most layers ({})", m.layers));
-    else if (p.pp * p.vp > m.layers)
-        pr.add("/parallel/vp", Json(p.vp), fmt::format("pp·vp at most layers ({}), pp = {}", m.layers, p.pp));
-    if (p.vp > 1 && p.pp == 1) pr.add("/parallel/vp", Json(p.vp), "1 when pp = 1 (interleaving needs pipeline stages)");
+    auto report = [&](LayoutRules rules) {
+        for (int i = 0; i < static_cast<int>(LayoutRule::count); ++i)
+            if (rules & bit(static_cast<LayoutRule>(i))) {
+                const auto v = describe(static_cast<LayoutRule>(i), m, p, t);
+                pr.add(v.pointer, Json(v.value), v.expected);
+            }
+    };
+    report(tp_rules(m, p.tp) | pp_rules(m, p.pp, p.vp));
     if (p.world() != gpus) {
         pr.add("/parallel/dp", Json(p.dp),
                fmt::format("gpus / ({}) = {} / {}: tp·pp·cp·dp must equal gpus", product_text(p), gpus,
                            p.tp * p.pp * p.cp));
     }
-    if (p.ep > 1) {
-        if (!m.moe.enabled())
-            pr.add("/parallel/ep", Json(p.ep), "1 for a dense model (expert parallelism needs moe)");
-        else if (m.moe.experts % p.ep != 0)
-            pr.add("/parallel/ep", Json(p.ep), fmt::format("a divisor of moe.experts ({})", m.moe.experts));
-        if ((p.dp * p.cp) % p.ep != 0)
-            pr.add("/parallel/ep", Json(p.ep),
-                   fmt::format("a divisor of dp·cp = {} (experts are sharded inside the data-parallel group)",
-                               p.dp * p.cp));
-    }
+    report(ep_rules(m, p.ep, p.dp * p.cp));
     if (is_inference) return;
-    if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0)
-        pr.add("/training/seq_len", Json(t.seq_len),
-               fmt::format("a multiple of 2·cp = {} (load-balanced causal context parallelism)", 2 * p.cp));
-    if (t.global_batch > 0 && t.global_batch % (t.micro_batch * p.dp) != 0)
-        pr.add("/training/global_batch", Json(t.global_batch),
-               fmt::format("a multiple of micro_batch·dp = {}·{} = {}", t.micro_batch, p.dp, t.micro_batch * p.dp));
+    report(cp_rules(t.seq_len, p.cp) | batch_rules(t.global_batch, t.micro_batch, p.dp));
     if (t.offload == Offload::optimizer_params && p.zero != 3)
         pr.add("/training/offload", Json("optimizer+params"),
                "parallel.zero = 3 (parameter offload shards parameters)");
@@ -266,8 +246,7 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
 
 Scenario load_scenario_file(const std::string& path, const Database& db) {
     const Json j = parse_json_file(path);
-    const auto dir = std::filesystem::path(path).parent_path().string();
-    return parse_scenario(j, dir.empty() ? "." : dir, db);
+    return parse_scenario(j, directory_of(path), db);
 }
 
 Json to_json(const ParallelConfig& p) {

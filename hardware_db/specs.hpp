@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hardware_db/units.hpp"
 #include "schedules/schedule.hpp"
 
 namespace llmsim {
@@ -24,6 +25,9 @@ const char* to_string(Precision p);
 std::optional<Precision> precision_from_string(const std::string& s);
 // Storage bytes of one element (nf4/int4/fp4: 0.5; scales are accounted separately).
 double precision_bytes(Precision p);
+// Bytes of a weight or activation element in training at this precision: 4 for fp32, else 2 (FP8
+// training keeps 16-bit weights and activations; its FP8 GEMM inputs are cast copies, counted apart).
+double training_element_bytes(Precision training_precision);
 
 // ---------------------------------------------------------------------------------------------
 // Hardware
@@ -217,8 +221,8 @@ struct TrainingConfig {
     bool flash_attention = true;
     Optimizer optimizer = Optimizer::adam;
     Offload offload = Offload::none;
-    double runtime_reserve_bytes = 1.0 * (1ull << 30);   // CUDA context, cuBLAS/NCCL workspaces
-    double fragmentation_fraction = 0.05;                // allocator slack on dynamic memory
+    double runtime_reserve_bytes = 1.0 * kGiB;   // CUDA context, cuBLAS/NCCL workspaces
+    double fragmentation_fraction = 0.05;        // allocator slack on dynamic memory
     FinetuneConfig finetune;
     RlhfConfig rlhf;
     std::optional<double> token_budget;   // tokens to train on (days, GPU-hours)

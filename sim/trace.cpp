@@ -152,7 +152,7 @@ void StepSimulator::write_trace(std::ostream& os) const {
             sep();
             fmt::format_to(
                 out, R"({{"ph": "C", "name": "activations", "pid": {}, "ts": {:.3f}, "args": {{"GiB": {:.4f}}}}})", s,
-                ts * us, std::max(0.0, live) / 1073741824.0);
+                ts * us, std::max(0.0, live) / kGiB);
         }
     }
     fmt::format_to(out, "\n]}}\n");

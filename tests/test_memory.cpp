@@ -16,8 +16,6 @@ using namespace llmsim;
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 ModelSpec zoo(const std::string& name) { return Database::builtin().model(name); }
 SystemSpec sys(const std::string& name) { return Database::builtin().system(name); }
 

@@ -60,7 +60,6 @@ FastEvaluator::FastEvaluator(const Scenario& base) : base_(base) {
     // Provenance does not change a number; dropping it makes the scenario copies of cache misses cheap.
     base_.system.provenance.clear();
     base_.system.gpu.provenance.clear();
-    e_ = base.training.precision == Precision::fp32 ? 4.0 : 2.0;
     peak_ = base.system.gpu.peak(base.training.precision);
     frag_ = base.training.fragmentation_fraction;
 }
@@ -279,9 +278,8 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
     pc.vp = vp;
     pc.schedule = &sched;
     const double live = loss_microbatches_in_flight(sched, pp, microbatches);
-    const double h = static_cast<double>(m.hidden);
-    const double emb_per = tokens_local * (8.0 + (m.dropout ? h : 0.0)) / sp_div;
-    const double logits = live * tokens_local * 4.0 * (h / sp_div + static_cast<double>(m.vocab) / tp);
+    const double emb_per = embedding_activation_bytes(m, tokens_local, sp_div);
+    const double logits = live * loss_activation_bytes(m, tokens_local, tp, sp_div);
     FastMemory best;
     bool first = true;
     for (const auto& g : st.groups) {

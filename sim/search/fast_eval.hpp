@@ -134,7 +134,6 @@ public:
 
 private:
     Scenario base_;
-    double e_ = 2.0;
     double peak_ = 0;
     double frag_ = 0.05;
     mutable std::mutex mu_;

@@ -10,6 +10,7 @@
 
 #include "cost_models/layout.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/layout_rules.hpp"
 
 namespace llmsim::search {
 
@@ -111,22 +112,10 @@ void prune_front_2d(std::vector<SearchEntry>& v) {
     v.swap(out);
 }
 
-enum Reason {
-    kTpDomain,
-    kTpMax,
-    kTpHeads,
-    kTpKv,
-    kTpFfn,
-    kTpExpertFfn,
-    kCpSeq,
-    kPpLayers,
-    kPpRange,
-    kEpExperts,
-    kBatchDp,
-    kInterleavedM,
-    kHostMemory,
-    kReasons
-};
+// Rejection reasons: the layout rules (hardware_db/layout_rules.hpp) first, then the search's own.
+constexpr int kRules = static_cast<int>(LayoutRule::count);
+constexpr int reason(LayoutRule r) { return static_cast<int>(r); }
+enum Reason { kTpDomain = kRules, kTpMax, kPpRange, kInterleavedM, kHostMemory, kReasons };
 
 struct Ctx {
     const Scenario& base;
@@ -144,16 +133,8 @@ struct Ctx {
         reason_names.resize(kReasons);
         reason_names[kTpDomain] = fmt::format("tp above the scale-up domain ({})", base.system.scaleup_domain);
         reason_names[kTpMax] = fmt::format("tp above max_tp ({})", sp.max_tp);
-        reason_names[kTpHeads] = fmt::format("tp does not divide heads ({})", m.heads);
-        reason_names[kTpKv] = fmt::format("tp neither divides nor is a multiple of kv_heads ({})", m.kv_heads);
-        reason_names[kTpFfn] = fmt::format("tp does not divide ffn_hidden ({})", m.ffn_hidden);
-        reason_names[kTpExpertFfn] =
-            fmt::format("tp does not divide moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden);
-        reason_names[kCpSeq] = fmt::format("seq_len ({}) not a multiple of 2·cp", base.training.seq_len);
-        reason_names[kPpLayers] = fmt::format("pp above layers ({})", m.layers);
+        for (int r = 0; r < kRules; ++r) reason_names[r] = rule_summary(static_cast<LayoutRule>(r), m, base.training);
         reason_names[kPpRange] = fmt::format("pp outside min_pp..max_pp ({}..{})", sp.min_pp, sp.max_pp);
-        reason_names[kEpExperts] = fmt::format("ep does not divide moe.experts ({})", m.moe.experts);
-        reason_names[kBatchDp] = "global batch not a multiple of dp";
         reason_names[kInterleavedM] = "interleaved: micro-batches not a multiple of pp";
         reason_names[kHostMemory] = "out of host memory (offloaded states)";
         limit = memory_limit(base.system.gpu.hbm_capacity_bytes, sp.memory_headroom);
@@ -250,10 +231,7 @@ struct Ctx {
         const auto& m = base.model;
         if (tp > base.system.scaleup_domain && !sp.allow_cross_node_tp) return kTpDomain;
         if (sp.max_tp > 0 && tp > sp.max_tp) return kTpMax;
-        if (m.heads % tp != 0) return kTpHeads;
-        if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0) return kTpKv;
-        if (m.ffn_hidden % tp != 0) return kTpFfn;
-        if (m.moe.enabled() && m.moe.expert_ffn_hidden % tp != 0) return kTpExpertFfn;
+        if (const LayoutRules r = tp_rules(m, tp)) return reason(first_rule(r));
         return -1;
     }
 };
@@ -330,8 +308,8 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
     std::vector<const FastEvaluator::EdgeEntry*> edges(nmb * 2 * 2, nullptr);
 
     for (int ep : cx.eps(dp, cp)) {
-        if (cx.moe && cx.base.model.moe.experts % ep != 0) {
-            ts.reasons[kEpExperts] += cx.n_state_level(dp, cp, tp, pp);
+        if (const LayoutRules r = ep_rules(cx.base.model, ep, dp * cp)) {
+            ts.reasons[reason(first_rule(r))] += cx.n_state_level(dp, cp, tp, pp);
             continue;
         }
         // [mb][sp][rc][zero3]
@@ -340,8 +318,8 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
             for (Offload off : cx.offloads(zero)) {
                 const auto& st = ev.state(tp, cp, pp, dp, ep, zero, off);
                 for (auto gb : sp.global_batches) {
-                    if (gb % dp != 0) {
-                        ts.reasons[kBatchDp] += after_mb;
+                    if (const LayoutRules r = batch_rules(gb, 1, dp)) {
+                        ts.reasons[reason(first_rule(r))] += after_mb;
                         continue;
                     }
                     const auto& fl = ev.flops(gb);
@@ -459,14 +437,14 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
             }
             for (int cp : divisors(gpus / tp)) {
                 if (!allowed(space.cp, cp)) continue;
-                if (cp > 1 && base.training.seq_len % (2 * cp) != 0) {
-                    pre[kCpSeq] += cx.n_cp_level(gpus, tp, cp);
+                if (const LayoutRules r = cp_rules(base.training.seq_len, cp)) {
+                    pre[reason(first_rule(r))] += cx.n_cp_level(gpus, tp, cp);
                     continue;
                 }
                 for (int pp : divisors(gpus / (tp * cp))) {
                     if (!allowed(space.pp, pp) || !allowed(space.dp, gpus / (tp * cp * pp))) continue;
-                    if (pp > cx.layers) {
-                        pre[kPpLayers] += cx.n_pp_level(gpus, tp, cp, pp);
+                    if (const LayoutRules r = pp_rules(base.model, pp, 1)) {
+                        pre[reason(first_rule(r))] += cx.n_pp_level(gpus, tp, cp, pp);
                         continue;
                     }
                     if ((space.min_pp > 0 && pp < space.min_pp) || (space.max_pp > 0 && pp > space.max_pp)) {

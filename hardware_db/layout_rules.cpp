@@ -1,0 +1,108 @@
+#include "hardware_db/layout_rules.hpp"
+
+#include <bit>
+
+#include <fmt/format.h>
+
+namespace llmsim {
+
+LayoutRule first_rule(LayoutRules rules) { return static_cast<LayoutRule>(std::countr_zero(rules)); }
+
+LayoutRules tp_rules(const ModelSpec& m, int tp) {
+    LayoutRules r = 0;
+    if (m.heads % tp != 0)
+        r |= bit(LayoutRule::tp_heads);
+    else if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)
+        r |= bit(LayoutRule::tp_kv_heads);
+    if (m.ffn_hidden % tp != 0) r |= bit(LayoutRule::tp_ffn);
+    if (m.moe.enabled() && m.moe.expert_ffn_hidden % tp != 0) r |= bit(LayoutRule::tp_expert_ffn);
+    return r;
+}
+
+LayoutRules pp_rules(const ModelSpec& m, int pp, int vp) {
+    LayoutRules r = 0;
+    if (pp > m.layers)
+        r |= bit(LayoutRule::pp_layers);
+    else if (static_cast<std::int64_t>(pp) * vp > m.layers)
+        r |= bit(LayoutRule::vp_layers);
+    if (vp > 1 && pp == 1) r |= bit(LayoutRule::vp_needs_pp);
+    return r;
+}
+
+LayoutRules ep_rules(const ModelSpec& m, int ep, int dp_cp) {
+    LayoutRules r = 0;
+    if (ep <= 1) return r;
+    if (!m.moe.enabled())
+        r |= bit(LayoutRule::ep_dense);
+    else if (m.moe.experts % ep != 0)
+        r |= bit(LayoutRule::ep_experts);
+    if (dp_cp % ep != 0) r |= bit(LayoutRule::ep_dp);
+    return r;
+}
+
+LayoutRules cp_rules(std::int64_t seq_len, int cp) {
+    return cp > 1 && seq_len % (2 * static_cast<std::int64_t>(cp)) != 0 ? bit(LayoutRule::cp_seq_len) : 0;
+}
+
+LayoutRules batch_rules(std::int64_t global_batch, std::int64_t micro_batch, int dp) {
+    return global_batch > 0 && global_batch % (micro_batch * dp) != 0 ? bit(LayoutRule::batch_dp) : 0;
+}
+
+RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t) {
+    switch (r) {
+        case LayoutRule::tp_heads: return {"/parallel/tp", p.tp, fmt::format("a divisor of heads ({})", m.heads)};
+        case LayoutRule::tp_kv_heads:
+            return {
+                "/parallel/tp", p.tp,
+                fmt::format("a divisor or a multiple of kv_heads ({}) (kv heads are split or replicated)", m.kv_heads)};
+        case LayoutRule::tp_ffn:
+            return {"/parallel/tp", p.tp, fmt::format("a divisor of ffn_hidden ({})", m.ffn_hidden)};
+        case LayoutRule::tp_expert_ffn:
+            return {"/parallel/tp", p.tp,
+                    fmt::format("a divisor of moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden)};
+        case LayoutRule::pp_layers: return {"/parallel/pp", p.pp, fmt::format("at most layers ({})", m.layers)};
+        case LayoutRule::vp_layers:
+            return {"/parallel/vp", p.vp, fmt::format("pp·vp at most layers ({}), pp = {}", m.layers, p.pp)};
+        case LayoutRule::vp_needs_pp:
+            return {"/parallel/vp", p.vp, "1 when pp = 1 (interleaving needs pipeline stages)"};
+        case LayoutRule::ep_dense: return {"/parallel/ep", p.ep, "1 for a dense model (expert parallelism needs moe)"};
+        case LayoutRule::ep_experts:
+            return {"/parallel/ep", p.ep, fmt::format("a divisor of moe.experts ({})", m.moe.experts)};
+        case LayoutRule::ep_dp:
+            return {"/parallel/ep", p.ep,
+                    fmt::format("a divisor of dp·cp = {} (experts are sharded inside the data-parallel group)",
+                                static_cast<std::int64_t>(p.dp) * p.cp)};
+        case LayoutRule::cp_seq_len:
+            return {"/training/seq_len", t.seq_len,
+                    fmt::format("a multiple of 2·cp = {} (load-balanced causal context parallelism)", 2 * p.cp)};
+        case LayoutRule::batch_dp:
+            return {
+                "/training/global_batch", t.global_batch,
+                fmt::format("a multiple of micro_batch·dp = {}·{} = {}", t.micro_batch, p.dp, t.micro_batch * p.dp)};
+        case LayoutRule::count: break;
+    }
+    return {"/parallel", 0, "a valid layout"};
+}
+
+std::string rule_summary(LayoutRule r, const ModelSpec& m, const TrainingConfig& t) {
+    switch (r) {
+        case LayoutRule::tp_heads: return fmt::format("tp does not divide heads ({})", m.heads);
+        case LayoutRule::tp_kv_heads:
+            return fmt::format("tp neither divides nor is a multiple of kv_heads ({})", m.kv_heads);
+        case LayoutRule::tp_ffn: return fmt::format("tp does not divide ffn_hidden ({})", m.ffn_hidden);
+        case LayoutRule::tp_expert_ffn:
+            return fmt::format("tp does not divide moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden);
+        case LayoutRule::pp_layers: return fmt::format("pp above layers ({})", m.layers);
+        case LayoutRule::vp_layers: return fmt::format("pp·vp above layers ({})", m.layers);
+        case LayoutRule::vp_needs_pp: return "vp > 1 without pipeline stages";
+        case LayoutRule::ep_dense: return "ep > 1 on a dense model";
+        case LayoutRule::ep_experts: return fmt::format("ep does not divide moe.experts ({})", m.moe.experts);
+        case LayoutRule::ep_dp: return "ep does not divide dp·cp";
+        case LayoutRule::cp_seq_len: return fmt::format("seq_len ({}) not a multiple of 2·cp", t.seq_len);
+        case LayoutRule::batch_dp: return "global batch not a multiple of dp";
+        case LayoutRule::count: break;
+    }
+    return "invalid layout";
+}
+
+}   // namespace llmsim

@@ -1,0 +1,52 @@
+// The divisibility rules a parallel layout must keep (Megatron-LM / Megatron-Core enforce them): one
+// definition for the scenario reader (check_layout reports every violation with its JSON pointer) and
+// the layout search (counts rejected layouts per rule). Pure functions of the structs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "hardware_db/specs.hpp"
+
+namespace llmsim {
+
+enum class LayoutRule : std::uint8_t {
+    tp_heads,        // tp divides the attention heads
+    tp_kv_heads,     // tp divides kv_heads or is a multiple of it (KV heads split or replicated)
+    tp_ffn,          // tp divides ffn_hidden
+    tp_expert_ffn,   // tp divides moe.expert_ffn_hidden
+    pp_layers,       // pp at most layers
+    vp_layers,       // pp·vp at most layers
+    vp_needs_pp,     // model chunks need pipeline stages
+    ep_dense,        // expert parallelism needs a MoE model
+    ep_experts,      // ep divides moe.experts
+    ep_dp,           // ep divides dp·cp (experts are sharded inside the data-parallel group)
+    cp_seq_len,      // seq_len a multiple of 2·cp (load-balanced causal context parallelism)
+    batch_dp,        // global_batch a multiple of micro_batch·dp
+    count
+};
+
+// A set of violated rules (bit i = rule i).
+using LayoutRules = std::uint32_t;
+constexpr LayoutRules bit(LayoutRule r) { return LayoutRules{1} << static_cast<int>(r); }
+// The first rule of a non-empty set (the order of the enum).
+LayoutRule first_rule(LayoutRules rules);
+
+// The rules one dimension of a layout breaks.
+LayoutRules tp_rules(const ModelSpec& m, int tp);
+LayoutRules pp_rules(const ModelSpec& m, int pp, int vp);
+LayoutRules ep_rules(const ModelSpec& m, int ep, int dp_cp);
+LayoutRules cp_rules(std::int64_t seq_len, int cp);
+LayoutRules batch_rules(std::int64_t global_batch, std::int64_t micro_batch, int dp);
+
+// What a violation says: the JSON pointer of the key to change, its value and what is expected.
+struct RuleViolation {
+    std::string pointer;
+    std::int64_t value = 0;
+    std::string expected;
+};
+RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t);
+// The rule in words that do not depend on the layout ("tp: a divisor of heads (96)"), for counts.
+std::string rule_summary(LayoutRule r, const ModelSpec& m, const TrainingConfig& t);
+
+}   // namespace llmsim
