@@ -1,5 +1,6 @@
 // llmsim estimate: step time, MFU, time breakdown and memory of a scenario. Training steps are played
 // on the discrete-event simulator (sim/) unless --fast asks for the closed form only.
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -14,17 +15,19 @@ namespace llmsim::cli {
 
 void setup_estimate(CLI::App* cmd, Context& ctx) {
     auto flags = std::make_shared<ScenarioFlags>();
-    auto opts = std::make_shared<EstimateOptions>();
+    auto opts = std::make_shared<sim::EstimateOptions>();
+    auto trace = std::make_shared<std::string>();
     auto straggler = std::make_shared<std::string>();
 
     add_scenario_flags(cmd, *flags);
     cmd->add_flag("--fast", opts->fast, "Closed-form pipeline only (skip the discrete-event simulation)");
-    cmd->add_option("--trace", opts->trace_path, "Write a Chrome/Perfetto trace (JSON) of the simulated step");
+    cmd->add_option("--trace", *trace, "Write a Chrome/Perfetto trace (JSON) of the simulated step");
     cmd->add_flag("--timeline", opts->timeline, "Print a text Gantt chart of the simulated step");
     cmd->add_option("--straggler", *straggler, "Slow one pipeline stage: STAGE:FACTOR (e.g. 3:1.2)");
-    cmd->callback([flags, opts, straggler, &ctx] {
+    cmd->callback([flags, opts, trace, straggler, &ctx] {
         const Scenario s = resolve_scenario(*flags);
-        EstimateOptions o = *opts;
+        sim::EstimateOptions o = *opts;
+        o.simulate = !trace->empty();
         if (!straggler->empty()) {
             const auto colon = straggler->find(':');
             int stage = -1;
@@ -44,11 +47,19 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
             o.straggler_stage = stage;
             o.straggler_factor = factor;
         }
-        const Json result = estimate_json(s, o);
+        sim::StepSimulator simulator;
+        const Estimate e = run_estimate(s, o, simulator);
+        Json j = estimate_json(s, e, o);
+        if (!trace->empty() && e.training) {
+            std::ofstream f(*trace, std::ios::binary);
+            if (!f) throw ConfigError(*trace + ": cannot open for writing (--trace)");
+            simulator.write_trace(f);
+            j["trace_file"] = *trace;
+        }
         if (flags->json)
-            print_json(result);
+            print_json(j);
         else
-            std::cout << estimate_text(s, result);
+            std::cout << estimate_text(s, e);
         ctx.exit_code = 0;
     });
 }

@@ -14,7 +14,7 @@
 #include "cost_models/scaling_laws.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
-#include "sim/search/search.hpp"
+#include "sim/search/plan.hpp"
 
 namespace llmsim::cli {
 
@@ -68,132 +68,55 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
             throw ConfigError(fmt::format("--precision: \"{}\": expected bf16, fp16, fp8 or fp32", f->precision));
         if (f->mtbf_node_hours.has_value() != f->checkpoint_write_s.has_value())
             throw ConfigError("--mtbf-node-hours: expected together with --checkpoint-write-s");
-        Scenario base;
-        base.system = Database::builtin().system(f->system);
-        base.training.seq_len = f->seq_len;
-        base.training.precision = *prec;
-        if (base.system.gpu.peak(*prec) <= 0)
-            throw ConfigError(fmt::format("--precision: \"{}\": expected a precision {} supports", f->precision,
-                                          base.system.gpu.name));
+        search::PlanRequest q;
+        q.system = Database::builtin().system(f->system);
+        q.precision = *prec;
+        q.seq_len = f->seq_len;
+        q.global_batch = f->global_batch.value_or(0);
+        q.vocab = f->vocab;
+        q.fit = fit;
+        if (q.system.gpu.peak(*prec) <= 0)
+            throw ConfigError(
+                fmt::format("--precision: \"{}\": expected a precision {} supports", f->precision, q.system.gpu.name));
         const int gpus = *f->gpus;
-        base.gpus = gpus;
-        // Budget.
+        q.gpus = gpus;
         std::string budget_kind;
-        double budget_value = 0, budget_seconds = 0;   // seconds of wall time (GPU-hours, days)
         if (!f->compute.empty()) {
             budget_kind = "compute_flops";
-            budget_value = parse_quantity(f->compute, "--compute");
+            q.budget = search::PlanRequest::Budget::compute_flops;
+            q.budget_value = parse_quantity(f->compute, "--compute");
         } else if (f->gpu_hours) {
             budget_kind = "gpu_hours";
-            budget_value = *f->gpu_hours;
-            budget_seconds = *f->gpu_hours * 3600.0 / gpus;
+            q.budget = search::PlanRequest::Budget::gpu_hours;
+            q.budget_value = *f->gpu_hours;
         } else if (f->days) {
             budget_kind = "days";
-            budget_value = *f->days;
-            budget_seconds = *f->days * 86400.0;
+            q.budget = search::PlanRequest::Budget::days;
+            q.budget_value = *f->days;
         } else {
             throw ConfigError("--compute: missing: expected one of --compute FLOPS, --gpu-hours H, --days D");
         }
-        std::int64_t gb = 0;
-        if (f->global_batch) {
-            gb = *f->global_batch;
-        } else {
-            const double seqs =
-                std::pow(2.0, std::round(std::log2((2.0 * 1024 * 1024) / static_cast<double>(f->seq_len))));
-            gb = std::max<std::int64_t>(1, static_cast<std::int64_t>(seqs));
-        }
-        search::SearchSpace space;
-        space.gpu_counts = {gpus};
-        space.global_batches = {gb};
-        search::SearchOptions opt;
-        opt.top_k = 1;
-        opt.threads = f->threads.value_or(0);
-        opt.price_per_gpu_hour = f->price.value_or(0);
-
-        auto plan_for = [&](double c, ScalingPoint& pt, ModelSpec& m, search::SearchResult& r) {
-            pt = optimal_for_compute(fit, c);
-            m = model_shape_for_params(pt.params, f->vocab, std::max<std::int64_t>(8192, f->seq_len));
-            base.model = m;
-            r = search::run_search(base, space, opt);
-        };
-        ScalingPoint pt;
-        ModelSpec model;
-        search::SearchResult res;
-        double c = budget_value;
-        int iterations = 1;
-        if (budget_kind == "compute_flops") {
-            plan_for(c, pt, model, res);
-        } else {
-            // The budget C whose compute-optimal model, at the throughput of its best layout,
-            // trains its tokens in the given time: the training time grows with C, so bracket it
-            // from a 40%-MFU guess and bisect in log C; keep the largest C that fits the time.
-            const double peak = base.system.gpu.peak(*prec) * gpus;
-            auto seconds_for = [&](double cc, ScalingPoint& p2, ModelSpec& m2, search::SearchResult& r2) {
-                plan_for(cc, p2, m2, r2);
-                return r2.top.empty() ? INFINITY : p2.tokens / r2.top.front().time.tokens_per_s;
-            };
-            double best_c = 0;
-            auto consider = [&](double cc, double secs, const ScalingPoint& p2, const ModelSpec& m2,
-                                const search::SearchResult& r2) {
-                if (secs <= budget_seconds && cc > best_c) {
-                    best_c = cc;
-                    pt = p2;
-                    model = m2;
-                    res = r2;
-                }
-            };
-            ScalingPoint p2;
-            ModelSpec m2;
-            search::SearchResult r2;
-            double lo = 0.4 * peak * budget_seconds;   // first guess: 40% MFU (model FLOPs ≈ 6·N·D)
-            double slo = seconds_for(lo, p2, m2, r2);
-            consider(lo, slo, p2, m2, r2);
-            double hi = lo;
-            iterations = 1;
-            if (slo <= budget_seconds) {
-                for (; iterations < 40; ++iterations) {
-                    hi *= 2;
-                    const double sh = seconds_for(hi, p2, m2, r2);
-                    consider(hi, sh, p2, m2, r2);
-                    if (sh > budget_seconds) break;
-                    lo = hi;
-                }
-            } else {
-                for (; iterations < 40; ++iterations) {
-                    lo /= 2;
-                    const double sl = seconds_for(lo, p2, m2, r2);
-                    consider(lo, sl, p2, m2, r2);
-                    if (sl <= budget_seconds) break;
-                    hi = lo;
-                }
-            }
-            for (int k = 0; k < 14 && best_c > 0 && hi > lo; ++k, ++iterations) {
-                const double mid = std::sqrt(lo * hi);
-                const double sm = seconds_for(mid, p2, m2, r2);
-                consider(mid, sm, p2, m2, r2);
-                if (sm <= budget_seconds)
-                    lo = mid;
-                else
-                    hi = mid;
-                if (sm <= budget_seconds && sm > 0.995 * budget_seconds) break;
-            }
-            if (best_c == 0) plan_for(lo, pt, model, res);
-            c = best_c > 0 ? best_c : lo;
-        }
-        if (res.top.empty()) {
+        q.options.threads = f->threads.value_or(0);
+        q.options.price_per_gpu_hour = f->price.value_or(0);
+        const search::PlanResult plan = search::plan(q);
+        const auto& pt = plan.chinchilla;
+        const auto& model = plan.model;
+        const auto& base = plan.base;
+        const std::int64_t gb = plan.global_batch;
+        const double budget_value = q.budget_value;
+        if (plan.search.top.empty()) {
             std::cerr << fmt::format(
                 "error: no layout of the {:.3g}-parameter model fits {} GPUs of {}; try more GPUs\n", pt.params, gpus,
                 base.system.name);
             ctx.exit_code = 1;
             return;
         }
-        base.model = model;   // the chosen model (the search loop tried others)
-        const auto& best = res.top.front();
-        const double tps = best.time.tokens_per_s;
-        const double train_s = pt.tokens / tps;
-        const double gpu_hours = train_s / 3600.0 * gpus;
+        const auto& best = plan.search.top.front();
+        const double tps = plan.tokens_per_s;
+        const double train_s = plan.train_s;
+        const double gpu_hours = plan.gpu_hours;
         const double actual_params = count_parameters(model).total;
-        Json j = {{"budget", {{budget_kind, budget_value}, {"iterations", iterations}}},
+        Json j = {{"budget", {{budget_kind, budget_value}, {"iterations", plan.iterations}}},
                   {"chinchilla",
                    {{"fit", to_string(fit)},
                     {"params", pt.params},
@@ -205,7 +128,7 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                   {"model_params", actual_params},
                   {"system", base.system.name},
                   {"gpus", gpus},
-                  {"layout", search_entry_json(base, best, true, opt.price_per_gpu_hour)},
+                  {"layout", search_entry_json(base, best, true, q.options.price_per_gpu_hour)},
                   {"training",
                    {{"tokens", pt.tokens},
                     {"steps", pt.tokens / (static_cast<double>(gb) * f->seq_len)},

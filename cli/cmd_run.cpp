@@ -62,23 +62,24 @@ void setup_run(CLI::App* cmd, Context& ctx) {
             }
         }
         if (!problems.empty()) throw ConfigError(problems);
-        EstimateOptions opt;
+        sim::EstimateOptions opt;
         opt.fast = *fast;
+        sim::StepSimulator simulator;
         Json results = Json::array();
         Table t({"scenario", "kind", "step / TTFT", "MFU / TPOT", "tokens/s per GPU", "memory per GPU", "fits"});
         for (const auto& it : items) {
-            const Json r = estimate_json(it.scenario, opt);
-            results.push_back({{"name", it.name}, {"file", it.file}, {"result", r}});
-            if (it.scenario.is_inference) {
-                t.row({it.name, "serving", human_seconds(r["ttft_s"].get<double>()),
-                       human_seconds(r["tpot_s"].get<double>()),
-                       fmt::format("{:.0f}", r["output_tokens_per_s_per_gpu"].get<double>()),
-                       gib(r["memory"]["total_bytes"].get<double>()), r["memory"]["fits"].get<bool>() ? "yes" : "NO"});
+            const Estimate e = run_estimate(it.scenario, opt, simulator);
+            results.push_back({{"name", it.name}, {"file", it.file}, {"result", estimate_json(it.scenario, e, opt)}});
+            if (e.serving) {
+                const auto& r = *e.serving;
+                t.row({it.name, "serving", human_seconds(r.ttft_s), human_seconds(r.tpot_s),
+                       fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu), gib(r.memory.total_bytes),
+                       r.memory.fits ? "yes" : "NO"});
             } else {
-                t.row({it.name, "training", human_seconds(r["step_time_s"].get<double>()),
-                       fmt::format("{:.1f}%", 100 * r["mfu"].get<double>()),
-                       fmt::format("{:.0f}", r["tokens_per_s_per_gpu"].get<double>()),
-                       gib(r["memory"]["total_bytes"].get<double>()), r["memory"]["fits"].get<bool>() ? "yes" : "NO"});
+                const auto& r = e.training->chosen();
+                t.row({it.name, "training", human_seconds(r.step_time_s), fmt::format("{:.1f}%", 100 * r.mfu),
+                       fmt::format("{:.0f}", r.tokens_per_s_per_gpu), gib(r.memory.total_bytes),
+                       r.memory.fits ? "yes" : "NO"});
             }
         }
         if (*json)

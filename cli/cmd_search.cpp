@@ -1,8 +1,5 @@
 // llmsim search: every valid parallel layout of a model on a GPU budget, pruned by rules and
 // memory, ranked by the closed-form step time, the best confirmed on the simulator (docs/search.md).
-#include <unistd.h>
-
-#include <cstdio>
 #include <iostream>
 #include <memory>
 
@@ -10,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 #include "cli/search_flags.hpp"
 #include "cli/search_report.hpp"
 #include "hardware_db/errors.hpp"
@@ -38,7 +36,8 @@ void setup_search(CLI::App* cmd, Context& ctx) {
                 return 0.0;
             }
         };
-        req.options.progress = isatty(fileno(stderr)) != 0;
+        ProgressBar bar("search");
+        req.options.progress = [&bar](double f) { bar.update(f); };
         const auto res = search::run_search(req.base, req.space, req.options);
         if (f->json)
             print_json(search_result_json(req.base, res, req.options));

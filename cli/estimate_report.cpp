@@ -16,19 +16,8 @@ namespace llmsim::cli {
 
 namespace {
 
-Json training_json(const Scenario& s, const EstimateOptions& o) {
-    // The closed form always (cheap); the discrete-event simulator unless --fast.
-    StepCosts costs = step_costs(s.training_job());
-    sim::apply_straggler(costs, o.straggler_stage, o.straggler_factor);
-    const StepEstimate closed = estimate_step(s.training_job(), costs);
-    sim::StepSimulator simulator;
-    sim::SimOptions so;
-    so.straggler_stage = o.straggler_stage;
-    so.straggler_factor = o.straggler_factor;
-    const bool simulate = !o.fast || !o.trace_path.empty() || o.timeline;
-    StepEstimate simulated;
-    if (simulate) simulated = sim::simulate_step(s.training_job(), so, simulator);
-    const StepEstimate& e = o.fast ? closed : simulated;
+Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const sim::EstimateOptions& o) {
+    const StepEstimate& e = te.chosen();
     const auto& b = e.breakdown;
     Json stages = Json::array();
     for (const auto& st : e.costs.stages)
@@ -95,12 +84,11 @@ Json training_json(const Scenario& s, const EstimateOptions& o) {
               {"scenario", to_json(s)}};
     if (e.token_budget > 0)
         j["token_budget"] = {{"tokens", e.token_budget}, {"days", e.train_days}, {"gpu_hours", e.gpu_hours}};
-    j["closed_form_step_time_s"] = closed.step_time_s;
-    if (simulate) {
-        const auto& r = simulator.result();
-        const auto cmp = sim::compare_methods(s.training_job(), closed, simulated, r);
-        j["simulator_step_time_s"] = simulated.step_time_s;
-        j["method_note"] = o.fast ? "closed form (--fast); " + cmp.note : cmp.note;
+    j["closed_form_step_time_s"] = te.closed_form.step_time_s;
+    if (te.simulated) {
+        const auto& r = te.played;
+        j["simulator_step_time_s"] = te.simulated->step_time_s;
+        j["method_note"] = te.fast ? "closed form (--fast); " + te.comparison.note : te.comparison.note;
         Json st = Json::array();
         for (const auto& x : r.stages)
             st.push_back({{"stage", x.stage},
@@ -129,21 +117,14 @@ Json training_json(const Scenario& s, const EstimateOptions& o) {
                            {"stages", st}};
         if (o.straggler_stage >= 0)
             j["simulation"]["straggler"] = {{"stage", o.straggler_stage}, {"factor", o.straggler_factor}};
-        if (o.timeline) j["timeline"] = simulator.timeline(100);
-        if (!o.trace_path.empty()) {
-            std::ofstream f(o.trace_path, std::ios::binary);
-            if (!f) throw ConfigError(o.trace_path + ": cannot open for writing (--trace)");
-            simulator.write_trace(f);
-            j["trace_file"] = o.trace_path;
-        }
+        if (o.timeline) j["timeline"] = te.timeline;
     } else {
         j["method_note"] = "closed form (--fast)";
     }
     return j;
 }
 
-Json serving_json(const Scenario& s) {
-    const auto r = estimate_inference(s.serving_job());
+Json serving_json(const Scenario& s, const InferenceEstimate& r) {
     return {{"ttft_s", r.ttft_s},
             {"tpot_s", r.tpot_s},
             {"output_tokens_per_s", r.output_tokens_per_s},
@@ -159,82 +140,96 @@ Json serving_json(const Scenario& s) {
 
 }   // namespace
 
-Json estimate_json(const Scenario& s) { return estimate_json(s, EstimateOptions{}); }
-
-Json estimate_json(const Scenario& s, const EstimateOptions& o) {
-    return s.is_inference ? serving_json(s) : training_json(s, o);
+Estimate run_estimate(const Scenario& s, const sim::EstimateOptions& o, sim::StepSimulator& simulator) {
+    Estimate e;
+    if (s.is_inference)
+        e.serving = estimate_inference(s.serving_job());
+    else
+        e.training = sim::estimate_training(s.training_job(), o, simulator);
+    return e;
 }
 
-std::string estimate_text(const Scenario& s, const Json& r) {
-    std::string out;
-    if (s.is_inference) {
-        out += fmt::format("{} serving on {} x {} (tp {}, batch {}, {} in / {} out, weights {}, KV {})\n", s.model.name,
-                           s.gpus, s.system.name, s.parallel.tp, s.inference.batch, s.inference.input_len,
-                           s.inference.output_len, to_string(s.inference.weight_precision),
-                           to_string(s.inference.kv_precision));
-        Table t({"metric", "value"});
-        t.row({"time to first token", human_seconds(r["ttft_s"].get<double>())});
-        t.row({"time per output token", human_seconds(r["tpot_s"].get<double>())});
-        t.row({"output tokens/s", fmt::format("{:.0f}", r["output_tokens_per_s"].get<double>())});
-        t.row({"output tokens/s per GPU", fmt::format("{:.0f}", r["output_tokens_per_s_per_gpu"].get<double>())});
-        t.row({"KV cache", gib(r["kv_cache_bytes"].get<double>())});
-        t.row({"max batch that fits", std::to_string(r["max_batch"].get<std::int64_t>())});
-        t.row({"prefill / decode bound by",
-               r["prefill_bound"].get<std::string>() + " / " + r["decode_bound"].get<std::string>()});
-        return out + t.str();
-    }
-    const double step = r["step_time_s"].get<double>();
+Json estimate_json(const Scenario& s, const Estimate& e, const sim::EstimateOptions& o) {
+    return e.serving ? serving_json(s, *e.serving) : training_json(s, *e.training, o);
+}
+
+namespace {
+
+std::string serving_text(const Scenario& s, const InferenceEstimate& r) {
+    std::string out = fmt::format("{} serving on {} x {} (tp {}, batch {}, {} in / {} out, weights {}, KV {})\n",
+                                  s.model.name, s.gpus, s.system.name, s.parallel.tp, s.inference.batch,
+                                  s.inference.input_len, s.inference.output_len,
+                                  to_string(s.inference.weight_precision), to_string(s.inference.kv_precision));
+    Table t({"metric", "value"});
+    t.row({"time to first token", human_seconds(r.ttft_s)});
+    t.row({"time per output token", human_seconds(r.tpot_s)});
+    t.row({"output tokens/s", fmt::format("{:.0f}", r.output_tokens_per_s)});
+    t.row({"output tokens/s per GPU", fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu)});
+    t.row({"KV cache", gib(r.memory.kv_cache_bytes)});
+    t.row({"max batch that fits", std::to_string(r.memory.max_batch)});
+    t.row({"prefill / decode bound by", std::string(r.prefill_compute_bound ? "compute" : "memory") + " / " +
+                                            (r.decode_compute_bound ? "compute" : "memory")});
+    return out + t.str();
+}
+
+std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
+    const StepEstimate& e = te.chosen();
+    const double step = e.step_time_s;
     const auto& p = s.parallel;
-    out += fmt::format(
-        "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {} "
-        "recompute\n",
+    std::string out = fmt::format(
+        "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {} recompute\n",
         s.model.name, s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, p.schedule->name, p.zero,
-        s.training.micro_batch, r["microbatches"].get<std::int64_t>(), to_string(s.training.precision),
-        to_string(s.training.recompute));
+        s.training.micro_batch, e.microbatches, to_string(s.training.precision), to_string(s.training.recompute));
     out += fmt::format(
-        "step time {}  |  MFU {:.1f}%  HFU {:.1f}%  |  {:.0f} tokens/s ({:.0f} per GPU)  |  {:.0f} "
-        "TFLOP/s per GPU\n\n",
-        human_seconds(step), 100 * r["mfu"].get<double>(), 100 * r["hfu"].get<double>(),
-        r["tokens_per_s"].get<double>(), r["tokens_per_s_per_gpu"].get<double>(),
-        r["achieved_tflops_per_gpu"].get<double>());
+        "step time {}  |  MFU {:.1f}%  HFU {:.1f}%  |  {:.0f} tokens/s ({:.0f} per GPU)  |  {:.0f} TFLOP/s per "
+        "GPU\n\n",
+        human_seconds(step), 100 * e.mfu, 100 * e.hfu, e.tokens_per_s, e.tokens_per_s_per_gpu,
+        e.achieved_tflops_per_gpu);
     Table t({"where the step goes", "time", "share"});
-    const auto& b = r["breakdown_s"];
-    for (const char* k : {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "optimizer"}) {
-        const double v = b[k].get<double>();
+    const auto& b = e.breakdown;
+    const std::pair<const char*, double> parts[] = {
+        {"compute", b.compute}, {"tp_comm", b.tp_comm}, {"cp_comm", b.cp_comm}, {"ep_comm", b.ep_comm},
+        {"pp_comm", b.pp_comm}, {"dp_comm", b.dp_comm}, {"bubble", b.bubble},   {"optimizer", b.optimizer}};
+    for (const auto& [k, v] : parts) {
         if (v <= 0 && std::string(k) != "compute") continue;
         t.row({k, human_seconds(v), fmt::format("{:.1f}%", 100.0 * v / step)});
     }
     t.row({"total", human_seconds(step), "100%"});
     out += t.str();
-    out += fmt::format("dominant: {}; pipeline bubble {:.1f}% of the step\n", r["dominant"].get<std::string>(),
-                       100 * r["bubble_fraction"].get<double>());
-    if (r.contains("method_note"))
-        out += fmt::format("method: {} ({})\n", r["method"].get<std::string>(), r["method_note"].get<std::string>());
-    out += "\n";
-    if (r.contains("timeline")) out += r["timeline"].get<std::string>() + "\n";
+    out += fmt::format("dominant: {}; pipeline bubble {:.1f}% of the step\n", e.dominant, 100 * e.bubble_fraction);
+    const std::string note = te.simulated ? (te.fast ? "closed form (--fast); " : "") + te.comparison.note
+                                          : std::string("closed form (--fast)");
+    out += fmt::format("method: {} ({})\n\n", e.method, note);
+    if (!te.timeline.empty()) out += te.timeline + "\n";
     Table c({"communication", "algorithm", "ranks", "size", "one call", "calls/step"});
-    for (const auto& ev : r["communication"])
-        c.row({ev["what"].get<std::string>(), ev["algorithm"].get<std::string>(),
-               fmt::format("{}{}", ev["ranks"].get<int>(),
-                           ev["domains"].get<int>() > 1 ? fmt::format(" / {} nodes", ev["domains"].get<int>()) : ""),
-               fmt::format("{:.1f} MB", ev["bytes"].get<double>() / 1e6), human_seconds(ev["time_s"].get<double>()),
-               fmt::format("{:.0f}", ev["calls_per_step"].get<double>())});
-    if (!r["communication"].empty()) out += c.str() + "\n";
+    for (const auto& ev : e.costs.comms)
+        c.row({ev.what, std::string(ev.algorithm ? ev.algorithm->name : "none"),
+               fmt::format("{}{}", ev.ranks, ev.domains > 1 ? fmt::format(" / {} nodes", ev.domains) : ""),
+               fmt::format("{:.1f} MB", ev.bytes / 1e6), human_seconds(ev.time_s),
+               fmt::format("{:.0f}", ev.calls_per_step)});
+    if (!e.costs.comms.empty()) out += c.str() + "\n";
     out += "memory per GPU (most loaded):\n";
-    const auto& m = r["memory"];
+    const auto& m = e.memory;
     Table mt({"component", "per GPU"});
-    for (const char* k :
-         {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "other_bytes", "total_bytes"})
-        mt.row({std::string(k).substr(0, std::string(k).size() - 6), gib(m[k].get<double>())});
+    mt.row({"weights", gib(m.weights_bytes)});
+    mt.row({"gradients", gib(m.gradients_bytes)});
+    mt.row({"optimizer", gib(m.optimizer_bytes)});
+    mt.row({"activations", gib(m.activations_bytes)});
+    mt.row({"other", gib(m.other_bytes)});
+    mt.row({"total", gib(m.total_bytes)});
     out += mt.str();
-    out += fmt::format("capacity {} -> {} (headroom {}); dominant: {}\n", gib(m["capacity_bytes"].get<double>()),
-                       m["fits"].get<bool>() ? "fits" : "DOES NOT FIT", gib(m["headroom_bytes"].get<double>()),
-                       m["dominant"].get<std::string>());
-    if (r.contains("token_budget"))
-        out += fmt::format("token budget {:.3g}: {:.1f} days, {:.3g} GPU-hours\n",
-                           r["token_budget"]["tokens"].get<double>(), r["token_budget"]["days"].get<double>(),
-                           r["token_budget"]["gpu_hours"].get<double>());
+    out += fmt::format("capacity {} -> {} (headroom {}); dominant: {}\n", gib(m.capacity_bytes),
+                       m.fits ? "fits" : "DOES NOT FIT", gib(m.headroom_bytes), m.dominant);
+    if (e.token_budget > 0)
+        out += fmt::format("token budget {:.3g}: {:.1f} days, {:.3g} GPU-hours\n", e.token_budget, e.train_days,
+                           e.gpu_hours);
     return out;
+}
+
+}   // namespace
+
+std::string estimate_text(const Scenario& s, const Estimate& e) {
+    return e.serving ? serving_text(s, *e.serving) : training_text(s, *e.training);
 }
 
 }   // namespace llmsim::cli

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <thread>
 
 #include <fmt/format.h>
@@ -485,20 +484,12 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
     if (opt.progress) {
         // The calling thread reports progress; worker 0 runs on its own thread then.
         std::thread w0(worker, 0);
-        bool shown = false;
         while (running.load() > 0) {
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-            if (el < 1.0 || total_leaves == 0) continue;
-            const double f = static_cast<double>(done_leaves.load()) / static_cast<double>(total_leaves);
-            const int w = 30, fill = static_cast<int>(f * w);
-            std::fprintf(stderr, "\rsearch [%s%s] %3.0f%%  %.1f s",
-                         std::string(static_cast<std::size_t>(fill), '#').c_str(),
-                         std::string(static_cast<std::size_t>(w - fill), ' ').c_str(), 100.0 * f, el);
-            shown = true;
+            if (total_leaves > 0)
+                opt.progress(static_cast<double>(done_leaves.load()) / static_cast<double>(total_leaves));
         }
         w0.join();
-        if (shown) std::fprintf(stderr, "\r%60s\r", "");
     } else {
         worker(0);
     }

@@ -47,8 +47,9 @@ struct SearchSpace {
 struct SearchOptions {
     Objective objective = Objective::time;
     int top_k = 10;
-    int threads = 0;                 // 0: std::thread::hardware_concurrency()
-    bool progress = false;           // progress bar on stderr (after 1 s)
+    int threads = 0;   // 0: std::thread::hardware_concurrency()
+    // Called about ten times a second from the calling thread with the fraction of layouts done.
+    std::function<void(double fraction)> progress;
     double price_per_gpu_hour = 0;   // for cost reporting
     // Re-rank the best `confirm` layouts with this step-time function (the simulator); 0: none.
     int confirm = 0;

@@ -1,0 +1,38 @@
+// The one constant llmsim fits on published end-to-end runs: each accelerator's
+// efficiency.sustained_fraction (docs/accuracy.md). Least squares on log step time over the training
+// cases of that accelerator (at least three), with the leave-one-out error of every case: the case's
+// error when the fraction is fitted on the others.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hardware_db/validation.hpp"
+
+namespace llmsim::calibrate {
+
+struct SustainedCase {
+    std::string id;
+    double error = 0;          // in-sample: predicted / measured − 1
+    double loo_fraction = 0;   // fitted without this case
+    double loo_error = 0;      // this case predicted with loo_fraction
+};
+
+struct SustainedFit {
+    std::string accelerator;
+    std::size_t cases = 0;
+    bool fitted = false;   // false: fewer than three cases
+    double fraction = 0;
+    double mean_abs_error = 0, loo_mean_abs_error = 0;
+    std::vector<SustainedCase> per_case;
+};
+
+// Minimises Σ log(predicted/measured)² over the fraction in [0.2, 1.5] (golden section; the loss is
+// unimodal because step time is monotone in the fraction).
+double fit_sustained_fraction(const std::vector<const ValidationCase*>& cases);
+
+// One fit per accelerator among the cases that measure step_time_s.
+std::vector<SustainedFit> fit_sustained_fractions(const std::vector<ValidationCase>& cases);
+
+}   // namespace llmsim::calibrate

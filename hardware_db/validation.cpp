@@ -1,0 +1,102 @@
+#include "hardware_db/validation.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "hardware_db/embedded.hpp"
+#include "hardware_db/errors.hpp"
+#include "hardware_db/scenario.hpp"
+
+namespace llmsim {
+
+std::vector<ValidationCase> read_validation(const Json& doc, const std::string& origin, const std::string& base_dir,
+                                            const Database& db) {
+    Problems pr;
+    std::vector<ValidationCase> out;
+    ObjectReader root(doc, "", pr);
+    if (!root.ok()) {
+        pr.add("", doc, "an object with \"cases\"");
+    } else {
+        const Json* cases = root.get("cases");
+        if (!cases || !cases->is_array() || cases->empty()) {
+            pr.add("/cases", cases ? *cases : Json(), "a non-empty array of cases");
+        } else {
+            for (std::size_t i = 0; i < cases->size(); ++i) {
+                const std::string at = fmt::format("/cases/{}", i);
+                ObjectReader r((*cases)[i], at, pr);
+                if (!r.ok()) {
+                    pr.add(at, (*cases)[i], "a case object {id, source, scenario, measured, derived, assumed}");
+                    continue;
+                }
+                ValidationCase c;
+                c.file = origin;
+                c.id = r.required_string("id");
+                c.source = r.string_or("source", "");
+                r.string("derived");
+                if (const Json* a = r.get("assumed")) {
+                    if (!a->is_array())
+                        pr.add(r.ptr("assumed"), *a, "an array of strings (inputs the source does not state)");
+                    else
+                        c.exact = a->empty();
+                }
+                if (const Json* m = r.get("measured")) {
+                    if (!m->is_object() || m->empty()) {
+                        pr.add(r.ptr("measured"), *m,
+                               "an object of measured quantities (e.g. {\"step_time_s\": 13.9})");
+                    } else {
+                        for (auto it = m->begin(); it != m->end(); ++it) {
+                            const std::string p = r.ptr("measured") + "/" + it.key();
+                            if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
+                                pr.add(p, *it, "a measured value > 0");
+                            else
+                                c.measured[it.key()] = it->get<double>();
+                        }
+                    }
+                } else {
+                    pr.add_raw(r.ptr("measured") + ": missing: expected the measured quantities");
+                }
+                if (const Json* s = r.get("scenario")) {
+                    try {
+                        c.scenario = parse_scenario(*s, base_dir, db);
+                    } catch (const ConfigError& e) {
+                        for (const auto& l : e.problems()) pr.add_raw(r.ptr("scenario") + l);
+                    }
+                } else {
+                    pr.add_raw(r.ptr("scenario") + ": missing: expected the run as a scenario");
+                }
+                r.finish();
+                out.push_back(std::move(c));
+            }
+        }
+        root.finish();
+    }
+    if (!pr.empty()) {
+        std::vector<std::string> lines;
+        for (const auto& l : pr.lines) lines.push_back(origin + "#" + l);
+        throw ConfigError(lines);
+    }
+    return out;
+}
+
+std::vector<ValidationCase> read_validation_file(const std::string& path, const Database& db) {
+    return read_validation(parse_json_file(path), path, directory_of(path), db);
+}
+
+std::vector<std::string> builtin_validation_names() {
+    std::vector<std::string> out;
+    for (const auto& f : embedded_validation_files()) out.emplace_back(f.path);
+    return out;
+}
+
+std::vector<ValidationCase> read_builtin_validation(const std::string& name, const Database& db) {
+    for (const auto& f : embedded_validation_files())
+        if (f.path == name) {
+            const std::string origin = "validation/" + name;
+            return read_validation(parse_json_text(std::string(f.content), origin), origin, ".", db);
+        }
+    throw ConfigError(
+        fmt::format("{}: not a built-in validation file: expected one of the files in validation/", name));
+}
+
+}   // namespace llmsim

@@ -1,0 +1,44 @@
+// `llmsim estimate` as a library call: a training step in closed form and on the discrete-event
+// simulator (with their comparison, a text timeline and a straggler), or a serving estimate; and the
+// scenario's outputs by contract key, which validation and batch runs compare and tabulate. Returns
+// structs; cli/ formats them as text or JSON.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "cost_models/inference.hpp"
+#include "cost_models/step_time.hpp"
+#include "sim/step_sim.hpp"
+
+namespace llmsim::sim {
+
+struct EstimateOptions {
+    bool fast = false;               // closed form only (no discrete-event simulation)
+    bool simulate = false;           // simulate even with `fast` (a trace or timeline needs the played step)
+    bool timeline = false;           // a text Gantt of the played step
+    int straggler_stage = -1;        // slow this stage ...
+    double straggler_factor = 1.0;   // ... by this factor
+};
+
+struct TrainingEstimate {
+    StepEstimate closed_form;
+    std::optional<StepEstimate> simulated;   // unless options.fast (and nothing needed it played)
+    MethodComparison comparison;             // when simulated
+    SimResult played;                        // the simulator's measurements, when simulated
+    std::string timeline;                    // when options.timeline
+    bool fast = false;
+    // What the report shows: the simulator's estimate, or the closed form with --fast.
+    const StepEstimate& chosen() const { return fast || !simulated ? closed_form : *simulated; }
+};
+
+// `sim` keeps the played step (its trace can be written after the call).
+TrainingEstimate estimate_training(const TrainingJob& job, const EstimateOptions& options, StepSimulator& sim);
+
+// The scenario's outputs by contract key: step_time_s, tokens_per_s, tokens_per_s_per_gpu, mfu, hfu,
+// bubble_fraction (training, the simulator unless `closed_form`); ttft_s, tpot_s, e2e_latency_s,
+// output_tokens_per_s, output_tokens_per_s_per_gpu (serving).
+std::map<std::string, double> predicted_quantities(const Scenario& s, bool closed_form = false);
+
+}   // namespace llmsim::sim

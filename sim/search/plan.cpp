@@ -1,0 +1,106 @@
+#include "sim/search/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace llmsim::search {
+
+std::int64_t default_global_batch(std::int64_t seq_len) {
+    const double seqs = std::pow(2.0, std::round(std::log2((2.0 * 1024 * 1024) / static_cast<double>(seq_len))));
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(seqs));
+}
+
+namespace {
+
+struct Trial {
+    ScalingPoint pt;
+    ModelSpec model;
+    SearchResult res;
+    double seconds = INFINITY;   // training time at the best layout's throughput
+};
+
+}   // namespace
+
+PlanResult plan(const PlanRequest& q) {
+    PlanResult out;
+    out.global_batch = q.global_batch > 0 ? q.global_batch : default_global_batch(q.seq_len);
+    Scenario base;
+    base.system = q.system;
+    base.gpus = q.gpus;
+    base.training.seq_len = q.seq_len;
+    base.training.precision = q.precision;
+    SearchSpace space;
+    space.gpu_counts = {q.gpus};
+    space.global_batches = {out.global_batch};
+    SearchOptions opt = q.options;
+    opt.top_k = 1;
+
+    auto trial = [&](double flops) {
+        Trial t;
+        t.pt = optimal_for_compute(q.fit, flops);
+        t.model = model_shape_for_params(t.pt.params, q.vocab, std::max<std::int64_t>(8192, q.seq_len));
+        base.model = t.model;
+        t.res = run_search(base, space, opt);
+        if (!t.res.top.empty()) t.seconds = t.pt.tokens / t.res.top.front().time.tokens_per_s;
+        return t;
+    };
+
+    Trial best;
+    if (q.budget == PlanRequest::Budget::compute_flops) {
+        best = trial(q.budget_value);
+    } else {
+        const double budget_s =
+            q.budget == PlanRequest::Budget::gpu_hours ? q.budget_value * 3600.0 / q.gpus : q.budget_value * 86400.0;
+        // Bracket from a 40%-MFU guess (model FLOPs ≈ 6·N·D), then bisect in log C; keep the largest C
+        // whose time fits.
+        double best_c = 0;
+        auto consider = [&](double c, Trial&& t) {
+            const bool fits = t.seconds <= budget_s;
+            if (fits && c > best_c) {
+                best_c = c;
+                best = std::move(t);
+            }
+            return fits;
+        };
+        double lo = 0.4 * q.system.gpu.peak(q.precision) * q.gpus * budget_s, hi = lo;
+        int it = 1;
+        if (consider(lo, trial(lo))) {
+            for (; it < 40; ++it) {
+                hi *= 2;
+                if (!consider(hi, trial(hi))) break;
+                lo = hi;
+            }
+        } else {
+            for (; it < 40; ++it) {
+                lo /= 2;
+                if (consider(lo, trial(lo))) break;
+                hi = lo;
+            }
+        }
+        for (int k = 0; k < 14 && best_c > 0 && hi > lo; ++k, ++it) {
+            const double mid = std::sqrt(lo * hi);
+            Trial t = trial(mid);
+            const double secs = t.seconds;
+            if (consider(mid, std::move(t)))
+                lo = mid;
+            else
+                hi = mid;
+            if (secs <= budget_s && secs > 0.995 * budget_s) break;
+        }
+        if (best_c == 0) best = trial(lo);
+        out.iterations = it;
+    }
+    out.chinchilla = best.pt;
+    out.model = best.model;
+    out.search = std::move(best.res);
+    base.model = out.model;
+    out.base = base;
+    if (!out.search.top.empty()) {
+        out.tokens_per_s = out.search.top.front().time.tokens_per_s;
+        out.train_s = out.chinchilla.tokens / out.tokens_per_s;
+        out.gpu_hours = out.train_s / 3600.0 * q.gpus;
+    }
+    return out;
+}
+
+}   // namespace llmsim::search

@@ -1,0 +1,43 @@
+// `llmsim plan` as a library call: from a budget (training FLOPs, GPU-hours, or days on N GPUs) to a
+// compute-optimal model (Chinchilla), its shape and the best layout (search). A time budget is met by
+// bisection in log compute: the training time of the compute-optimal model at its best layout's
+// throughput grows with the compute, so the largest compute whose time fits is found (docs/search.md).
+#pragma once
+
+#include <cstdint>
+
+#include "cost_models/scaling_laws.hpp"
+#include "sim/search/search.hpp"
+
+namespace llmsim::search {
+
+struct PlanRequest {
+    SystemSpec system;
+    int gpus = 1;
+    Precision precision = Precision::bf16;
+    std::int64_t seq_len = 4096;
+    std::int64_t global_batch = 0;   // 0: about 2M tokens, a power of two
+    std::int64_t vocab = 32000;
+    ScalingFit fit = ScalingFit::approach1;
+    enum class Budget { compute_flops, gpu_hours, days } budget = Budget::compute_flops;
+    double budget_value = 0;
+    SearchOptions options;   // threads, price, progress
+};
+
+struct PlanResult {
+    ScalingPoint chinchilla;   // the compute-optimal point chosen
+    ModelSpec model;           // its shape
+    Scenario base;             // the model on the system (the layout's scenario base)
+    SearchResult search;       // the best layout first (empty when none fits)
+    std::int64_t global_batch = 0;
+    int iterations = 1;   // searches the bisection ran
+    // Of the best layout (0 when none fits).
+    double tokens_per_s = 0, train_s = 0, gpu_hours = 0;
+};
+
+// The global batch used when the request gives none: 2M tokens rounded to a power of two sequences.
+std::int64_t default_global_batch(std::int64_t seq_len);
+
+PlanResult plan(const PlanRequest& request);
+
+}   // namespace llmsim::search

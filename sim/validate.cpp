@@ -1,0 +1,99 @@
+#include "sim/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/estimate.hpp"
+
+namespace llmsim::sim {
+
+ErrorStats error_stats(const std::vector<std::pair<std::string, double>>& id_error) {
+    ErrorStats s;
+    std::vector<double> errs;
+    for (const auto& [id, e] : id_error) {
+        const double a = std::fabs(e);
+        errs.push_back(a);
+        if (a >= s.worst) {
+            s.worst = a;
+            s.worst_id = id;
+        }
+    }
+    s.n = errs.size();
+    if (errs.empty()) return s;
+    double sum = 0;
+    for (double x : errs) sum += x;
+    s.mean = sum / static_cast<double>(errs.size());
+    std::sort(errs.begin(), errs.end());
+    const std::size_t h = errs.size() / 2;
+    s.median = errs.size() % 2 ? errs[h] : 0.5 * (errs[h - 1] + errs[h]);
+    return s;
+}
+
+ValidationReport run_validation(const std::vector<ValidationCase>& cases,
+                                const std::function<void(std::size_t, std::size_t)>& progress) {
+    ValidationReport rep;
+    std::map<std::string, std::vector<std::pair<std::string, double>>> all, exact, cf_all, cf_exact;
+    std::size_t done = 0;
+    for (const auto& c : cases) {
+        CaseResult r;
+        r.c = &c;
+        try {
+            const auto pred = predicted_quantities(c.scenario);
+            const bool training = !c.scenario.is_inference;
+            std::map<std::string, double> closed;
+            if (training && c.measured.count("step_time_s")) closed = predicted_quantities(c.scenario, true);
+            for (const auto& [q, measured] : c.measured) {
+                const auto it = pred.find(q);
+                if (it == pred.end()) {
+                    r.failure = fmt::format("llmsim does not predict \"{}\" for this scenario", q);
+                    break;
+                }
+                if (!std::isfinite(it->second) || it->second <= 0) {
+                    r.failure = fmt::format("no finite positive prediction of {}", q);
+                    break;
+                }
+                QuantityError e;
+                e.quantity = q;
+                e.predicted = it->second;
+                e.measured = measured;
+                e.error = e.predicted / measured - 1.0;
+                if (const auto cf = closed.find(q); cf != closed.end()) {
+                    e.closed_form = cf->second;
+                    e.closed_form_error = cf->second / measured - 1.0;
+                }
+                r.quantities.push_back(e);
+            }
+        } catch (const std::exception& ex) {
+            r.failure = ex.what();
+        }
+        if (r.ok()) {
+            for (const auto& e : r.quantities) {
+                all[e.quantity].emplace_back(c.id, e.error);
+                if (c.exact) exact[e.quantity].emplace_back(c.id, e.error);
+                if (e.closed_form_error) {
+                    cf_all[e.quantity].emplace_back(c.id, *e.closed_form_error);
+                    if (c.exact) cf_exact[e.quantity].emplace_back(c.id, *e.closed_form_error);
+                }
+            }
+        } else {
+            ++rep.failed;
+        }
+        rep.cases.push_back(std::move(r));
+        if (progress) progress(++done, cases.size());
+    }
+    for (const auto& [q, v] : all) rep.all[q] = error_stats(v);
+    for (const auto& [q, v] : exact) rep.exact[q] = error_stats(v);
+    for (const auto& [q, v] : cf_all) rep.closed_form_all[q] = error_stats(v);
+    for (const auto& [q, v] : cf_exact) rep.closed_form_exact[q] = error_stats(v);
+    for (const char* q : {"step_time_s", "output_tokens_per_s_per_gpu"})
+        if (rep.all.count(q)) {
+            rep.primary = q;
+            break;
+        }
+    if (rep.primary.empty() && !rep.all.empty()) rep.primary = rep.all.begin()->first;
+    return rep;
+}
+
+}   // namespace llmsim::sim
