@@ -90,6 +90,7 @@ LinearFit robust_relative_lsq(const std::vector<std::vector<double>>& X, const s
             if (!f.rejected[i]) kept_r.push_back(f.rel_residual[i]);
         const double med = median(kept_r);
         std::vector<double> dev;
+        dev.reserve(kept_r.size());
         for (double r : kept_r) dev.push_back(std::fabs(r - med));
         const double mad = median(dev);
         f.threshold = std::max(opt.mad_k * 1.4826 * mad, opt.min_threshold);

@@ -10,8 +10,8 @@
 #include "cli/progress.hpp"
 #include "cli/search_flags.hpp"
 #include "cli/search_report.hpp"
+#include "cli/search_request.hpp"
 #include "hardware_db/errors.hpp"
-#include "sim/search/search_spec.hpp"
 #include "sim/step_sim.hpp"
 
 namespace llmsim::cli {
@@ -37,7 +37,7 @@ void setup_search(CLI::App* cmd, Context& ctx) {
             }
         };
         ProgressBar bar("search");
-        req.options.progress = [&bar](double f) { bar.update(f); };
+        req.options.progress = [&bar](double done) { bar.update(done); };
         const auto res = search::run_search(req.base, req.space, req.options);
         if (f->json)
             print_json(search_result_json(req.base, res, req.options));

@@ -33,9 +33,9 @@ void setup_search(CLI::App* cmd, Context& ctx);
 void setup_chinchilla(CLI::App* cmd, Context& ctx);
 void setup_plan(CLI::App* cmd, Context& ctx);
 void setup_scaling(CLI::App* cmd, Context& ctx);
-void setup_hw(CLI::App* cmd, Context& ctx);
-void setup_model(CLI::App* cmd, Context& ctx);
-void setup_calibrate(CLI::App* cmd, Context& ctx);
+void setup_hw(CLI::App* hw, Context& ctx);
+void setup_model(CLI::App* model, Context& ctx);
+void setup_calibrate(CLI::App* cal, Context& ctx);
 
 int run(int argc, char** argv);
 

@@ -64,7 +64,7 @@ ConfigError FlagOverlay::rename(const ConfigError& e, const std::string& scenari
                 mapped = true;
                 break;
             }
-        if (!mapped && !scenario_file.empty() && line.rfind("/", 0) == 0) line = scenario_file + "#" + line;
+        if (!mapped && !scenario_file.empty() && line.rfind('/', 0) == 0) line = scenario_file + "#" + line;
         lines.push_back(line);
     }
     return ConfigError(lines);

@@ -44,14 +44,14 @@ Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const sim
                          {"time_s", c.time_s},
                          {"calls_per_step", c.calls_per_step}});
     Json ops = Json::array();
-    for (const auto& o : e.costs.dense_layer.ops)
-        ops.push_back({{"name", o.name},
-                       {"kind", o.kind},
-                       {"fwd_s", o.fwd_s},
-                       {"bwd_s", o.bwd_s},
-                       {"recompute_s", o.recompute_s},
-                       {"flops_fwd", o.flops_fwd},
-                       {"bytes_fwd", o.bytes_fwd}});
+    for (const auto& op : e.costs.dense_layer.ops)
+        ops.push_back({{"name", op.name},
+                       {"kind", op.kind},
+                       {"fwd_s", op.fwd_s},
+                       {"bwd_s", op.bwd_s},
+                       {"recompute_s", op.recompute_s},
+                       {"flops_fwd", op.flops_fwd},
+                       {"bytes_fwd", op.bytes_fwd}});
     Json j = {{"step_time_s", e.step_time_s},
               {"tokens_per_s", e.tokens_per_s},
               {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},

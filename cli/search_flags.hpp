@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "sim/search/search_spec.hpp"
+#include "cli/search_request.hpp"
 
 namespace llmsim::cli {
 

@@ -20,7 +20,7 @@ int moe_layers_on_stage(const ModelSpec& m, int pp, int stage);
 // Micro-batches of stage `stage` whose activations are alive at that stage's peak, in units of
 // "one micro-batch through all of the stage's layers" (Megatron's in-flight count): the schedule's
 // own count (schedules/impl/*.cpp).
-double microbatches_in_flight(const ParallelConfig& p, std::int64_t num_microbatches, int stage);
+double microbatches_in_flight(const ParallelConfig& p, std::int64_t m, int stage);
 
 // Number of micro-batches per step: global_batch / (micro_batch · dp).
 std::int64_t num_microbatches(const ParallelConfig& p, const TrainingConfig& t);

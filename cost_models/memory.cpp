@@ -118,9 +118,7 @@ double lora_params_per_layer(const ModelSpec& m, const FinetuneConfig& ft) {
             sum += h + kvd;
         else if (tgt == "o")
             sum += qd + h;
-        else if (tgt == "gate" && m.mlp == MlpKind::swiglu)
-            sum += h + f;
-        else if (tgt == "up")
+        else if ((tgt == "gate" && m.mlp == MlpKind::swiglu) || tgt == "up")
             sum += h + f;
         else if (tgt == "down")
             sum += f + h;

@@ -32,7 +32,7 @@ struct LossFit {
 LossFit loss_fit(ScalingFit f);
 
 // L(N, D) = E + A/N^α + B/D^β (nats per token).
-double chinchilla_loss(const LossFit& fit, double params, double tokens);
+double chinchilla_loss(const LossFit& f, double n, double d);
 
 // C ≈ 6·N·D (Kaplan et al. 2020; Hoffmann et al. Sec. 2).
 inline double training_compute(double params, double tokens) { return 6.0 * params * tokens; }
@@ -50,11 +50,11 @@ double optimal_g(const LossFit& fit);
 
 // Compute-optimal N and D for a budget of C FLOPs (6·N·D = C exactly for the Approach 3 fits;
 // Approach 1 interpolates N_opt(C) and D_opt(C) separately, so 6·N·D is within Table 3's 4%).
-ScalingPoint optimal_for_compute(ScalingFit f, double flops);
+ScalingPoint optimal_for_compute(ScalingFit f, double c);
 // The budget (and tokens) for which N parameters are compute-optimal.
-ScalingPoint optimal_for_params(ScalingFit f, double params);
+ScalingPoint optimal_for_params(ScalingFit f, double n);
 // The budget (and parameters) for which D tokens are compute-optimal.
-ScalingPoint optimal_for_tokens(ScalingFit f, double tokens);
+ScalingPoint optimal_for_tokens(ScalingFit f, double d);
 
 // Hoffmann et al. Table 3: (parameters, FLOPs, tokens), Approach 1's projections.
 struct Table3Row {

@@ -107,7 +107,7 @@ struct Builder {
     }
 
     void record(const std::string& what, const std::string& dim, Collective c, double bytes, const GroupPlacement& grp,
-                const CollectiveCost& cost, double calls, double exposed_per_step) {
+                const CollectiveCost& cost, double calls, double exposed_per_step) const {
         if (!comms || grp.n <= 1) return;
         comms->push_back(
             CommEvent{what, dim, c, cost.algorithm, bytes, grp.n, grp.domains(), cost.time_s, calls, exposed_per_step});

@@ -168,8 +168,7 @@ const char* dominant_cost(const StepBreakdown& b);
 
 // Fills the report fields (MFU, breakdown, ...) from a pipeline time and bubble measured elsewhere
 // (the discrete-event simulator).
-void finish_estimate(const TrainingJob& s, StepEstimate& e, double pipeline_time_s, double bubble_s,
-                     int critical_stage);
+void finish_estimate(const TrainingJob& s, StepEstimate& e, double pipeline_s, double bubble_s, int critical_stage);
 
 // Per micro-batch, the stage's own work: compute plus its exposed TP/CP/EP/ZeRO-3/blocking PP time.
 double stage_work_s(const StageCost& st);

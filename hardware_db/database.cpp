@@ -291,6 +291,7 @@ const Database& Database::builtin() {
 namespace {
 std::vector<std::string> keys_of(const std::map<std::string, Json>& m) {
     std::vector<std::string> out;
+    out.reserve(m.size());
     for (const auto& [k, v] : m) out.push_back(k);
     return out;
 }

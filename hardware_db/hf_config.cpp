@@ -201,7 +201,7 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
         k.integer({"max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx"}, 1).value_or(2048);
     if (kLearnedPositionTypes.count(type)) {
         m.position = PositionKind::learned;
-    } else if (type == "bloom") {
+    } else if (type == "bloom" || (falcon && k.boolean("alibi").value_or(false))) {
         m.position = PositionKind::alibi;
     } else if (type == "mpt") {
         bool alibi = true;
@@ -211,8 +211,6 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
         m.position = alibi                                         ? PositionKind::alibi
                      : k.boolean("learned_pos_emb").value_or(true) ? PositionKind::learned
                                                                    : PositionKind::none;
-    } else if (falcon && k.boolean("alibi").value_or(false)) {
-        m.position = PositionKind::alibi;
     } else {
         m.position = PositionKind::rope;
     }

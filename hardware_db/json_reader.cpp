@@ -254,7 +254,7 @@ std::string directory_of(const std::string& file) {
 std::string resolve_path(const std::string& path, const std::string& base_dir) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(path, ec)) return path;
-    const std::string joined = (std::filesystem::path(base_dir) / path).string();
+    std::string joined = (std::filesystem::path(base_dir) / path).string();
     if (std::filesystem::is_regular_file(joined, ec)) return joined;
     return path;
 }

@@ -23,6 +23,6 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
 Json to_json(const Scenario& s);
 Json to_json(const ParallelConfig& p);
 Json to_json(const TrainingConfig& t);
-Json to_json(const InferenceConfig& t);
+Json to_json(const InferenceConfig& in);
 
 }   // namespace llmsim

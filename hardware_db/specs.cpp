@@ -40,7 +40,9 @@ double precision_bytes(Precision p) {
     return 2.0;
 }
 
-double training_element_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
+double training_element_bytes(Precision training_precision) {
+    return training_precision == Precision::fp32 ? 4.0 : 2.0;
+}
 
 const char* to_string(Recompute r) {
     switch (r) {

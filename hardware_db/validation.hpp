@@ -4,24 +4,15 @@
 // parse is an error of the file, not a failed prediction.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include "hardware_db/database.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/specs.hpp"
+#include "hardware_db/validation_case.hpp"
 
 namespace llmsim {
-
-struct ValidationCase {
-    std::string id;
-    std::string source;
-    std::string file;   // where it was read from
-    Scenario scenario;
-    std::map<std::string, double> measured;   // quantity (an estimate output key) -> measured value > 0
-    bool exact = false;                       // the source states every input (`assumed` is empty)
-};
 
 // The cases of one validation document; `origin` names it in errors, `base_dir` resolves relative
 // paths in its scenarios.

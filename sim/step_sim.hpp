@@ -132,7 +132,7 @@ struct MethodComparison {
     bool agree = true;                                         // |rel_diff| <= 2%
     std::string note;
 };
-MethodComparison compare_methods(const TrainingJob& s, const StepEstimate& closed_form, const StepEstimate& simulated,
+MethodComparison compare_methods(const TrainingJob& s, const StepEstimate& cf, const StepEstimate& se,
                                  const SimResult& r);
 
 }   // namespace llmsim::sim

@@ -198,8 +198,8 @@ std::string StepSimulator::timeline(int width) const {
     const int label = static_cast<int>(fmt::format("stage {}", p_ - 1).size());
     for (int s = 0; s < p_; ++s) {
         out += fmt::format("{:>{}} |{}|\n", fmt::format("stage {}", s), label,
-                           row(by_stream[static_cast<std::size_t>(s * kStreamsPerStage + kCompute)], compute_glyph));
-        const auto& dp = by_stream[static_cast<std::size_t>(s * kStreamsPerStage + kDpStream)];
+                           row(by_stream[static_cast<std::size_t>(s) * kStreamsPerStage + kCompute], compute_glyph));
+        const auto& dp = by_stream[static_cast<std::size_t>(s) * kStreamsPerStage + kDpStream];
         if (!dp.empty()) out += fmt::format("{:>{}} |{}|\n", "dp", label, row(dp, dp_glyph));
     }
     out +=

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hardware_db/validation.hpp"
+#include "hardware_db/validation_case.hpp"
 
 namespace llmsim::sim {
 

@@ -16,7 +16,6 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
 #include "sim/search/search.hpp"
-#include "sim/search/search_spec.hpp"
 
 using namespace llmsim;
 using namespace llmsim::search;
@@ -298,49 +297,4 @@ TEST_CASE("the search never loses to a published layout (consistency on training
         ++ran;
     }
     CHECK(ran == static_cast<int>(ids.size()));
-}
-
-TEST_CASE("search request: parallel block as constraints, search block, strict keys", "[search][spec]") {
-    const Json j = Json::parse(R"({
-        "model": "gpt3-1.3b", "system": "dgx-a100-80gb",
-        "parallel": {"tp": [1, 2], "zero": 1, "schedule": ["1f1b"], "sequence_parallel": true},
-        "training": {"seq_len": 2048, "recompute": ["selective", "full"], "micro_batch": 2},
-        "search": {"max_gpus": 64, "memory_headroom": 0.1, "max_pp": 4, "objective": "cost", "top_k": 3,
-                   "global_batch": "128:512"}
-    })");
-    const auto req = parse_search_request(j);
-    CHECK(req.space.tp == std::vector<int>{1, 2});
-    CHECK(req.space.zero == std::vector<int>{1});
-    CHECK(req.space.schedules == std::vector<const ScheduleDef*>{find_schedule("1f1b")});
-    CHECK(req.space.recompute == std::vector<Recompute>{Recompute::selective, Recompute::full});
-    CHECK(req.space.micro_batch == std::vector<std::int64_t>{2});
-    CHECK(req.space.global_batches == std::vector<std::int64_t>{128, 256, 512});
-    CHECK(req.space.max_gpus == 64);
-    CHECK(req.space.max_pp == 4);
-    CHECK(req.options.objective == Objective::cost);
-    CHECK(req.options.top_k == 3);
-    CHECK(req.space.sequence_parallel == std::optional<bool>(true));
-    const auto r = run_search(req.base, req.space, req.options);
-    REQUIRE(!r.top.empty());
-    for (const auto& e : r.top) {
-        CHECK(e.c.zero == 1);
-        CHECK(e.c.tp <= 2);
-        CHECK(e.c.pp <= 4);
-        CHECK(e.c.micro_batch == 2);
-        CHECK(e.c.recompute != Recompute::none);
-    }
-    Json bad = j;
-    bad["search"]["max_gpu"] = 8;
-    bad["parallel"]["tp"] = "eight";
-    try {
-        parse_search_request(bad);
-        FAIL("expected ConfigError");
-    } catch (const ConfigError& e) {
-        std::string all;
-        for (const auto& l : e.problems()) all += l + "\n";
-        CHECK(all.find("/search/max_gpu") != std::string::npos);
-        CHECK(all.find("/parallel/tp") != std::string::npos);
-    }
-    CHECK(parse_batch_range("100:1000", "x") == std::vector<std::int64_t>{128, 256, 512});
-    CHECK_THROWS_AS(parse_batch_range("9:15", "x"), ConfigError);
 }

@@ -118,14 +118,14 @@ public:
         std::vector<StageGroup> groups;
     };
 
-    const LayerEntry& layer(int tp, int cp, int ep, std::int64_t micro_batch, bool sp, Recompute rc, int zero, int dp);
-    const EdgeEntry& edge(int tp, int cp, int dp, int pp, std::int64_t micro_batch, bool sp, const ScheduleDef& sched);
+    const LayerEntry& layer(int tp, int cp, int ep, std::int64_t mb, bool sp, Recompute rc, int zero, int dp);
+    const EdgeEntry& edge(int tp, int cp, int dp, int pp, std::int64_t mb, bool sp, const ScheduleDef& sched);
     const StateEntry& state(int tp, int cp, int pp, int dp, int ep, int zero, Offload offload);
     const TrainingFlops& flops(std::int64_t global_batch);
 
     // The arithmetic on cached pieces (no lookups, no allocation).
     FastMemory memory(const StateEntry& st, const LayerEntry& le, int tp, int cp, int pp, int vp,
-                      const ScheduleDef& sched, bool sp, Recompute rc, std::int64_t micro_batch,
+                      const ScheduleDef& sched, bool sp, Recompute rc, std::int64_t mb,
                       std::int64_t microbatches) const;
     FastTime time(const StateEntry& st, const LayerEntry& le, const EdgeEntry& ed, int gpus, int vp,
                   const ScheduleDef& sched, std::int64_t microbatches, const TrainingFlops& fl) const;

@@ -38,6 +38,6 @@ struct PlanResult {
 // The global batch used when the request gives none: 2M tokens rounded to a power of two sequences.
 std::int64_t default_global_batch(std::int64_t seq_len);
 
-PlanResult plan(const PlanRequest& request);
+PlanResult plan(const PlanRequest& q);
 
 }   // namespace llmsim::search

@@ -436,14 +436,14 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
             }
             for (int cp : divisors(gpus / tp)) {
                 if (!allowed(space.cp, cp)) continue;
-                if (const LayoutRules r = cp_rules(base.training.seq_len, cp)) {
-                    pre[reason(first_rule(r))] += cx.n_cp_level(gpus, tp, cp);
+                if (const LayoutRules broken = cp_rules(base.training.seq_len, cp)) {
+                    pre[reason(first_rule(broken))] += cx.n_cp_level(gpus, tp, cp);
                     continue;
                 }
                 for (int pp : divisors(gpus / (tp * cp))) {
                     if (!allowed(space.pp, pp) || !allowed(space.dp, gpus / (tp * cp * pp))) continue;
-                    if (const LayoutRules r = pp_rules(base.model, pp, 1)) {
-                        pre[reason(first_rule(r))] += cx.n_pp_level(gpus, tp, cp, pp);
+                    if (const LayoutRules broken = pp_rules(base.model, pp, 1)) {
+                        pre[reason(first_rule(broken))] += cx.n_pp_level(gpus, tp, cp, pp);
                         continue;
                     }
                     if ((space.min_pp > 0 && pp < space.min_pp) || (space.max_pp > 0 && pp > space.max_pp)) {

@@ -1,4 +1,4 @@
-#include "sim/search/search_spec.hpp"
+#include "cli/search_request.hpp"
 
 #include <fmt/format.h>
 
