@@ -30,9 +30,8 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
     cmd->add_option("--threads", f.threads, "Worker threads (default: all cores)")->check(CLI::PositiveNumber);
     cmd->add_option("--price-per-gpu-hour", f.price, "Dollars per GPU-hour (cost columns)")
         ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--memory-headroom", f.memory_headroom,
-                    "Memory kept free per GPU: a fraction of capacity (< 1) or bytes (>= 1)")
-        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--memory-headroom", f.memory_headroom, "Fraction of each GPU's memory kept free (0 to 0.95)");
+    cmd->add_option("--memory-headroom-bytes", f.memory_headroom_bytes, "Bytes of each GPU's memory kept free");
     cmd->add_option("--max-tp", f.max_tp, "Largest tensor-parallel size")->check(CLI::PositiveNumber);
     cmd->add_option("--min-pp", f.min_pp, "Fewest pipeline stages")->check(CLI::PositiveNumber);
     cmd->add_option("--max-pp", f.max_pp, "Most pipeline stages")->check(CLI::PositiveNumber);
@@ -79,6 +78,7 @@ void apply_search_flags(const SearchFlags& f, std::string& base_dir, FlagOverlay
     ov.set("/search/min_pp", "--min-pp", f.min_pp);
     ov.set("/search/max_pp", "--max-pp", f.max_pp);
     ov.set("/search/memory_headroom", "--memory-headroom", f.memory_headroom);
+    ov.set("/search/memory_headroom_bytes", "--memory-headroom-bytes", f.memory_headroom_bytes);
     ov.set("/search/objective", "--objective", f.objective);
     ov.set("/search/price_per_gpu_hour", "--price-per-gpu-hour", f.price);
     if (f.allow_cross_node_tp) ov.set("/search/allow_cross_node_tp", "--allow-cross-node-tp", Json(true));

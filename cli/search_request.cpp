@@ -158,7 +158,8 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
         if (r.ok()) {
             if (auto v = r.integer("max_gpus", 1, 1 << 24)) sp.max_gpus = static_cast<int>(*v);
             if (auto v = r.integer("min_gpus", 1, 1 << 24)) sp.min_gpus = static_cast<int>(*v);
-            if (auto v = r.number("memory_headroom", 0.0, true)) sp.memory_headroom = *v;
+            if (auto v = r.number("memory_headroom", 0.0, true, 0.95)) sp.memory_headroom_fraction = *v;
+            if (auto v = r.number("memory_headroom_bytes", 0.0, true)) sp.memory_headroom_bytes = *v;
             if (auto v = r.integer("max_tp", 1, 1 << 20)) sp.max_tp = static_cast<int>(*v);
             if (auto v = r.integer("min_pp", 1, 1 << 20)) sp.min_pp = static_cast<int>(*v);
             if (auto v = r.integer("max_pp", 1, 1 << 20)) sp.max_pp = static_cast<int>(*v);

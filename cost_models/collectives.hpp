@@ -26,18 +26,18 @@ struct CollectiveDef {
     std::string_view name;                        // "all_reduce"
     std::array<std::string_view, 3> nccl_names;   // nccl-tests binary names it covers (empty: none)
     // nccl-tests bus-bandwidth factor: busbw = algbw · factor (nccl-tests doc/PERFORMANCE.md).
-    double (*busbw_factor)(int n);
+    double (*busbw_factor)(int n) noexcept;
     // Point-to-point steps one call takes on a ring of n ranks (its latency terms).
-    double (*latency_steps)(int n);
+    double (*latency_steps)(int n) noexcept;
 };
 
 // Every collective, in enum order.
-std::span<const CollectiveDef> collectives();
-const CollectiveDef& collective_def(Collective c);
+[[nodiscard]] std::span<const CollectiveDef> collectives();
+[[nodiscard]] const CollectiveDef& collective_def(Collective c) noexcept;
 // The collective an nccl-tests binary (or its name without "_perf") measures, or nullptr.
-const CollectiveDef* find_collective_nccl(std::string_view nccl_name);
-const char* to_string(Collective c);
-double busbw_factor(Collective c, int n);
+[[nodiscard]] const CollectiveDef* find_collective_nccl(std::string_view nccl_name);
+[[nodiscard]] const char* to_string(Collective c);
+[[nodiscard]] double busbw_factor(Collective c, int n) noexcept;
 
 // Where a group of ranks sits: `n` ranks, `per_domain` of them on each scale-up domain (NVLink
 // island / TPU pod), so the group spans ceil(n / per_domain) domains.
@@ -49,19 +49,19 @@ struct GroupPlacement {
 
 // The group of a parallel dimension whose ranks are `stride` apart (Megatron's rank order
 // tp -> cp -> ep -> dp -> pp), on a system with `domain` devices per scale-up domain.
-GroupPlacement place_group(int n, int stride, int domain);
+[[nodiscard]] GroupPlacement place_group(int n, int stride, int domain) noexcept;
 
 struct AlgorithmDef {
     std::string_view name;       // "ring", "tree", ...
     std::string_view contract;   // one line: what it is and where it applies
     // Seconds for one collective of `bytes` over the group, or a negative value when the algorithm
     // does not apply (wrong collective, topology or placement).
-    double (*time_s)(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
+    double (*time_s)(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept;
 };
 
 // Every algorithm, in the order the picker tries them (ties go to the earlier).
-std::span<const AlgorithmDef> algorithms();
-const AlgorithmDef* find_algorithm(std::string_view name);
+[[nodiscard]] std::span<const AlgorithmDef> algorithms();
+[[nodiscard]] const AlgorithmDef* find_algorithm(std::string_view name);
 
 struct CollectiveCost {
     double time_s = 0;
@@ -73,14 +73,16 @@ struct CollectiveCost {
 // Time of one collective of `bytes` (nccl-tests "size": the full buffer for all-reduce and
 // broadcast, the gathered output for all-gather, the input for reduce-scatter, the per-rank send
 // buffer for all-to-all, the message for send/recv), with the cheapest applicable algorithm.
-CollectiveCost collective_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
+[[nodiscard]] CollectiveCost collective_time(const SystemSpec& s, Collective c, double bytes,
+                                             const GroupPlacement& g) noexcept;
 
 // One algorithm's cost (tests, reports, `llmsim calc`); negative when it does not apply.
-double algorithm_time(const SystemSpec& s, Collective c, const AlgorithmDef& a, double bytes, const GroupPlacement& g);
+[[nodiscard]] double algorithm_time(const SystemSpec& s, Collective c, const AlgorithmDef& a, double bytes,
+                                    const GroupPlacement& g) noexcept;
 
 // Closed forms on one uniform link (tests and drills): ring all-reduce 2(n−1)α + 2(n−1)/n · S/B;
 // NCCL's pipelined (double binary) tree all-reduce 2·log2(n)·α + 2·S/B.
-double ring_all_reduce_time(int n, double bytes, double alpha_s, double bw_Bps);
-double tree_all_reduce_time(int n, double bytes, double alpha_s, double bw_Bps);
+[[nodiscard]] double ring_all_reduce_time(int n, double bytes, double alpha_s, double bw_Bps) noexcept;
+[[nodiscard]] double tree_all_reduce_time(int n, double bytes, double alpha_s, double bw_Bps) noexcept;
 
 }   // namespace llmsim

@@ -17,7 +17,7 @@ struct LayerFlops {
     double total() const { return qkv + attn_core + attn_out + mlp + router; }
 };
 
-LayerFlops layer_flops_per_token(const ModelSpec& m, std::int64_t seq_len, bool moe_layer, bool causal);
+[[nodiscard]] LayerFlops layer_flops_per_token(const ModelSpec& m, std::int64_t seq_len, bool moe_layer, bool causal);
 
 struct TrainingFlops {
     double tokens_per_step = 0;
@@ -33,6 +33,6 @@ struct TrainingFlops {
     double narayanan_flops_per_step = 0;   // 96·B·s·l·h²·(1 + s/6h + V/16lh), Narayanan et al. 2021 Eq. 3
 };
 
-TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t);
+[[nodiscard]] TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t);
 
 }   // namespace llmsim

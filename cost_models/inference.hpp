@@ -18,6 +18,6 @@ struct InferenceEstimate {
     InferenceMemory memory;
 };
 
-InferenceEstimate estimate_inference(const ServingJob& s);
+[[nodiscard]] InferenceEstimate estimate_inference(const ServingJob& s);
 
 }   // namespace llmsim

@@ -12,17 +12,17 @@ namespace llmsim {
 // layer each to the middle stages first (1 .. pp−2), then to the last and finally the first stage,
 // because the first stage also runs the embedding and the last the logits and loss (Llama 3 405B:
 // 126 layers on 16 stages -> 7, 8 × 14, 7).
-std::vector<int> layers_per_stage(int layers, int pp);
+[[nodiscard]] std::vector<int> layers_per_stage(int layers, int pp);
 
 // MoE layers among the layers of one stage (leading dense layers sit on the first stages).
-int moe_layers_on_stage(const ModelSpec& m, int pp, int stage);
+[[nodiscard]] int moe_layers_on_stage(const ModelSpec& m, int pp, int stage);
 
 // Micro-batches of stage `stage` whose activations are alive at that stage's peak, in units of
 // "one micro-batch through all of the stage's layers" (Megatron's in-flight count): the schedule's
 // own count (schedules/impl/*.cpp).
-double microbatches_in_flight(const ParallelConfig& p, std::int64_t m, int stage);
+[[nodiscard]] double microbatches_in_flight(const ParallelConfig& p, std::int64_t m, int stage);
 
 // Number of micro-batches per step: global_batch / (micro_batch · dp).
-std::int64_t num_microbatches(const ParallelConfig& p, const TrainingConfig& t);
+[[nodiscard]] std::int64_t num_microbatches(const ParallelConfig& p, const TrainingConfig& t);
 
 }   // namespace llmsim

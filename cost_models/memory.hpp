@@ -35,16 +35,16 @@ struct LayerActivations {
     double full = 0;               // what a layer holds without any recompute (working set in backward)
 };
 
-LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q);
+[[nodiscard]] LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q);
 
 // Per micro-batch, on the first stage besides its layers: token ids and the embedding dropout mask.
 // `tokens_local` = seq_len / cp · micro_batch; `sp_div` = tp with sequence parallelism, else 1.
-double embedding_activation_bytes(const ModelSpec& m, double tokens_local, double sp_div);
+[[nodiscard]] double embedding_activation_bytes(const ModelSpec& m, double tokens_local, double sp_div);
 // Per live micro-batch, on the last stage: the LM head's input and the fp32 logits of the loss.
-double loss_activation_bytes(const ModelSpec& m, double tokens_local, int tp, double sp_div);
+[[nodiscard]] double loss_activation_bytes(const ModelSpec& m, double tokens_local, int tp, double sp_div);
 
 // The query of a dense layer under a training layout (set moe_layer for a MoE layer).
-ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& t);
+[[nodiscard]] ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& t);
 
 struct StageMemory {
     int stage = 0;
@@ -95,9 +95,9 @@ struct MemoryBreakdown {
     std::vector<StageMemory> stages;
 };
 
-MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
-                                const TrainingConfig& t);
-MemoryBreakdown training_memory(const TrainingJob& job);
+[[nodiscard]] MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
+                                              const TrainingConfig& t);
+[[nodiscard]] MemoryBreakdown training_memory(const TrainingJob& job);
 
 struct InferenceMemory {
     double weights_bytes = 0;
@@ -113,9 +113,9 @@ struct InferenceMemory {
 
 // Bytes per weight at a storage precision, including group scales (int4/int8: one fp16 scale per
 // group; nf4: QLoRA's double-quantised scales, 4.127 bits per parameter).
-double weight_bytes_per_param(Precision p, int group_size);
+[[nodiscard]] double weight_bytes_per_param(Precision p, int group_size);
 
-InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
-                                 const InferenceConfig& in);
+[[nodiscard]] InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
+                                               const InferenceConfig& in);
 
 }   // namespace llmsim

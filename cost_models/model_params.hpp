@@ -23,15 +23,16 @@ struct ParamCounts {
     double non_embedding = 0;   // total − embedding − position − output
 };
 
-ParamCounts count_parameters(const ModelSpec& m);
+[[nodiscard]] ParamCounts count_parameters(const ModelSpec& m);
 
 // Parameters of one MLP of width f (two or three matrices, plus biases).
-double mlp_params(const ModelSpec& m, double f);
+[[nodiscard]] double mlp_params(const ModelSpec& m, double f);
 
 // Embedding-side parameters one GPU of pipeline stage `stage` holds (split by TP): the input embedding
 // and learned positions on the first stage, the LM head on the last (with tied embeddings and pp > 1
 // the last stage keeps its own copy of the embedding matrix, as Megatron does).
-double embedding_params_on_stage(const ModelSpec& m, const ParamCounts& pc, const ParallelConfig& p, int stage);
+[[nodiscard]] double embedding_params_on_stage(const ModelSpec& m, const ParamCounts& pc, const ParallelConfig& p,
+                                               int stage);
 
 // Parameters one GPU of pipeline stage `stage` holds before any ZeRO sharding: the stage's layers
 // split by TP (routed experts by TP·EP), the embedding side above and, on the last stage, the final
@@ -41,6 +42,7 @@ struct StageParams {
     double dense = 0, expert = 0;
     double total() const { return dense + expert; }
 };
-StageParams stage_parameters(const ModelSpec& m, const ParamCounts& pc, const ParallelConfig& p, int stage);
+[[nodiscard]] StageParams stage_parameters(const ModelSpec& m, const ParamCounts& pc, const ParallelConfig& p,
+                                           int stage);
 
 }   // namespace llmsim

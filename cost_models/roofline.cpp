@@ -8,14 +8,14 @@ namespace llmsim {
 namespace {
 // GEMM libraries pick smaller tiles for skinny shapes: a tile dimension never exceeds the problem
 // rounded up to a power of two, down to the 16-wide MMA granule.
-int effective_tile(double extent, int tile) {
+int effective_tile(double extent, int tile) noexcept {
     int t = 16;
     while (t < tile && t < extent) t *= 2;
     return std::min(t, tile);
 }
 }   // namespace
 
-double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count, double batch) {
+double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count, double batch) noexcept {
     if (m <= 0 || n <= 0) return 1.0;
     batch = std::max(1.0, batch);
     tile_m = effective_tile(m, tile_m);
@@ -26,16 +26,16 @@ double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count,
     return batch * m * n / (waves * sms * tile_m * tile_n);
 }
 
-double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) {
+double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) noexcept {
     const auto& e = a.efficiency;
     const double wave = wave_efficiency(m, n, e.gemm_tile_m, e.gemm_tile_n, a.sm_count, batch);
     const double depth = k / (k + e.gemm_k_half);
     return a.gemm_max(p) * wave * depth;
 }
 
-static double bytes_of(Precision p) { return precision_bytes(p == Precision::tf32 ? Precision::fp32 : p); }
+static double bytes_of(Precision p) noexcept { return precision_bytes(p == Precision::tf32 ? Precision::fp32 : p); }
 
-KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g) {
+KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g) noexcept {
     KernelTime t;
     t.flops = 2.0 * g.m * g.n * g.k * g.batch;
     const double in_b = bytes_of(g.precision);
@@ -53,7 +53,7 @@ KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g) {
     return t;
 }
 
-KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) {
+KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) noexcept {
     GemmSpec g;
     g.m = m;
     g.n = n;
@@ -63,7 +63,7 @@ KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, 
     return gemm_time(a, g);
 }
 
-KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops, bool sustained) {
+KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops, bool sustained) noexcept {
     KernelTime t;
     t.flops = flops;
     t.bytes = bytes;
@@ -74,7 +74,7 @@ KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops, boo
     return t;
 }
 
-KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) {
+KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noexcept {
     KernelTime t;
     // Forward: S = QKᵀ and O = PV, 2 FLOPs per MAC each; causal masking skips half the blocks
     // (exactly half when queries and keys are the same tokens).
@@ -102,7 +102,7 @@ KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) {
 }
 
 KernelTime flash_attention_time(const AcceleratorSpec& a, Precision p, double batch_heads, double s_q, double s_kv,
-                                double d, bool causal, bool backward) {
+                                double d, bool causal, bool backward) noexcept {
     AttentionSpec s;
     s.batch_heads = batch_heads;
     s.s_q = s_q;

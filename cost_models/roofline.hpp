@@ -20,11 +20,13 @@ struct KernelTime {
 // waves over `sm_count` SMs: M·N / (waves · sm_count · tile_m · tile_n).
 // A batched (grouped) GEMM tiles each of its `batch` members separately and schedules all tiles
 // together.
-double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count, double batch = 1.0);
+[[nodiscard]] double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count,
+                                     double batch = 1.0) noexcept;
 
 // Fraction of the dense peak a GEMM of this shape reaches:
 // gemm_max[precision] · wave_efficiency · K / (K + gemm_k_half).
-double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch = 1.0);
+[[nodiscard]] double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k,
+                                     double batch = 1.0) noexcept;
 
 // C[M×N] = A[M×K]·B[K×N], or `batch` independent GEMMs of that shape scheduled together
 // (grouped/batched), as training and serving run them.
@@ -39,12 +41,14 @@ struct GemmSpec {
     double launches = 1;     // kernel launches it takes
     bool sustained = true;   // inside a training step: scale by the accelerator's sustained_fraction
 };
-KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g);
-KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch = 1.0);
+[[nodiscard]] KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g) noexcept;
+[[nodiscard]] KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, double k,
+                                   double batch = 1.0) noexcept;
 
 // A bandwidth-bound kernel (elementwise, norm, softmax, optimizer) moving `bytes` through HBM.
 // `sustained`: inside a training step (scaled by the accelerator's sustained_fraction).
-KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops = 0.0, bool sustained = true);
+[[nodiscard]] KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops = 0.0,
+                                     bool sustained = true) noexcept;
 
 // Fused attention (FlashAttention in training and prefill, paged/flash-decoding in serving) for
 // `batch_heads` = sequences · query heads on this GPU, queries `s_q`, keys `s_kv`, head dimension `d`.
@@ -58,8 +62,8 @@ struct AttentionSpec {
     double q_o_bytes = -1, kv_bytes = -1;
     bool sustained = true;
 };
-KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s);
-KernelTime flash_attention_time(const AcceleratorSpec& a, Precision p, double batch_heads, double s_q, double s_kv,
-                                double d, bool causal, bool backward);
+[[nodiscard]] KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noexcept;
+[[nodiscard]] KernelTime flash_attention_time(const AcceleratorSpec& a, Precision p, double batch_heads, double s_q,
+                                              double s_kv, double d, bool causal, bool backward) noexcept;
 
 }   // namespace llmsim

@@ -20,22 +20,22 @@ enum class ScalingFit {
     approach1,            // Hoffmann Table 3 (Approach 1 projections), interpolated log-log
 };
 
-const char* to_string(ScalingFit f);
+[[nodiscard]] const char* to_string(ScalingFit f);
 // "hoffmann" | "hoffmann-unrounded" | "epoch" | "approach1"; false if unknown.
-bool scaling_fit_from_string(const std::string& s, ScalingFit& out);
+[[nodiscard]] bool scaling_fit_from_string(const std::string& s, ScalingFit& out);
 
 struct LossFit {
     double E = 0, A = 0, B = 0, alpha = 0, beta = 0;
 };
 
 // The constants of an Approach 3 fit (approach1 has none: its loss is reported with `hoffmann`'s).
-LossFit loss_fit(ScalingFit f);
+[[nodiscard]] LossFit loss_fit(ScalingFit f);
 
 // L(N, D) = E + A/N^α + B/D^β (nats per token).
-double chinchilla_loss(const LossFit& f, double n, double d);
+[[nodiscard]] double chinchilla_loss(const LossFit& f, double n, double d);
 
 // C ≈ 6·N·D (Kaplan et al. 2020; Hoffmann et al. Sec. 2).
-inline double training_compute(double params, double tokens) { return 6.0 * params * tokens; }
+[[nodiscard]] inline double training_compute(double params, double tokens) { return 6.0 * params * tokens; }
 
 struct ScalingPoint {
     double params = 0;   // N
@@ -46,25 +46,25 @@ struct ScalingPoint {
 };
 
 // Approach 3 closed form: G = (αA/(βB))^(1/(α+β)), N_opt = G·(C/6)^(β/(α+β)), D_opt = (C/6)/N_opt.
-double optimal_g(const LossFit& fit);
+[[nodiscard]] double optimal_g(const LossFit& fit);
 
 // Compute-optimal N and D for a budget of C FLOPs (6·N·D = C exactly for the Approach 3 fits;
 // Approach 1 interpolates N_opt(C) and D_opt(C) separately, so 6·N·D is within Table 3's 4%).
-ScalingPoint optimal_for_compute(ScalingFit f, double c);
+[[nodiscard]] ScalingPoint optimal_for_compute(ScalingFit f, double c);
 // The budget (and tokens) for which N parameters are compute-optimal.
-ScalingPoint optimal_for_params(ScalingFit f, double n);
+[[nodiscard]] ScalingPoint optimal_for_params(ScalingFit f, double n);
 // The budget (and parameters) for which D tokens are compute-optimal.
-ScalingPoint optimal_for_tokens(ScalingFit f, double d);
+[[nodiscard]] ScalingPoint optimal_for_tokens(ScalingFit f, double d);
 
 // Hoffmann et al. Table 3: (parameters, FLOPs, tokens), Approach 1's projections.
 struct Table3Row {
     double params, flops, tokens;
 };
-const std::vector<Table3Row>& chinchilla_table3();
+[[nodiscard]] const std::vector<Table3Row>& chinchilla_table3();
 
 // Piecewise-linear interpolation in log-log space through (xs, ys), extrapolating with the end
 // segments; xs increasing.
-double loglog_interpolate(const std::vector<double>& xs, const std::vector<double>& ys, double x);
+[[nodiscard]] double loglog_interpolate(const std::vector<double>& xs, const std::vector<double>& ys, double x);
 
 // A decoder-only model shape of about `params` parameters (embeddings included), Llama style
 // (SwiGLU MLP of 8h/3 rounded up to 256, RMSNorm, RoPE, no biases, untied embeddings, head
@@ -72,7 +72,8 @@ double loglog_interpolate(const std::vector<double>& xs, const std::vector<doubl
 // Kaplan et al. 2020 (loss is flat for d_model/n_layer from ~50 to ~200; GPT-3 175B uses 128):
 // among widths on a 256/512/1024 grid, the depth that matches `params` and whose h/L is closest
 // to 128, with the parameter count within a few per cent.
-ModelSpec model_shape_for_params(double params, std::int64_t vocab = 32000, std::int64_t max_seq_len = 8192);
+[[nodiscard]] ModelSpec model_shape_for_params(double params, std::int64_t vocab = 32000,
+                                               std::int64_t max_seq_len = 8192);
 
 // Young/Daly checkpointing (Young 1974; Daly 2006): the optimal interval between checkpoints
 // sqrt(2·δ·M) for a write time δ and a job MTBF M (node MTBF / nodes); the expected waste per
@@ -86,6 +87,7 @@ struct CheckpointPlan {
     double expected_interruptions = 0;
     double checkpoints = 0;
 };
-CheckpointPlan plan_checkpoints(double compute_s, int nodes, double node_mtbf_s, double write_s, double restart_s = 0);
+[[nodiscard]] CheckpointPlan plan_checkpoints(double compute_s, int nodes, double node_mtbf_s, double write_s,
+                                              double restart_s = 0);
 
 }   // namespace llmsim

@@ -87,15 +87,15 @@ struct StepCosts {
     bool pp_p2p_overlapped = false;   // interleaved schedules overlap send/recv with compute
 };
 
-StepCosts step_costs(const TrainingJob& s);
+[[nodiscard]] StepCosts step_costs(const TrainingJob& s);
 
 // The pieces step_costs() is made of, for callers that cache them (the search): the costs of one
 // dense or MoE layer for one micro-batch on one GPU — they depend on the system, the model, tp,
 // cp, ep, micro_batch, sequence parallelism, recompute, precision and (ZeRO-3 only) dp — and the
 // assembly of stages from them. `comms`, when given, receives the collectives with their counts.
-LayerCost layer_cost(const TrainingJob& s, bool moe_layer, std::vector<CommEvent>* comms = nullptr);
-StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense, const LayerCost& moe,
-                              std::vector<CommEvent>* comms = nullptr);
+[[nodiscard]] LayerCost layer_cost(const TrainingJob& s, bool moe_layer, std::vector<CommEvent>* comms = nullptr);
+[[nodiscard]] StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense, const LayerCost& moe,
+                                            std::vector<CommEvent>* comms = nullptr);
 
 struct StepBreakdown {
     double compute = 0, tp_comm = 0, cp_comm = 0, ep_comm = 0, pp_comm = 0, dp_comm = 0, bubble = 0, optimizer = 0,
@@ -144,8 +144,8 @@ struct PipelinePlay {
     int critical_stage = 0;         // the first stage of the busiest run
 };
 // The schedule's closed form (schedules/: PipelineTimes -> bubble) over the stages.
-PipelinePlay closed_form_pipeline(const ScheduleDef& schedule, int vp, std::int64_t microbatches,
-                                  std::span<const StageRun> runs);
+[[nodiscard]] PipelinePlay closed_form_pipeline(const ScheduleDef& schedule, int vp, std::int64_t microbatches,
+                                                std::span<const StageRun> runs);
 
 // What follows the last backward: the exposed data-parallel gradient reduction (stage s has the
 // drain of the stages before it as slack and, with overlap, its own last backward; the hidden part
@@ -154,29 +154,30 @@ PipelinePlay closed_form_pipeline(const ScheduleDef& schedule, int vp, std::int6
 struct StepTail {
     double dp_exposed_s = 0, gather_exposed_s = 0, optimizer_s = 0;
 };
-StepTail step_tail(bool overlap_grad_reduce, bool overlap_param_gather, std::span<const StageRun> runs);
+[[nodiscard]] StepTail step_tail(bool overlap_grad_reduce, bool overlap_param_gather, std::span<const StageRun> runs);
 // The part of a stage's ZeRO-1/2 parameter all-gather the next step's first forward does not hide.
-double exposed_param_gather_s(bool overlap, double gather_s, double first_forward_s);
+[[nodiscard]] double exposed_param_gather_s(bool overlap, double gather_s, double first_forward_s);
 
 // Closed-form pipeline schedule over the costs (GPipe and 1F1B (m−1)·t_max + Σ_s t_s; interleaved
 // (m − 1/v)·t_max + Σ_s t_s/v; ZB-H1 removes the weight-gradient passes from the bubble).
-StepEstimate estimate_step(const TrainingJob& s);
-StepEstimate estimate_step(const TrainingJob& s, const StepCosts& costs);
+[[nodiscard]] StepEstimate estimate_step(const TrainingJob& s);
+[[nodiscard]] StepEstimate estimate_step(const TrainingJob& s, const StepCosts& costs);
 
 // The largest component of a breakdown, in words ("compute", "pipeline bubble", ...).
-const char* dominant_cost(const StepBreakdown& b);
+[[nodiscard]] const char* dominant_cost(const StepBreakdown& b);
 
 // Fills the report fields (MFU, breakdown, ...) from a pipeline time and bubble measured elsewhere
 // (the discrete-event simulator).
 void finish_estimate(const TrainingJob& s, StepEstimate& e, double pipeline_s, double bubble_s, int critical_stage);
 
 // Per micro-batch, the stage's own work: compute plus its exposed TP/CP/EP/ZeRO-3/blocking PP time.
-double stage_work_s(const StageCost& st);
+[[nodiscard]] double stage_work_s(const StageCost& st);
 // The bubble a report shows: the schedule's bubble plus whatever the pipeline holds beyond the
 // critical stage's work (uneven stages).
-double reported_bubble_s(double pipeline_s, double bubble_s, std::int64_t microbatches, double critical_work_s);
+[[nodiscard]] double reported_bubble_s(double pipeline_s, double bubble_s, std::int64_t microbatches,
+                                       double critical_work_s);
 
 // One StageRun per stage of the costs (count 1).
-std::vector<StageRun> stage_runs(const StepCosts& costs);
+[[nodiscard]] std::vector<StageRun> stage_runs(const StepCosts& costs);
 
 }   // namespace llmsim

@@ -30,14 +30,14 @@ enum class LayoutRule : std::uint8_t {
 using LayoutRules = std::uint32_t;
 constexpr LayoutRules bit(LayoutRule r) { return LayoutRules{1} << static_cast<int>(r); }
 // The first rule of a non-empty set (the order of the enum).
-LayoutRule first_rule(LayoutRules rules);
+[[nodiscard]] LayoutRule first_rule(LayoutRules rules);
 
 // The rules one dimension of a layout breaks.
-LayoutRules tp_rules(const ModelSpec& m, int tp);
-LayoutRules pp_rules(const ModelSpec& m, int pp, int vp);
-LayoutRules ep_rules(const ModelSpec& m, int ep, int dp_cp);
-LayoutRules cp_rules(std::int64_t seq_len, int cp);
-LayoutRules batch_rules(std::int64_t global_batch, std::int64_t micro_batch, int dp);
+[[nodiscard]] LayoutRules tp_rules(const ModelSpec& m, int tp);
+[[nodiscard]] LayoutRules pp_rules(const ModelSpec& m, int pp, int vp);
+[[nodiscard]] LayoutRules ep_rules(const ModelSpec& m, int ep, int dp_cp);
+[[nodiscard]] LayoutRules cp_rules(std::int64_t seq_len, int cp);
+[[nodiscard]] LayoutRules batch_rules(std::int64_t global_batch, std::int64_t micro_batch, int dp);
 
 // What a violation says: the JSON pointer of the key to change, its value and what is expected.
 struct RuleViolation {
@@ -45,8 +45,9 @@ struct RuleViolation {
     std::int64_t value = 0;
     std::string expected;
 };
-RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t);
+[[nodiscard]] RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p,
+                                     const TrainingConfig& t);
 // The rule in words that do not depend on the layout ("tp: a divisor of heads (96)"), for counts.
-std::string rule_summary(LayoutRule r, const ModelSpec& m, const TrainingConfig& t);
+[[nodiscard]] std::string rule_summary(LayoutRule r, const ModelSpec& m, const TrainingConfig& t);
 
 }   // namespace llmsim

@@ -60,21 +60,21 @@ struct ScheduleDef {
 };
 
 // Every registered schedule, in registry order.
-std::span<const ScheduleDef> schedules();
+[[nodiscard]] std::span<const ScheduleDef> schedules();
 // The schedule of that name or alias, or nullptr.
-const ScheduleDef* find_schedule(std::string_view name);
+[[nodiscard]] const ScheduleDef* find_schedule(std::string_view name);
 // The schedule a layout gets when it names none: interleaved when it has model chunks (vp > 1),
 // else 1F1B (../shared/interface/scenario.md).
-const ScheduleDef& default_schedule(int vp = 1);
+[[nodiscard]] const ScheduleDef& default_schedule(int vp = 1);
 // `gpipe | 1f1b | interleaved | zero-bubble` (quoted: `"gpipe" | "1f1b" | ...`): the names, for help
 // texts and error messages.
-std::string schedule_names(bool quoted = false);
+[[nodiscard]] std::string schedule_names(bool quoted = false);
 // Every accepted spelling: names and aliases.
-std::vector<std::string> schedule_spellings();
+[[nodiscard]] std::vector<std::string> schedule_spellings();
 
 // Micro-batches whose loss (LM-head output, fp32 logits) is alive at once on the last stage: all of
 // the last stage's in-flight micro-batches for schedules without chunks, one with chunks (the loss
 // belongs to the last chunk only).
-double loss_microbatches_in_flight(const ScheduleDef& s, int p, std::int64_t m);
+[[nodiscard]] double loss_microbatches_in_flight(const ScheduleDef& s, int p, std::int64_t m);
 
 }   // namespace llmsim

@@ -32,7 +32,7 @@ void Engine::reset(int streams) {
 int Engine::add(double dur_s, int stream, TaskTag tag) {
     const int id = static_cast<int>(tasks_.size());
     Task t;
-    t.dur = dur_s < 0 ? 0 : dur_s;
+    t.dur_s = dur_s < 0 ? 0 : dur_s;
     t.stream = stream;
     t.tag = tag;
     tasks_.push_back(t);
@@ -54,7 +54,7 @@ void Engine::try_start(int id, double now) {
     Task& t = tasks_[static_cast<std::size_t>(id)];
     if (t.waiting > 0 || head_[static_cast<std::size_t>(t.stream)] != id || t.start >= 0) return;
     t.start = std::max(now, t.ready);
-    t.end = t.start + t.dur;
+    t.end = t.start + t.dur_s;
     heap_.push_back(Event{t.end, id});
     std::push_heap(heap_.begin(), heap_.end(), Later{});
 }

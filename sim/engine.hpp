@@ -16,19 +16,19 @@ namespace llmsim::sim {
 // What a task is, for reports and traces only; the engine never looks at it.
 struct TaskTag {
     std::uint8_t kind = 0;    // caller-defined (see step_sim.hpp TaskKind)
-    std::uint8_t piece = 0;   // piece of a split task (gradient buckets)
-    std::int16_t chunk = 0;   // model chunk (interleaved) or bucket index
+    std::int32_t piece = 0;   // piece of a split task (gradient buckets)
+    std::int32_t index = 0;   // model chunk (interleaved) or bucket index
     std::int32_t stage = 0;
     std::int32_t mb = -1;   // micro-batch, -1 when none
 };
 
 struct Task {
-    double dur = 0, start = -1, end = -1;
+    double dur_s = 0, start = -1, end = -1;   // seconds
     std::int32_t stream = 0;
     std::int32_t next_on_stream = -1;
     std::int32_t succ_begin = 0, succ_end = 0;   // CSR range into the successor array
     std::int32_t waiting = 0;                    // dependencies not yet finished
-    double ready = 0;                            // latest finish among finished dependencies
+    double ready = 0;                            // latest finish among finished dependencies (s)
     TaskTag tag;
 };
 

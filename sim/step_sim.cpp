@@ -4,20 +4,23 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "cost_models/layout.hpp"
 #include "cost_models/memory.hpp"
+#include "hardware_db/errors.hpp"
 
 namespace llmsim::sim {
 
 namespace {
 
-TaskTag tag(TaskKind k, int stage, int chunk = 0, std::int64_t mb = -1, int piece = 0) {
+TaskTag tag(TaskKind k, int stage, int index = 0, std::int64_t mb = -1, int piece = 0) {
     TaskTag t;
     t.kind = static_cast<std::uint8_t>(k);
     t.stage = stage;
-    t.chunk = static_cast<std::int16_t>(chunk);
+    t.index = index;
     t.mb = static_cast<std::int32_t>(mb);
-    t.piece = static_cast<std::uint8_t>(std::min(piece, 255));
+    t.piece = piece;
     return t;
 }
 
@@ -30,38 +33,61 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
     const ScheduleDef& sched = *setup.schedule;
     const int p = static_cast<int>(c.stages.size());
     if (p < 1) throw std::invalid_argument("simulator: no pipeline stages");
-    const int V = sched.uses_chunks ? std::max(1, setup.vp) : 1;
-    const std::int64_t m = std::max<std::int64_t>(1, c.microbatches);
-    const bool split = sched.split_backward;
-    const std::size_t PV = static_cast<std::size_t>(p) * V;
-    const std::size_t PVM = PV * static_cast<std::size_t>(m);
     p_ = p;
-    v_ = V;
-    m_ = m;
+    v_ = sched.uses_chunks ? std::max(1, setup.vp) : 1;
+    m_ = std::max<std::int64_t>(1, c.microbatches);
     reduce_scatter_ = setup.grads_reduce_scatter;
+    check_work(sched);
+    order_passes(sched);
+    add_compute_tasks(c, setup, sched.split_backward);
+    link_stages(c);
+    add_step_tail(c, setup);
+    eng_.run();
+    measure(c, setup);
+    return res_;
+}
 
-    // 1. Each stage's order of passes.
+void StepSimulator::check_work(const ScheduleDef& sched) const {
+    const double passes = static_cast<double>(p_) * v_ * static_cast<double>(m_) * (sched.split_backward ? 3.0 : 2.0);
+    if (passes > kMaxPasses)
+        throw ConfigError(fmt::format(
+            "/training/global_batch: the step has {:.3g} passes ({} stages x {} chunks x {} micro-batches x {}): "
+            "expected at most {:.3g} for the simulator (fewer micro-batches per step, or the closed form: --fast)",
+            passes, p_, v_, m_, sched.split_backward ? "F, B, W" : "F, B", kMaxPasses));
+    if (v_ > INT16_MAX)
+        throw ConfigError(fmt::format("/parallel/vp: {}: expected at most {} model chunks per stage", v_, INT16_MAX));
+}
+
+// 1. Each stage's order of passes, and the last gradient-producing pass of each (stage, chunk): its
+// gradients are what the buckets reduce, so it is split into one piece per bucket.
+void StepSimulator::order_passes(const ScheduleDef& sched) {
     ops_.clear();
-    stage_ops_.assign(static_cast<std::size_t>(p) + 1, 0);
-    for (int s = 0; s < p; ++s) {
+    stage_ops_.assign(static_cast<std::size_t>(p_) + 1, 0);
+    for (int s = 0; s < p_; ++s) {
         stage_ops_[static_cast<std::size_t>(s)] = static_cast<std::int32_t>(ops_.size());
-        sched.generate(p, V, m, s, ops_);
+        sched.generate(p_, v_, m_, s, ops_);
     }
-    stage_ops_[static_cast<std::size_t>(p)] = static_cast<std::int32_t>(ops_.size());
-
-    // The last gradient-producing pass of each (stage, chunk): its gradients are what the buckets
-    // reduce, so it is split into one piece per bucket.
-    const PassKind grad_kind = split ? PassKind::W : PassKind::B;
-    final_op_.assign(PV, -1);
-    for (int s = 0; s < p; ++s)
+    stage_ops_[static_cast<std::size_t>(p_)] = static_cast<std::int32_t>(ops_.size());
+    const PassKind grad_kind = sched.split_backward ? PassKind::W : PassKind::B;
+    final_op_.assign(static_cast<std::size_t>(p_) * v_, -1);
+    for (int s = 0; s < p_; ++s)
         for (std::int32_t i = stage_ops_[static_cast<std::size_t>(s) + 1] - 1;
              i >= stage_ops_[static_cast<std::size_t>(s)]; --i) {
             const auto& op = ops_[static_cast<std::size_t>(i)];
-            auto& f = final_op_[static_cast<std::size_t>(s) * V + op.chunk];
+            auto& f = final_op_[static_cast<std::size_t>(s) * v_ + static_cast<std::size_t>(op.chunk)];
             if (op.kind == grad_kind && f < 0) f = i;
         }
+}
 
-    // 2. Compute tasks, stage by stage in schedule order.
+std::size_t StepSimulator::pass_key(int stage, int chunk, std::int64_t mb) const {
+    return (static_cast<std::size_t>(stage) * v_ + static_cast<std::size_t>(chunk)) * static_cast<std::size_t>(m_) +
+           static_cast<std::size_t>(mb);
+}
+
+// 2. Compute tasks, stage by stage in schedule order.
+void StepSimulator::add_compute_tasks(const StepCosts& c, const PipelineSetup& setup, bool split) {
+    const int p = p_, V = v_;
+    const std::size_t PVM = static_cast<std::size_t>(p) * V * static_cast<std::size_t>(m_);
     eng_.reset(p * kStreamsPerStage + 1);
     f_task_.assign(PVM, -1);
     b_first_.assign(PVM, -1);
@@ -74,14 +100,14 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
     tp_share_.assign(static_cast<std::size_t>(p), 0.0);
     cpep_share_.assign(static_cast<std::size_t>(p), 0.0);
     zero3_share_.assign(static_cast<std::size_t>(p), 0.0);
-    std::vector<int> nbuckets(static_cast<std::size_t>(p), 1);
+    nbuckets_.assign(static_cast<std::size_t>(p), 1);
     for (int s = 0; s < p; ++s) {
         const auto& st = c.stages[static_cast<std::size_t>(s)];
         const std::size_t su = static_cast<std::size_t>(s);
         int nb = su < setup.buckets.size() && setup.buckets[su] > 0 ? setup.buckets[su] : std::max(1, st.layers);
         nb = std::max(1, nb / V);   // per chunk
         if (st.dp_grad_s <= 0 || !setup.overlap_grad_reduce) nb = 1;
-        nbuckets[su] = nb;
+        nbuckets_[su] = nb;
         if (su < setup.activation_bytes.size()) chunk_bytes_[su] = setup.activation_bytes[su] / V;
         tp_share_[su] = st.tp_s;
         cpep_share_[su] = st.cp_s + st.ep_s;
@@ -92,32 +118,35 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
         const double w_dur = st.wgrad_s / V;
         for (std::int32_t i = stage_ops_[su]; i < stage_ops_[su + 1]; ++i) {
             const auto& op = ops_[static_cast<std::size_t>(i)];
-            const std::size_t key = (su * V + op.chunk) * static_cast<std::size_t>(m) + static_cast<std::size_t>(op.mb);
+            const std::size_t key = pass_key(s, op.chunk, op.mb);
             const TaskKind k = op.kind == PassKind::F   ? TaskKind::F
                                : op.kind == PassKind::B ? TaskKind::B
                                                         : TaskKind::W;
             const double dur = op.kind == PassKind::F ? f_dur : op.kind == PassKind::B ? b_dur : w_dur;
-            const int pieces = i == final_op_[su * V + op.chunk] ? nb : 1;
+            const int pieces = i == final_op_[su * V + static_cast<std::size_t>(op.chunk)] ? nb : 1;
             const int first = eng_.add(dur / pieces, stream_of(s, kCompute), tag(k, s, op.chunk, op.mb, 0));
             for (int q = 1; q < pieces; ++q)
                 eng_.add(dur / pieces, stream_of(s, kCompute), tag(k, s, op.chunk, op.mb, q));
             const int last = first + pieces - 1;
             op_first_[static_cast<std::size_t>(i)] = first;
             op_last_[static_cast<std::size_t>(i)] = last;
-            if (op.kind == PassKind::F)
+            if (op.kind == PassKind::F) {
                 f_task_[key] = first;
-            else if (op.kind == PassKind::B) {
+            } else if (op.kind == PassKind::B) {
                 b_first_[key] = first;
                 b_last_[key] = last;
             }
             stage_last_[su] = last;
         }
     }
-    const int n_compute = eng_.size();
-    xpred_.assign(static_cast<std::size_t>(n_compute), -1);
+    n_compute_ = eng_.size();
+    xpred_.assign(static_cast<std::size_t>(n_compute_), -1);
+}
 
-    // 3. Cross-stage dependencies, through a send task when the transfer is not already folded into
-    // the passes (StepCosts folds blocking 1F1B/GPipe send/recv into fwd_s / bwd_s).
+// 3. Cross-stage dependencies, through a send task when the transfer is not already folded into the
+// passes (StepCosts folds blocking 1F1B/GPipe send/recv into fwd_s / bwd_s).
+void StepSimulator::link_stages(const StepCosts& c) {
+    const int p = p_, V = v_;
     for (int s = 0; s < p; ++s) {
         const std::size_t su = static_cast<std::size_t>(s);
         const double p2p = c.pp_p2p_overlapped ? c.stages[su].p2p_s : 0.0;
@@ -136,8 +165,7 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
                     to_stage = p - 1, to_chunk = op.chunk - 1;
             }
             if (to_stage < 0) continue;
-            const std::size_t key = (static_cast<std::size_t>(to_stage) * V + to_chunk) * static_cast<std::size_t>(m) +
-                                    static_cast<std::size_t>(op.mb);
+            const std::size_t key = pass_key(to_stage, to_chunk, op.mb);
             const int recv = op.kind == PassKind::F ? f_task_[key] : b_first_[key];
             int from = op_last_[static_cast<std::size_t>(i)];
             if (p2p > 0) {
@@ -151,73 +179,74 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
             if (recv >= 0) xpred_[static_cast<std::size_t>(recv)] = from;
         }
     }
+}
 
-    // 4. Data-parallel gradient buckets, the grad-norm barrier, optimizer, parameter all-gather.
-    const int barrier_stream = p * kStreamsPerStage;
-    const int barrier = eng_.add(0.0, barrier_stream, tag(TaskKind::Barrier, -1));
-    std::vector<int> last_bucket(static_cast<std::size_t>(p), -1);
+// 4. Data-parallel gradient buckets, the grad-norm barrier, optimizer, parameter all-gather.
+void StepSimulator::add_step_tail(const StepCosts& c, const PipelineSetup& setup) {
+    const int p = p_, V = v_;
+    barrier_ = eng_.add(0.0, p * kStreamsPerStage, tag(TaskKind::Barrier, -1));
+    last_bucket_.assign(static_cast<std::size_t>(p), -1);
+    std::vector<int> chunks;
     for (int s = 0; s < p; ++s) {
         const std::size_t su = static_cast<std::size_t>(s);
         const auto& st = c.stages[su];
         int last = stage_last_[su];
-        if (st.dp_grad_s > 0) {
-            if (setup.overlap_grad_reduce) {
-                // Chunks in the order their final gradient pass runs.
-                const int nb = nbuckets[su];
-                const double each = st.dp_grad_s / (static_cast<double>(nb) * V);
-                std::int32_t chunks_order[256];
-                int nc = 0;
-                for (int ch = 0; ch < V && ch < 256; ++ch)
-                    if (final_op_[su * V + ch] >= 0) chunks_order[nc++] = ch;
-                std::sort(chunks_order, chunks_order + nc,
-                          [&](int a, int b) { return final_op_[su * V + a] < final_op_[su * V + b]; });
-                int index = 0;
-                for (int x = 0; x < nc; ++x) {
-                    const int first = op_first_[static_cast<std::size_t>(final_op_[su * V + chunks_order[x]])];
-                    for (int q = 0; q < nb; ++q) {
-                        const int t = eng_.add(each, stream_of(s, kDpStream),
-                                               tag(TaskKind::GradBucket, s, std::min(index, 32767), -1, 0));
-                        ++index;
-                        eng_.depend(first + q, t);
-                        last = t;
-                    }
+        if (st.dp_grad_s > 0 && setup.overlap_grad_reduce) {
+            // Chunks in the order their final gradient pass runs; each chunk's buckets start as its
+            // pieces finish.
+            const int nb = nbuckets_[su];
+            const double each = st.dp_grad_s / (static_cast<double>(nb) * V);
+            chunks.clear();
+            for (int ch = 0; ch < V; ++ch)
+                if (final_op_[su * V + static_cast<std::size_t>(ch)] >= 0) chunks.push_back(ch);
+            std::sort(chunks.begin(), chunks.end(), [&](int a, int b) {
+                return final_op_[su * V + static_cast<std::size_t>(a)] <
+                       final_op_[su * V + static_cast<std::size_t>(b)];
+            });
+            int index = 0;
+            for (int ch : chunks) {
+                const int first = op_first_[static_cast<std::size_t>(final_op_[su * V + static_cast<std::size_t>(ch)])];
+                for (int q = 0; q < nb; ++q) {
+                    const int t = eng_.add(each, stream_of(s, kDpStream), tag(TaskKind::GradBucket, s, index++, -1, 0));
+                    eng_.depend(first + q, t);
+                    last = t;
                 }
-            } else {
-                const int t = eng_.add(st.dp_grad_s, stream_of(s, kDpStream), tag(TaskKind::GradBucket, s, 0));
-                eng_.depend(stage_last_[su], t);
-                last = t;
             }
+        } else if (st.dp_grad_s > 0) {
+            const int t = eng_.add(st.dp_grad_s, stream_of(s, kDpStream), tag(TaskKind::GradBucket, s, 0));
+            eng_.depend(stage_last_[su], t);
+            last = t;
         }
-        last_bucket[su] = last;
-        eng_.depend(last, barrier);
+        last_bucket_[su] = last;
+        eng_.depend(last, barrier_);
     }
     for (int s = 0; s < p; ++s) {
         const std::size_t su = static_cast<std::size_t>(s);
         const auto& st = c.stages[su];
         const int opt = eng_.add(st.optimizer_s, stream_of(s, kCompute), tag(TaskKind::Optimizer, s));
-        eng_.depend(barrier, opt);
+        eng_.depend(barrier_, opt);
         opt_task_[su] = opt;
         if (st.dp_param_gather_s > 0) {
             const int g = eng_.add(st.dp_param_gather_s, stream_of(s, kDpStream), tag(TaskKind::ParamGather, s));
             eng_.depend(opt, g);
         }
     }
+}
 
-    eng_.run();
-
-    // 5. Measurements.
+// 5. Measurements: the step, the bubble, per-stage busy/idle, activation peaks, exposed communication.
+void StepSimulator::measure(const StepCosts& c, const PipelineSetup& setup) {
+    const int p = p_;
     SimResult& r = res_;
-    r.schedule = &sched;
+    r.schedule = setup.schedule;
     r.stages.assign(static_cast<std::size_t>(p), StageStats{});
     r.pipeline_time_s = 0;
-    for (int s = 0; s < p; ++s) {
-        const std::size_t su = static_cast<std::size_t>(s);
-        r.pipeline_time_s = std::max(r.pipeline_time_s, eng_.task(stage_last_[su]).end);
-    }
+    for (int s = 0; s < p; ++s)
+        r.pipeline_time_s = std::max(r.pipeline_time_s, eng_.task(stage_last_[static_cast<std::size_t>(s)]).end);
     const auto& tasks = eng_.tasks();
-    for (int id = 0; id < n_compute; ++id)
-        r.stages[static_cast<std::size_t>(tasks[static_cast<std::size_t>(id)].tag.stage)].busy_s +=
-            tasks[static_cast<std::size_t>(id)].dur;
+    for (int id = 0; id < n_compute_; ++id) {
+        const Task& t = tasks[static_cast<std::size_t>(id)];
+        r.stages[static_cast<std::size_t>(t.tag.stage)].busy_s += t.dur_s;
+    }
     r.step_time_s = 0;
     r.critical_stage = 0;
     double gather_exposed = 0;
@@ -228,7 +257,7 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
         S.stage = s;
         S.idle_s = r.pipeline_time_s - S.busy_s;
         S.last_backward_end_s = eng_.task(stage_last_[su]).end;
-        S.grads_reduced_s = eng_.task(last_bucket[su]).end;
+        S.grads_reduced_s = eng_.task(last_bucket_[su]).end;
         S.optimizer_end_s = eng_.task(opt_task_[su]).end;
         // The parameter all-gather overlaps the next step's first forward (as the closed form counts it).
         const double g = exposed_param_gather_s(setup.overlap_param_gather, st.dp_param_gather_s, st.fwd_s);
@@ -247,10 +276,10 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
             else if (k == PassKind::B)
                 --live;
         }
-        S.peak_microbatches = static_cast<double>(peak) / V;
+        S.peak_microbatches = static_cast<double>(peak) / v_;
         S.peak_activation_bytes = peak * chunk_bytes_[su];
     }
-    r.grad_sync_s = eng_.task(barrier).end;
+    r.grad_sync_s = eng_.task(barrier_).end;
     const auto& cs = r.stages[static_cast<std::size_t>(r.critical_stage)];
     r.bubble_s = std::max(0.0, r.pipeline_time_s - cs.busy_s);
     r.bubble_fraction = r.pipeline_time_s > 0 ? r.bubble_s / r.pipeline_time_s : 0.0;
@@ -259,30 +288,27 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
     // the passes (StepCosts' exposed parts); an overlapped send is exposed where the compute stream
     // waits for it.
     const auto& cc = c.stages[static_cast<std::size_t>(r.critical_stage)];
-    const double md = static_cast<double>(m);
+    const double md = static_cast<double>(m_);
     r.exposed = ExposedComm{};
     r.exposed.tp = md * cc.tp_s;
     r.exposed.cp = md * cc.cp_s;
     r.exposed.ep = md * cc.ep_s;
     r.exposed.pp = md * cc.pp_s;
-    {
-        double prev_end = 0;
-        const std::size_t cu = static_cast<std::size_t>(r.critical_stage);
-        for (std::int32_t i = stage_ops_[cu]; i < stage_ops_[cu + 1]; ++i) {
-            const int first = op_first_[static_cast<std::size_t>(i)];
-            const Task& t = tasks[static_cast<std::size_t>(first)];
-            const int xp = xpred_[static_cast<std::size_t>(first)];
-            if (xp >= n_compute && t.start > prev_end) {
-                const Task& send = tasks[static_cast<std::size_t>(xp)];
-                r.exposed.pp += std::max(0.0, std::min(t.start, send.end) - std::max(prev_end, send.start));
-            }
-            prev_end = tasks[static_cast<std::size_t>(op_last_[static_cast<std::size_t>(i)])].end;
+    double prev_end = 0;
+    const std::size_t cu = static_cast<std::size_t>(r.critical_stage);
+    for (std::int32_t i = stage_ops_[cu]; i < stage_ops_[cu + 1]; ++i) {
+        const int first = op_first_[static_cast<std::size_t>(i)];
+        const Task& t = tasks[static_cast<std::size_t>(first)];
+        const int xp = xpred_[static_cast<std::size_t>(first)];
+        if (xp >= n_compute_ && t.start > prev_end) {
+            const Task& send = tasks[static_cast<std::size_t>(xp)];
+            r.exposed.pp += std::max(0.0, std::min(t.start, send.end) - std::max(prev_end, send.start));
         }
+        prev_end = tasks[static_cast<std::size_t>(op_last_[static_cast<std::size_t>(i)])].end;
     }
     r.exposed.dp = md * cc.zero3_s + std::max(0.0, r.grad_sync_s - r.pipeline_time_s) + gather_exposed;
     r.tasks = eng_.size();
     r.events = eng_.events();
-    return r;
 }
 
 // ---- Scenario level -------------------------------------------------------------------------

@@ -79,7 +79,7 @@ struct SimResult {
 // Plays one step. Reusable: keeps its buffers between runs (no per-task heap allocation once warm).
 class StepSimulator {
 public:
-    const SimResult& run(const StepCosts& costs, const PipelineSetup& setup);
+    const SimResult& run(const StepCosts& costs, const PipelineSetup& setup);   // throws ConfigError past kMaxPasses
 
     const SimResult& result() const { return res_; }
     const Engine& engine() const { return eng_; }
@@ -89,7 +89,18 @@ public:
     // A compact text Gantt of the last run: one row per stage, `width` columns over the step.
     std::string timeline(int width = 100) const;
 
+    // Passes (F, B, W) one step may have before the simulator refuses the work (memory: ~100 bytes each).
+    static constexpr double kMaxPasses = 4e6;
+
 private:
+    void check_work(const ScheduleDef& sched) const;
+    void order_passes(const ScheduleDef& sched);
+    void add_compute_tasks(const StepCosts& c, const PipelineSetup& setup, bool split);
+    void link_stages(const StepCosts& c);
+    void add_step_tail(const StepCosts& c, const PipelineSetup& setup);
+    void measure(const StepCosts& c, const PipelineSetup& setup);
+    std::size_t pass_key(int stage, int chunk, std::int64_t mb) const;
+
     Engine eng_;
     SimResult res_;
     std::vector<PipeOp> ops_;
@@ -101,6 +112,10 @@ private:
     std::vector<std::int32_t> xpred_;                       // per task: its cross-stage dependency (−1 none)
     std::vector<std::int32_t> stage_last_;                  // per stage: last pipeline task
     std::vector<std::int32_t> opt_task_;                    // per stage: optimizer task
+    std::vector<int> nbuckets_;                             // per stage: gradient buckets per model chunk
+    std::vector<int> last_bucket_;                          // per stage: its last gradient-bucket task
+    int barrier_ = -1;                                      // the grad-norm barrier task
+    int n_compute_ = 0;                                     // tasks 0..n_compute_-1 are compute passes
     // What the trace needs to know about the last run.
     int p_ = 1, v_ = 1;
     std::int64_t m_ = 1;

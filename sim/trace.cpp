@@ -29,7 +29,7 @@ const char* stream_name(int k) {
 void task_name(fmt::memory_buffer& b, const Task& t, int v, bool rs) {
     const auto& g = t.tag;
     auto chunk = [&] {
-        if (v > 1) fmt::format_to(std::back_inserter(b), " c{}", g.chunk);
+        if (v > 1) fmt::format_to(std::back_inserter(b), " c{}", g.index);
     };
     switch (static_cast<TaskKind>(g.kind)) {
         case TaskKind::F:
@@ -53,7 +53,7 @@ void task_name(fmt::memory_buffer& b, const Task& t, int v, bool rs) {
             chunk();
             break;
         case TaskKind::GradBucket:
-            fmt::format_to(std::back_inserter(b), "{} grads bucket {}", rs ? "RS" : "AR", g.chunk);
+            fmt::format_to(std::back_inserter(b), "{} grads bucket {}", rs ? "RS" : "AR", g.index);
             break;
         case TaskKind::Barrier: fmt::format_to(std::back_inserter(b), "grad-norm barrier"); break;
         case TaskKind::Optimizer: fmt::format_to(std::back_inserter(b), "optimizer"); break;
@@ -110,7 +110,7 @@ void StepSimulator::write_trace(std::ostream& os) const {
         fmt::format_to(out,
                        R"({{"ph": "X", "cat": "task", "name": "{}", "pid": {}, "tid": {}, "ts": {:.3f}, "dur": {:.3f})",
                        std::string_view(name.data(), name.size()), stage, tid, ts, te - ts);
-        if (t.tag.mb >= 0) fmt::format_to(out, R"(, "args": {{"mb": {}, "chunk": {}}})", t.tag.mb, t.tag.chunk);
+        if (t.tag.mb >= 0) fmt::format_to(out, R"(, "args": {{"mb": {}, "chunk": {}}})", t.tag.mb, t.tag.index);
         b.push_back('}');
         // Exposed TP / CP-EP / ZeRO-3 communication happens inside F and B passes (blocking, layer by
         // layer): drawn as a slice over the pass on its stream's track, with the exposed time.
@@ -126,7 +126,7 @@ void StepSimulator::write_trace(std::ostream& os) const {
                 fmt::format_to(
                     out,
                     R"({{"ph": "X", "cat": "inline", "name": "{} {} mb{}", "pid": {}, "tid": {}, "ts": {:.3f}, "dur": {:.3f}, "args": {{"exposed_per_microbatch_fwd_plus_bwd_us": {:.3f}}}}})",
-                    what[x], k == TaskKind::F ? "F" : "B", t.tag.mb, stage, tids[x], t.start * us, t.dur * us,
+                    what[x], k == TaskKind::F ? "F" : "B", t.tag.mb, stage, tids[x], t.start * us, t.dur_s * us,
                     shares[x] * us);
             }
         }
@@ -183,7 +183,7 @@ std::string StepSimulator::timeline(int width) const {
         return r;
     };
     auto compute_glyph = [&](const Task& t) {
-        const bool odd = v_ > 1 && (t.tag.chunk % 2) == 1;
+        const bool odd = v_ > 1 && (t.tag.index % 2) == 1;
         switch (static_cast<TaskKind>(t.tag.kind)) {
             case TaskKind::F: return odd ? 'f' : 'F';
             case TaskKind::B: return odd ? 'b' : 'B';

@@ -240,7 +240,7 @@ TEST_CASE("a larger GPU budget never makes the best result worse (--max-gpus)", 
 TEST_CASE("a layout rejected for memory really exceeds capacity; an accepted one fits", "[search]") {
     const Scenario base = small_base();
     SearchSpace sp = fixed(8, 32);
-    sp.memory_headroom = 0;
+    sp.memory_headroom_fraction = 0;
     SearchOptions o;
     o.threads = 1;
     std::vector<std::pair<Candidate, bool>> leaves;
@@ -267,13 +267,14 @@ TEST_CASE("a layout rejected for memory really exceeds capacity; an accepted one
     CHECK(checked_in > 0);
     // Headroom as a fraction tightens the limit.
     SearchSpace tight = fixed(8, 32);
-    tight.memory_headroom = 0.25;
+    tight.memory_headroom_fraction = 0.25;
     const auto rt = run_search(base, tight, SearchOptions{});
     const auto rl = run_search(base, fixed(8, 32), SearchOptions{});
     CHECK(rt.evaluated < rl.evaluated);
     for (const auto& e : rt.top) CHECK(e.memory.total_bytes <= 0.75 * base.system.gpu.hbm_capacity_bytes);
-    CHECK(memory_limit(80.0, 0.25) == Approx(60.0));
-    CHECK(memory_limit(80.0, 10.0) == Approx(70.0));
+    CHECK(memory_limit(80.0, 0.25, 0.0) == Approx(60.0));
+    CHECK(memory_limit(80.0, 0.0, 10.0) == Approx(70.0));
+    CHECK(memory_limit(80.0, 0.25, 10.0) == Approx(50.0));
 }
 
 TEST_CASE("the search never loses to a published layout (consistency on training.json)", "[search][validation]") {

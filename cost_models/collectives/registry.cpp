@@ -13,11 +13,11 @@ namespace {
 
 namespace ci = collective_impl;
 
-double all_reduce_factor(int n) { return 2.0 * (n - 1.0) / n; }
-double gather_factor(int n) { return (n - 1.0) / n; }
-double one(int) { return 1.0; }
-double all_reduce_steps(int n) { return 2.0 * (n - 1); }
-double ring_pass_steps(int n) { return n - 1.0; }
+double all_reduce_factor(int n) noexcept { return 2.0 * (n - 1.0) / n; }
+double gather_factor(int n) noexcept { return (n - 1.0) / n; }
+double one(int) noexcept { return 1.0; }
+double all_reduce_steps(int n) noexcept { return 2.0 * (n - 1); }
+double ring_pass_steps(int n) noexcept { return n - 1.0; }
 
 // id, name, nccl-tests names, busbw factor (nccl-tests doc/PERFORMANCE.md), latency steps. All-to-all
 // and send/recv post every peer at once (one step); a broadcast or reduce is a pipelined chain.
@@ -47,7 +47,7 @@ constexpr AlgorithmDef kAlgorithms[] = {
 
 std::span<const CollectiveDef> collectives() { return kCollectives; }
 
-const CollectiveDef& collective_def(Collective c) { return kCollectives[static_cast<int>(c)]; }
+const CollectiveDef& collective_def(Collective c) noexcept { return kCollectives[static_cast<int>(c)]; }
 
 const CollectiveDef* find_collective_nccl(std::string_view nccl_name) {
     if (const auto p = nccl_name.find("_perf"); p != std::string_view::npos) nccl_name = nccl_name.substr(0, p);
@@ -59,7 +59,7 @@ const CollectiveDef* find_collective_nccl(std::string_view nccl_name) {
 
 const char* to_string(Collective c) { return collective_def(c).name.data(); }
 
-double busbw_factor(Collective c, int n) { return collective_def(c).busbw_factor(std::max(1, n)); }
+double busbw_factor(Collective c, int n) noexcept { return collective_def(c).busbw_factor(std::max(1, n)); }
 
 std::span<const AlgorithmDef> algorithms() { return kAlgorithms; }
 
@@ -69,7 +69,7 @@ const AlgorithmDef* find_algorithm(std::string_view name) {
     return nullptr;
 }
 
-GroupPlacement place_group(int n, int stride, int domain) {
+GroupPlacement place_group(int n, int stride, int domain) noexcept {
     GroupPlacement g;
     g.n = std::max(1, n);
     stride = std::max(1, stride);
@@ -78,17 +78,18 @@ GroupPlacement place_group(int n, int stride, int domain) {
     return g;
 }
 
-double ring_all_reduce_time(int n, double bytes, double alpha_s, double bw_Bps) {
+double ring_all_reduce_time(int n, double bytes, double alpha_s, double bw_Bps) noexcept {
     if (n <= 1) return 0.0;
     return 2.0 * (n - 1) * alpha_s + 2.0 * (n - 1) / n * bytes / bw_Bps;
 }
 
-double algorithm_time(const SystemSpec& s, Collective c, const AlgorithmDef& a, double bytes, const GroupPlacement& g) {
+double algorithm_time(const SystemSpec& s, Collective c, const AlgorithmDef& a, double bytes,
+                      const GroupPlacement& g) noexcept {
     if (g.n <= 1) return 0.0;
     return a.time_s(s, c, bytes, g);
 }
 
-CollectiveCost collective_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) {
+CollectiveCost collective_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept {
     CollectiveCost best;
     if (g.n <= 1 || bytes <= 0) return best;
     best.time_s = std::numeric_limits<double>::infinity();

@@ -34,10 +34,8 @@ bool objective_from_string(const std::string& s, Objective& out) {
     return true;
 }
 
-double memory_limit(double capacity, double headroom) {
-    if (headroom <= 0) return capacity;
-    if (headroom < 1.0) return capacity * (1.0 - headroom);
-    return capacity - headroom;
+double memory_limit(double capacity_bytes, double headroom_fraction, double headroom_bytes) {
+    return capacity_bytes * (1.0 - headroom_fraction) - headroom_bytes;
 }
 
 std::vector<int> gpu_counts_up_to(int max_gpus, int min_gpus) {
@@ -136,7 +134,7 @@ struct Ctx {
         reason_names[kPpRange] = fmt::format("pp outside min_pp..max_pp ({}..{})", sp.min_pp, sp.max_pp);
         reason_names[kInterleavedM] = "interleaved: micro-batches not a multiple of pp";
         reason_names[kHostMemory] = "out of host memory (offloaded states)";
-        limit = memory_limit(base.system.gpu.hbm_capacity_bytes, sp.memory_headroom);
+        limit = memory_limit(base.system.gpu.hbm_capacity_bytes, sp.memory_headroom_fraction, sp.memory_headroom_bytes);
     }
 
     // --- the tree of choices and its leaf counts (every leaf is evaluated or rejected once) ---

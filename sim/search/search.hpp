@@ -40,8 +40,9 @@ struct SearchSpace {
     int max_tp = 0;                          // 0: no limit beyond the scale-up domain
     int min_pp = 0, max_pp = 0;              // 0: no limit
     bool allow_cross_node_tp = false;
-    // Memory kept free on each GPU: a fraction of capacity (< 1) or bytes (>= 1).
-    double memory_headroom = 0;
+    // Memory kept free on each GPU: a fraction of its capacity, and bytes.
+    double memory_headroom_fraction = 0;
+    double memory_headroom_bytes = 0;
 };
 
 struct SearchOptions {
@@ -83,7 +84,7 @@ struct SearchResult {
 };
 
 // The memory limit the search applies to a GPU of `capacity_bytes`.
-double memory_limit(double capacity_bytes, double headroom);
+double memory_limit(double capacity_bytes, double headroom_fraction, double headroom_bytes);
 
 // The GPU counts searched for `max_gpus` (2^k and 3·2^k, at least `min_gpus`).
 std::vector<int> gpu_counts_up_to(int max_gpus, int min_gpus = 1);

@@ -7,7 +7,7 @@
 
 namespace llmsim::collective_impl {
 
-double direct_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) {
+double direct_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept {
     const int n = g.n;
     if (n <= 1) return 0.0;
     if (c != Collective::all_to_all && c != Collective::send_recv) return kNotApplicable;

@@ -7,7 +7,7 @@
 
 namespace llmsim::collective_impl {
 
-double hierarchical_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) {
+double hierarchical_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept {
     const int n = g.n;
     if (n <= 1) return 0.0;
     const int N = g.domains();

@@ -16,19 +16,19 @@ struct Links {
     double b_in;    // achievable bandwidth per device on the scale-up fabric
     double b_out;   // achievable bandwidth per device on the scale-out network (or TPU DCN)
 };
-Links links(const SystemSpec& s);
+Links links(const SystemSpec& s) noexcept;
 
 // A ring collective of `bytes` among `n` ranks on one link kind.
-double ring_on_link(Collective c, double bytes, int n, double base_s, double alpha_s, double bw_Bps);
+double ring_on_link(Collective c, double bytes, int n, double base_s, double alpha_s, double bw_Bps) noexcept;
 
 // TPU ICI torus: the group folds onto k axes of the torus; each axis is a bidirectional ring.
-double torus_time(const SystemSpec& s, Collective c, double bytes, int n);
+double torus_time(const SystemSpec& s, Collective c, double bytes, int n) noexcept;
 
-double ring_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
-double tree_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
-double hierarchical_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
-double nvls_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
-double torus_algorithm_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
-double direct_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g);
+double ring_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept;
+double tree_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept;
+double hierarchical_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept;
+double nvls_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept;
+double torus_algorithm_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept;
+double direct_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept;
 
 }   // namespace llmsim::collective_impl

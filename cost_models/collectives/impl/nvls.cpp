@@ -4,7 +4,7 @@
 
 namespace llmsim::collective_impl {
 
-double nvls_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) {
+double nvls_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept {
     const int n = g.n;
     if (n <= 1) return 0.0;
     if (g.domains() > 1 || s.is_torus() || c != Collective::all_reduce || !s.nvls || s.nvls_GBps <= 0)

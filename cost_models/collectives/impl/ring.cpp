@@ -10,7 +10,7 @@
 
 namespace llmsim::collective_impl {
 
-Links links(const SystemSpec& s) {
+Links links(const SystemSpec& s) noexcept {
     Links l;
     l.base = s.collective_base_latency_us * 1e-6;
     l.a_in = s.intra_node_latency_us * 1e-6;
@@ -22,12 +22,12 @@ Links links(const SystemSpec& s) {
     return l;
 }
 
-double ring_on_link(Collective c, double bytes, int n, double base_s, double alpha_s, double bw_Bps) {
+double ring_on_link(Collective c, double bytes, int n, double base_s, double alpha_s, double bw_Bps) noexcept {
     const auto& d = collective_def(c);
     return base_s + d.latency_steps(n) * alpha_s + d.busbw_factor(n) * bytes / bw_Bps;
 }
 
-double ring_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) {
+double ring_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept {
     const int n = g.n;
     if (n <= 1) return 0.0;
     if (s.is_torus() || c == Collective::all_to_all || c == Collective::send_recv) return kNotApplicable;

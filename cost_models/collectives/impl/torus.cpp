@@ -7,7 +7,7 @@
 
 namespace llmsim::collective_impl {
 
-double torus_time(const SystemSpec& s, Collective c, double bytes, int n) {
+double torus_time(const SystemSpec& s, Collective c, double bytes, int n) noexcept {
     if (n <= 1) return 0.0;
     int k = 1;
     double covered = 1;
@@ -35,7 +35,7 @@ double torus_time(const SystemSpec& s, Collective c, double bytes, int n) {
     return kNotApplicable;
 }
 
-double torus_algorithm_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) {
+double torus_algorithm_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept {
     if (g.n <= 1) return 0.0;
     if (!s.is_torus() || g.domains() > 1) return kNotApplicable;
     return torus_time(s, c, bytes, g.n);

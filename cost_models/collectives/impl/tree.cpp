@@ -10,14 +10,14 @@
 
 namespace llmsim {
 
-double tree_all_reduce_time(int n, double bytes, double alpha_s, double bw_Bps) {
+double tree_all_reduce_time(int n, double bytes, double alpha_s, double bw_Bps) noexcept {
     if (n <= 1) return 0.0;
     return 2.0 * std::log2(static_cast<double>(n)) * alpha_s + 2.0 * bytes / bw_Bps;
 }
 
 namespace collective_impl {
 
-double tree_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) {
+double tree_time(const SystemSpec& s, Collective c, double bytes, const GroupPlacement& g) noexcept {
     const int n = g.n;
     if (n <= 1) return 0.0;
     if (c != Collective::all_reduce || s.is_torus()) return kNotApplicable;
