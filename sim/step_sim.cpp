@@ -6,6 +6,7 @@
 
 #include "cost_models/layout.hpp"
 #include "cost_models/memory.hpp"
+#include "sim/work_limits.hpp"
 
 namespace llmsim::sim {
 
@@ -319,6 +320,7 @@ PipelineSetup make_setup(const TrainingJob& s, const StepCosts& costs, const Sim
 }
 
 StepEstimate simulate_step(const TrainingJob& s, const SimOptions& o, StepSimulator& sim) {
+    check_simulation_size(s);   // a work limit, before anything grows with the micro-batches
     StepCosts costs = step_costs(s);
     apply_straggler(costs, o.straggler_stage, o.straggler_factor);
     const PipelineSetup setup = make_setup(s, costs, o);
