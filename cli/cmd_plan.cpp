@@ -101,7 +101,18 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
         }
         q.options.threads = f->threads.value_or(0);
         q.options.price_per_gpu_hour = f->price.value_or(0);
-        const search::PlanResult plan = search::plan(q);
+        const std::string budget_flag = budget_kind == "compute_flops" ? "--compute"
+                                        : budget_kind == "gpu_hours"   ? "--gpu-hours"
+                                                                       : "--days";
+        const search::PlanResult plan = [&] {
+            try {
+                return search::plan(q);
+            } catch (const ConfigError& e) {   // the work limit names the budget: here, its flag
+                std::vector<std::string> lines;
+                for (const auto& l : e.problems()) lines.push_back(l.rfind("budget:", 0) == 0 ? budget_flag + l.substr(6) : l);
+                throw ConfigError(lines);
+            }
+        }();
         const auto& pt = plan.chinchilla;
         const auto& model = plan.model;
         const auto& base = plan.base;

@@ -42,12 +42,13 @@ inline constexpr double kMaxCapacityGiB = 1 << 30;           // memory per devic
 inline constexpr double kMaxBytes = 1152921504606846976.0;   // 2^60 bytes: reserves, headroom
 inline constexpr double kMaxTokens = 1e18;                   // a token budget (~10^5 x any run so far)
 inline constexpr double kMaxParams = 1e18;                   // published parameter counts
-inline constexpr double kMaxFlops = 1e40;                    // a compute budget (Chinchilla, plan)
+inline constexpr double kMaxFlops = 1e40;                    // a compute budget (Chinchilla)
+inline constexpr double kMaxDesignedParams = 1e15;           // the largest model `plan` designs
 inline constexpr double kMaxSlowdown = 1000.0;               // straggler factor
 
 // ---- work the simulator and the search may do before they give up with a ConfigError ----
 inline constexpr std::int64_t kSimPasses = std::int64_t{1} << 21;       // F/B/W passes of one simulated step
-inline constexpr std::int64_t kSearchLayouts = std::int64_t{1} << 26;   // layouts one search may consider
+inline constexpr std::int64_t kSearchLayouts = std::int64_t{1} << 25;   // layouts one search may evaluate
 inline constexpr std::int64_t kBatchRangeValues = 64;                   // global batches in an a:b range
 
 // ---- input files: refused before reading when not a regular file or larger than this ----

@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
+
 namespace llmsim::search {
 
 std::int64_t default_global_batch(std::int64_t seq_len) {
@@ -21,7 +26,19 @@ struct Trial {
 
 }   // namespace
 
+double max_plan_flops(ScalingFit fit) { return optimal_for_params(fit, limits::kMaxDesignedParams).flops; }
+
 PlanResult plan(const PlanRequest& q) {
+    // A work limit: the largest budget plan designs a model for is that of a compute-optimal model of
+    // limits::kMaxDesignedParams parameters; a budget beyond is refused, never a runaway bisection.
+    const double c_max = max_plan_flops(q.fit);
+    auto too_large = [&] {
+        return ConfigError(fmt::format(
+            "budget: {:g}: expected a budget whose compute-optimal model has at most {:g} parameters (a {} budget of "
+            "at most {:.3g} FLOPs on {} GPUs of {})",
+            q.budget_value, limits::kMaxDesignedParams, to_string(q.fit), c_max, q.gpus, q.system.name));
+    };
+    if (q.budget == PlanRequest::Budget::compute_flops && q.budget_value > c_max) throw too_large();
     PlanResult out;
     out.global_batch = q.global_batch > 0 ? q.global_batch : default_global_batch(q.seq_len);
     Scenario base;
@@ -62,11 +79,12 @@ PlanResult plan(const PlanRequest& q) {
             }
             return fits;
         };
-        double lo = 0.4 * q.system.gpu.peak(q.precision) * q.gpus * budget_s, hi = lo;
+        double lo = std::min(0.4 * q.system.gpu.peak(q.precision) * q.gpus * budget_s, c_max), hi = lo;
         int it = 1;
         if (consider(lo, trial(lo))) {
             for (; it < 40; ++it) {
-                hi *= 2;
+                if (hi >= c_max) throw too_large();   // the budget trains even the largest design
+                hi = std::min(2 * hi, c_max);
                 if (!consider(hi, trial(hi))) break;
                 lo = hi;
             }
