@@ -647,7 +647,7 @@ std::string report_text(const Calibration& c) {
 void write_json_file(const std::string& path, const json& j) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     if (!f) throw ConfigError(fmt::format("{}: cannot write the profile (directory missing or not writable)", path));
-    f << j.dump(2) << "\n";
+    f << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";   // log text may hold invalid UTF-8
     if (!f) throw ConfigError(fmt::format("{}: error while writing the profile", path));
 }
 

@@ -246,6 +246,7 @@ std::string Table::str() const {
     return out;
 }
 
-void print_json(const Json& j) { std::cout << j.dump(2) << "\n"; }
+// Text from logs (host and GPU names) may hold invalid UTF-8: replaced, never an exception.
+void print_json(const Json& j) { std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n"; }
 
 }   // namespace llmsim::cli
