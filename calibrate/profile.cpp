@@ -42,6 +42,10 @@ std::string gpu_of(const Calibration& c) {
 }
 
 void set_key(Calibration& c, const std::string& key, json value, const std::string& provenance) {
+    if (value.is_number() && !(std::isfinite(value.get<double>()) && value.get<double>() >= 0)) {
+        c.notes.push_back(fmt::format("{}: the fit gave {}; not used", key, value.get<double>()));
+        return;   // a profile never carries nan, inf or a negative figure
+    }
     for (auto& kv : c.keys) {
         if (kv.first == key) {
             kv.second = std::move(value);
