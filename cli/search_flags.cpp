@@ -59,8 +59,14 @@ void apply_search_flags(const SearchFlags& f, std::string& base_dir, FlagOverlay
     base_dir = ".";
     if (!f.scenario.empty()) {
         j = read_scenario_file(f.scenario, base_dir);
-        if (!j.is_object()) throw ConfigError(f.scenario + ": expected a JSON object (a training scenario)");
-        if (j.contains("inference")) throw ConfigError(f.scenario + "#/inference: the search takes training scenarios");
+        if (!j.is_object())
+            throw ConfigError(
+                fmt::format("{}#/: {}: expected a JSON object (a training scenario)", f.scenario, json_brief(j)));
+        if (j.contains("inference"))
+            throw ConfigError(
+                fmt::format("{}#/inference: {}: expected a training scenario (the search lays out "
+                            "training; a serving scenario is estimated with llmsim estimate)",
+                            f.scenario, json_brief(j["inference"])));
     } else if (f.model.empty() || f.system.empty()) {
         throw ConfigError("--scenario: missing: expected a scenario file, or at least --model and --system");
     }

@@ -258,7 +258,7 @@ void read_system_keys(ObjectReader& r, SystemSpec& s, bool full) {
     s.inter_node_comm_sm_fraction =
         r.number_or("inter_node_comm_sm_fraction", s.inter_node_comm_sm_fraction, 0.0, true, 1.0);
     if (auto v = r.number("host_memory_GiB", 0.0, true, limits::kMaxCapacityGiB)) s.host_memory_bytes = *v * kGiB;
-    s.pcie_GBps = r.number_or("pcie_GBps", s.pcie_GBps, 0.0, true, limits::kMaxRate);
+    s.pcie_GBps = r.number_or("pcie_GBps", s.pcie_GBps, limits::kMinRate, true, limits::kMaxRate);
     s.host_memory_GBps = r.number_or("host_memory_GBps", s.host_memory_GBps, 0.0, true, limits::kMaxRate);
     read_sources(r, s.provenance);
 }

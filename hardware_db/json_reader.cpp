@@ -325,8 +325,12 @@ std::optional<double> ObjectReader::number(const std::string& key, double min_va
     const double x = v->get<double>();
     const bool low_ok = min_inclusive ? x >= min_value : x > min_value;
     if (!std::isfinite(x) || !low_ok || x > max_value) {
-        std::string range = fmt::format("a number {} {:g}", min_inclusive ? ">=" : ">", min_value);
-        if (max_value < 1e300) range += fmt::format(" and <= {:g}", max_value);
+        // Whole bounds print whole ("4194304", not "4.1943e+06").
+        auto text = [](double x) {
+            return x == std::floor(x) && std::fabs(x) < 1e15 ? fmt::format("{:.0f}", x) : fmt::format("{:g}", x);
+        };
+        std::string range = fmt::format("a number {} {}", min_inclusive ? ">=" : ">", text(min_value));
+        if (max_value < 1e300) range += fmt::format(" and <= {}", text(max_value));
         problems_.add(ptr(key), *v, range);
         return std::nullopt;
     }

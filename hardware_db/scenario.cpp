@@ -263,6 +263,10 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     }
     if (pr.empty()) {
         check_layout(s.model, s.gpus, p, s.training, pr, s.is_inference);
+        if (!s.is_inference && s.training.offload != Offload::none && !(s.system.pcie_GBps > 0))
+            pr.add(
+                "/system/pcie_GBps", Json(s.system.pcie_GBps),
+                fmt::format("a host link bandwidth > 0 for training.offload = \"{}\"", to_string(s.training.offload)));
         const Precision prec = s.is_inference ? s.inference.compute_precision : s.training.precision;
         if (s.system.gpu.peak(prec) <= 0) {
             const std::string where = s.is_inference ? "/inference/compute_precision" : "/training/precision";
