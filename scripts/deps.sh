@@ -1,7 +1,12 @@
 #!/bin/sh
 # Installs the Debian packages llmsim needs to build and test, only those that are missing.
+# With --dev, also what the sanitizer build and the fuzzers need: clang and its runtime libraries
+# (libFuzzer, ASan, UBSan). `make test` and `make run` never need --dev.
 set -eu
 PKGS="make cmake ninja-build g++ libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev"
+if [ "${1:-}" = "--dev" ]; then
+  PKGS="clang libclang-rt-14-dev"
+fi
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
