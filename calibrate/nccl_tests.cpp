@@ -13,7 +13,6 @@
 #include <map>
 #include <memory>
 #include <ostream>
-#include <regex>
 #include <set>
 #include <unordered_set>
 
@@ -347,7 +346,9 @@ public:
                 const std::size_t n = label_length(raw, i);
                 if (n > 0 && (label_mode_ || trim(raw.substr(0, i)).empty())) {
                     label_mode_ = true;   // from the first line that starts with a label on
-                    prefixes_.push_back({i, i + n, std::string(raw.substr(i, n - 2))});
+                    std::size_t digits = 0;
+                    while (is_digit(raw[i + digits])) ++digits;
+                    prefixes_.push_back({i, i + n, std::string(raw.substr(i, digits))});
                     i += n - 1;
                 }
             }
@@ -429,7 +430,8 @@ private:
         std::size_t j = i;
         while (j < s.size() && is_digit(s[j])) ++j;
         if (j == i || j - i > 9 || j >= s.size() || s[j] != ':') return 0;
-        if (j + 1 < s.size() && s[j + 1] != ' ') return 0;
+        if (j + 1 == s.size()) return j + 1 - i;   // at the end of the line
+        if (s[j + 1] != ' ') return 0;
         return j + 2 - i;
     }
 
@@ -495,66 +497,101 @@ private:
             }
             return;
         }
-        // Perhaps a command line naming the binary.
+        // Perhaps a command line naming the binary: a word (after a '/' or '=') like all_reduce_perf[_mpi].
         if (t.find("_perf") == std::string_view::npos) return;
-        static const std::regex bin(R"((?:^|[\s/=])([A-Za-z0-9]+(?:_[A-Za-z0-9]+)*_perf(?:_mpi)?)(?:\s|$))");
-        const std::string line(t.substr(0, 4096));
-        std::smatch m;
-        if (std::regex_search(line, m, bin)) {
-            if (!cur_.rows.empty()) finish_test();
-            binary_hint_ = m[1].str().substr(0, 128);
+        for (auto word : split_ws(t)) {
+            const auto cut = word.find_last_of("/=");
+            if (cut != std::string_view::npos) word.remove_prefix(cut + 1);
+            if (is_binary_name(word)) {
+                if (!cur_.rows.empty()) finish_test();
+                binary_hint_ = std::string(word.substr(0, 128));
+                return;
+            }
         }
     }
 
-    void comment(const std::string& t, int lineno) {
-        static const std::regex version(
-            R"(^#\s*nccl-tests version\s+(\S+)(?:\s+nccl-headers=(\d+))?(?:\s+nccl-library=(\d+))?)");
-        static const std::regex starting(R"(^#\s*Collective test starting:\s*(\S+))");
-        static const std::regex concluded(R"(^#\s*Collective test concluded)");
-        static const std::regex nthread(R"(^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+))");
-        static const std::regex device(
-            R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*)$)");
-        static const std::regex avg(R"(^#\s*Avg bus bandwidth\s*:\s*(\S+))");
-        if (t.size() > 4096) return;   // no header line is that long
-        std::smatch m;
-        if (std::regex_search(t, m, version)) {
-            boundary(lineno);
-            cur_.nccl_tests_version = m[1].str().substr(0, 64);
-            const std::string code = m[3].matched ? m[3].str() : (m[2].matched ? m[2].str() : "");
-            if (!code.empty() && cur_.nccl_version.empty()) cur_.nccl_version = version_text(code);
-            return;
-        }
-        if (std::regex_search(t, m, starting)) {
-            boundary(lineno);
-            cur_.binary = m[1].str().substr(0, 128);
-            return;
-        }
-        if (std::regex_search(t, m, concluded)) {
-            finish_test();
-            return;
-        }
-        if (std::regex_search(t, m, nthread)) {
-            boundary(lineno);
-            return;
-        }
-        if (std::regex_search(t, m, device)) {
-            const auto rank = as_integer(m[1].str());
-            if (!rank || *rank >= limits::kGpus) {
-                out_.warnings.push_back(fmt::format("{}:{}: device line of rank {} ignored (ranks are below {})",
-                                                    source_, lineno, brief(m[1].str()), limits::kGpus));
-                return;
+    // [A-Za-z0-9]+(_[A-Za-z0-9]+)*_perf(_mpi)?
+    static bool is_binary_name(std::string_view w) {
+        std::string_view stem = w;
+        if (stem.size() > 4 && stem.substr(stem.size() - 4) == "_mpi") stem.remove_suffix(4);
+        if (stem.size() <= 5 || stem.substr(stem.size() - 5) != "_perf") return false;
+        bool prev_underscore = true;   // no leading, doubled or trailing underscore
+        for (char c : stem) {
+            if (c == '_') {
+                if (prev_underscore) return false;
+                prev_underscore = true;
+            } else if (is_alpha(c) || is_digit(c)) {
+                prev_underscore = false;
+            } else {
+                return false;
             }
-            if (!cur_.rows.empty()) boundary(lineno);
-            begin_test(lineno);
-            rank_hosts_[static_cast<int>(*rank)] = m[2].str().substr(0, 256);
-            if (cur_.gpu_name.empty()) cur_.gpu_name = std::string(trim(m[3].str())).substr(0, 256);
+        }
+        return true;
+    }
+
+    // The words of a comment line after its '#'.
+    static std::vector<std::string_view> comment_words(std::string_view t) { return split_ws(t.substr(1)); }
+    static bool is_int(std::string_view w) { return as_integer(w).has_value(); }
+
+    // Header and footer lines (parsed by words: no regular expression, bounded work per line).
+    void comment(const std::string& t, int lineno) {
+        if (t.size() > 4096) return;   // no header line is that long
+        const auto w = comment_words(t);
+        auto word = [&](std::size_t i) { return i < w.size() ? w[i] : std::string_view(); };
+        // "# nccl-tests version 2.17.8 nccl-headers=22902 nccl-library=22902"
+        if (word(0) == "nccl-tests" && word(1) == "version" && w.size() >= 3) {
+            boundary(lineno);
+            cur_.nccl_tests_version = std::string(word(2).substr(0, 64));
+            std::string_view headers, library;
+            for (std::size_t i = 3; i < w.size(); ++i) {
+                if (w[i].rfind("nccl-headers=", 0) == 0) headers = w[i].substr(13);
+                if (w[i].rfind("nccl-library=", 0) == 0) library = w[i].substr(13);
+            }
+            const std::string_view code = is_int(library) ? library : headers;
+            if (is_int(code) && cur_.nccl_version.empty()) cur_.nccl_version = version_text(std::string(code));
             return;
         }
-        if (std::regex_search(t, m, avg)) {
-            const auto v = as_number(m[1].str());
-            if (!v || *v < 0)
-                fail(lineno, fmt::format("average bus bandwidth {}: expected a number >= 0 (GB/s)", brief(m[1].str())));
-            cur_.avg_busbw_GBps = *v;
+        // "# Collective test starting: all_reduce_perf" / "# Collective test concluded: ..."
+        if (word(0) == "Collective" && word(1) == "test") {
+            if (word(2) == "starting:" && w.size() >= 4) {
+                boundary(lineno);
+                cur_.binary = std::string(word(3).substr(0, 128));
+            } else if (word(2).rfind("concluded", 0) == 0) {
+                if (pending_.active()) fail_pending(lineno, fmt::format("(line {} ends the test)", lineno));
+                finish_test();
+            }
+            return;
+        }
+        // "# nThread 1 nGpus 1 minBytes ..."
+        if (word(0) == "nThread" && is_int(word(1)) && word(2) == "nGpus" && is_int(word(3))) {
+            boundary(lineno);
+            return;
+        }
+        // "#  Rank  0 Group  0 Pid  1234 on  host device  0 [0000:18:00] NVIDIA H100 80GB HBM3" (Group optional)
+        if (word(0) == "Rank" && is_int(word(1))) {
+            std::size_t i = 2;
+            if (word(i) == "Group" && is_int(word(i + 1))) i += 2;
+            if (word(i) == "Pid" && is_int(word(i + 1)) && word(i + 2) == "on" && !word(i + 3).empty() &&
+                word(i + 4) == "device" && is_int(word(i + 5)) && word(i + 6).rfind('[', 0) == 0) {
+                const auto close = t.find(']', static_cast<std::size_t>(word(i + 6).data() - t.data()));
+                if (close != std::string::npos) {
+                    device_line(*as_integer(word(1)), word(i + 3), trim(std::string_view(t).substr(close + 1)), lineno);
+                    return;
+                }
+            }
+        }
+        // "# Avg bus bandwidth    : 48.8121"
+        if (word(0) == "Avg" && word(1) == "bus" && word(2).rfind("bandwidth", 0) == 0) {
+            // "bandwidth : x", "bandwidth: x", "bandwidth :x"
+            std::string_view v = word(2).substr(9);
+            std::size_t i = 3;
+            if (v.empty()) v = word(i++);
+            if (v == ":") v = word(i++);
+            if (v.rfind(':', 0) == 0) v.remove_prefix(1);
+            const auto x = as_number(v);
+            if (!x || *x < 0)
+                fail(lineno, fmt::format("average bus bandwidth {}: expected a number >= 0 (GB/s)", brief(v)));
+            cur_.avg_busbw_GBps = *x;
             return;
         }
         // Column header?
@@ -572,6 +609,18 @@ private:
                     "{}:{}: unrecognised column header; guessing the layout from the rows", source_, lineno));
             }
         }
+    }
+
+    void device_line(std::int64_t rank, std::string_view host, std::string_view gpu, int lineno) {
+        if (rank < 0 || rank >= limits::kGpus) {
+            out_.warnings.push_back(fmt::format("{}:{}: device line of rank {} ignored (ranks are below {})", source_,
+                                                lineno, rank, limits::kGpus));
+            return;
+        }
+        if (!cur_.rows.empty()) boundary(lineno);
+        begin_test(lineno);
+        rank_hosts_[static_cast<int>(rank)] = std::string(host.substr(0, 256));
+        if (cur_.gpu_name.empty()) cur_.gpu_name = std::string(gpu.substr(0, 256));
     }
 
     static std::string version_text(const std::string& code) {
