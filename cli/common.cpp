@@ -98,8 +98,8 @@ std::vector<std::int64_t> parse_int_list(const std::string& text, const std::str
         if (!ok) break;
     }
     if (!ok)
-        throw ConfigError(fmt::format("{}: {}: expected a comma-separated list of at most 1024 integers in {}..{}", flag,
-                                      json_brief(Json(text)), lo, hi));
+        throw ConfigError(fmt::format("{}: {}: expected a comma-separated list of at most 1024 integers in {}..{}",
+                                      flag, json_brief(Json(text)), lo, hi));
     return out;
 }
 
@@ -130,14 +130,15 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         // Training flags do not apply to a serving scenario: refused, never silently ignored.
         std::vector<std::string> lines;
         for (const auto& [given, flag] :
-             {std::pair{f.micro_batch.has_value(), "--micro-batch"}, std::pair{f.global_batch.has_value(), "--global-batch"},
-              std::pair{f.seq_len.has_value(), "--seq-len"}, std::pair{!f.recompute.empty(), "--recompute"},
-              std::pair{!f.precision.empty(), "--precision"}, std::pair{!f.offload.empty(), "--offload"},
-              std::pair{f.token_budget.has_value(), "--token-budget"}})
+             {std::pair{f.micro_batch.has_value(), "--micro-batch"},
+              std::pair{f.global_batch.has_value(), "--global-batch"}, std::pair{f.seq_len.has_value(), "--seq-len"},
+              std::pair{!f.recompute.empty(), "--recompute"}, std::pair{!f.precision.empty(), "--precision"},
+              std::pair{!f.offload.empty(), "--offload"}, std::pair{f.token_budget.has_value(), "--token-budget"}})
             if (given)
-                lines.push_back(fmt::format("{}: given with {}, an inference scenario (it has /inference): expected "
-                                            "{} only with training scenarios",
-                                            flag, f.scenario, flag));
+                lines.push_back(
+                    fmt::format("{}: given with {}, an inference scenario (it has /inference): expected "
+                                "{} only with training scenarios",
+                                flag, f.scenario, flag));
         if (!lines.empty()) throw ConfigError(lines);
         return;
     }

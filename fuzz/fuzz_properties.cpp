@@ -72,8 +72,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const ConfigError&) {
         return 0;   // refused: the reader harness checks how
     }
+    sim::EstimateOptions options;
     if (s.is_inference) {
-        const InferenceEstimate e = estimate_inference(s);
+        const InferenceEstimate e = estimate_inference(s.serving_job());
         for (double v : {e.ttft_s, e.tpot_s, e.e2e_latency_s, e.output_tokens_per_s, e.output_tokens_per_s_per_gpu})
             FUZZ_CHECK(ok(v));
         const auto& m = e.memory;
@@ -82,19 +83,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             FUZZ_CHECK(ok(v));
         FUZZ_CHECK(m.max_batch >= 0);
     } else {
-        check_memory(training_memory(s));
-        check_step(estimate_step(s));
+        const TrainingJob job = s.training_job();
+        check_memory(training_memory(job));
+        check_step(estimate_step(job));
         try {
-            check_step(sim::simulate_step(s));
+            check_step(sim::simulate_step(job));
         } catch (const ConfigError& e) {
             // Only the simulator's work limit may refuse an accepted scenario, naming the batch.
             FUZZ_CHECK(e.problems().size() == 1 && e.problems()[0].rfind("/training/global_batch:", 0) == 0);
-            cli::EstimateOptions fast;
-            fast.fast = true;
-            check_json(cli::estimate_json(s, fast), "");
-            return 0;
+            options.fast = true;
         }
     }
-    check_json(cli::estimate_json(s), "");
+    // Everything `llmsim estimate --json` prints.
+    sim::StepSimulator simulator;
+    check_json(cli::estimate_json(s, cli::run_estimate(s, options, simulator), options), "");
     return 0;
 }

@@ -92,7 +92,7 @@ TEST_CASE("wrong-typed fields of a validation file are errors with FILE#/pointer
                                                R"(, "gpus": 8}, "measured": {"step_time_s": "fast"}},
                                            {"id": "b", "scenario": 7, "measured": {"step_time_s": 1.0}}]})");
     expect_refused({"validate", f.string()},
-                   {"val-types.json#/cases/0/measured/step_time_s: \"fast\": expected a number",
+                   {"val-types.json#/cases/0/measured/step_time_s: \"fast\": expected a measured value > 0",
                     "val-types.json#/cases/1/scenario: 7: expected an object"});
 }
 
@@ -117,6 +117,15 @@ TEST_CASE("a global batch beyond the simulator's work limit names the flag and t
          "expected a global batch of at most"});
     const auto f = write("bigbatch.json", "{" + kBase + R"(, "gpus": 8, "training": {"global_batch": 16000000}})");
     expect_refused({"estimate", "-s", f.string()}, {"bigbatch.json#/training/global_batch: 16000000"});
+}
+
+TEST_CASE("a validation case beyond the simulator's work limit is an input error with its pointer", "[bad-input]") {
+    const auto f =
+        write("val-limit.json",
+              R"({"cases": [{"id": "big", "scenario": {)" + kBase +
+                  R"(, "gpus": 8, "training": {"global_batch": 16000000}}, "measured": {"step_time_s": 1.0}}]})");
+    expect_refused({"validate", f.string()}, {"val-limit.json#/cases/0/scenario/training/global_batch: 16000000:",
+                                              "the simulator plays at most"});
 }
 
 TEST_CASE("--global-batch-range beyond 2^24 is refused (was a power-of-two loop overflowing)", "[bad-input]") {
@@ -230,8 +239,9 @@ TEST_CASE("validation files with zero or negative measurements are refused (was 
                   R"(, "gpus": 8, "training": {"global_batch": 64}}, "measured": {"step_time_s": 0}},
         {"id": "n", "scenario": {)" +
                   kBase + R"(, "gpus": 8, "training": {"global_batch": 64}}, "measured": {"step_time_s": -2.5}}]})");
-    expect_refused({"validate", f.string()}, {"val-zero.json#/cases/0/measured/step_time_s: 0: expected a number > 0",
-                                              "val-zero.json#/cases/1/measured/step_time_s: -2.5"});
+    expect_refused({"validate", f.string()},
+                   {"val-zero.json#/cases/0/measured/step_time_s: 0: expected a measured value > 0",
+                    "val-zero.json#/cases/1/measured/step_time_s: -2.5"});
 }
 
 TEST_CASE("nccl-tests rows with nan, -inf or negative times are refused with file:line (was accepted)", "[bad-input]") {
