@@ -109,7 +109,8 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                 return search::plan(q);
             } catch (const ConfigError& e) {   // the work limit names the budget: here, its flag
                 std::vector<std::string> lines;
-                for (const auto& l : e.problems()) lines.push_back(l.rfind("budget:", 0) == 0 ? budget_flag + l.substr(6) : l);
+                for (const auto& l : e.problems())
+                    lines.push_back(l.rfind("budget:", 0) == 0 ? budget_flag + l.substr(6) : l);
                 throw ConfigError(lines);
             }
         }();

@@ -49,6 +49,7 @@ inline constexpr double kMaxSlowdown = 1000.0;               // straggler factor
 // ---- work the simulator and the search may do before they give up with a ConfigError ----
 inline constexpr std::int64_t kSimPasses = std::int64_t{1} << 21;       // F/B/W passes of one simulated step
 inline constexpr std::int64_t kSearchLayouts = std::int64_t{1} << 25;   // layouts one search may evaluate
+inline constexpr std::int64_t kPlanLayouts = std::int64_t{1} << 29;     // layouts all of one plan's searches consider
 inline constexpr std::int64_t kBatchRangeValues = 64;                   // global batches in an a:b range
 
 // ---- input files: refused before reading when not a regular file or larger than this ----

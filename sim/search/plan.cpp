@@ -52,12 +52,19 @@ PlanResult plan(const PlanRequest& q) {
     SearchOptions opt = q.options;
     opt.top_k = 1;
 
+    std::int64_t considered = 0;   // layouts the searches considered: a work limit over all trials
     auto trial = [&](double flops) {
         Trial t;
         t.pt = optimal_for_compute(q.fit, flops);
         t.model = model_shape_for_params(t.pt.params, q.vocab, std::max<std::int64_t>(8192, q.seq_len));
         base.model = t.model;
         t.res = run_search(base, space, opt);
+        considered += t.res.considered();
+        if (considered > limits::kPlanLayouts)
+            throw ConfigError(fmt::format(
+                "budget: {:g}: expected a budget whose plan considers at most {} layouts (its searches of models up to "
+                "{:.3g} parameters on {} GPUs considered {}): a smaller budget or fewer GPUs",
+                q.budget_value, limits::kPlanLayouts, t.pt.params, q.gpus, considered));
         if (!t.res.top.empty()) t.seconds = t.pt.tokens / t.res.top.front().time.tokens_per_s;
         return t;
     };
