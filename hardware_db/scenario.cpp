@@ -7,6 +7,7 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "hardware_db/limits.hpp"
+#include "schedules/schedule.hpp"
 
 namespace llmsim {
 
@@ -176,6 +177,14 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
     report(ep_rules(m, p.ep, p.dp * p.cp));
     if (is_inference) return;
     report(cp_rules(t.seq_len, p.cp) | batch_rules(t.global_batch, t.micro_batch, p.dp));
+    // Megatron-LM asserts m % p == 0 for the interleaved schedule (the search skips such layouts; the
+    // simulator's generator cannot play them).
+    if (p.schedule && p.schedule->m_multiple_of_p && t.micro_batch > 0 && p.dp > 0 && p.pp > 1 &&
+        t.global_batch % (t.micro_batch * p.dp) == 0 && (t.global_batch / (t.micro_batch * p.dp)) % p.pp != 0)
+        pr.add("/training/global_batch", Json(t.global_batch),
+               fmt::format("micro-batches per step (global_batch / (micro_batch·dp) = {}) a multiple of pp ({}) for "
+                           "the {} schedule",
+                           t.global_batch / (t.micro_batch * p.dp), p.pp, p.schedule->name));
     if (t.offload == Offload::optimizer_params && p.zero != 3)
         pr.add("/training/offload", Json("optimizer+params"),
                "parallel.zero = 3 (parameter offload shards parameters)");

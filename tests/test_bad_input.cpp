@@ -105,6 +105,17 @@ TEST_CASE("wrong-typed fields of an nccl-tests -J log are errors with FILE#/poin
                     "nccl-types.json#/results/0/out_of_place/time: \"fast\": expected a number"});
 }
 
+TEST_CASE(
+    "an interleaved layout whose micro-batches are not a multiple of pp is refused (found by fuzz_properties: "
+    "the simulator deadlocked, internal error)",
+    "[bad-input]") {
+    const auto f = write("interleaved-m.json", "{" + kBase + R"(, "gpus": 16, "parallel": {"tp": 8, "pp": 2, "vp": 2},
+        "training": {"global_batch": 3}})");
+    expect_refused({"estimate", "-s", f.string()},
+                   {"interleaved-m.json#/training/global_batch: 3: expected micro-batches per step",
+                    "a multiple of pp (2) for the interleaved schedule"});
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hangs and unbounded memory
 // ---------------------------------------------------------------------------------------------
