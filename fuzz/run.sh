@@ -4,12 +4,14 @@
 # per harness: executions, executions per second, corpus size. New inputs go to BUILD/fuzz-work/NAME;
 # a crash, leak, timeout or out-of-memory leaves its input in BUILD/fuzz-artifacts/NAME and fails the
 # run (add the input to fuzz/corpus/NAME/ as a regression and fix the defect).
+# Inputs are at most 4 KiB (longer seeds are cut), each may take 10 s and 2 GB.
 # Usage: fuzz/run.sh [BUILD] [NAME...]
 set -eu
 BUILD="${1:-build-asan}"
 [ $# -gt 0 ] && shift
 SECS="${FUZZ_SECONDS:-60}"
-RUNS="${FUZZ_RUNS:-}"   # or a number of executions per harness (FUZZ_RUNS=1000000)
+RUNS="${FUZZ_RUNS:-}"    # or a number of executions per harness (FUZZ_RUNS=1000000)
+FLAGS="${FUZZ_FLAGS:-}"  # more libFuzzer flags (FUZZ_FLAGS=-entropic=0)
 cd "$(dirname "$0")/.."
 [ -f "$BUILD/fuzz-seeds.txt" ] || { echo "fuzz/run.sh: $BUILD is not a LLMSIM_FUZZ=ON build (make fuzz)"; exit 2; }
 status=0
@@ -29,7 +31,7 @@ while read -r name dirs; do
     if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
        "$BUILD/fuzz/fuzz_$name" "$work" $dirs $limit $dict -timeout=10 -rss_limit_mb=2048 \
-           -max_len=16384 -print_final_stats=1 -artifact_prefix="$art/" >"$log" 2>&1; then
+           -max_len=4096 -print_final_stats=1 -artifact_prefix="$art/" $FLAGS >"$log" 2>&1; then
         result=ok
     else
         result="FAILED (see $log and $art)"
