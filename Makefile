@@ -1,13 +1,20 @@
 # Conventional entry points. `make run` builds (Release) and runs llmsim on a built-in example;
 # `make test` builds and runs the whole test suite through ctest; `make sanitize` does the same
-# under AddressSanitizer + UBSan; `make lint` checks formatting and runs clang-tidy.
+# under AddressSanitizer + UBSan (with clang, where installed, whose build also holds the libFuzzer
+# harnesses); `make fuzz` runs each harness for FUZZ_SECONDS (needs clang: scripts/deps.sh --dev);
+# `make lint` checks formatting and runs clang-tidy.
 BUILD ?= build
+ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 EXAMPLE ?= scenarios/gpt3-175b-a100-1024.json
 # Warnings as errors: CI sets LLMSIM_WERROR=ON in the environment.
 LLMSIM_WERROR ?= OFF
+FUZZ_SECONDS ?= 60
+CLANGXX ?= $(shell command -v clang++ 2>/dev/null)
+CLANGCC ?= $(shell command -v clang 2>/dev/null)
+SANITIZE_RUN = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all build run test sanitize bench lint clean
+.PHONY: all build run test sanitize sanitize-build fuzz bench lint clean
 
 all: build
 
@@ -21,12 +28,28 @@ run: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-sanitize:
-	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DLLMSIM_SANITIZE=ON -DLLMSIM_WERROR=$(LLMSIM_WERROR) \
+# One sanitizer build: clang with the fuzz harnesses when clang is installed, GCC otherwise. A build
+# folder configured with the other compiler is recreated.
+sanitize-build:
+ifeq ($(CLANGXX),)
+	@if grep -qs 'CMAKE_CXX_COMPILER:.*clang' $(ASAN_BUILD)/CMakeCache.txt; then rm -rf $(ASAN_BUILD); fi
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DLLMSIM_SANITIZE=ON -DLLMSIM_WERROR=$(LLMSIM_WERROR) \
 	      -DLLMSIM_PROBE=OFF -DLLMSIM_BUILD_BENCH=OFF
-	cmake --build build-asan -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+else
+	@if [ -f $(ASAN_BUILD)/CMakeCache.txt ] && ! grep -qs 'CMAKE_CXX_COMPILER:.*clang' $(ASAN_BUILD)/CMakeCache.txt; \
+	  then rm -rf $(ASAN_BUILD); fi
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DLLMSIM_SANITIZE=ON -DLLMSIM_FUZZ=ON -DLLMSIM_WERROR=$(LLMSIM_WERROR) \
+	      -DCMAKE_C_COMPILER=$(CLANGCC) -DCMAKE_CXX_COMPILER=$(CLANGXX) -DLLMSIM_PROBE=OFF -DLLMSIM_BUILD_BENCH=OFF
+endif
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+sanitize: sanitize-build
+	$(SANITIZE_RUN) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+fuzz:
+	@test -n "$(CLANGXX)" || { echo "make fuzz needs clang and libFuzzer: scripts/deps.sh --dev"; exit 2; }
+	$(MAKE) sanitize-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh $(ASAN_BUILD)
 
 lint:
 	./scripts/lint.sh
@@ -35,4 +58,4 @@ bench: build
 	./$(BUILD)/bench/llmsim_bench
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) $(ASAN_BUILD)

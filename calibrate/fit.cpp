@@ -133,6 +133,11 @@ LinearFit robust_relative_lsq(const std::vector<std::vector<double>>& X, const s
     }
     f.r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : (ss_res == 0 ? 1.0 : 0.0);
     f.rms_rel = k > 0 ? std::sqrt(rr / k) : 0;
+    // Degenerate points (extreme magnitudes, a singular system) give no fit, never nan or inf.
+    bool finite = std::isfinite(f.r2) && std::isfinite(f.rms_rel);
+    for (double v : f.coef) finite = finite && std::isfinite(v);
+    for (double v : f.predicted) finite = finite && std::isfinite(v);
+    if (!finite) throw std::invalid_argument("robust_relative_lsq: degenerate points (the fit is not finite)");
     return f;
 }
 
@@ -172,12 +177,23 @@ AlphaBetaFit fit_alpha_beta(const std::string& collective, int ranks, const std:
     if (!factor || !steps)
         throw std::invalid_argument("fit_alpha_beta: no bus factor for collective '" + collective + "' on " +
                                     std::to_string(ranks) + " ranks");
+    if (ranks < 2 || !(*factor > 0))
+        throw std::invalid_argument("fit_alpha_beta: " + collective + " on " + std::to_string(ranks) +
+                                    " rank(s) moves no data between GPUs");
     r.factor = *factor;
     r.steps = *steps;
+    std::vector<double> sizes;
     for (const auto& p : points)
-        if (p.size_bytes > 0 && p.time_us > 0) r.points.push_back(p);
-    if (r.points.size() < 3)
-        throw std::invalid_argument("fit_alpha_beta: fewer than 3 points with size > 0 for " + collective);
+        if (p.size_bytes > 0 && p.time_us > 0 && std::isfinite(p.size_bytes) && std::isfinite(p.time_us)) {
+            r.points.push_back(p);
+            sizes.push_back(p.size_bytes);
+        }
+    std::sort(sizes.begin(), sizes.end());
+    if (r.points.size() < 3 || std::unique(sizes.begin(), sizes.end()) - sizes.begin() < 2)
+        throw std::invalid_argument(
+            "fit_alpha_beta: fewer than 3 points with size > 0, or fewer than 2 distinct "
+            "sizes, for " +
+            collective);
     std::vector<std::vector<double>> X;
     std::vector<double> y;
     for (const auto& p : r.points) {
@@ -190,6 +206,9 @@ AlphaBetaFit fit_alpha_beta(const std::string& collective, int ranks, const std:
     r.beta_us_per_byte = r.fit.coef[1];
     // t[us] = S[B]·factor/(busbw[GB/s]·1e3)  =>  busbw = factor/(b·1e3)
     r.busbw_GBps = r.beta_us_per_byte > 0 ? r.factor / (r.beta_us_per_byte * 1e3) : 0;
+    if (!(r.busbw_GBps > 0) || !std::isfinite(r.busbw_GBps) || !std::isfinite(r.alpha_us))
+        throw std::invalid_argument("fit_alpha_beta: " + collective +
+                                    ": the time does not grow with the size (no bandwidth to fit)");
     return r;
 }
 
@@ -234,6 +253,8 @@ GemmFit fit_gemm(const std::string& precision, const std::vector<GemmPoint>& poi
     const double c0 = r.fit.coef[0], c1 = r.fit.coef[1];
     r.gemm_max = c0 > 0 ? 1.0 / c0 : 0;
     r.k_half = c0 > 0 ? c1 / c0 : 0;
+    if (!std::isfinite(r.gemm_max) || !std::isfinite(r.k_half))
+        throw std::invalid_argument("fit_gemm: " + precision + ": degenerate points (the fit is not finite)");
     return r;
 }
 
@@ -246,10 +267,10 @@ BandwidthFit fit_best_bandwidth(const std::vector<BandwidthPoint>& points, doubl
     r.nominal_GBps = nominal_GBps;
     std::map<std::string, double> largest;
     for (const auto& p : points)
-        if (p.GBps > 0) largest[p.kernel] = std::max(largest[p.kernel], p.bytes);
+        if (p.GBps > 0 && std::isfinite(p.GBps)) largest[p.kernel] = std::max(largest[p.kernel], p.bytes);
     std::vector<double> bw;
     for (const auto& p : points) {
-        if (p.GBps > 0 && p.bytes == largest[p.kernel]) {
+        if (p.GBps > 0 && std::isfinite(p.GBps) && p.bytes == largest[p.kernel]) {
             r.used.push_back(p);
             bw.push_back(p.GBps);
         }

@@ -5,31 +5,56 @@
 // JSON form. Pure parsing: no hardware knowledge. Units: bytes, microseconds, GB/s (1e9 B/s).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace llmsim::calibrate {
 
-// One half of a row: out-of-place or in-place.
+// A data type or reduction name as printed ("float", "sum"): at most 15 characters, held inline so
+// that a row stays small (a 10^6-row log is read in less memory than twice its size).
+class ShortName {
+public:
+    ShortName() = default;
+    ShortName(std::string_view s) {   // NOLINT: implicit, like the std::string it replaces
+        len_ = static_cast<std::uint8_t>(std::min<std::size_t>(s.size(), sizeof text_));
+        s.copy(text_, len_);
+    }
+    std::string_view view() const { return {text_, len_}; }
+    std::string str() const { return std::string(view()); }
+    operator std::string() const { return str(); }   // NOLINT
+    bool empty() const { return len_ == 0; }
+    friend bool operator==(const ShortName& a, std::string_view b) { return a.view() == b; }
+    static constexpr std::size_t kMax = 15;
+
+private:
+    char text_[15] = {};
+    std::uint8_t len_ = 0;
+};
+
+// One half of a row: out-of-place or in-place. Every figure is finite and >= 0 (the reader refuses
+// anything else with the line number).
 struct NcclTestsResult {
-    bool present = false;
     double time_us = 0;
     double algbw_GBps = 0;
     double busbw_GBps = 0;
     std::optional<double> wrong;   // #wrong / error column; nullopt for N/A or absent
     // Half a unit in the last printed digit of each figure (rounding uncertainty; 0 for JSON).
-    double time_res = 0, algbw_res = 0, busbw_res = 0;
+    float time_res = 0, algbw_res = 0, busbw_res = 0;
+    bool present = false;
 };
 
 struct NcclTestsRow {
     std::int64_t size_bytes = 0;
     std::int64_t count = 0;
-    std::string type;
-    std::string redop;
+    ShortName type;
+    ShortName redop;
     std::optional<int> root;   // absent in the old format
     NcclTestsResult out_of_place;
     NcclTestsResult in_place;
@@ -74,9 +99,15 @@ std::optional<int> nccl_ring_steps(const std::string& collective, int n);
 std::string collective_from_binary(const std::string& binary);
 
 // Parses text (or -J JSON) output. `source_name` is used in messages and as a collective hint
-// (file names like "..._all_gather.txt") when the log itself cannot tell.
+// (file names like "..._all_gather.txt") when the log itself cannot tell. Rows are read exactly or
+// refused: a row with a value that is not a finite number >= 0 (nan, -inf, -5), a row glued to other
+// output where the boundary cannot be told, or a row never completed is a ConfigError naming
+// source:line. mpirun --tag-output and srun --label prefixes are removed wherever they appear, and the
+// output of each rank (task) is reassembled line by line. -J JSON is read strictly (types, ranges,
+// pointers in messages).
 NcclTestsFile parse_nccl_tests(const std::string& text, const std::string& source_name);
-// Reads and parses a file; a missing file or one without any result row is a ConfigError.
+// Reads and parses a file, streaming it (a regular file of at most limits::kNcclTestsFileBytes; -J
+// JSON at most limits::kJsonFileBytes); a missing file or one without any result row is a ConfigError.
 NcclTestsFile read_nccl_tests_file(const std::string& path);
 
 // Checks every row: algbw = size/time/1e3 and busbw = algbw·factor(n), within the printed rounding.
@@ -89,5 +120,8 @@ std::optional<double> mean_busbw(const NcclTestsRun& run);
 
 // {"collective","ranks","rows":[...],"in_place":{"rows":[...]},"avg_busbw_GBps",...}
 nlohmann::json to_json(const NcclTestsRun& run);
+// {"tests": [to_json(run)...], "warnings": [file warnings...]} written to `os` exactly as
+// nlohmann's dump(2) writes it, the rows streamed (no JSON tree of a 10^6-row log is built).
+void write_import_json(std::ostream& os, const std::vector<NcclTestsFile>& files);
 
 }   // namespace llmsim::calibrate

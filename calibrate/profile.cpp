@@ -42,6 +42,10 @@ std::string gpu_of(const Calibration& c) {
 }
 
 void set_key(Calibration& c, const std::string& key, json value, const std::string& provenance) {
+    if (value.is_number() && !(std::isfinite(value.get<double>()) && value.get<double>() >= 0)) {
+        c.notes.push_back(fmt::format("{}: the fit gave {}; not used", key, value.get<double>()));
+        return;   // a profile never carries nan, inf or a negative figure
+    }
     for (auto& kv : c.keys) {
         if (kv.first == key) {
             kv.second = std::move(value);
@@ -647,7 +651,7 @@ std::string report_text(const Calibration& c) {
 void write_json_file(const std::string& path, const json& j) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     if (!f) throw ConfigError(fmt::format("{}: cannot write the profile (directory missing or not writable)", path));
-    f << j.dump(2) << "\n";
+    f << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";   // log text may hold invalid UTF-8
     if (!f) throw ConfigError(fmt::format("{}: error while writing the profile", path));
 }
 

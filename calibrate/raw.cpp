@@ -1,11 +1,13 @@
 #include "calibrate/raw.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <cmath>
 
 #include <fmt/format.h>
 
 #include "hardware_db/errors.hpp"
+#include "hardware_db/input_file.hpp"
+#include "hardware_db/json_reader.hpp"
+#include "hardware_db/limits.hpp"
 
 namespace llmsim::calibrate {
 
@@ -13,52 +15,60 @@ namespace {
 
 using nlohmann::json;
 
-// Typed access that records every problem with its JSON pointer.
+// Typed, range-checked access that records every problem with its JSON pointer:
+// "FILE#/POINTER: VALUE: expected WHAT". Unknown keys are tolerated (newer probes measure more).
 class Reader {
 public:
     explicit Reader(std::string origin) : origin_(std::move(origin)) {}
 
     std::string str(const json& o, const std::string& key, const std::string& ptr, bool required = false) {
-        if (!o.contains(key) || o[key].is_null()) {
+        const json* v = find(o, key);
+        if (!v) {
             if (required) missing(ptr + "/" + key, "a string");
             return {};
         }
-        if (!o[key].is_string()) {
-            bad(ptr + "/" + key, o[key], "a string");
+        if (!v->is_string()) {
+            bad(ptr + "/" + key, *v, "a string");
             return {};
         }
-        return o[key].get<std::string>();
+        return v->get<std::string>().substr(0, 4096);
     }
-    double num(const json& o, const std::string& key, const std::string& ptr, bool required = false, double dflt = 0) {
-        if (!o.contains(key) || o[key].is_null()) {
+    double num(const json& o, const std::string& key, const std::string& ptr, bool required = false, double dflt = 0,
+               double lo = 0, double hi = 1e15, bool lo_inclusive = true) {
+        const json* v = find(o, key);
+        if (!v) {
             if (required) missing(ptr + "/" + key, "a number");
             return dflt;
         }
-        if (!o[key].is_number()) {
-            bad(ptr + "/" + key, o[key], "a number");
+        const double x = v->is_number() ? v->get<double>() : 0;
+        if (!v->is_number() || !std::isfinite(x) || (lo_inclusive ? x < lo : x <= lo) || x > hi) {
+            bad(ptr + "/" + key, *v, fmt::format("a number in {}{:g}, {:g}]", lo_inclusive ? "[" : "(", lo, hi));
             return dflt;
         }
-        return o[key].get<double>();
+        return x;
     }
     std::int64_t integer(const json& o, const std::string& key, const std::string& ptr, bool required = false,
-                         std::int64_t dflt = 0) {
-        if (!o.contains(key) || o[key].is_null()) {
+                         std::int64_t dflt = 0, std::int64_t lo = 0, std::int64_t hi = std::int64_t{1} << 62) {
+        const json* v = find(o, key);
+        if (!v) {
             if (required) missing(ptr + "/" + key, "an integer");
             return dflt;
         }
-        if (!o[key].is_number_integer()) {
-            bad(ptr + "/" + key, o[key], "an integer");
+        if (!v->is_number_integer() || (v->is_number_unsigned() && v->get<std::uint64_t>() > INT64_MAX) ||
+            v->get<std::int64_t>() < lo || v->get<std::int64_t>() > hi) {
+            bad(ptr + "/" + key, *v, fmt::format("an integer in [{}, {}]", lo, hi));
             return dflt;
         }
-        return o[key].get<std::int64_t>();
+        return v->get<std::int64_t>();
     }
     const json* array(const json& o, const std::string& key, const std::string& ptr) {
-        if (!o.contains(key) || o[key].is_null()) return nullptr;
-        if (!o[key].is_array()) {
-            bad(ptr + "/" + key, o[key], "an array");
+        const json* v = find(o, key);
+        if (!v) return nullptr;
+        if (!v->is_array()) {
+            bad(ptr + "/" + key, *v, "an array");
             return nullptr;
         }
-        return &o[key];
+        return v;
     }
     bool object(const json& v, const std::string& ptr) {
         if (v.is_object()) return true;
@@ -66,9 +76,7 @@ public:
         return false;
     }
     void bad(const std::string& ptr, const json& v, const std::string& expected) {
-        std::string s = v.dump();
-        if (s.size() > 40) s = s.substr(0, 37) + "...";
-        problems_.push_back(fmt::format("{}#{}: {} is not {}", origin_, ptr, s, expected));
+        problems_.push_back(fmt::format("{}#{}: {}: expected {}", origin_, ptr, json_brief(v), expected));
     }
     void missing(const std::string& ptr, const std::string& expected) {
         problems_.push_back(fmt::format("{}#{}: missing: expected {}", origin_, ptr, expected));
@@ -78,6 +86,11 @@ public:
     }
 
 private:
+    static const json* find(const json& o, const std::string& key) {
+        if (!o.is_object()) return nullptr;
+        auto it = o.find(key);
+        return it == o.end() || it->is_null() ? nullptr : &*it;
+    }
     std::string origin_;
     std::vector<std::string> problems_;
 };
@@ -93,10 +106,7 @@ RawMeasurements parse_raw(const json& j, const std::string& origin) {
             fmt::format("{}: not an llmsim-probe raw file (no \"llmsim_probe\" key); "
                         "nccl-tests logs go after --nccl-tests",
                         origin));
-    r.format_version = static_cast<int>(rd.integer(j, "llmsim_probe", "", true, 1));
-    if (r.format_version != 1)
-        throw ConfigError(fmt::format("{}#/llmsim_probe: {} is not a supported raw format version (expected 1)", origin,
-                                      r.format_version));
+    r.format_version = static_cast<int>(rd.integer(j, "llmsim_probe", "", true, 1, 1, 1));
     r.probe_version = rd.str(j, "probe_version", "");
     r.command = rd.str(j, "command", "");
     r.host = rd.str(j, "host", "");
@@ -115,11 +125,12 @@ RawMeasurements parse_raw(const json& j, const std::string& origin) {
             if (!rd.object((*a)[i], p)) continue;
             const auto& g = (*a)[i];
             RawGpu gpu;
-            gpu.index = static_cast<int>(rd.integer(g, "index", p, false, static_cast<std::int64_t>(i)));
+            gpu.index =
+                static_cast<int>(rd.integer(g, "index", p, false, static_cast<std::int64_t>(i), 0, limits::kGpus));
             gpu.name = rd.str(g, "name", p, true);
-            gpu.sm_count = static_cast<int>(rd.integer(g, "sm_count", p));
+            gpu.sm_count = static_cast<int>(rd.integer(g, "sm_count", p, false, 0, 0, limits::kSmCount));
             gpu.compute_capability = rd.str(g, "compute_capability", p);
-            gpu.memory_bytes = rd.num(g, "memory_bytes", p);
+            gpu.memory_bytes = rd.num(g, "memory_bytes", p, false, 0, 0, limits::kMaxBytes);
             gpu.pci_bus_id = rd.str(g, "pci_bus_id", p);
             r.gpus.push_back(gpu);
         }
@@ -127,8 +138,8 @@ RawMeasurements parse_raw(const json& j, const std::string& origin) {
     if (j.contains("world") && rd.object(j["world"], "/world")) {
         const auto& w = j["world"];
         r.mode = rd.str(w, "mode", "/world");
-        r.world_size = static_cast<int>(rd.integer(w, "world_size", "/world", false, 1));
-        r.nodes = static_cast<int>(rd.integer(w, "nodes", "/world", false, 1));
+        r.world_size = static_cast<int>(rd.integer(w, "world_size", "/world", false, 1, 1, limits::kGpus));
+        r.nodes = static_cast<int>(rd.integer(w, "nodes", "/world", false, 1, 1, limits::kGpus));
         if (const json* h = rd.array(w, "hosts", "/world"))
             for (const auto& x : *h)
                 if (x.is_string()) r.hosts.push_back(x.get<std::string>());
@@ -145,8 +156,8 @@ RawMeasurements parse_raw(const json& j, const std::string& origin) {
                 const auto& e = (*a)[i];
                 BandwidthPoint b;
                 b.kernel = rd.str(e, kind_key, p, true);
-                b.bytes = rd.num(e, bytes_key, p, true);
-                b.GBps = rd.num(e, "GBps", p, true);
+                b.bytes = rd.num(e, bytes_key, p, true, 0, 0, limits::kMaxBytes, false);
+                b.GBps = rd.num(e, "GBps", p, true, 0, 0, limits::kMaxRate, false);
                 out.push_back(b);
             }
         }
@@ -157,13 +168,16 @@ RawMeasurements parse_raw(const json& j, const std::string& origin) {
         const auto& l = j["launch"];
         if (const json* s = rd.array(l, "samples_us", "/launch")) {
             for (std::size_t i = 0; i < s->size(); ++i) {
-                if ((*s)[i].is_number())
-                    r.launch_samples_us.push_back((*s)[i].get<double>());
+                const auto& x = (*s)[i];
+                if (x.is_number() && x.get<double>() >= 0 && x.get<double>() <= limits::kMaxLatencyUs)
+                    r.launch_samples_us.push_back(x.get<double>());
                 else
-                    rd.bad(fmt::format("/launch/samples_us/{}", i), (*s)[i], "a number");
+                    rd.bad(fmt::format("/launch/samples_us/{}", i), x,
+                           fmt::format("a number in [0, {:g}] (us)", limits::kMaxLatencyUs));
             }
         }
-        if (l.contains("median_us")) r.launch_median_us = rd.num(l, "median_us", "/launch");
+        if (l.contains("median_us") && !l["median_us"].is_null())
+            r.launch_median_us = rd.num(l, "median_us", "/launch", false, 0, 0, limits::kMaxLatencyUs);
     }
     auto gemms = [&](const std::string& key, std::vector<RawGemm>& out) {
         if (const json* a = rd.array(j, key, "")) {
@@ -173,13 +187,13 @@ RawMeasurements parse_raw(const json& j, const std::string& origin) {
                 const auto& e = (*a)[i];
                 RawGemm g;
                 g.point.precision = rd.str(e, "precision", p, true);
-                g.point.m = rd.integer(e, "m", p, true);
-                g.point.n = rd.integer(e, "n", p, true);
-                g.point.k = rd.integer(e, "k", p, true);
-                g.point.batch = rd.integer(e, "batch", p, false, 1);
-                g.point.time_us = rd.num(e, "time_us", p, true);
+                g.point.m = rd.integer(e, "m", p, true, 1, 1, limits::kSeqLen);
+                g.point.n = rd.integer(e, "n", p, true, 1, 1, limits::kSeqLen);
+                g.point.k = rd.integer(e, "k", p, true, 1, 1, limits::kSeqLen);
+                g.point.batch = rd.integer(e, "batch", p, false, 1, 1, limits::kBatch);
+                g.point.time_us = rd.num(e, "time_us", p, true, 1, 0, 1e12, false);
                 g.point.label = rd.str(e, "label", p);
-                g.tflops = rd.num(e, "tflops", p);
+                g.tflops = rd.num(e, "tflops", p, false, 0, 0, limits::kMaxRate);
                 out.push_back(g);
             }
         }
@@ -193,10 +207,10 @@ RawMeasurements parse_raw(const json& j, const std::string& origin) {
             const auto& e = (*a)[i];
             RawNcclSweep s;
             s.collective = rd.str(e, "collective", p, true);
-            s.ranks = static_cast<int>(rd.integer(e, "ranks", p, true));
-            s.nodes = static_cast<int>(rd.integer(e, "nodes", p, false, 1));
+            s.ranks = static_cast<int>(rd.integer(e, "ranks", p, true, 1, 1, limits::kGpus));
+            s.nodes = static_cast<int>(rd.integer(e, "nodes", p, false, 1, 1, limits::kGpus));
             s.gpus_per_node =
-                static_cast<int>(rd.integer(e, "gpus_per_node", p, false, s.nodes > 0 ? s.ranks / s.nodes : 0));
+                static_cast<int>(rd.integer(e, "gpus_per_node", p, false, s.ranks / s.nodes, 0, limits::kGpusPerNode));
             s.dtype = rd.str(e, "dtype", p);
             if (const json* rows = rd.array(e, "rows", p)) {
                 for (std::size_t k = 0; k < rows->size(); ++k) {
@@ -206,9 +220,9 @@ RawMeasurements parse_raw(const json& j, const std::string& origin) {
                     RawNcclRow row;
                     row.size_bytes = rd.integer(x, "size_bytes", q, true);
                     row.count = rd.integer(x, "count", q);
-                    row.time_us = rd.num(x, "time_us", q, true);
-                    row.algbw_GBps = rd.num(x, "algbw_GBps", q);
-                    row.busbw_GBps = rd.num(x, "busbw_GBps", q);
+                    row.time_us = rd.num(x, "time_us", q, true, 1, 0, 1e12, false);
+                    row.algbw_GBps = rd.num(x, "algbw_GBps", q, false, 0, 0, limits::kMaxRate);
+                    row.busbw_GBps = rd.num(x, "busbw_GBps", q, false, 0, 0, limits::kMaxRate);
                     s.rows.push_back(row);
                 }
             }
@@ -220,24 +234,14 @@ RawMeasurements parse_raw(const json& j, const std::string& origin) {
 }
 
 RawMeasurements read_raw(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw ConfigError(fmt::format("{}: cannot open raw measurement file", path));
-    std::stringstream ss;
-    ss << f.rdbuf();
-    const std::string text = ss.str();
+    const std::string text = read_input_file(path, limits::kJsonFileBytes, "a raw measurement file from llmsim-probe");
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string::npos || text[first] != '{')
         throw ConfigError(fmt::format("{}: not a raw measurement file from llmsim-probe (JSON object expected){}", path,
                                       first != std::string::npos && text[first] == '#'
                                           ? "; it looks like an nccl-tests log: pass it with --nccl-tests"
                                           : ""));
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw ConfigError(fmt::format("{}: not valid JSON: {}", path, e.what()));
-    }
-    return parse_raw(j, path);
+    return parse_raw(parse_json_text(text, path), path);
 }
 
 }   // namespace llmsim::calibrate

@@ -2,11 +2,13 @@
 // llmsim calibrate fit [RAW.json] [--nccl-tests LOG...] [--system PRESET] -o PROFILE.json [--json]
 // Reading nccl-tests logs and fitting llmsim-probe measurements into a calibration profile
 // (docs/calibration.md). Everything is computed before anything is printed.
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <iostream>
 #include <memory>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "calibrate/nccl_tests.hpp"
@@ -34,33 +36,72 @@ std::string quote_arg(const std::string& a) {
     return a.find_first_of(" \t\"'") == std::string::npos ? a : "'" + a + "'";
 }
 
-std::string fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
-
-std::string test_table(const calibrate::NcclTestsRun& t) {
+// The table of one test, written as Table::str() writes it but row by row (a 10^6-row log is not
+// held as a table of strings): a first pass measures the columns, a second writes the rows.
+void write_test_table(std::ostream& os, const calibrate::NcclTestsRun& t) {
     std::string out = fmt::format("{}:{}: {} on {} ranks", t.source_file, t.first_line, t.collective,
                                   t.ranks > 0 ? std::to_string(t.ranks) : std::string("unknown"));
     if (t.nodes > 0) out += fmt::format(", {} node{}", t.nodes, t.nodes == 1 ? "" : "s");
     if (!t.gpu_name.empty()) out += ", " + t.gpu_name;
     if (!t.nccl_version.empty()) out += ", NCCL " + t.nccl_version;
     out += fmt::format("  [collective: {}; ranks: {}]\n", t.collective_source, t.ranks_source);
-    Table tab({"size (B)", "count", "type", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "in-place time (us)",
-               "algbw (GB/s)", "busbw (GB/s)"});
-    for (const auto& r : t.rows) {
-        auto half = [](const calibrate::NcclTestsResult& h, std::vector<std::string>& cells) {
-            if (!h.present) {
-                cells.insert(cells.end(), {"-", "-", "-"});
-                return;
+    const std::array<std::string, 9> header{"size (B)",           "count",        "type",
+                                            "time (us)",          "algbw (GB/s)", "busbw (GB/s)",
+                                            "in-place time (us)", "algbw (GB/s)", "busbw (GB/s)"};
+    std::array<std::size_t, 9> w{};
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = header[i].size();
+    auto cells = [](const calibrate::NcclTestsRow& r, std::array<fmt::memory_buffer, 9>& c) {
+        for (auto& b : c) b.clear();
+        fmt::format_to(std::back_inserter(c[0]), FMT_COMPILE("{}"), r.size_bytes);
+        fmt::format_to(std::back_inserter(c[1]), FMT_COMPILE("{}"), r.count);
+        c[2].append(r.type.view());
+        std::size_t k = 3;
+        for (const auto* h : {&r.out_of_place, &r.in_place}) {
+            for (double v : {h->time_us, h->algbw_GBps, h->busbw_GBps}) {
+                if (h->present)
+                    fmt::format_to(std::back_inserter(c[k]), FMT_COMPILE("{:.2f}"), v);
+                else
+                    c[k].push_back('-');
+                ++k;
             }
-            cells.push_back(fixed(h.time_us, 2));
-            cells.push_back(fixed(h.algbw_GBps, 2));
-            cells.push_back(fixed(h.busbw_GBps, 2));
-        };
-        std::vector<std::string> cells{std::to_string(r.size_bytes), std::to_string(r.count), r.type};
-        half(r.out_of_place, cells);
-        half(r.in_place, cells);
-        tab.row(std::move(cells));
+        }
+    };
+    std::array<fmt::memory_buffer, 9> c;
+    for (const auto& r : t.rows) {
+        cells(r, c);
+        for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::max(w[i], c[i].size());
     }
-    out += tab.str();
+    // Cells are ASCII except perhaps the header's: padded by bytes, as Table pads them.
+    auto emit = [&](auto cell) {
+        const std::size_t start = out.size();
+        for (std::size_t i = 0; i < w.size(); ++i) {
+            const std::string_view v = cell(i);
+            const std::size_t pad = w[i] > v.size() ? w[i] - v.size() : 0;
+            if (i == 0) {
+                out.append(v);
+                out.append(pad, ' ');
+            } else {
+                out.append(2 + pad, ' ');
+                out.append(v);
+            }
+        }
+        std::size_t n = out.size();
+        while (n > start && out[n - 1] == ' ') --n;
+        out.resize(n);
+        out += '\n';
+    };
+    emit([&](std::size_t i) { return std::string_view(header[i]); });
+    std::size_t total = 0;
+    for (auto x : w) total += x + 2;
+    out += std::string(total > 2 ? total - 2 : 0, '-') + "\n";
+    for (const auto& r : t.rows) {
+        cells(r, c);
+        emit([&](std::size_t i) { return std::string_view(c[i].data(), c[i].size()); });
+        if (out.size() > (std::size_t{1} << 20)) {
+            os << out;
+            out.clear();
+        }
+    }
     if (t.avg_busbw_GBps) {
         out += fmt::format("avg bus bandwidth: {} GB/s ({} rows)\n", fmt::format("{:g}", *t.avg_busbw_GBps),
                            t.rows.size());
@@ -68,7 +109,7 @@ std::string test_table(const calibrate::NcclTestsRun& t) {
         out += fmt::format("avg bus bandwidth: no footer in the log; mean of the busbw column {:.4g} GB/s ({} rows)\n",
                            *m, t.rows.size());
     }
-    return out;
+    os << out;
 }
 
 struct ImportOptions {
@@ -105,20 +146,14 @@ void setup_calibrate(CLI::App* cal, Context& ctx) {
             for (const auto& t : f.tests) warnings.insert(warnings.end(), t.warnings.begin(), t.warnings.end());
         }
         if (io->json) {
-            Json tests = Json::array();
-            for (const auto& f : files)
-                for (const auto& t : f.tests) tests.push_back(calibrate::to_json(t));
-            Json file_warnings = Json::array();
-            for (const auto& f : files)
-                for (const auto& w : f.warnings) file_warnings.push_back(w);
-            print_json({{"tests", tests}, {"warnings", file_warnings}});
+            calibrate::write_import_json(std::cout, files);   // streamed: as print_json would print it
         } else {
             bool first = true;
             for (const auto& f : files)
                 for (const auto& t : f.tests) {
                     if (!first) std::cout << "\n";
                     first = false;
-                    std::cout << test_table(t);
+                    write_test_table(std::cout, t);
                 }
         }
         for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";

@@ -8,13 +8,16 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/flag_checks.hpp"
 #include "cost_models/scaling_laws.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
 
 namespace llmsim::cli {
 
-// "1e24", "70B", "1.4T", "3.5e9": a number with an optional K/M/B/G/T/P suffix (powers of 1000).
-double parse_quantity(const std::string& text, const std::string& flag) {
+// "1e24", "70B", "1.4T", "3.5e9": a number with an optional K/M/B/G/T/P suffix (powers of 1000), in
+// [1, max_value] once scaled (so that nothing derived from it overflows).
+double parse_quantity(const std::string& text, const std::string& flag, double max_value) {
     std::string s = text;
     double scale = 1;
     if (!s.empty()) {
@@ -27,13 +30,11 @@ double parse_quantity(const std::string& text, const std::string& flag) {
             s.pop_back();
         }
     }
-    try {
-        std::size_t used = 0;
-        const double v = std::stod(s, &used);
-        if (used == s.size() && v > 0 && std::isfinite(v)) return v * scale;
-    } catch (...) {
-    }
-    throw ConfigError(fmt::format("{}: \"{}\": expected a positive number (1e24, 70B, 1.4T)", flag, text));
+    const auto v = parse_number(s);
+    const double scaled = v ? *v * scale : 0.0;
+    if (v && std::isfinite(scaled) && scaled >= 1.0 && scaled <= max_value) return scaled;
+    throw ConfigError(fmt::format("{}: {}: expected a number in [1, {:g}] (1e24, 70B, 1.4T)", flag,
+                                  json_brief(Json(text)), max_value));
 }
 
 void setup_chinchilla(CLI::App* cmd, Context& ctx) {
@@ -65,13 +66,13 @@ void setup_chinchilla(CLI::App* cmd, Context& ctx) {
         double value = 0;
         if (!f->compute.empty()) {
             query = "compute";
-            value = parse_quantity(f->compute, "--compute");
+            value = parse_quantity(f->compute, "--compute", limits::kMaxFlops);
         } else if (!f->params.empty()) {
             query = "params";
-            value = parse_quantity(f->params, "--params");
+            value = parse_quantity(f->params, "--params", limits::kMaxParams);
         } else if (!f->tokens.empty()) {
             query = "tokens";
-            value = parse_quantity(f->tokens, "--tokens");
+            value = parse_quantity(f->tokens, "--tokens", limits::kMaxTokens);
         } else {
             throw ConfigError("--compute: missing: expected one of --compute FLOPS, --params N, --tokens D");
         }

@@ -9,6 +9,7 @@
 #include "cli/common.hpp"
 #include "cli/estimate_report.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
 
 namespace llmsim::cli {
@@ -28,6 +29,18 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
         const Scenario s = resolve_scenario(*flags);
         sim::EstimateOptions o = *opts;
         o.simulate = !trace->empty();
+        if (s.is_inference) {   // the simulator's flags do not apply to a serving estimate: refused, not ignored
+            std::vector<std::string> lines;
+            for (const auto& [given, flag] :
+                 {std::pair{!straggler->empty(), "--straggler"}, std::pair{!trace->empty(), "--trace"},
+                  std::pair{o.timeline, "--timeline"}})
+                if (given)
+                    lines.push_back(
+                        fmt::format("{}: given with an inference scenario: expected {} only with "
+                                    "training scenarios (it plays the training step)",
+                                    flag, flag));
+            if (!lines.empty()) throw ConfigError(lines);
+        }
         if (!straggler->empty()) {
             const auto colon = straggler->find(':');
             int stage = -1;
@@ -41,16 +54,21 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
             } catch (const std::exception&) {
                 throw ConfigError(fmt::format("--straggler: '{}': expected STAGE:FACTOR, e.g. 3:1.2", *straggler));
             }
-            if (stage < 0 || stage >= s.parallel.pp || !(factor > 0))
-                throw ConfigError(fmt::format("--straggler: '{}': expected a stage in 0..{} and a factor > 0",
-                                              *straggler, s.parallel.pp - 1));
+            if (stage < 0 || stage >= s.parallel.pp || !(factor > 0) || !(factor <= limits::kMaxSlowdown))
+                throw ConfigError(fmt::format("--straggler: '{}': expected a stage in 0..{} and a factor in (0, {:g}]",
+                                              *straggler, s.parallel.pp - 1, limits::kMaxSlowdown));
             o.straggler_stage = stage;
             o.straggler_factor = factor;
         }
         sim::StepSimulator simulator;
-        const Estimate e = run_estimate(s, o, simulator);
-        Json j = estimate_json(s, e, o);
-        if (!trace->empty() && e.training) {
+        std::optional<Estimate> e;
+        try {
+            e.emplace(run_estimate(s, o, simulator));
+        } catch (const ConfigError& err) {   // a work limit names an input: the flag or the file's pointer
+            throw locate_problems(*flags, err);
+        }
+        Json j = estimate_json(s, *e, o);
+        if (!trace->empty() && e->training) {
             std::ofstream f(*trace, std::ios::binary);
             if (!f) throw ConfigError(*trace + ": cannot open for writing (--trace)");
             simulator.write_trace(f);
@@ -59,7 +77,7 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
         if (flags->json)
             print_json(j);
         else
-            std::cout << estimate_text(s, e);
+            std::cout << estimate_text(s, *e);
         ctx.exit_code = 0;
     });
 }

@@ -9,16 +9,18 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/search_report.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/scaling_laws.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
 #include "sim/search/plan.hpp"
 
 namespace llmsim::cli {
 
-double parse_quantity(const std::string& text, const std::string& flag);   // cmd_chinchilla.cpp
+double parse_quantity(const std::string& text, const std::string& flag, double max_value);   // cmd_chinchilla.cpp
 
 void setup_plan(CLI::App* cmd, Context& ctx) {
     struct Flags {
@@ -34,28 +36,29 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
     auto f = std::make_shared<Flags>();
 
     auto* oc = cmd->add_option("--compute", f->compute, "Budget in training FLOPs (e.g. 5.76e23)");
-    auto* oh = cmd->add_option("--gpu-hours", f->gpu_hours, "Budget in GPU-hours")->check(CLI::PositiveNumber);
-    auto* od = cmd->add_option("--days", f->days, "Budget in days of wall time on --gpus")->check(CLI::PositiveNumber);
+    auto* oh = cmd->add_option("--gpu-hours", f->gpu_hours, "Budget in GPU-hours")->check(number_in(0, 1e15, false));
+    auto* od =
+        cmd->add_option("--days", f->days, "Budget in days of wall time on --gpus")->check(number_in(0, 1e9, false));
     oc->excludes(oh)->excludes(od);
     oh->excludes(od);
     cmd->add_option("--system", f->system, "System name (llmsim hw list)")->required();
-    cmd->add_option("--gpus", f->gpus, "GPUs to train on")->required()->check(CLI::PositiveNumber);
-    cmd->add_option("--price-per-gpu-hour", f->price, "Dollars per GPU-hour")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--gpus", f->gpus, "GPUs to train on")->required()->check(int_in(1, limits::kGpus));
+    cmd->add_option("--price-per-gpu-hour", f->price, "Dollars per GPU-hour")->check(number_in(0, 1e9));
     cmd->add_option("--fit", f->fit, "approach1 (default) | hoffmann | hoffmann-unrounded | epoch");
-    cmd->add_option("--seq-len", f->seq_len, "Sequence length (default 4096)")->check(CLI::PositiveNumber);
+    cmd->add_option("--seq-len", f->seq_len, "Sequence length (default 4096)")->check(int_in(1, limits::kSeqLen));
     cmd->add_option("--global-batch", f->global_batch,
                     "Global batch in sequences (default: about 2M tokens, a power of two)")
-        ->check(CLI::PositiveNumber);
+        ->check(int_in(1, limits::kBatch));
     cmd->add_option("--precision", f->precision, "bf16 (default) | fp8 | fp16");
     cmd->add_option("--vocab", f->vocab, "Vocabulary of the designed model (default 32000)")
-        ->check(CLI::PositiveNumber);
+        ->check(int_in(1, limits::kVocab));
     cmd->add_option("--mtbf-node-hours", f->mtbf_node_hours, "Mean time between failures of one node (hours)")
-        ->check(CLI::PositiveNumber);
+        ->check(number_in(0, 1e9, false));
     cmd->add_option("--checkpoint-write-s", f->checkpoint_write_s, "Seconds to write one checkpoint")
-        ->check(CLI::PositiveNumber);
+        ->check(number_in(0, 1e9, false));
     cmd->add_option("--restart-s", f->restart_s, "Seconds to restart after a failure (default 0)")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--threads", f->threads, "Search threads (default: all cores)")->check(CLI::PositiveNumber);
+        ->check(number_in(0, 1e9));
+    cmd->add_option("--threads", f->threads, "Search threads (default: all cores)")->check(int_in(1, 4096));
     cmd->add_flag("--json", f->json, "Print JSON instead of text");
     cmd->callback([f, &ctx] {
         ScalingFit fit;
@@ -84,7 +87,7 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
         if (!f->compute.empty()) {
             budget_kind = "compute_flops";
             q.budget = search::PlanRequest::Budget::compute_flops;
-            q.budget_value = parse_quantity(f->compute, "--compute");
+            q.budget_value = parse_quantity(f->compute, "--compute", limits::kMaxFlops);
         } else if (f->gpu_hours) {
             budget_kind = "gpu_hours";
             q.budget = search::PlanRequest::Budget::gpu_hours;
@@ -98,7 +101,19 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
         }
         q.options.threads = f->threads.value_or(0);
         q.options.price_per_gpu_hour = f->price.value_or(0);
-        const search::PlanResult plan = search::plan(q);
+        const std::string budget_flag = budget_kind == "compute_flops" ? "--compute"
+                                        : budget_kind == "gpu_hours"   ? "--gpu-hours"
+                                                                       : "--days";
+        const search::PlanResult plan = [&] {
+            try {
+                return search::plan(q);
+            } catch (const ConfigError& e) {   // the work limit names the budget: here, its flag
+                std::vector<std::string> lines;
+                for (const auto& l : e.problems())
+                    lines.push_back(l.rfind("budget:", 0) == 0 ? budget_flag + l.substr(6) : l);
+                throw ConfigError(lines);
+            }
+        }();
         const auto& pt = plan.chinchilla;
         const auto& model = plan.model;
         const auto& base = plan.base;

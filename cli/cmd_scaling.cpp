@@ -7,9 +7,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/search_flags.hpp"
 #include "cli/search_report.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
 
 namespace llmsim::cli {
 
@@ -17,7 +19,9 @@ namespace {
 
 std::vector<int> parse_gpu_list(const std::string& text) {
     std::vector<int> out;
-    for (auto v : parse_int_list(text, "--gpus", 1, 1 << 20)) out.push_back(static_cast<int>(v));
+    for (auto v : parse_int_list(text, "--gpus", 1, limits::kGpus)) out.push_back(static_cast<int>(v));
+    if (out.size() > 64)   // two searches per count: a work limit
+        throw ConfigError(fmt::format("--gpus: {} counts: expected at most 64 GPU counts", out.size()));
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
@@ -61,12 +65,14 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
                 row.strong = strong.top.front();
             }
             // Weak scaling: the batch grows in proportion to the GPUs.
-            row.weak_batch = std::max<std::int64_t>(1, gb0 * p / counts.front());
-            sp.global_batches = {row.weak_batch};
-            const auto weak = search::run_search(req.base, sp, req.options);
-            if (!weak.top.empty()) {
-                row.weak_ok = true;
-                row.weak = weak.top.front();
+            row.weak_batch = std::max<std::int64_t>(1, gb0 * p / counts.front());   // <= 2^24 · 2^20
+            if (row.weak_batch <= limits::kBatch) {   // beyond: no weak-scaling point (the batch bound)
+                sp.global_batches = {row.weak_batch};
+                const auto weak = search::run_search(req.base, sp, req.options);
+                if (!weak.top.empty()) {
+                    row.weak_ok = true;
+                    row.weak = weak.top.front();
+                }
             }
             rows.push_back(row);
         }

@@ -7,11 +7,13 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/progress.hpp"
 #include "cli/search_flags.hpp"
 #include "cli/search_report.hpp"
 #include "cli/search_request.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
 #include "sim/step_sim.hpp"
 
 namespace llmsim::cli {
@@ -20,10 +22,10 @@ void setup_search(CLI::App* cmd, Context& ctx) {
     auto f = std::make_shared<SearchFlags>();
 
     add_search_flags(cmd, *f, true);
-    cmd->add_option("--top-k", f->top_k, "Layouts to report (default 10)")->check(CLI::PositiveNumber);
+    cmd->add_option("--top-k", f->top_k, "Layouts to report (default 10)")->check(int_in(1, limits::kSearchTopK));
     cmd->add_option("--confirm", f->confirm,
                     "Re-rank the best K on the discrete-event simulator (default 5; 0: closed form only)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(int_in(0, limits::kSearchTopK));
     cmd->add_flag("--json", f->json, "Print JSON instead of tables");
     cmd->callback([f, &ctx] {
         auto req = resolve_search_request(*f);

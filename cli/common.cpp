@@ -7,34 +7,38 @@
 
 #include <fmt/format.h>
 
+#include "cli/flag_checks.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
 
 namespace llmsim::cli {
 
 void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
+    using limits::kBatch;
+    using limits::kGpus;
     cmd->add_option("--scenario,-s", f.scenario, "Scenario JSON file (flags below override its values)");
     if (with_json) cmd->add_flag("--json", f.json, "Print JSON instead of tables");
     cmd->add_option("--model", f.model, "Model-zoo name or Hugging Face config.json path");
     cmd->add_option("--system", f.system, "System name (llmsim hw list)");
-    cmd->add_option("--gpus", f.gpus, "Total accelerators")->check(CLI::Range(1, 1 << 24));
-    cmd->add_option("--tp", f.tp, "Tensor-parallel size")->check(CLI::Range(1, 1 << 24));
-    cmd->add_option("--pp", f.pp, "Pipeline-parallel stages")->check(CLI::Range(1, 1 << 24));
-    cmd->add_option("--dp", f.dp, "Data-parallel size (default gpus/(tp·pp·cp))")->check(CLI::Range(1, 1 << 24));
-    cmd->add_option("--cp", f.cp, "Context-parallel size")->check(CLI::Range(1, 1 << 24));
-    cmd->add_option("--ep", f.ep, "Expert-parallel size")->check(CLI::Range(1, 1 << 24));
-    cmd->add_option("--vp", f.vp, "Model chunks per pipeline stage (interleaved)")->check(CLI::Range(1, 1 << 24));
-    cmd->add_option("--zero", f.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
-    cmd->add_option("--micro-batch", f.micro_batch, "Micro-batch size (sequences)")->check(CLI::Range(1, 1 << 24));
-    cmd->add_option("--global-batch", f.global_batch, "Global batch (sequences)")->check(CLI::Range(1, 1 << 24));
-    cmd->add_option("--seq-len", f.seq_len, "Sequence length (tokens)")->check(CLI::Range(1, 1 << 24));
+    cmd->add_option("--gpus", f.gpus, "Total accelerators")->check(int_in(1, kGpus));
+    cmd->add_option("--tp", f.tp, "Tensor-parallel size")->check(int_in(1, kGpus));
+    cmd->add_option("--pp", f.pp, "Pipeline-parallel stages")->check(int_in(1, kGpus));
+    cmd->add_option("--dp", f.dp, "Data-parallel size (default gpus/(tp·pp·cp))")->check(int_in(1, kGpus));
+    cmd->add_option("--cp", f.cp, "Context-parallel size")->check(int_in(1, kGpus));
+    cmd->add_option("--ep", f.ep, "Expert-parallel size")->check(int_in(1, kGpus));
+    cmd->add_option("--vp", f.vp, "Model chunks per pipeline stage (interleaved)")->check(int_in(1, kGpus));
+    cmd->add_option("--zero", f.zero, "ZeRO stage 0-3")->check(int_in(0, 3));
+    cmd->add_option("--micro-batch", f.micro_batch, "Micro-batch size (sequences)")->check(int_in(1, kBatch));
+    cmd->add_option("--global-batch", f.global_batch, "Global batch (sequences)")->check(int_in(1, kBatch));
+    cmd->add_option("--seq-len", f.seq_len, "Sequence length (tokens)")->check(int_in(1, limits::kSeqLen));
     cmd->add_option("--recompute", f.recompute, "none | selective | full");
-    cmd->add_option("--sp", f.sp, "Sequence parallelism (true/false)");
+    cmd->add_option("--sp", f.sp, "Sequence parallelism (true/false)")->check(true_or_false());
     cmd->add_option("--precision", f.precision, "fp32 | fp16 | bf16 | fp8");
     cmd->add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zero-bubble");
     cmd->add_option("--offload", f.offload, "none | optimizer | optimizer+params");
     cmd->add_option("--token-budget", f.token_budget, "Tokens to train on (reports days and GPU-hours)")
-        ->check(CLI::PositiveNumber);
+        ->check(number_in(0, limits::kMaxTokens, false));
 }
 
 void FlagOverlay::set(const std::string& pointer, const std::string& flag, Json value) {
@@ -88,18 +92,14 @@ std::vector<std::int64_t> parse_int_list(const std::string& text, const std::str
     std::vector<std::int64_t> out;
     bool ok = !text.empty();
     for (const auto& item : split_list(text)) {
-        try {
-            std::size_t used = 0;
-            const long long v = std::stoll(item, &used);
-            ok = ok && used == item.size() && v >= lo && v <= hi;
-            out.push_back(v);
-        } catch (...) {
-            ok = false;
-        }
+        const auto v = parse_int(item);
+        ok = ok && v && *v >= lo && *v <= hi && out.size() < 1024;
+        if (v) out.push_back(*v);
+        if (!ok) break;
     }
     if (!ok)
-        throw ConfigError(
-            fmt::format("{}: \"{}\": expected a comma-separated list of integers in {}..{}", flag, text, lo, hi));
+        throw ConfigError(fmt::format("{}: {}: expected a comma-separated list of at most 1024 integers in {}..{}",
+                                      flag, json_brief(Json(text)), lo, hi));
     return out;
 }
 
@@ -111,13 +111,9 @@ Json read_scenario_file(const std::string& path, std::string& base_dir) {
 
 namespace {
 
-// `j`: the scenario document from --scenario with the flags written over it.
-void apply_scenario_flags(const ScenarioFlags& f, std::string& base_dir, FlagOverlay& ov, Json& j) {
-    base_dir = ".";
-    if (!f.scenario.empty()) {
-        j = read_scenario_file(f.scenario, base_dir);
-        if (!j.is_object()) return;
-    }
+// The flags written over the scenario document `j` (all of them when `training` is true; the
+// training ones only on a training scenario, refused on an inference one).
+void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
     ov.set("/model", "--model", f.model);
     ov.set("/system", "--system", f.system);
     ov.set("/gpus", "--gpus", f.gpus);
@@ -130,25 +126,41 @@ void apply_scenario_flags(const ScenarioFlags& f, std::string& base_dir, FlagOve
     ov.set("/parallel/zero", "--zero", f.zero);
     ov.set("/parallel/sequence_parallel", "--sp", f.sp);
     ov.set("/parallel/schedule", "--schedule", f.schedule);
-    if (!j.contains("inference")) {
-        ov.set("/training/micro_batch", "--micro-batch", f.micro_batch);
-        ov.set("/training/global_batch", "--global-batch", f.global_batch);
-        ov.set("/training/seq_len", "--seq-len", f.seq_len);
-        ov.set("/training/recompute", "--recompute", f.recompute);
-        ov.set("/training/precision", "--precision", f.precision);
-        ov.set("/training/offload", "--offload", f.offload);
-        ov.set("/training/token_budget", "--token-budget", f.token_budget);
+    if (j.is_object() && j.contains("inference")) {
+        // Training flags do not apply to a serving scenario: refused, never silently ignored.
+        std::vector<std::string> lines;
+        for (const auto& [given, flag] :
+             {std::pair{f.micro_batch.has_value(), "--micro-batch"},
+              std::pair{f.global_batch.has_value(), "--global-batch"}, std::pair{f.seq_len.has_value(), "--seq-len"},
+              std::pair{!f.recompute.empty(), "--recompute"}, std::pair{!f.precision.empty(), "--precision"},
+              std::pair{!f.offload.empty(), "--offload"}, std::pair{f.token_budget.has_value(), "--token-budget"}})
+            if (given)
+                lines.push_back(
+                    fmt::format("{}: given with {}, an inference scenario (it has /inference): expected "
+                                "{} only with training scenarios",
+                                flag, f.scenario, flag));
+        if (!lines.empty()) throw ConfigError(lines);
+        return;
     }
-    // With flags only and no gpus, the layout defines the GPU count.
-    if (f.scenario.empty() && !j.contains("gpus") && j.contains("parallel")) {
-        const auto& p = j["parallel"];
-        if (p.contains("dp")) {
-            int n = 1;
-            for (const char* k : {"tp", "pp", "cp", "dp"})
-                if (p.contains(k)) n *= p[k].get<int>();
-            j["gpus"] = n;
-        }
+    ov.set("/training/micro_batch", "--micro-batch", f.micro_batch);
+    ov.set("/training/global_batch", "--global-batch", f.global_batch);
+    ov.set("/training/seq_len", "--seq-len", f.seq_len);
+    ov.set("/training/recompute", "--recompute", f.recompute);
+    ov.set("/training/precision", "--precision", f.precision);
+    ov.set("/training/offload", "--offload", f.offload);
+    ov.set("/training/token_budget", "--token-budget", f.token_budget);
+}
+
+// `j`: the scenario document from --scenario with the flags written over it.
+void apply_scenario_flags(const ScenarioFlags& f, std::string& base_dir, FlagOverlay& ov, Json& j) {
+    base_dir = ".";
+    if (!f.scenario.empty()) {
+        j = read_scenario_file(f.scenario, base_dir);
+        if (!j.is_object()) return;
     }
+    overlay_flags(f, ov, j);
+    // With flags only, the layout defines the GPU count: parse_scenario forms tp·pp·cp·dp (checked) when
+    // dp is given or tp·pp·cp > 1; with no parallel flag, one GPU.
     if (f.scenario.empty() && !j.contains("gpus") && !j.contains("parallel")) j["gpus"] = 1;
 }
 
@@ -166,6 +178,13 @@ Scenario resolve_scenario(const ScenarioFlags& f) {
     } catch (const ConfigError& e) {
         throw ov.rename(e, f.scenario);
     }
+}
+
+ConfigError locate_problems(const ScenarioFlags& f, const ConfigError& e) {
+    Json scratch = Json::object();
+    FlagOverlay ov(scratch);
+    overlay_flags(f, ov, scratch);
+    return ov.rename(e, f.scenario);
 }
 
 std::string gib(double bytes, int decimals) { return fmt::format("{:.{}f} GiB", bytes / kGiB, decimals); }
@@ -228,6 +247,7 @@ std::string Table::str() const {
     return out;
 }
 
-void print_json(const Json& j) { std::cout << j.dump(2) << "\n"; }
+// Text from logs (host and GPU names) may hold invalid UTF-8: replaced, never an exception.
+void print_json(const Json& j) { std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n"; }
 
 }   // namespace llmsim::cli

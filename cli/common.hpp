@@ -63,6 +63,12 @@ Json read_scenario_file(const std::string& path, std::string& base_dir);
 
 // Parses it; ConfigError messages name the flag where a flag supplied the value.
 Scenario resolve_scenario(const ScenarioFlags& f);
+// A ConfigError about the scenario of `f` met after parsing (a work limit): its pointers replaced by
+// the flag that supplied the value, or prefixed with the scenario file.
+ConfigError locate_problems(const ScenarioFlags& f, const ConfigError& e);
+// A ConfigError about the scenario of `f` (from the parser or a later work limit), its pointers
+// replaced by the flag that supplied the value, or prefixed with the scenario file.
+ConfigError locate_problems(const ScenarioFlags& f, const ConfigError& e);
 
 // Formatting.
 std::string gib(double bytes, int decimals = 2);   // "12.34 GiB"

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/flag_checks.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
 
 namespace llmsim::cli {
 
@@ -16,25 +18,26 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
     cmd->add_option("--model", f.model, "Model-zoo name or Hugging Face config.json path");
     cmd->add_option("--system", f.system, "System name (llmsim hw list)");
     if (with_gpus) {
-        cmd->add_option("--gpus", f.gpus, "Total accelerators (fixed)")->check(CLI::PositiveNumber);
+        cmd->add_option("--gpus", f.gpus, "Total accelerators (fixed)")->check(int_in(1, limits::kGpus));
         cmd->add_option("--max-gpus", f.max_gpus, "Search every count 2^k and 3·2^k up to this")
-            ->check(CLI::PositiveNumber);
+            ->check(int_in(1, limits::kGpus));
         cmd->add_option("--min-gpus", f.min_gpus, "Smallest count searched with --max-gpus")
-            ->check(CLI::PositiveNumber);
+            ->check(int_in(1, limits::kGpus));
     }
-    cmd->add_option("--seq-len", f.seq_len, "Sequence length (tokens)")->check(CLI::PositiveNumber);
-    cmd->add_option("--global-batch", f.global_batch, "Global batch (sequences)")->check(CLI::PositiveNumber);
+    cmd->add_option("--seq-len", f.seq_len, "Sequence length (tokens)")->check(int_in(1, limits::kSeqLen));
+    cmd->add_option("--global-batch", f.global_batch, "Global batch (sequences)")->check(int_in(1, limits::kBatch));
     cmd->add_option("--global-batch-range", f.global_batch_range, "a:b, every power of two in [a, b]");
     cmd->add_option("--precision", f.precision, "fp32 | fp16 | bf16 | fp8");
     cmd->add_option("--objective", f.objective, "time (tokens/s) | cost | per-gpu (tokens/s per GPU)");
-    cmd->add_option("--threads", f.threads, "Worker threads (default: all cores)")->check(CLI::PositiveNumber);
-    cmd->add_option("--price-per-gpu-hour", f.price, "Dollars per GPU-hour (cost columns)")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--memory-headroom", f.memory_headroom, "Fraction of each GPU's memory kept free (0 to 0.95)");
-    cmd->add_option("--memory-headroom-bytes", f.memory_headroom_bytes, "Bytes of each GPU's memory kept free");
-    cmd->add_option("--max-tp", f.max_tp, "Largest tensor-parallel size")->check(CLI::PositiveNumber);
-    cmd->add_option("--min-pp", f.min_pp, "Fewest pipeline stages")->check(CLI::PositiveNumber);
-    cmd->add_option("--max-pp", f.max_pp, "Most pipeline stages")->check(CLI::PositiveNumber);
+    cmd->add_option("--threads", f.threads, "Worker threads (default: all cores)")->check(int_in(1, 4096));
+    cmd->add_option("--price-per-gpu-hour", f.price, "Dollars per GPU-hour (cost columns)")->check(number_in(0, 1e9));
+    cmd->add_option("--memory-headroom", f.memory_headroom, "Fraction of each GPU's memory kept free (0 to 0.95)")
+        ->check(number_in(0, 0.95));
+    cmd->add_option("--memory-headroom-bytes", f.memory_headroom_bytes, "Bytes of each GPU's memory kept free")
+        ->check(number_in(0, limits::kMaxBytes));
+    cmd->add_option("--max-tp", f.max_tp, "Largest tensor-parallel size")->check(int_in(1, limits::kGpus));
+    cmd->add_option("--min-pp", f.min_pp, "Fewest pipeline stages")->check(int_in(1, limits::kGpus));
+    cmd->add_option("--max-pp", f.max_pp, "Most pipeline stages")->check(int_in(1, limits::kGpus));
     cmd->add_flag("--allow-cross-node-tp", f.allow_cross_node_tp, "Let tp exceed the scale-up (NVLink) domain");
     cmd->add_option("--tp", f.tp, "Allowed tp values (e.g. 4,8)");
     cmd->add_option("--pp", f.pp, "Allowed pp values");
@@ -47,7 +50,8 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
     cmd->add_option("--recompute", f.recompute, "Allowed recompute policies (none,selective,full)");
     cmd->add_option("--offload", f.offload, "Allowed offload policies (none,optimizer,optimizer+params)");
     cmd->add_option("--schedules", f.schedules, "Allowed schedules (1f1b,interleaved,zero-bubble,gpipe)");
-    cmd->add_option("--sp", f.sp, "Sequence parallelism: true | false (default: both when tp > 1)");
+    cmd->add_option("--sp", f.sp, "Sequence parallelism: true | false (default: both when tp > 1)")
+        ->check(true_or_false());
 }
 
 namespace {
@@ -56,8 +60,14 @@ void apply_search_flags(const SearchFlags& f, std::string& base_dir, FlagOverlay
     base_dir = ".";
     if (!f.scenario.empty()) {
         j = read_scenario_file(f.scenario, base_dir);
-        if (!j.is_object()) throw ConfigError(f.scenario + ": expected a JSON object (a training scenario)");
-        if (j.contains("inference")) throw ConfigError(f.scenario + "#/inference: the search takes training scenarios");
+        if (!j.is_object())
+            throw ConfigError(
+                fmt::format("{}#/: {}: expected a JSON object (a training scenario)", f.scenario, json_brief(j)));
+        if (j.contains("inference"))
+            throw ConfigError(
+                fmt::format("{}#/inference: {}: expected a training scenario (the search lays out "
+                            "training; a serving scenario is estimated with llmsim estimate)",
+                            f.scenario, json_brief(j["inference"])));
     } else if (f.model.empty() || f.system.empty()) {
         throw ConfigError("--scenario: missing: expected a scenario file, or at least --model and --system");
     }

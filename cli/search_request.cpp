@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
 
 namespace llmsim::search {
@@ -83,18 +84,18 @@ std::vector<std::int64_t> parse_batch_range(const std::string& text, const std::
             std::size_t ia = 0, ib = 0;
             a = std::stoll(text.substr(0, colon), &ia);
             b = std::stoll(text.substr(colon + 1), &ib);
-            ok = ia == colon && ib == text.size() - colon - 1 && a >= 1 && b >= a;
+            ok = ia == colon && ib == text.size() - colon - 1 && a >= 1 && b >= a && b <= limits::kBatch;
         } catch (...) {
             ok = false;
         }
     }
     std::vector<std::int64_t> out;
     if (ok)
-        for (std::int64_t p = 1; p <= b; p *= 2)
+        for (std::int64_t p = 1; p <= b; p *= 2)   // b <= 2^24: p never overflows
             if (p >= a) out.push_back(p);
     if (!ok || out.empty())
-        throw ConfigError(
-            fmt::format("{}: \"{}\": expected a:b with 1 <= a <= b spanning at least one power of two", what, text));
+        throw ConfigError(fmt::format("{}: {}: expected a:b with 1 <= a <= b <= {} spanning at least one power of two",
+                                      what, json_brief(Json(text)), limits::kBatch));
     return out;
 }
 
@@ -113,12 +114,12 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     if (j.contains("parallel")) {
         ObjectReader r(j["parallel"], "/parallel", pr);
         if (r.ok()) {
-            sp.tp = int_list<int>(r, "tp", 1, 1 << 20);
-            sp.pp = int_list<int>(r, "pp", 1, 1 << 20);
-            sp.cp = int_list<int>(r, "cp", 1, 1 << 20);
-            sp.ep = int_list<int>(r, "ep", 1, 1 << 20);
-            sp.vp = int_list<int>(r, "vp", 1, 1 << 20);
-            sp.dp = int_list<int>(r, "dp", 1, 1 << 24);
+            sp.tp = int_list<int>(r, "tp", 1, limits::kGpus);
+            sp.pp = int_list<int>(r, "pp", 1, limits::kGpus);
+            sp.cp = int_list<int>(r, "cp", 1, limits::kGpus);
+            sp.ep = int_list<int>(r, "ep", 1, limits::kGpus);
+            sp.vp = int_list<int>(r, "vp", 1, limits::kGpus);
+            sp.dp = int_list<int>(r, "dp", 1, limits::kGpus);
             sp.zero = int_list<int>(r, "zero", 0, 3);
             sp.sequence_parallel = r.boolean("sequence_parallel");
             for (const auto& s : string_list(r, "schedule", schedule_spellings()))
@@ -139,7 +140,7 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
                 t.erase(k);
             }
         ObjectReader r(sub, "/training", pr);
-        sp.micro_batch = int_list<std::int64_t>(r, "micro_batch", 1, 1 << 30);
+        sp.micro_batch = int_list<std::int64_t>(r, "micro_batch", 1, limits::kBatch);
         const auto rc = string_list(r, "recompute", {"none", "selective", "full"});
         if (!rc.empty()) {
             sp.recompute.clear();
@@ -156,21 +157,22 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     if (j.contains("search")) {
         ObjectReader r(j["search"], "/search", pr);
         if (r.ok()) {
-            if (auto v = r.integer("max_gpus", 1, 1 << 24)) sp.max_gpus = static_cast<int>(*v);
-            if (auto v = r.integer("min_gpus", 1, 1 << 24)) sp.min_gpus = static_cast<int>(*v);
+            if (auto v = r.integer("max_gpus", 1, limits::kGpus)) sp.max_gpus = static_cast<int>(*v);
+            if (auto v = r.integer("min_gpus", 1, limits::kGpus)) sp.min_gpus = static_cast<int>(*v);
             if (auto v = r.number("memory_headroom", 0.0, true, 0.95)) sp.memory_headroom_fraction = *v;
-            if (auto v = r.number("memory_headroom_bytes", 0.0, true)) sp.memory_headroom_bytes = *v;
-            if (auto v = r.integer("max_tp", 1, 1 << 20)) sp.max_tp = static_cast<int>(*v);
-            if (auto v = r.integer("min_pp", 1, 1 << 20)) sp.min_pp = static_cast<int>(*v);
-            if (auto v = r.integer("max_pp", 1, 1 << 20)) sp.max_pp = static_cast<int>(*v);
+            if (auto v = r.number("memory_headroom_bytes", 0.0, true, limits::kMaxBytes)) sp.memory_headroom_bytes = *v;
+            if (auto v = r.integer("max_tp", 1, limits::kGpus)) sp.max_tp = static_cast<int>(*v);
+            if (auto v = r.integer("min_pp", 1, limits::kGpus)) sp.min_pp = static_cast<int>(*v);
+            if (auto v = r.integer("max_pp", 1, limits::kGpus)) sp.max_pp = static_cast<int>(*v);
             if (auto v = r.choice("objective", {"time", "cost", "per-gpu"})) objective_from_string(*v, opt.objective);
-            if (auto v = r.integer("top_k", 1, 100000)) opt.top_k = static_cast<int>(*v);
-            if (auto v = r.integer("confirm", 0, 100000)) opt.confirm = static_cast<int>(*v);
+            if (auto v = r.integer("top_k", 1, limits::kSearchTopK)) opt.top_k = static_cast<int>(*v);
+            if (auto v = r.integer("confirm", 0, limits::kSearchTopK)) opt.confirm = static_cast<int>(*v);
             if (auto v = r.boolean("allow_cross_node_tp")) sp.allow_cross_node_tp = *v;
             if (auto v = r.number("price_per_gpu_hour", 0.0, true)) opt.price_per_gpu_hour = *v;
             if (const Json* gb = r.get("global_batch")) {
                 batch_from_search = true;
-                if (gb->is_number_integer() && gb->get<std::int64_t>() >= 1) {
+                if (gb->is_number_integer() && gb->get<std::int64_t>() >= 1 &&
+                    gb->get<std::int64_t>() <= limits::kBatch) {
                     sp.global_batches = {gb->get<std::int64_t>()};
                 } else if (gb->is_string()) {
                     try {
@@ -188,7 +190,9 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
                         for (const auto& l : e.problems()) pr.add_raw(l);
                     }
                 } else {
-                    pr.add(r.ptr("global_batch"), *gb, "a positive integer, \"a:b\" or [a, b] (powers of two in a..b)");
+                    pr.add(r.ptr("global_batch"), *gb,
+                           fmt::format("an integer in [1, {}], \"a:b\" or [a, b] (powers of two in a..b)",
+                                       limits::kBatch));
                 }
             }
             r.finish();
@@ -198,27 +202,36 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     // GPUs: a fixed count, or every count up to search.max_gpus.
     if (j.contains("gpus")) {
         const Json& g = j["gpus"];
-        if (g.is_number_integer() && g.get<std::int64_t>() >= 1 && g.get<std::int64_t>() <= (1 << 24))
+        if (g.is_number_integer() && g.get<std::int64_t>() >= 1 && g.get<std::int64_t>() <= limits::kGpus)
             sp.gpu_counts = {static_cast<int>(g.get<std::int64_t>())};
         else
-            pr.add("/gpus", g, "a positive integer (total accelerators)");
+            pr.add("/gpus", g, fmt::format("an integer in [1, {}] (total accelerators)", limits::kGpus));
     } else if (sp.max_gpus == 0) {
         pr.add_raw("/gpus: missing: expected the total number of accelerators (or search.max_gpus)");
     }
     if (!batch_from_search) {
         const bool has = j.contains("training") && j["training"].is_object() && j["training"].contains("global_batch");
         if (has && j["training"]["global_batch"].is_number_integer() &&
-            j["training"]["global_batch"].get<std::int64_t>() >= 1)
+            j["training"]["global_batch"].get<std::int64_t>() >= 1 &&
+            j["training"]["global_batch"].get<std::int64_t>() <= limits::kBatch)
             sp.global_batches = {j["training"]["global_batch"].get<std::int64_t>()};
-        else if (!has)
+        else if (has)
+            pr.add("/training/global_batch", j["training"]["global_batch"],
+                   fmt::format("an integer in [1, {}]", limits::kBatch));
+        else
             pr.add_raw(
                 "/training/global_batch: missing: expected the global batch (sequences), or search.global_batch");
     }
-    pr.raise_if_any();
-    // The rest is an ordinary scenario on one GPU (the layout is what we search).
+    // The rest is an ordinary scenario on one GPU (the layout is what we search); its problems are
+    // reported with the search block's, each with its own pointer.
     j["gpus"] = 1;
     if (j.contains("training") && j["training"].is_object()) j["training"].erase("global_batch");
-    req.base = parse_scenario(j, base_dir, db);
+    try {
+        req.base = parse_scenario(j, base_dir, db);
+    } catch (const ConfigError& e) {
+        for (const auto& l : e.problems()) pr.add_raw(l);
+    }
+    pr.raise_if_any();
     if (ogr) req.base.parallel.overlap_grad_reduce = *ogr;
     if (opg) req.base.parallel.overlap_param_gather = *opg;
     if (tco) req.base.parallel.tp_comm_overlap = *tco;

@@ -18,4 +18,4 @@ endfunction()
 
 # The plain-struct headers every model room reads (no JSON, no database).
 set(LLMSIM_SPEC_HEADERS schedules hardware_db/specs.hpp hardware_db/units.hpp hardware_db/errors.hpp
-    hardware_db/layout_rules.hpp hardware_db/validation_case.hpp)
+    hardware_db/layout_rules.hpp hardware_db/validation_case.hpp hardware_db/limits.hpp)

@@ -155,7 +155,8 @@ ModelSpec model_shape_for_params(double params, std::int64_t vocab, std::int64_t
         const double outside = pc.total - pc.dense_layer;
         const double per_layer = pc.dense_layer;
         const double l_exact = (params - outside) / per_layer;
-        for (int layers : {static_cast<int>(std::floor(l_exact)), static_cast<int>(std::ceil(l_exact))}) {
+        const double l_bounded = std::min(l_exact, 1e6);   // bound before the conversion to int
+        for (int layers : {static_cast<int>(std::floor(l_bounded)), static_cast<int>(std::ceil(l_bounded))}) {
             if (layers < 2) continue;
             const ModelSpec m = make(h, layers);
             const double total = count_parameters(m).total;

@@ -8,6 +8,7 @@
 #include "hardware_db/embedded.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/hf_config.hpp"
+#include "hardware_db/limits.hpp"
 
 namespace llmsim {
 
@@ -48,18 +49,18 @@ void parse_efficiency(const Json& j, const std::string& pointer, Problems& pr, E
         ObjectReader gr(*g, r.ptr("gemm_max"), pr);
         for (int i = 0; i < kPrecisionCount; ++i) {
             const auto p = static_cast<Precision>(i);
-            if (auto v = gr.number(to_string(p), 0.0, false, 1.0)) e.gemm_max[i] = *v;
+            if (auto v = gr.number(to_string(p), limits::kMinFraction, true, 1.0)) e.gemm_max[i] = *v;
         }
         gr.finish();
     }
-    e.gemm_tile_m = static_cast<int>(r.integer_or("gemm_tile_m", e.gemm_tile_m, 1, 4096));
-    e.gemm_tile_n = static_cast<int>(r.integer_or("gemm_tile_n", e.gemm_tile_n, 1, 4096));
-    e.gemm_k_half = r.number_or("gemm_k_half", e.gemm_k_half, 0.0, true);
-    e.hbm_efficiency = r.number_or("hbm_efficiency", e.hbm_efficiency, 0.0, false, 1.0);
-    e.attention_fwd = r.number_or("attention_fwd", e.attention_fwd, 0.0, false, 1.0);
-    e.attention_bwd = r.number_or("attention_bwd", e.attention_bwd, 0.0, false, 1.0);
-    e.kernel_launch_us = r.number_or("kernel_launch_us", e.kernel_launch_us, 0.0, true);
-    e.sustained_fraction = r.number_or("sustained_fraction", e.sustained_fraction, 0.0, false, 1.5);
+    e.gemm_tile_m = static_cast<int>(r.integer_or("gemm_tile_m", e.gemm_tile_m, 1, limits::kGemmTile));
+    e.gemm_tile_n = static_cast<int>(r.integer_or("gemm_tile_n", e.gemm_tile_n, 1, limits::kGemmTile));
+    e.gemm_k_half = r.number_or("gemm_k_half", e.gemm_k_half, 0.0, true, 1e9);
+    e.hbm_efficiency = r.number_or("hbm_efficiency", e.hbm_efficiency, limits::kMinFraction, true, 1.0);
+    e.attention_fwd = r.number_or("attention_fwd", e.attention_fwd, limits::kMinFraction, true, 1.0);
+    e.attention_bwd = r.number_or("attention_bwd", e.attention_bwd, limits::kMinFraction, true, 1.0);
+    e.kernel_launch_us = r.number_or("kernel_launch_us", e.kernel_launch_us, 0.0, true, limits::kMaxLatencyUs);
+    e.sustained_fraction = r.number_or("sustained_fraction", e.sustained_fraction, limits::kMinFraction, true, 1.5);
     r.finish();
 }
 
@@ -98,18 +99,19 @@ AcceleratorSpec parse_accelerator(const Json& j, const std::string& pointer, Pro
     if (const Json* pk = r.get("peak_tflops")) {
         ObjectReader p(*pk, r.ptr("peak_tflops"), pr);
         for (int i = 0; i < kPrecisionCount; ++i) {
-            if (auto v = p.number(to_string(static_cast<Precision>(i)))) a.peak_flops[i] = *v * 1e12;
+            if (auto v = p.number(to_string(static_cast<Precision>(i)), limits::kMinRate, true, limits::kMaxRate))
+                a.peak_flops[i] = *v * 1e12;
         }
         p.finish();
     } else {
         pr.add_raw(
             fmt::format("{}: missing: expected an object of dense peak TFLOP/s per precision", r.ptr("peak_tflops")));
     }
-    a.hbm_capacity_bytes = r.required_number("hbm_capacity_GiB") * kGiB;
-    a.hbm_GBps = r.required_number("hbm_GBps");
-    a.sm_count = static_cast<int>(r.required_integer("sm_count", 1, 100000));
-    a.l2_cache_bytes = r.number_or("l2_cache_MiB", 0.0, 0.0, true) * kMiB;
-    a.tdp_W = r.number_or("tdp_W", 0.0, 0.0, true);
+    a.hbm_capacity_bytes = r.required_number("hbm_capacity_GiB", 0.0, false, limits::kMaxCapacityGiB) * kGiB;
+    a.hbm_GBps = r.required_number("hbm_GBps", limits::kMinRate, true, limits::kMaxRate);
+    a.sm_count = static_cast<int>(r.required_integer("sm_count", 1, limits::kSmCount));
+    a.l2_cache_bytes = r.number_or("l2_cache_MiB", 0.0, 0.0, true, limits::kMaxCapacityGiB) * kMiB;
+    a.tdp_W = r.number_or("tdp_W", 0.0, 0.0, true, 1e9);
     if (const Json* e = r.get("efficiency")) parse_efficiency(*e, r.ptr("efficiency"), pr, a.efficiency);
     // A precision without its own GEMM efficiency borrows the closest one (documented).
     auto& gm = a.efficiency.gemm_max;
@@ -132,12 +134,12 @@ ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
     m.name = r.string_or("name", "custom");
     m.display_name = r.string_or("display_name", m.name);
     m.source = r.string_or("source", "");
-    m.layers = static_cast<int>(r.required_integer("layers", 1, 100000));
-    m.hidden = r.required_integer("hidden", 1);
-    m.heads = static_cast<int>(r.required_integer("heads", 1, 1 << 20));
-    m.kv_heads = static_cast<int>(r.integer_or("kv_heads", m.heads, 1, 1 << 20));
+    m.layers = static_cast<int>(r.required_integer("layers", 1, limits::kLayers));
+    m.hidden = r.required_integer("hidden", 1, limits::kHidden);
+    m.heads = static_cast<int>(r.required_integer("heads", 1, limits::kHeads));
+    m.kv_heads = static_cast<int>(r.integer_or("kv_heads", m.heads, 1, limits::kHeads));
     if (r.has("head_dim")) {
-        m.head_dim = r.integer_or("head_dim", 1, 1);
+        m.head_dim = r.integer_or("head_dim", 1, 1, limits::kHeadDim);
     } else if (m.heads > 0 && m.hidden % m.heads != 0) {
         r.accept("head_dim");
         pr.add(r.ptr("hidden"), Json(m.hidden),
@@ -148,8 +150,8 @@ ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
     }
     const auto mlp = r.choice("mlp", {"gelu", "swiglu"}).value_or("gelu");
     m.mlp = mlp == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
-    m.ffn_hidden = r.integer_or("ffn_hidden", 4 * m.hidden, 1);
-    m.vocab = r.required_integer("vocab", 1);
+    m.ffn_hidden = r.integer_or("ffn_hidden", 4 * m.hidden, 1, limits::kFfnHidden);
+    m.vocab = r.required_integer("vocab", 1, limits::kVocab);
     m.norm = r.choice("norm", {"layernorm", "rmsnorm"}).value_or("layernorm") == "rmsnorm" ? NormKind::rmsnorm
                                                                                            : NormKind::layernorm;
     const auto pos = r.choice("position", {"learned", "rope", "alibi", "relative", "none"}).value_or("learned");
@@ -158,23 +160,23 @@ ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
                  : pos == "relative" ? PositionKind::relative
                  : pos == "none"     ? PositionKind::none
                                      : PositionKind::learned;
-    m.max_seq_len = r.integer_or("max_seq_len", 2048, 1);
+    m.max_seq_len = r.integer_or("max_seq_len", 2048, 1, limits::kSeqLen);
     m.tied_embeddings = r.boolean_or("tied_embeddings", false);
     m.bias = r.boolean_or("bias", true);
     m.qkv_bias = r.boolean_or("qkv_bias", false);
     m.parallel_block = r.boolean_or("parallel_block", false);
     m.dropout = r.boolean_or("dropout", true);
-    if (auto v = r.number("published_params")) m.published_params = *v;
-    if (auto v = r.number("published_active_params")) m.published_active_params = *v;
+    if (auto v = r.number("published_params", 0.0, false, limits::kMaxParams)) m.published_params = *v;
+    if (auto v = r.number("published_active_params", 0.0, false, limits::kMaxParams)) m.published_active_params = *v;
     if (const Json* moe = r.get("moe")) {
         ObjectReader mr(*moe, r.ptr("moe"), pr);
-        m.moe.experts = static_cast<int>(mr.required_integer("experts", 1, 1 << 20));
-        m.moe.top_k = static_cast<int>(mr.required_integer("top_k", 1, 1 << 20));
-        m.moe.expert_ffn_hidden = mr.integer_or("expert_ffn_hidden", m.ffn_hidden, 1);
-        m.moe.shared_experts = static_cast<int>(mr.integer_or("shared_experts", 0, 0, 1 << 20));
-        m.moe.shared_expert_ffn_hidden = mr.integer_or("shared_expert_ffn_hidden", 0, 0);
+        m.moe.experts = static_cast<int>(mr.required_integer("experts", 1, limits::kExperts));
+        m.moe.top_k = static_cast<int>(mr.required_integer("top_k", 1, limits::kExperts));
+        m.moe.expert_ffn_hidden = mr.integer_or("expert_ffn_hidden", m.ffn_hidden, 1, limits::kFfnHidden);
+        m.moe.shared_experts = static_cast<int>(mr.integer_or("shared_experts", 0, 0, limits::kExperts));
+        m.moe.shared_expert_ffn_hidden = mr.integer_or("shared_expert_ffn_hidden", 0, 0, limits::kFfnHidden);
         if (m.moe.shared_expert_ffn_hidden == 0) m.moe.shared_expert_ffn_hidden = m.moe.expert_ffn_hidden;
-        m.moe.dense_layers = static_cast<int>(mr.integer_or("dense_layers", 0, 0, 100000));
+        m.moe.dense_layers = static_cast<int>(mr.integer_or("dense_layers", 0, 0, limits::kLayers));
         mr.finish();
     }
     r.finish();
@@ -204,53 +206,60 @@ namespace {
 // Reads system keys present in `r` into `s`. With `full`, the essential keys are required.
 void read_system_keys(ObjectReader& r, SystemSpec& s, bool full) {
     if (full) {
-        s.gpus_per_node = static_cast<int>(r.required_integer("gpus_per_node", 1, 1 << 20));
-        s.intra_node_GBps = r.required_number("intra_node_GBps");
+        s.gpus_per_node = static_cast<int>(r.required_integer("gpus_per_node", 1, limits::kGpusPerNode));
+        s.intra_node_GBps = r.required_number("intra_node_GBps", limits::kMinRate, true, limits::kMaxRate);
     } else {
-        s.gpus_per_node = static_cast<int>(r.integer_or("gpus_per_node", s.gpus_per_node, 1, 1 << 20));
-        s.intra_node_GBps = r.number_or("intra_node_GBps", s.intra_node_GBps);
+        s.gpus_per_node = static_cast<int>(r.integer_or("gpus_per_node", s.gpus_per_node, 1, limits::kGpusPerNode));
+        s.intra_node_GBps = r.number_or("intra_node_GBps", s.intra_node_GBps, limits::kMinRate, true, limits::kMaxRate);
     }
     s.name = r.string_or("name", s.name);
     s.display_name = r.string_or("display_name", s.display_name.empty() ? s.name : s.display_name);
-    s.scaleup_domain =
-        static_cast<int>(r.integer_or("scaleup_domain", full ? s.gpus_per_node : s.scaleup_domain, 1, 1 << 24));
-    s.intra_node_latency_us = r.number_or("intra_node_latency_us", s.intra_node_latency_us, 0.0, true);
-    s.intra_node_efficiency = r.number_or("intra_node_efficiency", s.intra_node_efficiency, 0.0, false, 1.0);
+    s.scaleup_domain = static_cast<int>(
+        r.integer_or("scaleup_domain", full ? s.gpus_per_node : s.scaleup_domain, 1, limits::kGpusPerNode));
+    s.intra_node_latency_us =
+        r.number_or("intra_node_latency_us", s.intra_node_latency_us, 0.0, true, limits::kMaxLatencyUs);
+    s.intra_node_efficiency =
+        r.number_or("intra_node_efficiency", s.intra_node_efficiency, limits::kMinFraction, true, 1.0);
     s.nvls = r.boolean_or("nvls", s.nvls);
-    s.nvls_GBps = r.number_or("nvls_GBps", s.nvls_GBps, 0.0, true);
-    s.inter_node_GBps = r.number_or("inter_node_GBps", s.inter_node_GBps, 0.0, true);
-    s.inter_node_latency_us = r.number_or("inter_node_latency_us", s.inter_node_latency_us, 0.0, true);
-    s.inter_node_efficiency = r.number_or("inter_node_efficiency", s.inter_node_efficiency, 0.0, false, 1.0);
-    s.nics_per_node = static_cast<int>(r.integer_or("nics_per_node", s.nics_per_node, 0, 1024));
-    s.nic_Gbps = r.number_or("nic_Gbps", s.nic_Gbps, 0.0, true);
+    s.nvls_GBps = r.number_or("nvls_GBps", s.nvls_GBps, 0.0, true, limits::kMaxRate);
+    s.inter_node_GBps = r.number_or("inter_node_GBps", s.inter_node_GBps, 0.0, true, limits::kMaxRate);
+    s.inter_node_latency_us =
+        r.number_or("inter_node_latency_us", s.inter_node_latency_us, 0.0, true, limits::kMaxLatencyUs);
+    s.inter_node_efficiency =
+        r.number_or("inter_node_efficiency", s.inter_node_efficiency, limits::kMinFraction, true, 1.0);
+    s.nics_per_node = static_cast<int>(r.integer_or("nics_per_node", s.nics_per_node, 0, limits::kNicsPerNode));
+    s.nic_Gbps = r.number_or("nic_Gbps", s.nic_Gbps, 0.0, true, limits::kMaxRate);
     if (const Json* t = r.get("torus_dims")) {
         bool ok = t->is_array();
         std::vector<int> dims;
         if (ok)
             for (const auto& d : *t) {
-                if (!d.is_number_integer() || d.get<std::int64_t>() < 1) {
+                if (!d.is_number_integer() || d.get<std::int64_t>() < 1 || d.get<std::int64_t>() > limits::kGpus ||
+                    dims.size() >= 8) {
                     ok = false;
                     break;
                 }
                 dims.push_back(static_cast<int>(d.get<std::int64_t>()));
             }
         if (!ok)
-            r.problems().add(r.ptr("torus_dims"), *t, "an array of positive integers");
+            r.problems().add(r.ptr("torus_dims"), *t,
+                             fmt::format("an array of at most 8 integers in [1, {}]", limits::kGpus));
         else
             s.torus_dims = dims;
     }
-    s.ici_link_GBps = r.number_or("ici_link_GBps", s.ici_link_GBps, 0.0, true);
+    s.ici_link_GBps = r.number_or("ici_link_GBps", s.ici_link_GBps, 0.0, true, limits::kMaxRate);
     s.ici_links_per_chip = static_cast<int>(r.integer_or("ici_links_per_chip", s.ici_links_per_chip, 0, 64));
     s.torus_wraparound = r.boolean_or("torus_wraparound", s.torus_wraparound);
-    s.dcn_GBps = r.number_or("dcn_GBps", s.dcn_GBps, 0.0, true);
-    s.collective_base_latency_us = r.number_or("collective_base_latency_us", s.collective_base_latency_us, 0.0, true);
+    s.dcn_GBps = r.number_or("dcn_GBps", s.dcn_GBps, 0.0, true, limits::kMaxRate);
+    s.collective_base_latency_us =
+        r.number_or("collective_base_latency_us", s.collective_base_latency_us, 0.0, true, limits::kMaxLatencyUs);
     s.intra_node_comm_sm_fraction =
         r.number_or("intra_node_comm_sm_fraction", s.intra_node_comm_sm_fraction, 0.0, true, 1.0);
     s.inter_node_comm_sm_fraction =
         r.number_or("inter_node_comm_sm_fraction", s.inter_node_comm_sm_fraction, 0.0, true, 1.0);
-    if (auto v = r.number("host_memory_GiB", 0.0, true)) s.host_memory_bytes = *v * kGiB;
-    s.pcie_GBps = r.number_or("pcie_GBps", s.pcie_GBps, 0.0, true);
-    s.host_memory_GBps = r.number_or("host_memory_GBps", s.host_memory_GBps, 0.0, true);
+    if (auto v = r.number("host_memory_GiB", 0.0, true, limits::kMaxCapacityGiB)) s.host_memory_bytes = *v * kGiB;
+    s.pcie_GBps = r.number_or("pcie_GBps", s.pcie_GBps, limits::kMinRate, true, limits::kMaxRate);
+    s.host_memory_GBps = r.number_or("host_memory_GBps", s.host_memory_GBps, 0.0, true, limits::kMaxRate);
     read_sources(r, s.provenance);
 }
 
@@ -448,13 +457,25 @@ SystemSpec Database::resolve_system(const Json& value, const std::string& pointe
     }
     // 3. A calibration profile: a system override measured by `llmsim calibrate fit`.
     if (!profile_path.empty()) {
+        // Problems inside the profile file are reported under the pointer that named it:
+        // "/system/profile: prof.json#/system/nvls_GBps: -1: expected ...".
+        Problems inner;
+        read_profile(s, profile_path, base_dir, inner);
+        for (const auto& l : inner.lines) pr.add_raw(fmt::format("{}/profile: {}", pointer, l));
+    }
+    return s;
+}
+
+void Database::read_profile(SystemSpec& s, const std::string& profile_path, const std::string& base_dir,
+                            Problems& pr) const {
+    {
         Json prof;
         const std::string path = resolve_path(profile_path, base_dir);
         try {
             prof = parse_json_file(path);
-        } catch (const ConfigError&) {
-            pr.add(pointer + "/profile", Json(profile_path), "a readable calibration profile JSON file");
-            return s;
+        } catch (const ConfigError& e) {
+            for (const auto& l : e.problems()) pr.add_raw(l);   // the file, its line or its pointer
+            return;
         }
         const std::string ppre = path + "#";
         ObjectReader r(prof, ppre, pr);
@@ -493,7 +514,6 @@ SystemSpec Database::resolve_system(const Json& value, const std::string& pointe
         r.finish();
         s.profile = profile_path;
     }
-    return s;
 }
 
 ModelSpec Database::resolve_model(const Json& value, const std::string& pointer, Problems& pr,
@@ -509,14 +529,16 @@ ModelSpec Database::resolve_model(const Json& value, const std::string& pointer,
                 pr.add(pointer, value, "a model-zoo name or a readable model / config.json file");
                 return {};
             }
-            Json j;
+            // Problems inside the file are reported under the pointer that named it.
+            Problems inner;
+            ModelSpec m;
             try {
-                j = parse_json_file(path);
+                m = resolve_model(parse_json_file(path), path + "#", inner, base_dir);
             } catch (const ConfigError& e) {
-                for (const auto& l : e.problems()) pr.add_raw(l);
-                return {};
+                inner.lines = e.problems();
             }
-            return resolve_model(j, path + "#", pr, base_dir);
+            for (const auto& l : inner.lines) pr.add_raw(fmt::format("{}: {}", pointer, l));
+            return m;
         }
         try {
             lookup(models_, v, "model", pointer);

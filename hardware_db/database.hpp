@@ -42,6 +42,9 @@ public:
                             const std::string& base_dir = ".") const;
 
 private:
+    // Applies the calibration profile file `profile_path` to `s` (problems use the file's pointers).
+    void read_profile(SystemSpec& s, const std::string& profile_path, const std::string& base_dir,
+                      Problems& problems) const;
     std::map<std::string, Json> accelerators_, systems_, models_;
 };
 

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "hardware_db/limits.hpp"
+
 namespace llmsim {
 
 namespace {
@@ -101,9 +103,9 @@ public:
         if (!value(key)) return std::nullopt;
         return r_.boolean(key);
     }
-    std::optional<double> number(const char* key, double min_value = 0.0) {
+    std::optional<double> number(const char* key, double min_value, bool min_inclusive, double max_value) {
         if (!value(key)) return std::nullopt;
-        return r_.number(key, min_value, true);
+        return r_.number(key, min_value, min_inclusive, max_value);
     }
     std::optional<std::string> string(const std::vector<const char*>& keys) {
         const char* k = find(keys);
@@ -140,25 +142,25 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
     const char* layers_key = nullptr;
     const char* hidden_key = nullptr;
     const char* heads_key = nullptr;
-    m.layers = static_cast<int>(k.required(kLayerKeys, "layer count", 1, 100000, &layers_key));
-    m.hidden = k.required(kHiddenKeys, "hidden size", 1, INT64_MAX, &hidden_key);
-    m.heads = static_cast<int>(k.required(kHeadKeys, "attention head count", 1, 1 << 20, &heads_key));
-    m.vocab = k.required(kVocabKeys, "vocabulary size", 1, INT64_MAX);
+    m.layers = static_cast<int>(k.required(kLayerKeys, "layer count", 1, limits::kLayers, &layers_key));
+    m.hidden = k.required(kHiddenKeys, "hidden size", 1, limits::kHidden, &hidden_key);
+    m.heads = static_cast<int>(k.required(kHeadKeys, "attention head count", 1, limits::kHeads, &heads_key));
+    m.vocab = k.required(kVocabKeys, "vocabulary size", 1, limits::kVocab);
 
     // KV heads: GQA key, Falcon's num_kv_heads (new decoder architecture), multi-query flag.
     const bool falcon = type == "falcon";
     const bool falcon_new_arch = falcon && k.boolean("new_decoder_architecture").value_or(false);
     const char* kv_key = nullptr;
-    std::optional<std::int64_t> kv = k.integer({"num_key_value_heads"}, 1, 1 << 20, &kv_key);
+    std::optional<std::int64_t> kv = k.integer({"num_key_value_heads"}, 1, limits::kHeads, &kv_key);
     if (!kv_key) {
         const bool multi_query = k.boolean("multi_query").value_or(false);
-        if (!falcon || falcon_new_arch) kv = k.integer({"num_kv_heads", "n_head_kv"}, 1, 1 << 20, &kv_key);
+        if (!falcon || falcon_new_arch) kv = k.integer({"num_kv_heads", "n_head_kv"}, 1, limits::kHeads, &kv_key);
         if (!kv_key) kv = multi_query ? 1 : m.heads;
     }
     m.kv_heads = static_cast<int>(kv.value_or(m.heads));
     if (m.kv_heads <= 0) m.kv_heads = m.heads;
 
-    if (auto hd = k.integer({"head_dim"}, 1, 1 << 20)) {
+    if (auto hd = k.integer({"head_dim"}, 1, limits::kHeadDim)) {
         m.head_dim = *hd;
     } else if (m.heads > 0 && m.hidden > 0) {
         if (m.hidden % m.heads != 0)
@@ -174,10 +176,20 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
     }
 
     // FFN width.
-    if (auto f = k.integer({"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size"}, 1)) {
+    if (auto f = k.integer({"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size"}, 1, limits::kFfnHidden)) {
         m.ffn_hidden = *f;
-    } else if (auto ratio = k.number("expansion_ratio", 0.0)) {
-        m.ffn_hidden = static_cast<std::int64_t>(std::llround(*ratio * static_cast<double>(m.hidden)));
+    } else if (k.value("expansion_ratio")) {
+        // The width ratio·hidden must be a width llmsim accepts: checked in double before rounding.
+        m.ffn_hidden = 4 * m.hidden;
+        if (auto ratio = k.number("expansion_ratio", 0.0, false, static_cast<double>(limits::kFfnHidden))) {
+            const double width = std::round(*ratio * static_cast<double>(m.hidden));
+            if (m.hidden > 0 && !(width >= 1.0 && width <= static_cast<double>(limits::kFfnHidden)))
+                pr.add(k.ptr("expansion_ratio"), Json(*ratio),
+                       fmt::format("a ratio whose MLP width ratio·{} ({}) is in [1, {}]", hidden_key, m.hidden,
+                                   limits::kFfnHidden));
+            else if (m.hidden > 0)
+                m.ffn_hidden = static_cast<std::int64_t>(width);
+        }
     } else {
         m.ffn_hidden = 4 * m.hidden;
     }
@@ -198,7 +210,8 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
 
     // Positions.
     m.max_seq_len =
-        k.integer({"max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx"}, 1).value_or(2048);
+        k.integer({"max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx"}, 1, limits::kSeqLen)
+            .value_or(2048);
     if (kLearnedPositionTypes.count(type)) {
         m.position = PositionKind::learned;
     } else if (type == "bloom" || (falcon && k.boolean("alibi").value_or(false))) {
@@ -254,20 +267,21 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
     // --- mixture of experts --------------------------------------------------------------------
     const char* experts_key = nullptr;
     const auto experts = k.integer({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0,
-                                   1 << 20, &experts_key);
+                                   limits::kExperts, &experts_key);
     if (experts && *experts > 1) {
         m.moe.experts = static_cast<int>(*experts);
         const char* topk_key = nullptr;
         m.moe.top_k = static_cast<int>(k.required({"num_experts_per_tok", "moe_top_k", "num_experts_per_token"},
-                                                  "experts per token", 1, 1 << 20, &topk_key));
+                                                  "experts per token", 1, limits::kExperts, &topk_key));
         if (m.moe.top_k > m.moe.experts)
             pr.add(k.ptr(topk_key), Json(m.moe.top_k), fmt::format("at most {} ({})", experts_key, m.moe.experts));
-        m.moe.expert_ffn_hidden = k.integer({"moe_intermediate_size"}, 1).value_or(m.ffn_hidden);
-        if (auto n_shared = k.integer({"n_shared_experts", "num_shared_experts"}, 0, 1 << 20);
+        m.moe.expert_ffn_hidden = k.integer({"moe_intermediate_size"}, 1, limits::kFfnHidden).value_or(m.ffn_hidden);
+        if (auto n_shared = k.integer({"n_shared_experts", "num_shared_experts"}, 0, limits::kExperts);
             n_shared && *n_shared > 0) {
             m.moe.shared_experts = static_cast<int>(*n_shared);
             m.moe.shared_expert_ffn_hidden = m.moe.expert_ffn_hidden;
-        } else if (auto shared_f = k.integer({"shared_expert_intermediate_size"}, 0); shared_f && *shared_f > 0) {
+        } else if (auto shared_f = k.integer({"shared_expert_intermediate_size"}, 0, limits::kFfnHidden);
+                   shared_f && *shared_f > 0) {
             m.moe.shared_experts = 1;
             m.moe.shared_expert_ffn_hidden = *shared_f;
         } else {
@@ -275,21 +289,25 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
         }
         // Which layers are MoE: leading dense layers (DeepSeek), every step-th layer (Qwen
         // decoder_sparse_step, DeepSeek moe_layer_freq), explicit dense layers (Qwen mlp_only_layers).
-        const std::int64_t first_dense = k.integer({"first_k_dense_replace"}, 0, 100000).value_or(0);
-        const std::int64_t step = k.integer({"decoder_sparse_step"}, 1, 100000).value_or(1);
-        const std::int64_t freq = k.integer({"moe_layer_freq"}, 1, 100000).value_or(1);
+        // A configuration that leaves no MoE layer is refused rather than read as a dense model.
+        const std::int64_t layer_bound = m.layers > 0 ? m.layers : limits::kLayers;
+        const std::int64_t first_dense = k.integer({"first_k_dense_replace"}, 0, layer_bound).value_or(0);
+        const std::int64_t step = k.integer({"decoder_sparse_step"}, 1, layer_bound).value_or(1);
+        const std::int64_t freq = k.integer({"moe_layer_freq"}, 1, layer_bound).value_or(1);
         std::set<std::int64_t> mlp_only;
         if (const Json* v = k.value("mlp_only_layers")) {
             bool good = v->is_array();
             if (good)
                 for (const auto& x : *v) {
-                    if (!x.is_number_integer()) {
+                    if (!x.is_number_integer() || x.get<std::int64_t>() < 0 || x.get<std::int64_t>() >= layer_bound) {
                         good = false;
                         break;
                     }
                     mlp_only.insert(x.get<std::int64_t>());
                 }
-            if (!good) pr.add(k.ptr("mlp_only_layers"), *v, "an array of layer indices");
+            if (!good)
+                pr.add(k.ptr("mlp_only_layers"), *v,
+                       fmt::format("an array of layer indices in [0, {}]", layer_bound - 1));
         }
         int moe_layers = 0;
         for (int i = 0; i < m.layers; ++i) {
@@ -300,7 +318,21 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
             moe_layers += is_moe ? 1 : 0;
         }
         m.moe.dense_layers = m.layers - moe_layers;
-        if (moe_layers == 0) m.moe = MoeSpec{};
+        if (moe_layers == 0) {
+            if (m.layers > 0)
+                pr.add(k.ptr(experts_key), Json(m.moe.experts),
+                       fmt::format("experts in at least one of the {} layers (first_k_dense_replace, "
+                                   "decoder_sparse_step, moe_layer_freq and mlp_only_layers leave none)",
+                                   m.layers));
+            m.moe = MoeSpec{};
+        }
+    } else if (experts && *experts == 1) {
+        // One expert is a dense MLP; more experts per token than that is a configuration error.
+        const char* topk_key = nullptr;
+        if (auto top_k = k.integer({"num_experts_per_tok", "moe_top_k", "num_experts_per_token"}, 1, limits::kExperts,
+                                   &topk_key);
+            top_k && *top_k > 1)
+            pr.add(k.ptr(topk_key), Json(*top_k), fmt::format("at most {} (1)", experts_key));
     }
     return m;
 }

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <functional>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "hardware_db/errors.hpp"
+#include "hardware_db/input_file.hpp"
+#include "hardware_db/limits.hpp"
 
 namespace llmsim {
 
@@ -43,6 +45,7 @@ ConfigError::ConfigError(std::vector<std::string> problems)
 std::vector<std::string> closest_names(const std::string& name, const std::vector<std::string>& candidates,
                                        std::size_t n) {
     std::vector<std::pair<std::size_t, std::string>> scored;
+    if (name.size() > 64) return {};   // no sensible suggestion (and edit distance grows with length)
     for (const auto& c : candidates) {
         std::size_t d = edit_distance(name, c);
         // A substring match is a strong hint ("h100" -> "dgx-h100").
@@ -58,10 +61,82 @@ std::vector<std::string> closest_names(const std::string& name, const std::vecto
     return out;
 }
 
-std::string json_brief(const Json& v) {
-    std::string s = v.dump();
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
+namespace {
+
+// Appends a compact rendering of `v` to `out`, stopping once `out` is longer than `limit` and never
+// descending more than a few levels (the value may be as deep as the parser allows).
+void render_brief(const Json& v, std::string& out, std::size_t limit, int depth) {
+    if (out.size() > limit) return;
+    switch (v.type()) {
+        case Json::value_t::object: {
+            if (depth >= 4) {
+                out += "{...}";
+                return;
+            }
+            out += '{';
+            bool first = true;
+            for (auto it = v.begin(); it != v.end() && out.size() <= limit; ++it) {
+                if (!first) out += ',';
+                first = false;
+                render_brief(Json(it.key().substr(0, limit)), out, limit, depth + 1);
+                out += ':';
+                render_brief(*it, out, limit, depth + 1);
+            }
+            out += '}';
+            return;
+        }
+        case Json::value_t::array: {
+            if (depth >= 4) {
+                out += "[...]";
+                return;
+            }
+            out += '[';
+            bool first = true;
+            for (auto it = v.begin(); it != v.end() && out.size() <= limit; ++it) {
+                if (!first) out += ',';
+                first = false;
+                render_brief(*it, out, limit, depth + 1);
+            }
+            out += ']';
+            return;
+        }
+        case Json::value_t::string: {
+            const auto& s = v.get_ref<const std::string&>();
+            out += Json(s.size() > limit ? s.substr(0, limit + 1) : s)
+                       .dump(-1, ' ', false, Json::error_handler_t::replace);
+            return;
+        }
+        default: out += v.dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+}
+
+// Control characters would split a one-line message; long texts are cut.
+std::string one_line(std::string s, std::size_t limit) {
+    for (auto& c : s)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    if (s.size() > limit) s = s.substr(0, limit - 3) + "...";
     return s;
+}
+
+}   // namespace
+
+std::string json_brief(const Json& v) {
+    std::string s;
+    render_brief(v, s, limits::kMessageValueChars, 0);
+    return one_line(std::move(s), limits::kMessageValueChars);
+}
+
+std::string pointer_token(const std::string& key) {
+    std::string out;
+    for (char c : key) {
+        if (c == '~')
+            out += "~0";
+        else if (c == '/')
+            out += "~1";
+        else
+            out += c;
+    }
+    return one_line(std::move(out), limits::kMessageValueChars);
 }
 
 void Problems::add(const std::string& pointer, const Json& value, const std::string& expected) {
@@ -70,9 +145,83 @@ void Problems::add(const std::string& pointer, const Json& value, const std::str
 
 void Problems::raise() const { throw ConfigError(lines); }
 
+namespace {
+
+// Strict parsing (docs/reliability.md): duplicate keys, nesting deeper than kJsonDepth and numbers
+// beyond a double are errors naming their JSON pointer. The parser is nlohmann's; its callback keeps
+// the path to the value being parsed.
+class StrictParse {
+public:
+    struct Frame {
+        bool object = false;
+        std::string pointer;
+        std::set<std::string> keys;
+        std::string key;
+        std::size_t index = 0;
+    };
+    struct Refusal {
+        std::string pointer, problem;
+    };
+
+    // The pointer of the value the parser is reading now.
+    std::string here() const {
+        if (stack_.empty()) return "";
+        const Frame& f = stack_.back();
+        return f.pointer + "/" + (f.object ? pointer_token(f.key) : std::to_string(f.index));
+    }
+
+    bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
+        switch (event) {
+            case Json::parse_event_t::object_start:
+            case Json::parse_event_t::array_start: {
+                if (static_cast<int>(stack_.size()) >= limits::kJsonDepth)
+                    throw Refusal{here(), fmt::format("nested more than {} levels deep: expected at most {} levels of "
+                                                      "objects and arrays",
+                                                      limits::kJsonDepth, limits::kJsonDepth)};
+                Frame f;
+                f.object = event == Json::parse_event_t::object_start;
+                f.pointer = here();
+                stack_.push_back(std::move(f));
+                break;
+            }
+            case Json::parse_event_t::key: {
+                Frame& f = stack_.back();
+                std::string k = parsed.get<std::string>();
+                f.key = k;
+                if (!f.keys.insert(std::move(k)).second)
+                    throw Refusal{here(), fmt::format("duplicate key {}: expected each key once in an object",
+                                                      json_brief(parsed))};
+                break;
+            }
+            case Json::parse_event_t::object_end:
+            case Json::parse_event_t::array_end:
+                stack_.pop_back();
+                advance();
+                break;
+            case Json::parse_event_t::value: advance(); break;
+        }
+        return true;
+    }
+
+private:
+    void advance() {
+        if (!stack_.empty() && !stack_.back().object) ++stack_.back().index;
+    }
+    std::vector<Frame> stack_;
+};
+
+std::string origin_pointer(const std::string& origin, const std::string& pointer) {
+    return fmt::format("{}#{}", origin, pointer.empty() ? "/" : one_line(pointer, 200));
+}
+
+}   // namespace
+
 Json parse_json_text(const std::string& text, const std::string& origin) {
+    StrictParse strict;
     try {
-        return Json::parse(text);
+        return Json::parse(text, std::ref(strict));
+    } catch (const StrictParse::Refusal& r) {
+        throw ConfigError(fmt::format("{}: {}", origin_pointer(origin, r.pointer), r.problem));
     } catch (const Json::parse_error& e) {
         // Locate the byte offset as line:column for the message.
         std::size_t line = 1, col = 1;
@@ -88,16 +237,20 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
         std::string what = e.what();
         const auto pos = what.find("syntax error");
         if (pos != std::string::npos) what = what.substr(pos);
-        throw ConfigError(fmt::format("{}:{}:{}: malformed JSON: {}", origin, line, col, what));
+        throw ConfigError(fmt::format("{}:{}:{}: malformed JSON: {}", origin, line, col, one_line(what, 200)));
+    } catch (const Json::out_of_range& e) {
+        // 406: a number that does not fit in a double ("1e400").
+        std::string what = e.what();
+        std::string token = "a number";
+        const auto q1 = what.find('\''), q2 = what.rfind('\'');
+        if (q1 != std::string::npos && q2 > q1) token = what.substr(q1 + 1, q2 - q1 - 1);
+        throw ConfigError(fmt::format("{}: {}: expected a number a double can hold (magnitude below 1.8e308)",
+                                      origin_pointer(origin, strict.here()), one_line(token, 40)));
     }
 }
 
 Json parse_json_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw ConfigError(fmt::format("{}: cannot open file: expected a readable JSON file", path));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse_json_text(ss.str(), path);
+    return parse_json_text(read_input_file(path, limits::kJsonFileBytes, "a readable JSON file"), path);
 }
 
 ObjectReader::ObjectReader(const Json& obj, std::string pointer, Problems& problems)
@@ -118,17 +271,26 @@ std::optional<std::int64_t> ObjectReader::integer(const std::string& key, std::i
                                                   std::int64_t max_value) {
     const Json* v = get(key);
     if (!v) return std::nullopt;
-    bool integral = v->is_number_integer() || v->is_number_unsigned();
-    if (v->is_number_float()) {
+    // An integral value in any JSON number form (8, 8.0, 1e3); values beyond int64 are out of range.
+    std::optional<std::int64_t> x;
+    bool integral = true;
+    if (v->is_number_unsigned()) {
+        const auto u = v->get<std::uint64_t>();
+        if (u <= static_cast<std::uint64_t>(INT64_MAX)) x = static_cast<std::int64_t>(u);
+    } else if (v->is_number_integer()) {
+        x = v->get<std::int64_t>();
+    } else if (v->is_number_float()) {
         const double d = v->get<double>();
-        integral = std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15;
+        integral = std::isfinite(d) && d == std::floor(d);
+        if (integral && std::fabs(d) < 9e15) x = static_cast<std::int64_t>(d);
+    } else {
+        integral = false;
     }
     if (!integral) {
         problems_.add(ptr(key), *v, "an integer");
         return std::nullopt;
     }
-    const std::int64_t x = v->is_number_float() ? static_cast<std::int64_t>(v->get<double>()) : v->get<std::int64_t>();
-    if (x < min_value || x > max_value) {
+    if (!x || *x < min_value || *x > max_value) {
         if (max_value == INT64_MAX)
             problems_.add(ptr(key), *v, fmt::format("an integer >= {}", min_value));
         else
@@ -163,8 +325,13 @@ std::optional<double> ObjectReader::number(const std::string& key, double min_va
     const double x = v->get<double>();
     const bool low_ok = min_inclusive ? x >= min_value : x > min_value;
     if (!std::isfinite(x) || !low_ok || x > max_value) {
-        std::string range = fmt::format("a number {} {}", min_inclusive ? ">=" : ">", min_value);
-        if (max_value < 1e300) range += fmt::format(" and <= {}", max_value);
+        // Whole bounds print whole ("4194304", not "4.1943e+06").
+        auto text = [](double bound) {
+            return bound == std::floor(bound) && std::fabs(bound) < 1e15 ? fmt::format("{:.0f}", bound)
+                                                                         : fmt::format("{:g}", bound);
+        };
+        std::string range = fmt::format("a number {} {}", min_inclusive ? ">=" : ">", text(min_value));
+        if (max_value < 1e300) range += fmt::format(" and <= {}", text(max_value));
         problems_.add(ptr(key), *v, range);
         return std::nullopt;
     }

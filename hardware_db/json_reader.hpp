@@ -29,12 +29,18 @@ struct Problems {
     }
 };
 
-// A short rendering of a JSON value for messages (strings quoted, long values cut).
+// A short, one-line rendering of a JSON value for messages (strings quoted, long or deep values cut;
+// bounded time and size whatever the value).
 std::string json_brief(const Json& v);
+// An object key as one JSON-pointer token (RFC 6901: "~" -> "~0", "/" -> "~1"), cut when long.
+std::string pointer_token(const std::string& key);
 
-// Parse JSON text; a syntax error becomes a ConfigError naming `origin`, line and column.
+// Parse JSON text strictly; a syntax error becomes a ConfigError naming `origin`, line and column; a
+// duplicate key, nesting deeper than limits::kJsonDepth or a number beyond a double one naming
+// `origin#pointer`.
 Json parse_json_text(const std::string& text, const std::string& origin);
-// Read a file and parse it; a missing file is a ConfigError.
+// Read a file (a regular file of at most limits::kJsonFileBytes) and parse it strictly; a missing,
+// irregular or oversized file is a ConfigError.
 Json parse_json_file(const std::string& path);
 
 // Paths inside a file (a Hugging Face config, a calibration profile) are relative to its folder:
@@ -50,7 +56,7 @@ public:
 
     bool ok() const { return is_object_; }
     bool has(const std::string& key) const;
-    std::string ptr(const std::string& key) const { return pointer_ + "/" + key; }
+    std::string ptr(const std::string& key) const { return pointer_ + "/" + pointer_token(key); }
     const std::string& pointer() const { return pointer_; }
     // Marks the key as known and returns it (nullptr if absent).
     const Json* get(const std::string& key);

@@ -6,6 +6,8 @@
 
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
+#include "hardware_db/limits.hpp"
+#include "schedules/schedule.hpp"
 
 namespace llmsim {
 
@@ -20,13 +22,13 @@ Precision read_precision(ObjectReader& r, const std::string& key, Precision dflt
 
 void read_parallel(ObjectReader& r, Scenario& s, bool& dp_given) {
     auto& p = s.parallel;
-    p.tp = static_cast<int>(r.integer_or("tp", 1, 1, 1 << 20));
-    p.pp = static_cast<int>(r.integer_or("pp", 1, 1, 1 << 20));
-    p.cp = static_cast<int>(r.integer_or("cp", 1, 1, 1 << 20));
-    p.ep = static_cast<int>(r.integer_or("ep", 1, 1, 1 << 20));
-    p.vp = static_cast<int>(r.integer_or("vp", 1, 1, 1 << 20));
+    p.tp = static_cast<int>(r.integer_or("tp", 1, 1, limits::kGpus));
+    p.pp = static_cast<int>(r.integer_or("pp", 1, 1, limits::kGpus));
+    p.cp = static_cast<int>(r.integer_or("cp", 1, 1, limits::kGpus));
+    p.ep = static_cast<int>(r.integer_or("ep", 1, 1, limits::kGpus));
+    p.vp = static_cast<int>(r.integer_or("vp", 1, 1, limits::kGpus));
     dp_given = r.has("dp");
-    p.dp = static_cast<int>(r.integer_or("dp", 1, 1, 1 << 24));
+    p.dp = static_cast<int>(r.integer_or("dp", 1, 1, limits::kGpus));
     p.sequence_parallel = r.boolean_or("sequence_parallel", false);
     p.zero = static_cast<int>(r.integer_or("zero", 0, 0, 3));
     p.overlap_grad_reduce = r.boolean_or("overlap_grad_reduce", true);
@@ -60,9 +62,9 @@ std::optional<ModelSpec> read_optional_model(ObjectReader& r, const std::string&
 
 void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::string& base_dir) {
     auto& t = s.training;
-    t.seq_len = r.integer_or("seq_len", 2048, 1);
-    t.micro_batch = r.integer_or("micro_batch", 1, 1);
-    t.global_batch = r.integer_or("global_batch", -1, 1);
+    t.seq_len = r.integer_or("seq_len", 2048, 1, limits::kSeqLen);
+    t.micro_batch = r.integer_or("micro_batch", 1, 1, limits::kBatch);
+    t.global_batch = r.integer_or("global_batch", -1, 1, limits::kBatch);
     t.precision = read_precision(r, "precision", Precision::bf16, {"fp32", "fp16", "bf16", "fp8"});
     t.grad_precision = read_precision(r, "grad_precision", Precision::fp32, {"fp32", "fp16", "bf16"});
     const auto rc = r.choice("recompute", {"none", "selective", "full"}).value_or("none");
@@ -74,16 +76,17 @@ void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::
     t.offload = off == "optimizer"          ? Offload::optimizer
                 : off == "optimizer+params" ? Offload::optimizer_params
                                             : Offload::none;
-    t.runtime_reserve_bytes = r.number_or("runtime_reserve_bytes", t.runtime_reserve_bytes, 0.0, true);
+    t.runtime_reserve_bytes =
+        r.number_or("runtime_reserve_bytes", t.runtime_reserve_bytes, 0.0, true, limits::kMaxBytes);
     t.fragmentation_fraction = r.number_or("fragmentation_fraction", t.fragmentation_fraction, 0.0, true, 1.0);
-    if (auto tok = r.number("token_budget")) t.token_budget = *tok;
+    if (auto tok = r.number("token_budget", 0.0, false, limits::kMaxTokens)) t.token_budget = *tok;
     if (const Json* ft = r.get("finetune")) {
         ObjectReader fr(*ft, r.ptr("finetune"), r.problems());
         const auto method = fr.choice("method", {"none", "lora", "qlora"}).value_or("none");
         t.finetune.method = method == "lora"    ? FinetuneConfig::Method::lora
                             : method == "qlora" ? FinetuneConfig::Method::qlora
                                                 : FinetuneConfig::Method::none;
-        t.finetune.rank = static_cast<int>(fr.integer_or("rank", 16, 1, 1 << 20));
+        t.finetune.rank = static_cast<int>(fr.integer_or("rank", 16, 1, limits::kLoraRank));
         if (const Json* tg = fr.get("targets")) {
             static const std::vector<std::string> known{"q", "k", "v", "o", "gate", "up", "down"};
             std::vector<std::string> targets;
@@ -116,17 +119,37 @@ void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::
 void read_inference(ObjectReader& r, Scenario& s) {
     auto& in = s.inference;
     const std::vector<std::string> wp{"fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4", "nf4"};
-    in.batch = r.integer_or("batch", 1, 1);
-    in.input_len = r.integer_or("input_len", 128, 1);
-    in.output_len = r.integer_or("output_len", 128, 1);
+    in.batch = r.integer_or("batch", 1, 1, limits::kBatch);
+    in.input_len = r.integer_or("input_len", 128, 1, limits::kSeqLen);
+    in.output_len = r.integer_or("output_len", 128, 1, limits::kSeqLen);
     in.weight_precision = read_precision(r, "weight_precision", Precision::bf16, wp);
     in.kv_precision =
         read_precision(r, "kv_precision", Precision::bf16, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"});
     // Compute runs at the weight precision where the chip has tensor cores for it, else bf16.
     in.compute_precision =
         read_precision(r, "compute_precision", Precision::bf16, {"bf16", "fp16", "fp8", "int8", "fp4"});
-    in.quant_group_size = static_cast<int>(r.integer_or("quant_group_size", 128, 1, 1 << 20));
+    in.quant_group_size = static_cast<int>(r.integer_or("quant_group_size", 128, 1, limits::kQuantGroup));
     in.batching = r.choice("batching", {"static", "continuous"}).value_or("static");
+}
+
+// tp·pp·cp (and dp when given) at most limits::kGpus, checked one factor at a time before any other
+// arithmetic uses the product; the first factor that takes it beyond is reported.
+bool layout_products_ok(const ParallelConfig& p, bool dp_given, Problems& pr) {
+    const std::pair<const char*, int> factors[] = {{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"dp", p.dp}};
+    std::int64_t product = 1;
+    std::string names, values;
+    for (int i = 0; i < (dp_given ? 4 : 3); ++i) {
+        const auto& [key, v] = factors[i];
+        names = i ? fmt::format("{}·{}", names, key) : std::string(key);
+        values = i ? fmt::format("{}·{}", values, v) : std::to_string(v);
+        product = limits::checked_mul(product, v).value_or(INT64_MAX);
+        if (product > limits::kGpus) {
+            pr.add(std::string("/parallel/") + key, Json(v),
+                   fmt::format("{} at most {} GPUs (here {} = {})", names, limits::kGpus, values, product));
+            return false;
+        }
+    }
+    return true;
 }
 
 std::string product_text(const ParallelConfig& p) {
@@ -154,6 +177,14 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
     report(ep_rules(m, p.ep, p.dp * p.cp));
     if (is_inference) return;
     report(cp_rules(t.seq_len, p.cp) | batch_rules(t.global_batch, t.micro_batch, p.dp));
+    // Megatron-LM asserts m % p == 0 for the interleaved schedule (the search skips such layouts; the
+    // simulator's generator cannot play them).
+    if (p.schedule && p.schedule->m_multiple_of_p && t.micro_batch > 0 && p.dp > 0 && p.pp > 1 &&
+        t.global_batch % (t.micro_batch * p.dp) == 0 && (t.global_batch / (t.micro_batch * p.dp)) % p.pp != 0)
+        pr.add("/training/global_batch", Json(t.global_batch),
+               fmt::format("micro-batches per step (global_batch / (micro_batch·dp) = {}) a multiple of pp ({}) for "
+                           "the {} schedule",
+                           t.global_batch / (t.micro_batch * p.dp), p.pp, p.schedule->name));
     if (t.offload == Offload::optimizer_params && p.zero != 3)
         pr.add("/training/offload", Json("optimizer+params"),
                "parallel.zero = 3 (parameter offload shards parameters)");
@@ -184,7 +215,7 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
         read_parallel(pr_reader, s, dp_given);
         pr_reader.finish();
     }
-    const auto gpus = r.integer("gpus", 1, 1 << 24);
+    const auto gpus = r.integer("gpus", 1, limits::kGpus);
     const bool has_training = r.has("training");
     const bool has_inference = r.has("inference");
     if (has_training && has_inference) {
@@ -205,7 +236,8 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     r.finish();
 
     auto& p = s.parallel;
-    const int mp = p.tp * p.pp * p.cp;
+    if (!layout_products_ok(p, dp_given, pr)) pr.raise();
+    const int mp = p.model_parallel();
     if (gpus) {
         s.gpus = static_cast<int>(*gpus);
         if (!dp_given) {
@@ -219,7 +251,15 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     } else if (!j.is_null() && !r.has("gpus")) {   // a present but bad value was reported already
         pr.add_raw("/gpus: missing: expected the total number of accelerators");
     }
-    if (s.training.global_batch < 0) s.training.global_batch = s.training.micro_batch * p.dp;
+    if (s.training.global_batch < 0) {
+        // The default global batch micro_batch·dp is bounded like a given one.
+        const std::int64_t gb = s.training.micro_batch * p.dp;   // <= 2^24 · 2^20: no overflow
+        if (gb > limits::kBatch && !s.is_inference)
+            pr.add("/training/micro_batch", Json(s.training.micro_batch),
+                   fmt::format("micro_batch·dp (the default global batch) at most {} sequences (here {}·{} = {})",
+                               limits::kBatch, s.training.micro_batch, p.dp, gb));
+        s.training.global_batch = std::min(gb, limits::kBatch);
+    }
 
     if (!pr.empty() && s.model.layers > 0 && s.gpus > 0 && s.gpus % mp != 0) {
         // The GPU count does not divide: still say what else is wrong with the layout.
@@ -232,6 +272,10 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     }
     if (pr.empty()) {
         check_layout(s.model, s.gpus, p, s.training, pr, s.is_inference);
+        if (!s.is_inference && s.training.offload != Offload::none && !(s.system.pcie_GBps > 0))
+            pr.add(
+                "/system/pcie_GBps", Json(s.system.pcie_GBps),
+                fmt::format("a host link bandwidth > 0 for training.offload = \"{}\"", to_string(s.training.offload)));
         const Precision prec = s.is_inference ? s.inference.compute_precision : s.training.precision;
         if (s.system.gpu.peak(prec) <= 0) {
             const std::string where = s.is_inference ? "/inference/compute_precision" : "/training/precision";

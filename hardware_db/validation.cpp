@@ -31,6 +31,7 @@ std::vector<ValidationCase> read_validation(const Json& doc, const std::string& 
                 }
                 ValidationCase c;
                 c.file = origin;
+                c.pointer = at;
                 c.id = r.required_string("id");
                 c.source = r.string_or("source", "");
                 r.string("derived");
@@ -60,7 +61,9 @@ std::vector<ValidationCase> read_validation(const Json& doc, const std::string& 
                     try {
                         c.scenario = parse_scenario(*s, base_dir, db);
                     } catch (const ConfigError& e) {
-                        for (const auto& l : e.problems()) pr.add_raw(r.ptr("scenario") + l);
+                        // "/: 7: ..." is the scenario value itself: "/cases/1/scenario: 7: ...".
+                        for (const auto& l : e.problems())
+                            pr.add_raw(r.ptr("scenario") + (l.rfind("/: ", 0) == 0 ? l.substr(1) : l));
                     }
                 } else {
                     pr.add_raw(r.ptr("scenario") + ": missing: expected the run as a scenario");

@@ -12,7 +12,8 @@ namespace llmsim {
 struct ValidationCase {
     std::string id;
     std::string source;
-    std::string file;   // where it was read from
+    std::string file;      // where it was read from
+    std::string pointer;   // of the case in its file: "/cases/3"
     Scenario scenario;
     std::map<std::string, double> measured;   // quantity (an estimate output key) -> measured value > 0
     bool exact = false;                       // the source states every input (`assumed` is empty)

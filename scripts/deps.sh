@@ -1,10 +1,13 @@
 #!/bin/sh
-# Installs the Debian packages llmsim needs, only those that are missing.
-#   scripts/deps.sh         to build and test (what the README's two commands need)
-#   scripts/deps.sh --dev   also the developer tools CI uses: clang with libFuzzer, clang-format, clang-tidy
+# Installs the Debian packages llmsim needs to build and test, only those that are missing.
+# With --dev, also the developer tools CI uses: clang and its runtime libraries (libFuzzer, ASan,
+# UBSan) for the sanitizer build and the fuzzers, clang-format and clang-tidy for scripts/lint.sh.
+# `make test` and `make run` never need --dev.
 set -eu
 PKGS="make cmake ninja-build g++ libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev"
-[ "${1:-}" = "--dev" ] && PKGS="$PKGS clang libclang-rt-dev clang-format clang-tidy"
+if [ "${1:-}" = "--dev" ]; then
+  PKGS="clang libclang-rt-14-dev clang-format clang-tidy"
+fi
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -9,6 +9,8 @@
 #include "cost_models/layout.hpp"
 #include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
+#include "sim/work_limits.hpp"
 
 namespace llmsim::sim {
 
@@ -49,11 +51,11 @@ const SimResult& StepSimulator::run(const StepCosts& c, const PipelineSetup& set
 
 void StepSimulator::check_work(const ScheduleDef& sched) const {
     const double passes = static_cast<double>(p_) * v_ * static_cast<double>(m_) * (sched.split_backward ? 3.0 : 2.0);
-    if (passes > kMaxPasses)
+    if (passes > static_cast<double>(limits::kSimPasses))
         throw ConfigError(fmt::format(
             "/training/global_batch: the step has {:.3g} passes ({} stages x {} chunks x {} micro-batches x {}): "
             "expected at most {:.3g} for the simulator (fewer micro-batches per step, or the closed form: --fast)",
-            passes, p_, v_, m_, sched.split_backward ? "F, B, W" : "F, B", kMaxPasses));
+            passes, p_, v_, m_, sched.split_backward ? "F, B, W" : "F, B", static_cast<double>(limits::kSimPasses)));
     if (v_ > INT16_MAX)
         throw ConfigError(fmt::format("/parallel/vp: {}: expected at most {} model chunks per stage", v_, INT16_MAX));
 }
@@ -345,6 +347,7 @@ PipelineSetup make_setup(const TrainingJob& s, const StepCosts& costs, const Sim
 }
 
 StepEstimate simulate_step(const TrainingJob& s, const SimOptions& o, StepSimulator& sim) {
+    check_simulation_size(s);   // a work limit, before anything grows with the micro-batches
     StepCosts costs = step_costs(s);
     apply_straggler(costs, o.straggler_stage, o.straggler_factor);
     const PipelineSetup setup = make_setup(s, costs, o);

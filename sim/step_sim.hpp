@@ -79,7 +79,10 @@ struct SimResult {
 // Plays one step. Reusable: keeps its buffers between runs (no per-task heap allocation once warm).
 class StepSimulator {
 public:
-    const SimResult& run(const StepCosts& costs, const PipelineSetup& setup);   // throws ConfigError past kMaxPasses
+    const SimResult& run(
+        const StepCosts& costs,
+        const PipelineSetup&
+            setup);   // throws ConfigError past limits::kSimPasses (a backstop: simulate() checks first, sim/work_limits)
 
     const SimResult& result() const { return res_; }
     const Engine& engine() const { return eng_; }
@@ -90,7 +93,6 @@ public:
     std::string timeline(int width = 100) const;
 
     // Passes (F, B, W) one step may have before the simulator refuses the work (memory: ~100 bytes each).
-    static constexpr double kMaxPasses = 4e6;
 
 private:
     void check_work(const ScheduleDef& sched) const;

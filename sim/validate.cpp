@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "hardware_db/errors.hpp"
+
 #include "sim/estimate.hpp"
 
 namespace llmsim::sim {
@@ -65,6 +67,12 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases,
                 }
                 r.quantities.push_back(e);
             }
+        } catch (const ConfigError& e) {
+            // A work limit (the simulator's) is a problem of the case's input, not a failed prediction.
+            std::vector<std::string> lines;
+            for (const auto& l : e.problems())
+                lines.push_back(l.rfind('/', 0) == 0 ? fmt::format("{}#{}/scenario{}", c.file, c.pointer, l) : l);
+            throw ConfigError(lines);
         } catch (const std::exception& ex) {
             r.failure = ex.what();
         }

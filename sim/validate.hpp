@@ -42,6 +42,7 @@ struct ValidationReport {
 };
 
 // `progress(done, total)` is called after each case.
+// A case whose input meets a work limit (the simulator's) is a ConfigError naming FILE#/cases/N/scenario/...
 ValidationReport run_validation(const std::vector<ValidationCase>& cases,
                                 const std::function<void(std::size_t, std::size_t)>& progress = {});
 

@@ -4,6 +4,7 @@
 // the binary name on a command line, corrupted rows).
 #include <catch2/catch.hpp>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -302,4 +303,131 @@ TEST_CASE("an unknown collective and a missing file are reported, not guessed", 
     CHECK(f.tests[0].ranks == 2);
     CHECK_THROWS_AS(read_nccl_tests_file(fixture("does-not-exist.txt")), llmsim::ConfigError);
     CHECK_THROWS_AS(parse_nccl_tests("{not json", "bad.json"), llmsim::ConfigError);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prefixes in the middle of a line, and rows that cannot be read exactly
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("fixture 20: mpirun --tag-output prefixes in the middle of lines (ranks interleaved)",
+          "[calibrate][nccl-tests][reliability]") {
+    auto t = single("20_h100x4_1node_all_reduce_tag-output-midline_synthetic.txt");
+    check(t, {"all_reduce", 4, 4, 1048576, 20.48, 20.11, 8388608, 139.81, 140.28, 111.6});
+    CHECK(t.rows[1].out_of_place.time_us == Approx(30.72));   // the rest of its line came two lines later
+    CHECK(t.rows[1].line == 15);
+    CHECK(t.rows[2].in_place.time_us == Approx(49.80));   // the same rank's tag inside its own line
+    CHECK(t.rows[3].out_of_place.busbw_GBps == Approx(139.81));
+    CHECK(t.warnings.empty());
+}
+
+TEST_CASE("fixture 21: srun --label prefixes in the middle of lines (tasks interleaved)",
+          "[calibrate][nccl-tests][reliability]") {
+    auto t = single("21_a100x16_2node_all_reduce_srun-label-midline_synthetic.txt");
+    check(t, {"all_reduce", 16, 3, 1048576, 45.00, 44.50, 4194304, 65.54, 65.81, 51.6});
+    CHECK(t.nodes == 2);
+    CHECK(t.rows[1].out_of_place.algbw_GBps == Approx(29.96));
+    CHECK(t.rows[2].out_of_place.time_us == Approx(120.00));
+    CHECK(t.warnings.empty());
+}
+
+namespace {
+const std::string kHeader =
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+    "#wrong\n";
+
+// parse_nccl_tests must refuse `log` with a message naming `where` (file:line) and `what`.
+void expect_refused(const std::string& log, const std::string& where, const std::string& what) {
+    try {
+        parse_nccl_tests(log, "bad.log");
+        FAIL("accepted:\n" << log);
+    } catch (const llmsim::ConfigError& e) {
+        INFO(e.what());
+        CHECK_THAT(e.what(), Contains(where));
+        CHECK_THAT(e.what(), Contains(what));
+    }
+}
+}   // namespace
+
+TEST_CASE("rows with nan, inf, negative or non-numeric figures are refused with the line",
+          "[calibrate][nccl-tests][reliability]") {
+    const std::string row1 =
+        "     1048576        262144     float     sum      -1    20.48   51.20   76.80      0    20.11   52.14   78.21 "
+        "     0\n";
+    expect_refused(kHeader + row1 +
+                       "     2097152        524288     float     sum      -1      nan   68.27  102.40      0    30.50  "
+                       " 68.76  103.14      0\n",
+                   "bad.log:3", "out-of-place time of the row of size 2097152: \"nan\": expected a number >= 0");
+    expect_refused(kHeader +
+                       "     2097152        524288     float     sum      -1    30.72    -inf  102.40      0    30.50  "
+                       " 68.76  103.14      0\n",
+                   "bad.log:2", "out-of-place algbw");
+    expect_refused(kHeader +
+                       "     2097152        524288     float     sum      -1   -30.72   68.27  102.40      0    30.50  "
+                       " 68.76  103.14      0\n",
+                   "bad.log:2", "\"-30.72\": expected a number >= 0");
+    expect_refused(kHeader +
+                       "     2097152        524288     float     sum      -1    30.72   68.27  102.40      0    30.50  "
+                       " 68.76  1e999      0\n",
+                   "bad.log:2", "in-place busbw");
+    expect_refused(kHeader +
+                       "     2097152        524288     float     sum      -7    30.72   68.27  102.40      0    30.50  "
+                       " 68.76  103.14      0\n",
+                   "bad.log:2", "root of the row of size 2097152: \"-7\": expected an integer >= -1");
+    expect_refused("# Avg bus bandwidth    : nan\n", "bad.log:1", "average bus bandwidth \"nan\"");
+}
+
+TEST_CASE("a row cut short and never completed, or glued where the boundary cannot be told, is refused",
+          "[calibrate][nccl-tests][reliability]") {
+    // Cut at the end of the log.
+    expect_refused(kHeader + "     2097152        524288     float     sum      -1    30.72\n", "bad.log:2",
+                   "has 6 of 13 columns and is never completed at the end of the log");
+    // Cut, then another row starts.
+    expect_refused(kHeader +
+                       "     2097152        524288     float     sum      -1\n"
+                       "     4194304       1048576     float     sum      -1    50.00   83.89  125.83      0    49.80  "
+                       " 84.22  126.33      0\n",
+                   "bad.log:2", "(line 3 starts another row)");
+    // Glued to an NCCL INFO line of a host whose name starts with a digit: "-1"+"1node" or "-11"+"node"?
+    expect_refused(kHeader +
+                       "     2097152        524288     float     sum      -11node:12:13 [0] NCCL INFO x\n"
+                       "    30.72   68.27  102.40      0    30.50   68.76  103.14      0\n",
+                   "bad.log:2", "the boundary cannot be told");
+    // srun --label: a task's label glued to the row ("-1" then task 12, or "-11" then task 2?).
+    expect_refused(" 0: " + kHeader +
+                       " 0:      2097152        524288     float     sum      -12: hello\n"
+                       " 0:     30.72   68.27  102.40      0    30.50   68.76  103.14      0\n",
+                   "bad.log:2", "glued to a task label (srun --label)");
+}
+
+TEST_CASE("-J JSON is read strictly: types, ranges, duplicate keys, numbers beyond a double",
+          "[calibrate][nccl-tests][reliability]") {
+    const std::string half = R"("out_of_place": {"time": 20.48, "alg_bw": 51.2, "bus_bw": 76.8, "nwrong": 0})";
+    expect_refused(R"({"results": [{"size": "big", "count": 1, "type": "float", "redop": "sum", )" + half + "}]}",
+                   "bad.log#/results/0/size", "\"big\": expected an integer");
+    expect_refused(R"({"results": [{"size": 8, "count": 2, "type": "float", "redop": "sum",
+                      "out_of_place": {"time": -1, "alg_bw": 0, "bus_bw": 0}}]})",
+                   "bad.log#/results/0/out_of_place/time", "-1: expected a number in [0, 1e+15]");
+    expect_refused(R"({"results": {"size": 8}})", "bad.log#/results", "expected an array of result rows");
+    expect_refused(R"({"results": [{"size": 8, "size": 9}]})", "bad.log#/results/0/size", "duplicate key");
+    expect_refused(R"({"results": [{"size": 1e400}]})", "bad.log#/results/0/size", "a double can hold");
+    expect_refused(
+        R"({"results": [{"size": 8, "count": 2, "type": "float", "redop": "sum", "root": "x", )" + half + "}]}",
+        "bad.log#/results/0/root", "expected an integer in [-1,");
+}
+
+TEST_CASE("the streamed --json import is byte-identical to dump(2) of to_json", "[calibrate][nccl-tests]") {
+    std::vector<NcclTestsFile> files;
+    for (const char* name : {"01_h100x16_2node_gcp-a3mega_all_reduce.txt", "04_rtx2080ti-x2_pcie_alltoall.txt",
+                             "05_a100x16_2node_ib-hdr-sharp_abci_all_reduce_oldfmt.txt",
+                             "13_h100x8_1node_nvswitch_multi-collective_nccltests2.17.txt",
+                             "16_rtx5090x8_1node_all_reduce_J-json_synthetic.json"})
+        files.push_back(read_nccl_tests_file(fixture(name)));
+    nlohmann::json tests = nlohmann::json::array(), warnings = nlohmann::json::array();
+    for (const auto& f : files) {
+        for (const auto& t : f.tests) tests.push_back(to_json(t));
+        for (const auto& w : f.warnings) warnings.push_back(w);
+    }
+    std::ostringstream os;
+    write_import_json(os, files);
+    CHECK(os.str() == nlohmann::json{{"tests", tests}, {"warnings", warnings}}.dump(2) + "\n");
 }

@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
+
 namespace llmsim::search {
 
 std::int64_t default_global_batch(std::int64_t seq_len) {
@@ -21,7 +26,19 @@ struct Trial {
 
 }   // namespace
 
+double max_plan_flops(ScalingFit fit) { return optimal_for_params(fit, limits::kMaxDesignedParams).flops; }
+
 PlanResult plan(const PlanRequest& q) {
+    // A work limit: the largest budget plan designs a model for is that of a compute-optimal model of
+    // limits::kMaxDesignedParams parameters; a budget beyond is refused, never a runaway bisection.
+    const double c_max = max_plan_flops(q.fit);
+    auto too_large = [&] {
+        return ConfigError(fmt::format(
+            "budget: {:g}: expected a budget whose compute-optimal model has at most {:g} parameters (a {} budget of "
+            "at most {:.3g} FLOPs on {} GPUs of {})",
+            q.budget_value, limits::kMaxDesignedParams, to_string(q.fit), c_max, q.gpus, q.system.name));
+    };
+    if (q.budget == PlanRequest::Budget::compute_flops && q.budget_value > c_max) throw too_large();
     PlanResult out;
     out.global_batch = q.global_batch > 0 ? q.global_batch : default_global_batch(q.seq_len);
     Scenario base;
@@ -35,12 +52,19 @@ PlanResult plan(const PlanRequest& q) {
     SearchOptions opt = q.options;
     opt.top_k = 1;
 
+    std::int64_t considered = 0;   // layouts the searches considered: a work limit over all trials
     auto trial = [&](double flops) {
         Trial t;
         t.pt = optimal_for_compute(q.fit, flops);
         t.model = model_shape_for_params(t.pt.params, q.vocab, std::max<std::int64_t>(8192, q.seq_len));
         base.model = t.model;
         t.res = run_search(base, space, opt);
+        considered += t.res.considered();
+        if (considered > limits::kPlanLayouts)
+            throw ConfigError(fmt::format(
+                "budget: {:g}: expected a budget whose plan considers at most {} layouts (its searches of models up to "
+                "{:.3g} parameters on {} GPUs considered {}): a smaller budget or fewer GPUs",
+                q.budget_value, limits::kPlanLayouts, t.pt.params, q.gpus, considered));
         if (!t.res.top.empty()) t.seconds = t.pt.tokens / t.res.top.front().time.tokens_per_s;
         return t;
     };
@@ -62,11 +86,12 @@ PlanResult plan(const PlanRequest& q) {
             }
             return fits;
         };
-        double lo = 0.4 * q.system.gpu.peak(q.precision) * q.gpus * budget_s, hi = lo;
+        double lo = std::min(0.4 * q.system.gpu.peak(q.precision) * q.gpus * budget_s, c_max), hi = lo;
         int it = 1;
         if (consider(lo, trial(lo))) {
             for (; it < 40; ++it) {
-                hi *= 2;
+                if (hi >= c_max) throw too_large();   // the budget trains even the largest design
+                hi = std::min(2 * hi, c_max);
                 if (!consider(hi, trial(hi))) break;
                 lo = hi;
             }

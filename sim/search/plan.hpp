@@ -38,6 +38,11 @@ struct PlanResult {
 // The global batch used when the request gives none: 2M tokens rounded to a power of two sequences.
 std::int64_t default_global_batch(std::int64_t seq_len);
 
-PlanResult plan(const PlanRequest& q);
+// The largest budget (FLOPs) plan designs a model for: that of a compute-optimal model of
+// limits::kMaxDesignedParams parameters under `fit`.
+[[nodiscard]] double max_plan_flops(ScalingFit fit);
+
+// Throws ConfigError ("budget: VALUE: expected ...") for a budget beyond max_plan_flops (a work limit).
+[[nodiscard]] PlanResult plan(const PlanRequest& request);
 
 }   // namespace llmsim::search

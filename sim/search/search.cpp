@@ -10,6 +10,7 @@
 #include "cost_models/layout.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
+#include "hardware_db/limits.hpp"
 
 namespace llmsim::search {
 
@@ -456,6 +457,13 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
     std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.leaves > b.leaves; });
     std::int64_t total_leaves = 0;
     for (const auto& u : units) total_leaves += u.leaves;
+    if (total_leaves > limits::kSearchLayouts)   // a work limit: refused before any is evaluated
+        throw ConfigError(fmt::format(
+            "search: {} layouts to evaluate ({} GPU count{} from {} to {}, {} global batch{}): expected at most {}; "
+            "narrow the space (--max-gpus or search.max_gpus, --global-batch-range or search.global_batch, "
+            "--tp, --pp, --micro-batch)",
+            total_leaves, counts.size(), counts.size() == 1 ? "" : "s", counts.front(), counts.back(),
+            space.global_batches.size(), space.global_batches.size() == 1 ? "" : "es", limits::kSearchLayouts));
 
     int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::thread::hardware_concurrency());
     threads = std::max(1, std::min<int>(threads, std::max<std::size_t>(1, units.size())));

@@ -1,0 +1,31 @@
+// Validators for numeric and boolean flags. CLI11's own messages print ranges that contain the
+// rejected value ("Value 0 not in range 0 to 1.79769e+308") or say "Could not convert"; these name the
+// value and what was expected, and take their bounds from hardware_db/limits.hpp:
+//   --gpus: 'abc' is not an integer: expected an integer in 1..1048576
+//   --gpus: 0: expected an integer in 1..1048576
+// (CLI11 prefixes the flag.) They run before CLI11 converts the text, so a conversion cannot fail.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace llmsim::cli {
+
+// An integer in [lo, hi] (decimal, optional sign, nothing else).
+CLI::Validator int_in(std::int64_t lo, std::int64_t hi);
+// A finite number in [lo, hi] ((lo, hi] when !lo_inclusive).
+CLI::Validator number_in(double lo, double hi, bool lo_inclusive = true);
+// "true" or "false".
+CLI::Validator true_or_false();
+
+// The same checks for text read outside CLI11 (lists like --gpus 64,128): nullopt when `text` is not
+// an integer.
+std::optional<std::int64_t> parse_int(const std::string& text);
+std::optional<double> parse_number(const std::string& text);
+// "1..1048576"
+std::string int_range_text(std::int64_t lo, std::int64_t hi);
+
+}   // namespace llmsim::cli

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Runs every libFuzzer harness of a LLMSIM_FUZZ=ON build (ASan + UBSan) for FUZZ_SECONDS seconds each
+# (default 60), seeded from the harness's corpus folders (BUILD/fuzz-seeds.txt), and prints one line
+# per harness: executions, executions per second, corpus size. New inputs go to BUILD/fuzz-work/NAME;
+# a crash, leak, timeout or out-of-memory leaves its input in BUILD/fuzz-artifacts/NAME and fails the
+# run (add the input to fuzz/corpus/NAME/ as a regression and fix the defect).
+# Inputs are at most 4 KiB (longer seeds are cut), each may take 10 s and 2 GB.
+# Usage: fuzz/run.sh [BUILD] [NAME...]
+set -eu
+BUILD="${1:-build-asan}"
+[ $# -gt 0 ] && shift
+SECS="${FUZZ_SECONDS:-60}"
+RUNS="${FUZZ_RUNS:-}"    # or a number of executions per harness (FUZZ_RUNS=1000000)
+FLAGS="${FUZZ_FLAGS:-}"  # more libFuzzer flags (FUZZ_FLAGS=-entropic=0)
+cd "$(dirname "$0")/.."
+[ -f "$BUILD/fuzz-seeds.txt" ] || { echo "fuzz/run.sh: $BUILD is not a LLMSIM_FUZZ=ON build (make fuzz)"; exit 2; }
+status=0
+while read -r name dirs; do
+    if [ $# -gt 0 ]; then
+        case " $* " in *" $name "*) ;; *) continue ;; esac
+    fi
+    work="$BUILD/fuzz-work/$name"
+    art="$BUILD/fuzz-artifacts/$name"
+    log="$BUILD/fuzz-logs/$name.log"
+    mkdir -p "$work" "$art" "$BUILD/fuzz-logs"
+    limit="-max_total_time=$SECS"
+    [ -n "$RUNS" ] && limit="-runs=$RUNS"
+    dict=""
+    [ "$name" != nccl_tests ] && dict="-dict=fuzz/json.dict"
+    # shellcheck disable=SC2086
+    if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+       UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+       "$BUILD/fuzz/fuzz_$name" "$work" $dirs $limit $dict -timeout=10 -rss_limit_mb=2048 \
+           -max_len=4096 -print_final_stats=1 -artifact_prefix="$art/" $FLAGS >"$log" 2>&1; then
+        result=ok
+    else
+        result="FAILED (see $log and $art)"
+        status=1
+    fi
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    corpus=$(find "$work" -type f | wc -l)
+    echo "fuzz_$name: ${execs:-?} executions, ${rate:-?} exec/s, corpus $corpus new + seeds: $result"
+done <"$BUILD/fuzz-seeds.txt"
+exit $status

@@ -1,0 +1,343 @@
+// Bad input, one test (at least) per defect class of issue 14 (docs/reliability.md lists each class
+// with the test that guards it). Every one runs the built binary and asserts exit code 2, nothing on
+// stdout, and a message naming the pointer (or flag, or file:line), the value and the expectation —
+// never a crash, an uncaught exception, a hang or a silent result.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/cli_runner.hpp"
+
+namespace fs = std::filesystem;
+using llmsim::test::Run;
+
+namespace {
+
+const fs::path& dir() {
+    static const fs::path d = llmsim::test::temp_dir("bad-input");
+    return d;
+}
+
+fs::path write(const std::string& name, const std::string& text) {
+    const fs::path p = dir() / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+}
+
+std::string source(const std::string& relative) { return std::string(LLMSIM_SOURCE_DIR) + "/" + relative; }
+
+// llmsim ARGS must exit 2, print nothing on stdout, and say every one of `needles` on stderr.
+void expect_refused(const std::vector<std::string>& args, const std::vector<std::string>& needles) {
+    const Run r = llmsim::test::run_llmsim(args, "bad-input");
+    std::string cmd;
+    for (const auto& a : args) cmd += (a.size() > 80 ? a.substr(0, 80) + "..." : a) + " ";
+    INFO("llmsim " << cmd << "\nexit " << r.rc << "\nstderr:\n"
+                   << r.err.substr(0, 2000) << "\nstdout:\n"
+                   << r.out.substr(0, 500));
+    CHECK(r.rc == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("error: ", 0) == 0);
+    CHECK(r.err.find("internal error") == std::string::npos);
+    for (const auto& n : needles) {
+        INFO("stderr should contain: " << n);
+        CHECK(r.err.find(n) != std::string::npos);
+    }
+}
+
+const std::string kBase = R"("model": "llama-3-8b", "system": "dgx-h100")";
+
+}   // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Crashes
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("layout products beyond 2^20 GPUs are refused before any arithmetic (was SIGFPE)", "[bad-input]") {
+    const auto f = write("product.json", "{" + kBase + R"(, "parallel": {"tp": 65536, "pp": 65536, "cp": 65536}})");
+    expect_refused({"memory", "-s", f.string()},
+                   {"product.json#/parallel/pp", ": 65536:", "tp·pp at most 1048576 GPUs"});
+    expect_refused(
+        {"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--tp", "1024", "--pp", "1024", "--cp", "1024"},
+        {"--cp: 1024:", "tp·pp·cp at most 1048576 GPUs", "1024·1024·1024 = 1073741824"});
+    const auto g = write("mbdp.json", "{" + kBase + R"(, "gpus": 1048576, "training": {"micro_batch": 16777216}})");
+    expect_refused({"memory", "-s", g.string()}, {"mbdp.json#/training/micro_batch", "micro_batch·dp"});
+}
+
+TEST_CASE("JSON nested 10^5 deep is refused at parse time with its pointer (was a stack overflow)", "[bad-input]") {
+    const auto f = write("deep.json", std::string(100000, '[') + std::string(100000, ']'));
+    expect_refused({"memory", "-s", f.string()}, {"deep.json#/0/0/0", "nested more than 64 levels deep"});
+    std::string obj;
+    for (int i = 0; i < 100000; ++i) obj += "{\"model\":";
+    obj += "1" + std::string(100000, '}');
+    const auto g = write("deep-obj.json", obj);
+    expect_refused({"flops", "-s", g.string()}, {"deep-obj.json#/model/model", "expected at most 64 levels"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Uncaught exceptions
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("a number too large for a double is an error with its pointer (was internal error, exit 1)", "[bad-input]") {
+    const auto f = write("big.json", "{" + kBase + R"(, "gpus": 8, "training": {"token_budget": 1e400}})");
+    expect_refused({"memory", "-s", f.string()}, {"big.json#/training/token_budget", "1e400", "a double can hold"});
+}
+
+TEST_CASE("wrong-typed fields of a validation file are errors with FILE#/pointer (was internal error)", "[bad-input]") {
+    const auto f = write("val-types.json", R"({"cases": [{"id": "a", "scenario": {)" + kBase +
+                                               R"(, "gpus": 8}, "measured": {"step_time_s": "fast"}},
+                                           {"id": "b", "scenario": 7, "measured": {"step_time_s": 1.0}}]})");
+    expect_refused({"validate", f.string()},
+                   {"val-types.json#/cases/0/measured/step_time_s: \"fast\": expected a measured value > 0",
+                    "val-types.json#/cases/1/scenario: 7: expected an object"});
+}
+
+TEST_CASE("wrong-typed fields of an nccl-tests -J log are errors with FILE#/pointer (was internal error)",
+          "[bad-input]") {
+    const auto f = write("nccl-types.json", R"({"results": [{"size": "8", "count": 2, "type": "float", "redop": "sum",
+        "out_of_place": {"time": "fast", "alg_bw": 0.1, "bus_bw": 0.1}}]})");
+    expect_refused({"calibrate", "import-nccl-tests", f.string()},
+                   {"nccl-types.json#/results/0/size: \"8\": expected an integer",
+                    "nccl-types.json#/results/0/out_of_place/time: \"fast\": expected a number"});
+}
+
+TEST_CASE(
+    "an interleaved layout whose micro-batches are not a multiple of pp is refused (found by fuzz_properties: "
+    "the simulator deadlocked, internal error)",
+    "[bad-input]") {
+    const auto f = write("interleaved-m.json", "{" + kBase + R"(, "gpus": 16, "parallel": {"tp": 8, "pp": 2, "vp": 2},
+        "training": {"global_batch": 3}})");
+    expect_refused({"estimate", "-s", f.string()},
+                   {"interleaved-m.json#/training/global_batch: 3: expected micro-batches per step",
+                    "a multiple of pp (2) for the interleaved schedule"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hangs and unbounded memory
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("a global batch beyond the simulator's work limit names the flag and the limit (was GBs of RSS)",
+          "[bad-input]") {
+    expect_refused(
+        {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", "--global-batch", "16000000"},
+        {"--global-batch: 16000000: 2000000 micro-batches per step", "the simulator plays at most 2097152",
+         "expected a global batch of at most"});
+    const auto f = write("bigbatch.json", "{" + kBase + R"(, "gpus": 8, "training": {"global_batch": 16000000}})");
+    expect_refused({"estimate", "-s", f.string()}, {"bigbatch.json#/training/global_batch: 16000000"});
+}
+
+TEST_CASE("a validation case beyond the simulator's work limit is an input error with its pointer", "[bad-input]") {
+    const auto f =
+        write("val-limit.json",
+              R"({"cases": [{"id": "big", "scenario": {)" + kBase +
+                  R"(, "gpus": 8, "training": {"global_batch": 16000000}}, "measured": {"step_time_s": 1.0}}]})");
+    expect_refused({"validate", f.string()}, {"val-limit.json#/cases/0/scenario/training/global_batch: 16000000:",
+                                              "the simulator plays at most"});
+}
+
+TEST_CASE("--global-batch-range beyond 2^24 is refused (was a power-of-two loop overflowing)", "[bad-input]") {
+    expect_refused({"scaling", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8,16",
+                    "--global-batch-range", "1:9223372036854775807"},
+                   {"--global-batch-range", "expected a:b with 1 <= a <= b <= 16777216"});
+}
+
+TEST_CASE("plan with an absurd budget is refused at once (was a runaway bisection)", "[bad-input]") {
+    expect_refused({"plan", "--compute", "1e40", "--system", "dgx-h100", "--gpus", "1024"},
+                   {"--compute: 1e+40:", "expected a budget whose compute-optimal model has at most 1e+15 parameters"});
+    expect_refused({"plan", "--gpu-hours", "1e300", "--system", "dgx-h100", "--gpus", "8"},
+                   {"--gpu-hours: 1e300: expected a number in (0, 1e+15]"});
+}
+
+TEST_CASE("inputs that are not regular files, or too large, are refused before reading (was /dev/zero forever)",
+          "[bad-input]") {
+    // A system profile path that is a character device.
+    const auto f =
+        write("devzero.json",
+              R"({"model": "llama-3-8b", "gpus": 8, "system": {"preset": "dgx-h100", "profile": "/dev/zero"}})");
+    expect_refused({"memory", "-s", f.string()},
+                   {"devzero.json#/system/profile: /dev/zero: a character device: expected a readable JSON file"});
+    // A directory and a FIFO as the scenario (a FIFO would block a reader forever).
+    expect_refused({"memory", "-s", source("scenarios")}, {"scenarios: a directory: expected a readable JSON file"});
+    const fs::path fifo = dir() / "fifo.json";
+    fs::remove(fifo);
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    expect_refused({"flops", "-s", fifo.string()}, {"fifo.json: a FIFO: expected a readable JSON file"});
+    // Larger than 64 MiB (a sparse file: no disk used).
+    const fs::path huge = dir() / "huge.json";
+    { std::ofstream(huge) << "{"; }
+    fs::resize_file(huge, (std::uintmax_t{64} << 20) + 1);
+    expect_refused({"memory", "-s", huge.string()},
+                   {"huge.json: 67108865 bytes: expected a readable JSON file of at most 67108864 bytes"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Silent nonsense
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("output_len near INT64_MAX is refused (was negative KV-cache bytes and max_batch -1)", "[bad-input]") {
+    const auto f =
+        write("outlen.json", "{" + kBase + R"(, "gpus": 8, "inference": {"output_len": 9223372036854775000}})");
+    expect_refused({"estimate", "-s", f.string(), "--json"},
+                   {"outlen.json#/inference/output_len: 9223372036854775000: expected an integer in [1, 16777216]"});
+}
+
+TEST_CASE("a Hugging Face expansion_ratio giving an MLP width out of range is refused (was a negative width)",
+          "[bad-input]") {
+    const auto f = write("hf-ratio.json", R"({"model_type": "mpt", "n_layers": 4, "d_model": 1024, "n_heads": 8,
+        "vocab_size": 50000, "expansion_ratio": 1e300})");
+    expect_refused({"model", "show", f.string()},
+                   {"/expansion_ratio: 1e+300:", "expected a number > 0 and <= 4194304"});
+    const auto g = write("hf-ratio2.json", R"({"model_type": "mpt", "n_layers": 4, "d_model": 1048576, "n_heads": 8,
+        "vocab_size": 50000, "expansion_ratio": 100})");
+    expect_refused({"model", "show", g.string()},
+                   {"/expansion_ratio: 100", "MLP width ratio·d_model (1048576) is in [1, 4194304]"});
+}
+
+TEST_CASE("Hugging Face MoE keys that leave no MoE layer are refused (was a dense model)", "[bad-input]") {
+    const auto f = write("hf-moe.json", R"({"model_type": "deepseek_v3", "num_hidden_layers": 4, "hidden_size": 1024,
+        "num_attention_heads": 8, "vocab_size": 32000, "n_routed_experts": 8, "num_experts_per_tok": 2,
+        "first_k_dense_replace": 4})");
+    expect_refused({"model", "show", f.string()},
+                   {"/n_routed_experts: 8: expected experts in at least one of the 4 layers"});
+    const auto g = write("hf-moe2.json", R"({"model_type": "mixtral", "num_hidden_layers": 4, "hidden_size": 1024,
+        "num_attention_heads": 8, "vocab_size": 32000, "num_local_experts": 1, "num_experts_per_tok": 2})");
+    expect_refused({"model", "show", g.string()}, {"/num_experts_per_tok: 2: expected at most num_local_experts (1)"});
+}
+
+TEST_CASE("infinite or undefined outputs come from refused inputs: straggler factors, Chinchilla budgets",
+          "[bad-input]") {
+    expect_refused(
+        {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", "--straggler", "0:1e308"},
+        {"--straggler: '0:1e308': expected a stage in 0..0 and a factor in (0, 1000]"});
+    expect_refused({"chinchilla", "--compute", "1e308T"}, {"--compute: \"1e308T\": expected a number in [1, 1e+40]"});
+    expect_refused({"chinchilla", "--params", "nanB"}, {"--params: \"nanB\": expected a number"});
+}
+
+TEST_CASE("calibration fits on degenerate rows give no figure, never nan (and bad probe figures are refused)",
+          "[bad-input]") {
+    // Every row the same size: no bandwidth can be fitted; the profile says so and holds no nan.
+    std::string log =
+        "# Collective test starting: all_reduce_perf\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+        "#wrong\n";
+    for (int i = 0; i < 5; ++i)
+        log +=
+            "     1048576        262144     float     sum      -1    20.48   51.20   89.60      0    20.48   51.20   "
+            "89.60      0\n";
+    const auto f = write("same-size.log", log);
+    const fs::path out = dir() / "degenerate-profile.json";
+    const Run r = llmsim::test::run_llmsim(
+        {"calibrate", "fit", "--nccl-tests", f.string(), "--system", "dgx-h100", "-o", out.string(), "--json"},
+        "bad-input");
+    INFO(r.err);
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("fewer than 2 distinct sizes") != std::string::npos);
+    CHECK(r.out.find("null") == std::string::npos);   // nlohmann writes nan and inf as null
+    const auto raw = write("raw-bad.json",
+                           R"({"llmsim_probe": 1, "hbm": [{"kernel": "copy", "bytes_per_array": 1e9, "GBps": -3}]})");
+    expect_refused({"calibrate", "fit", raw.string(), "--system", "dgx-h100", "-o", out.string()},
+                   {"raw-bad.json#/hbm/0/GBps: -3: expected a number in (0, 1e+09]"});
+}
+
+TEST_CASE("validation files with zero or negative measurements are refused (was accepted)", "[bad-input]") {
+    const auto f =
+        write("val-zero.json",
+              R"({"cases": [{"id": "z", "scenario": {)" + kBase +
+                  R"(, "gpus": 8, "training": {"global_batch": 64}}, "measured": {"step_time_s": 0}},
+        {"id": "n", "scenario": {)" +
+                  kBase + R"(, "gpus": 8, "training": {"global_batch": 64}}, "measured": {"step_time_s": -2.5}}]})");
+    expect_refused({"validate", f.string()},
+                   {"val-zero.json#/cases/0/measured/step_time_s: 0: expected a measured value > 0",
+                    "val-zero.json#/cases/1/measured/step_time_s: -2.5"});
+}
+
+TEST_CASE("nccl-tests rows with nan, -inf or negative times are refused with file:line (was accepted)", "[bad-input]") {
+    const std::string header =
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+        "#wrong\n";
+    const auto f = write("nan.log", header +
+                                        "     1048576        262144     float     sum      -1      nan   51.20   89.60 "
+                                        "     0    20.48   51.20   89.60      0\n");
+    expect_refused({"calibrate", "import-nccl-tests", f.string()},
+                   {"nan.log:2: out-of-place time of the row of size 1048576: \"nan\": expected a number >= 0"});
+    const auto g = write("neg.log", header +
+                                        "     1048576        262144     float     sum      -1    20.48   51.20   89.60 "
+                                        "     0   -20.48   51.20   89.60      0\n");
+    expect_refused({"calibrate", "import-nccl-tests", g.string()},
+                   {"neg.log:2: in-place time", "\"-20.48\": expected a number >= 0"});
+    const auto h = write("inf.log", header +
+                                        "     1048576        262144     float     sum      -1    20.48   51.20   89.60 "
+                                        "     0    20.48    -inf   89.60      0\n");
+    expect_refused({"calibrate", "import-nccl-tests", h.string()},
+                   {"inf.log:2: in-place algbw", "\"-inf\": expected a number >= 0"});
+}
+
+TEST_CASE("a flag that does not apply to the scenario's kind is an error (was silently ignored)", "[bad-input]") {
+    const auto f = write("serving.json", "{" + kBase + R"(, "gpus": 8, "inference": {"batch": 8}})");
+    expect_refused({"memory", "-s", f.string(), "--micro-batch", "4", "--recompute", "bogus"},
+                   {"--micro-batch: given with", "an inference scenario", "--recompute: given with"});
+    expect_refused({"estimate", "-s", f.string(), "--straggler", "0:1.5", "--timeline"},
+                   {"--straggler: given with an inference scenario", "--timeline: given with an inference scenario"});
+}
+
+TEST_CASE("a duplicate JSON key is an error naming it (was masking an invalid earlier value)", "[bad-input]") {
+    const auto f = write("dup.json", "{" + kBase + R"(, "gpus": "eight", "parallel": {"tp": 1, "tp": 2}, "gpus": 8})");
+    expect_refused({"memory", "-s", f.string()},
+                   {"dup.json#/parallel/tp: duplicate key \"tp\": expected each key once"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vague errors
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("search reports the scenario's own problems with their pointers (was a generic error)", "[bad-input]") {
+    const auto f = write("search-bad.json", "{" + kBase + R"(, "gpus": 8, "training": {"global_batch": 64,
+        "seq_len": "long"}, "search": {"max_tp": 0}})");
+    expect_refused({"search", "-s", f.string()},
+                   {"search-bad.json#/training/seq_len: \"long\": expected an integer",
+                    "search-bad.json#/search/max_tp: 0: expected an integer in [1, 1048576]"});
+}
+
+TEST_CASE("validate refuses a malformed case with exit 2 and nothing on stdout (was a table and exit 1)",
+          "[bad-input]") {
+    const auto f = write("val-malformed.json",
+                         R"({"cases": [{"id": "ok", "scenario": {)" + kBase +
+                             R"(, "gpus": 8, "training": {"global_batch": 64}}, "measured": {"step_time_s": 1.0}},
+        {"id": "bad", "scenario": {)" +
+                             kBase + R"(, "gpus": 8, "training": {"global_batch": 64, "micro_batch": 3}},
+         "measured": {"step_time_s": 1.0}}, {"id": "nomeasure", "scenario": {)" +
+                             kBase + R"(, "gpus": 8}}]})");
+    expect_refused(
+        {"validate", f.string()},
+        {"val-malformed.json#/cases/1/scenario/training/global_batch: 64: expected a multiple of micro_batch·dp",
+         "val-malformed.json#/cases/2/measured: missing"});
+}
+
+TEST_CASE("flag range errors state the accepted range, never one that contains the value", "[bad-input]") {
+    expect_refused({"search", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "0", "--global-batch", "8"},
+                   {"--gpus: 0: expected an integer in 1..1048576"});
+    expect_refused({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--zero", "4"},
+                   {"--zero: 4: expected an integer in 0..3"});
+    expect_refused({"plan", "--days", "0", "--system", "dgx-h100", "--gpus", "8"},
+                   {"--days: 0: expected a number in (0, 1e+09]"});
+    const Run r = llmsim::test::run_llmsim(
+        {"search", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "0", "--global-batch", "8"}, "bad-input");
+    CHECK(r.err.find("0 to") == std::string::npos);
+    CHECK(r.err.find("1.79") == std::string::npos);
+}
+
+TEST_CASE("flag conversion errors say what was expected (was 'Could not convert')", "[bad-input]") {
+    expect_refused({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "abc"},
+                   {"--gpus: 'abc' is not an integer: expected an integer in 1..1048576"});
+    expect_refused({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--sp", "maybe"},
+                   {"--sp: 'maybe': expected true or false"});
+    expect_refused({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--token-budget", "lots"},
+                   {"--token-budget: 'lots' is not a finite number"});
+    const Run r =
+        llmsim::test::run_llmsim({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--tp", "x"}, "bad-input");
+    CHECK(r.err.find("Could not convert") == std::string::npos);
+}
