@@ -53,6 +53,34 @@ TEST_CASE("schedule registry knows the four schedules by name", "[sim]") {
     CHECK(schedules().size() == 4);
 }
 
+TEST_CASE("every registered schedule: the simulated bubble equals its closed-form bubble on uniform stages", "[sim]") {
+    // The registry's promise: a schedule added to schedules/registry.cpp is played by the simulator and
+    // priced by the closed form, and the two agree where the closed form is exact (uniform stages,
+    // free communication, m a multiple of p).
+    StepSimulator sim;
+    for (const ScheduleDef& def : schedules())
+        for (int p : {2, 4})
+            for (std::int64_t m : {std::int64_t(p), std::int64_t(4 * p)}) {
+                const int v = def.uses_chunks ? 2 : 1;
+                const double f = 1.0, b = 2.0, w = def.split_backward ? 1.0 : 0.0;
+                PipelineSetup setup;
+                setup.schedule = &def;
+                setup.vp = v;
+                const auto& r = sim.run(equal_stages(p, m, f, b, w), setup);
+                PipelineTimes t;
+                t.stages = p;
+                t.chunks = v;
+                t.microbatches = m;
+                t.max_stage_s = f + b;
+                t.sum_stage_s = p * (f + b);
+                t.sum_wgrad_s = p * w;
+                t.wgrad_of_max_stage_s = w;
+                INFO(def.name << " p=" << p << " m=" << m << " v=" << v);
+                CHECK(r.bubble_s == Approx(def.bubble_s(t)).margin(1e-9));
+                CHECK(r.pipeline_time_s == Approx(m * (f + b) + def.bubble_s(t)).epsilon(1e-12));
+            }
+}
+
 TEST_CASE("engine: streams are in order, dependencies hold, ties are deterministic", "[sim]") {
     Engine e;
     e.reset(2);
