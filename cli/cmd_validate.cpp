@@ -9,6 +9,7 @@
 #include "calibrate/sustained_fit.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "hardware_db/units.hpp"
 #include "hardware_db/validation.hpp"
 #include "sim/validate.hpp"
 
@@ -72,6 +73,11 @@ Json report_json(const sim::ValidationReport& rep) {
                 c["closed_form"] = *q.closed_form;
                 c["closed_form_error"] = *q.closed_form_error;
             }
+            if (r.fits) {
+                c["fits"] = *r.fits;
+                c["memory_bytes"] = r.memory_bytes;
+                c["capacity_bytes"] = r.capacity_bytes;
+            }
             cases.push_back(c);
         }
     }
@@ -85,21 +91,26 @@ Json report_json(const sim::ValidationReport& rep) {
             {"by_quantity", by},
             {"closed_form",
              {{"all", stats_for(rep.closed_form_all, step)}, {"exact", stats_for(rep.closed_form_exact, step)}}},
-            {"failed", rep.failed}};
+            {"failed", rep.failed},
+            {"training_layouts", rep.training_cases},
+            {"training_layouts_fit", rep.training_fit}};
 }
 
 std::string report_text(const sim::ValidationReport& rep) {
-    Table t({"case", "quantity", "predicted", "measured", "error", "closed form", "exact"});
+    Table t({"case", "quantity", "predicted", "measured", "error", "closed form", "exact", "memory/GPU"});
     for (const auto& r : rep.cases) {
         if (!r.ok()) {
-            t.row({r.c->id, "FAILED: " + r.failure, "", "", "", "", ""});
+            t.row({r.c->id, "FAILED: " + r.failure, "", "", "", "", "", ""});
             continue;
         }
+        const std::string mem = r.fits ? fmt::format("{:.1f}/{:.0f} GiB{}", r.memory_bytes / kGiB,
+                                                     r.capacity_bytes / kGiB, *r.fits ? "" : " DOES NOT FIT")
+                                       : "";
         for (const auto& q : r.quantities)
             t.row({r.c->id, q.quantity, fmt::format("{:.4g}", q.predicted), fmt::format("{:.4g}", q.measured),
                    fmt::format("{:+.1f}%", 100 * q.error),
                    q.closed_form_error ? fmt::format("{:+.1f}%", 100 * *q.closed_form_error) : "",
-                   r.c->exact ? "yes" : ""});
+                   r.c->exact ? "yes" : "", mem});
     }
     std::string out = t.str() + "\n";
     auto line = [](const std::string& what, const sim::ErrorStats& s) {
@@ -112,6 +123,8 @@ std::string report_text(const sim::ValidationReport& rep) {
         if (const auto c = rep.closed_form_all.find(q); c != rep.closed_form_all.end())
             out += line(q + ", closed form", c->second);
     }
+    if (rep.training_cases)
+        out += fmt::format("memory: {} of {} published training layouts fit\n", rep.training_fit, rep.training_cases);
     if (rep.failed) out += fmt::format("{} case(s) FAILED to produce a prediction\n", rep.failed);
     return out;
 }

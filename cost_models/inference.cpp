@@ -40,7 +40,7 @@ PassTime forward_pass(const ServingJob& s, double batch, double tokens, double c
     const double kvb = precision_bytes(in.kv_precision);
     const double M = batch * tokens;
     const double h = static_cast<double>(m.hidden);
-    const double kv_local = std::max(1.0, static_cast<double>(m.kv_heads) / tp) * m.head_dim;
+    const double kv_local = kv_heads_per_tp_rank(m, tp) * static_cast<double>(m.head_dim);
 
     PassTime layer;   // one transformer layer
     auto add = [&](const KernelTime& k) {

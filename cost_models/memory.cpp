@@ -18,7 +18,9 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     const double t = q.tp;
     const double h = static_cast<double>(m.hidden);
     const double qd = static_cast<double>(m.q_dim());
-    const double kvd = static_cast<double>(m.kv_dim());
+    // K and V of whole heads on this TP rank (replicated when tp > kv_heads), times t so that the /t
+    // below leaves one rank's share.
+    const double kvd = kv_heads_per_tp_rank(m, q.tp) * static_cast<double>(m.head_dim) * t;
     const double e = q.bytes_per_element;
     const double sb = s * b;
     // Tensors outside the tensor-parallel region are split only with sequence parallelism.
@@ -211,7 +213,11 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
                 const double shard = p.zero >= 3 ? static_cast<double>(p.dp) * p.cp : 1.0;
                 const double embed_bytes = embedding_params_on_stage(m, pc, p, s) * wb / shard;
                 wbytes = (wbytes - embed_bytes) / wb * weight_bytes_per_param(Precision::nf4, 64) + embed_bytes;
-                d.other_bytes += (dense ? pc.dense_layer : pc.moe_layer) * 2.0 / p.tp;   // one dequantised layer
+                // One dequantised layer.
+                d.other_bytes +=
+                    (dense ? layer_params_per_tp_rank(m, pc, p.tp, false)
+                           : layer_params_per_tp_rank(m, pc, p.tp, true) + pc.expert_params_per_layer / p.tp) *
+                    2.0;
             }
             st.weights = wbytes;
             const double adapters = per[s] * lora_params_per_layer(m, t.finetune) / p.tp;
@@ -264,12 +270,23 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
         // Buffers.
         if (p.zero == 3) {
             const double layer_params =
-                (moe ? pc.moe_layer - pc.expert_params_per_layer * (1.0 - 1.0 / p.ep) : pc.dense_layer) / p.tp;
-            // Current and prefetched layer gathered in 16-bit, and that layer's unreduced gradients.
-            d.zero3_gather_bytes = layer_params * (2.0 * e + precision_bytes(t.grad_precision));
+                moe ? layer_params_per_tp_rank(m, pc, p.tp, true) + pc.expert_params_per_layer / (p.tp * p.ep)
+                    : layer_params_per_tp_rank(m, pc, p.tp, false);
+            // Current and prefetched layer gathered in 16-bit, and that layer's unreduced gradient as the
+            // weight-gradient GEMMs write it (16-bit; it is reduce-scattered before any fp32
+            // accumulation, which happens on the shard): 3·e bytes per parameter of one layer. DeepSpeed's
+            // estimator counts 4 B (16-bit parameters and gradients) of the largest module; PyTorch FSDP
+            // gathers one unit (a layer) and prefetches the next.
+            d.zero3_gather_bytes = layer_params * 3.0 * e;
         }
-        if (t.precision == Precision::fp8)
-            d.fp8_weight_cache_bytes = d.params_on_gpu * 1.0 / (p.zero == 3 ? p.dp * p.cp : 1);
+        if (t.precision == Precision::fp8) {
+            // Transformer Engine caches an FP8 copy of the weights of its own Linear modules (the
+            // transformer layers' projections and MLPs); the embedding and the output layer are not TE
+            // modules and run in 16-bit (Megatron-Core's VocabParallelEmbedding, ColumnParallelLinear).
+            const double layer_weights =
+                d.params_on_gpu - embedding_params_on_stage(m, pc, p, s) - (s == p.pp - 1 ? pc.final_norm : 0.0);
+            d.fp8_weight_cache_bytes = layer_weights * 1.0 / (p.zero == 3 ? p.dp * p.cp : 1);
+        }
         d.reserve_bytes = t.runtime_reserve_bytes;
         d.fragmentation_bytes = t.fragmentation_fraction * (d.activations_bytes + d.zero3_gather_bytes);
         d.other_bytes += d.zero3_gather_bytes + d.fp8_weight_cache_bytes + d.reserve_bytes + d.fragmentation_bytes;
@@ -336,13 +353,16 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
     const auto per = layers_per_stage(m.layers, p.pp);
     const int max_layers = *std::max_element(per.begin(), per.end());
     // Transformer weights at the weight precision; embeddings and LM head stay 16-bit.
-    const double layer_params = m.moe.enabled() ? pc.moe_layer : pc.dense_layer;
+    // Every layer counted as a MoE layer (all experts, split by tp only).
+    const double layer_params = m.moe.enabled()
+                                    ? layer_params_per_tp_rank(m, pc, p.tp, true) + pc.expert_params_per_layer / p.tp
+                                    : layer_params_per_tp_rank(m, pc, p.tp, false);
     const double wpp = weight_bytes_per_param(in.weight_precision, in.quant_group_size);
-    double weights = max_layers * layer_params * wpp / p.tp;
+    double weights = max_layers * layer_params * wpp;
     const double embed_bytes = (pc.embedding + pc.position + pc.output) * 2.0 / p.tp;
     weights += p.pp == 1 ? embed_bytes : embed_bytes / 2.0;   // first stage embedding, last stage head
     r.weights_bytes = weights;
-    const double kv_heads_per_gpu = std::max(1.0, static_cast<double>(m.kv_heads) / p.tp);
+    const double kv_heads_per_gpu = kv_heads_per_tp_rank(m, p.tp);
     r.kv_bytes_per_token = 2.0 * max_layers * kv_heads_per_gpu * m.head_dim * precision_bytes(in.kv_precision);
     const double tokens_per_seq = static_cast<double>(in.input_len + in.output_len);
     // Prefill working set per sequence: residual, QKV, MLP intermediate (per TP shard), 16-bit,

@@ -1,5 +1,7 @@
 #include "cost_models/model_params.hpp"
 
+#include <algorithm>
+
 #include "cost_models/layout.hpp"
 
 namespace llmsim {
@@ -52,6 +54,24 @@ ParamCounts count_parameters(const ModelSpec& m) {
     return c;
 }
 
+double kv_heads_per_tp_rank(const ModelSpec& m, int tp) {
+    return std::max(1.0, static_cast<double>(m.kv_heads) / std::max(1, tp));
+}
+
+namespace {
+// K and V projection weights (and biases) for `kv_heads` heads.
+double kv_projection_params(const ModelSpec& m, double kv_heads) {
+    const double kv = kv_heads * static_cast<double>(m.head_dim);
+    return 2.0 * static_cast<double>(m.hidden) * kv + (m.bias || m.qkv_bias ? 2.0 * kv : 0.0);
+}
+}   // namespace
+
+double layer_params_per_tp_rank(const ModelSpec& m, const ParamCounts& pc, int tp, bool moe_layer) {
+    const double layer = moe_layer ? pc.moe_layer - pc.expert_params_per_layer : pc.dense_layer;
+    const double kv_all = kv_projection_params(m, m.kv_heads);
+    return (layer - kv_all) / std::max(1, tp) + kv_projection_params(m, kv_heads_per_tp_rank(m, tp));
+}
+
 double embedding_params_on_stage(const ModelSpec& m, const ParamCounts& pc, const ParallelConfig& p, int stage) {
     double out = 0;
     if (stage == 0) out += pc.embedding / p.tp + pc.position;
@@ -70,7 +90,7 @@ StageParams stage_parameters(const ModelSpec& m, const ParamCounts& pc, const Pa
     const int dense = layers - moe;
     const double tp = p.tp;
     StageParams r;
-    r.dense = dense * pc.dense_layer / tp + moe * (pc.moe_layer - pc.expert_params_per_layer) / tp +
+    r.dense = dense * layer_params_per_tp_rank(m, pc, p.tp, false) + moe * layer_params_per_tp_rank(m, pc, p.tp, true) +
               embedding_params_on_stage(m, pc, p, stage);
     if (stage == p.pp - 1) r.dense += pc.final_norm;
     r.expert = moe * pc.expert_params_per_layer / (tp * p.ep);

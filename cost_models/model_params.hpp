@@ -25,6 +25,16 @@ struct ParamCounts {
 
 [[nodiscard]] ParamCounts count_parameters(const ModelSpec& m);
 
+// KV heads one tensor-parallel rank holds: kv_heads/tp, or one whole (replicated) head when
+// tp > kv_heads — a head is never split (Megatron-Core, TensorRT-LLM and vLLM replicate KV heads).
+// The one rule for KV weights, their gradients and optimizer states, the K/V projection FLOPs, the
+// KV cache and the context-parallel K/V exchange.
+[[nodiscard]] double kv_heads_per_tp_rank(const ModelSpec& m, int tp);
+
+// Parameters of one layer on one TP rank, routed experts excluded: the K and V projections hold
+// kv_heads_per_tp_rank() whole heads, everything else is split by tp.
+[[nodiscard]] double layer_params_per_tp_rank(const ModelSpec& m, const ParamCounts& pc, int tp, bool moe_layer);
+
 // Parameters of one MLP of width f (two or three matrices, plus biases).
 [[nodiscard]] double mlp_params(const ModelSpec& m, double f);
 

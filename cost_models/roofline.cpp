@@ -74,7 +74,43 @@ KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops, boo
     return t;
 }
 
+double unfused_attention_score_bytes(bool backward, bool dropout) noexcept {
+    const double softmax = backward ? 6.0 : 4.0;
+    return softmax + (dropout ? 5.0 : 0.0);
+}
+
+namespace {
+KernelTime unfused_attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noexcept {
+    const Precision ap =
+        (s.precision == Precision::fp8 || s.precision == Precision::fp32) ? Precision::bf16 : s.precision;
+    GemmSpec qk;   // S = QKᵀ (and dP = dO·Vᵀ: the same shape)
+    qk.m = s.s_q;
+    qk.n = s.s_kv;
+    qk.k = s.d;
+    qk.batch = s.batch_heads;
+    qk.precision = ap;
+    qk.sustained = s.sustained;
+    GemmSpec pv = qk;   // O = P·V (and dQ = dS·K; dV, dK have its transpose's FLOPs and bytes)
+    pv.n = s.d;
+    pv.k = s.s_kv;
+    const double gemms = s.backward ? 2.0 : 1.0;
+    const KernelTime tq = gemm_time(a, qk), tv = gemm_time(a, pv);
+    const double scores = s.batch_heads * s.s_q * s.s_kv;
+    const double launches = s.backward ? 2.0 : (s.dropout ? 2.0 : 1.0);   // one kernel per elementwise pass
+    const double elem_bytes = scores * unfused_attention_score_bytes(s.backward, s.dropout);
+    const KernelTime te = memory_time(a, elem_bytes, 0.0, s.sustained);
+    KernelTime t;
+    t.flops = gemms * (tq.flops + tv.flops);
+    t.bytes = gemms * (tq.bytes + tv.bytes) + elem_bytes;
+    t.time_s = gemms * (tq.time_s + tv.time_s) + te.time_s + (launches - 1.0) * a.efficiency.kernel_launch_us * 1e-6;
+    const double compute_s = gemms * ((tq.compute_bound ? tq.time_s : 0.0) + (tv.compute_bound ? tv.time_s : 0.0));
+    t.compute_bound = compute_s >= t.time_s - compute_s;
+    return t;
+}
+}   // namespace
+
 KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noexcept {
+    if (!s.fused) return unfused_attention_time(a, s);
     KernelTime t;
     // Forward: S = QKᵀ and O = PV, 2 FLOPs per MAC each; causal masking skips half the blocks
     // (exactly half when queries and keys are the same tokens).

@@ -50,18 +50,32 @@ struct GemmSpec {
 [[nodiscard]] KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops = 0.0,
                                      bool sustained = true) noexcept;
 
-// Fused attention (FlashAttention in training and prefill, paged/flash-decoding in serving) for
-// `batch_heads` = sequences · query heads on this GPU, queries `s_q`, keys `s_kv`, head dimension `d`.
-// Backward: 2.5 × the forward matmul FLOPs (FlashAttention-2's count).
+// Attention for `batch_heads` = sequences · query heads on this GPU, queries `s_q`, keys `s_kv`, head
+// dimension `d`.
+// Fused (FlashAttention in training and prefill, paged/flash-decoding in serving): one kernel, the
+// scores never leave the SMs; causal masking skips half the blocks; backward 2.5 × the forward matmul
+// FLOPs (FlashAttention-2's count).
+// Unfused (`fused = false`, Megatron-LM before FlashAttention): the score matrix goes through HBM in
+// 16-bit. Forward: S = QKᵀ (batched GEMM, writes s_q·s_kv scores), fused scale+mask+softmax (reads S,
+// writes P: 2 + 2 B per score), dropout (reads P, writes its output and a 1-byte mask: 2 + 2 + 1 B),
+// O = P·V (batched GEMM, reads P). The full matrix is computed, masked or not. Backward: dP = dO·Vᵀ and
+// dV = Pᵀ·dO, dropout backward (reads dP and the mask, writes: 2 + 1 + 2 B), softmax backward (reads
+// the gradient and P, writes dS: 2 + 2 + 2 B), dQ = dS·K and dK = dSᵀ·Q — four GEMMs of the forward's
+// two shapes.
 struct AttentionSpec {
     double batch_heads = 0, s_q = 0, s_kv = 0, d = 0;
     bool causal = true, backward = false;
     Precision precision = Precision::bf16;   // fp8 and fp32 run the bf16 kernels
     // HBM bytes of Q and O, and of K and V. Negative: FlashAttention's own traffic, 16-bit tensors per
-    // query head (Q, K, V, O read/written once forward, twice backward).
+    // query head (Q, K, V, O read/written once forward, twice backward). Fused only.
     double q_o_bytes = -1, kv_bytes = -1;
     bool sustained = true;
+    bool fused = true;
+    bool dropout = false;   // unfused: attention dropout over the scores
 };
+// Bytes per score element the unfused elementwise kernels move (softmax, and dropout when `dropout`):
+// forward 4 (+5), backward 6 (+5).
+[[nodiscard]] double unfused_attention_score_bytes(bool backward, bool dropout) noexcept;
 [[nodiscard]] KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noexcept;
 [[nodiscard]] KernelTime flash_attention_time(const AcceleratorSpec& a, Precision p, double batch_heads, double s_q,
                                               double s_kv, double d, bool causal, bool backward) noexcept;

@@ -31,6 +31,10 @@ Groups make_groups(const SystemSpec& sys, const ParallelConfig& p) {
 
 Precision gemm_precision(Precision p) { return p; }
 
+// Transformer Engine userbuffers: GEMM chunks of a pipelined reduce-scatter overlap (initialize_ub's
+// default num_splits for the "pipeline" method, used by the proj and fc2 forward GEMMs).
+constexpr double kTpOverlapSplits = 4.0;
+
 // Compute throughput a collective of this group takes while it overlaps compute.
 double sm_fraction(const SystemSpec& sys, const GroupPlacement& g) {
     return g.domains() > 1 ? sys.inter_node_comm_sm_fraction : sys.intra_node_comm_sm_fraction;
@@ -121,7 +125,7 @@ struct Builder {
         const double outside = sp ? tp : 1.0;
         const bool full = t.recompute == Recompute::full;
         const bool selective = t.recompute == Recompute::selective;
-        const double kv_local = std::max(1.0, static_cast<double>(m.kv_heads) / tp) * m.head_dim;
+        const double kv_local = kv_heads_per_tp_rank(m, p.tp) * static_cast<double>(m.head_dim);
         const double heads_local = m.heads / tp;
 
         // --- attention block ---
@@ -131,27 +135,21 @@ struct Builder {
         const double s_q = static_cast<double>(t.seq_len) / p.cp;
         const double s_kv = static_cast<double>(t.seq_len);
         const double bh = static_cast<double>(t.micro_batch) * heads_local;
-        double attn_fwd_s = 0, attn_bwd_s = 0;
-        if (t.flash_attention) {
-            const auto f = flash_attention_time(a, gp, bh, s_q, s_kv, m.head_dim, true, false);
-            const auto b = flash_attention_time(a, gp, bh, s_q, s_kv, m.head_dim, true, true);
-            attn_fwd_s = f.time_s;
-            attn_bwd_s = b.time_s;
-            L.ops.push_back(OpTime{"attention (flash)", "attention", f.time_s, b.time_s,
-                                   (full || selective) ? f.time_s : 0.0, f.flops, f.bytes, true});
-        } else {
-            // Unfused: QKᵀ and A·V batched GEMMs in 16-bit, softmax + dropout over the score matrix.
-            const Precision ap = gp == Precision::fp8 ? Precision::bf16 : gp;
-            const auto qk = gemm_time(a, ap, s_q, s_kv, m.head_dim, bh);
-            const auto av = gemm_time(a, ap, s_q, m.head_dim, s_kv, bh);
-            const double scores = bh * s_q * s_kv;
-            const auto sm = memory_time(a, scores * (2.0 * e + (m.dropout ? 1.0 + 2.0 * e : 0.0)));
-            attn_fwd_s = qk.time_s + av.time_s + sm.time_s;
-            attn_bwd_s = 2.0 * (qk.time_s + av.time_s) + 2.0 * sm.time_s;
-            L.ops.push_back(OpTime{"attention (unfused)", "attention", attn_fwd_s, attn_bwd_s,
-                                   (full || selective) ? attn_fwd_s : 0.0, qk.flops + av.flops,
-                                   qk.bytes + av.bytes + sm.bytes, true});
-        }
+        AttentionSpec as;
+        as.batch_heads = bh;
+        as.s_q = s_q;
+        as.s_kv = s_kv;
+        as.d = static_cast<double>(m.head_dim);
+        as.causal = true;
+        as.precision = gp;
+        as.fused = t.flash_attention;
+        as.dropout = m.dropout;
+        const auto af = attention_time(a, as);
+        as.backward = true;
+        const auto ab = attention_time(a, as);
+        const double attn_fwd_s = af.time_s, attn_bwd_s = ab.time_s;
+        L.ops.push_back(OpTime{t.flash_attention ? "attention (flash)" : "attention (unfused)", "attention", attn_fwd_s,
+                               attn_bwd_s, (full || selective) ? attn_fwd_s : 0.0, af.flops, af.bytes, true});
         L.fwd_compute_s += attn_fwd_s;
         L.bwd_compute_s += attn_bwd_s;
         if (full || selective) L.recompute_s += attn_fwd_s;
@@ -193,11 +191,12 @@ struct Builder {
         // sequence parallelism) forward and backward; full recompute repeats the forward ones ---
         if (p.tp > 1) {
             const double bytes = T * h * e;
-            double fwd = 0;
+            double fwd = 0, rs_s = 0;
             if (sp) {
                 const auto ag = coll(Collective::all_gather, bytes, g.tp);
                 const auto rs = coll(Collective::reduce_scatter, bytes, g.tp);
                 fwd = 2.0 * (ag.time_s + rs.time_s);
+                rs_s = rs.time_s;
                 record("tp all-gather (sequence parallel)", "tp", Collective::all_gather, bytes, g.tp, ag,
                        (4.0 + (full ? 2.0 : 0.0)) * mb_per_step, 0);
                 record("tp reduce-scatter (sequence parallel)", "tp", Collective::reduce_scatter, bytes, g.tp, rs,
@@ -210,11 +209,19 @@ struct Builder {
             }
             const double bwd = fwd + (full ? fwd : 0.0);
             L.tp_total_s = fwd + bwd;
-            if (p.tp_comm_overlap) {
-                // Userbuffer overlap (Transformer Engine): the collectives hide behind the GEMMs
-                // they feed or follow; what exceeds the layer's GEMM time stays exposed.
-                L.tp_exposed_fwd_s = std::max(0.0, fwd - gemm_fwd_s);
-                L.tp_exposed_bwd_s = std::max(0.0, bwd - gemm_bwd_s);
+            if (p.tp_comm_overlap && sp) {
+                // Userbuffer overlap (Transformer Engine initialize_ub defaults, which Megatron-Core and
+                // NeMo use; it needs sequence parallelism): forward, the all-gathers before QKV and fc1
+                // are ring exchanges (tp steps, each chunk's GEMM runs while the next chunk arrives) and
+                // the reduce-scatters after the output projection and fc2 are pipelined over
+                // kTpOverlapSplits GEMM chunks (each chunk's reduce-scatter runs under the next chunk's
+                // GEMM), so the last chunk's reduce-scatter, 1/kTpOverlapSplits of each, is exposed.
+                // Backward, the output-gradient all-gathers are ring exchanges and the QKV/fc1 input
+                // gradient reduce-scatters overlap the weight-gradient GEMMs in bulk: all hideable. What
+                // exceeds the layer's GEMM time stays exposed; a recomputed forward exposes its tail again.
+                const double rs_tail = 2.0 * rs_s / kTpOverlapSplits;
+                L.tp_exposed_fwd_s = rs_tail + std::max(0.0, fwd - rs_tail - gemm_fwd_s);
+                L.tp_exposed_bwd_s = std::max(0.0, fwd - gemm_bwd_s) + (full ? L.tp_exposed_fwd_s : 0.0);
                 L.fwd_compute_s += (fwd - L.tp_exposed_fwd_s) * sm_fraction(sys, g.tp);
                 L.bwd_compute_s += (bwd - L.tp_exposed_bwd_s) * sm_fraction(sys, g.tp);
             } else {
@@ -248,7 +255,7 @@ struct Builder {
         // gradients, prefetched one layer ahead (hidden behind the neighbouring layer's compute) ---
         if (p.zero == 3 && g.dp_cp.n > 1) {
             const auto pc = count_parameters(m);
-            double params = (moe_layer ? pc.moe_layer - pc.expert_params_per_layer : pc.dense_layer) / tp;
+            double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled());
             const double wbytes = params * e;
             const double gbytes = params * precision_bytes(t.grad_precision);
             const auto ag = coll(Collective::all_gather, wbytes, g.dp_cp);
@@ -507,7 +514,13 @@ void finish_estimate(const TrainingJob& s, StepEstimate& e, double pipeline_s, d
     }
     // Per-step exposure of each communication kind, for the report.
     for (auto& ev : e.costs.comms) {
-        if (ev.dim == "tp") ev.exposed_s_per_step = p.tp_comm_overlap ? 0.0 : ev.time_s * ev.calls_per_step;
+        if (ev.dim == "tp") {
+            // With userbuffer overlap (sequence parallel only) the forward reduce-scatters (about half of
+            // the calls) expose their last pipelined chunk; everything else hides behind GEMMs.
+            const bool ub = p.tp_comm_overlap && p.sequence_parallel;
+            const double share = !ub ? 1.0 : ev.collective == Collective::reduce_scatter ? 0.5 / kTpOverlapSplits : 0.0;
+            ev.exposed_s_per_step = ev.time_s * ev.calls_per_step * share;
+        }
         if (ev.dim == "ep") ev.exposed_s_per_step = ev.time_s * ev.calls_per_step;
     }
 }

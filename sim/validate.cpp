@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
-
 #include "sim/estimate.hpp"
 
 namespace llmsim::sim {
@@ -46,6 +46,12 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases,
             const bool training = !c.scenario.is_inference;
             std::map<std::string, double> closed;
             if (training && c.measured.count("step_time_s")) closed = predicted_quantities(c.scenario, true);
+            if (training) {
+                const auto mem = training_memory(c.scenario.training_job());
+                r.fits = mem.fits;
+                r.memory_bytes = mem.total_bytes;
+                r.capacity_bytes = mem.capacity_bytes;
+            }
             for (const auto& [q, measured] : c.measured) {
                 const auto it = pred.find(q);
                 if (it == pred.end()) {
@@ -75,6 +81,10 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases,
             throw ConfigError(lines);
         } catch (const std::exception& ex) {
             r.failure = ex.what();
+        }
+        if (r.fits) {
+            ++rep.training_cases;
+            if (*r.fits) ++rep.training_fit;
         }
         if (r.ok()) {
             for (const auto& e : r.quantities) {

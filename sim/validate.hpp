@@ -23,6 +23,10 @@ struct CaseResult {
     const ValidationCase* c = nullptr;
     std::vector<QuantityError> quantities;   // in the order of the case's measured keys
     std::string failure;                     // why nothing could be predicted (empty when ok)
+    // Training: memory per GPU of the most loaded GPU against its capacity (a published layout ran,
+    // so it must fit).
+    std::optional<bool> fits;
+    double memory_bytes = 0, capacity_bytes = 0;
     bool ok() const { return failure.empty(); }
 };
 
@@ -37,6 +41,7 @@ struct ValidationReport {
     // Per quantity: over all cases, over exact cases, and the closed form (training step time).
     std::map<std::string, ErrorStats> all, exact, closed_form_all, closed_form_exact;
     std::size_t failed = 0;
+    std::size_t training_cases = 0, training_fit = 0;   // training layouts checked, and how many fit
     // The quantity a file is judged on: step_time_s (training) or output_tokens_per_s_per_gpu (serving).
     std::string primary;
 };

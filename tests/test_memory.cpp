@@ -556,3 +556,38 @@ TEST_CASE("max_batch is the largest batch that fits and never falls with more ca
     s.gpu.hbm_capacity_bytes = 16.0 * kGiB;
     CHECK(inference_memory(m, s, p, in).max_batch == 0);
 }
+
+TEST_CASE("KV activations at tp > kv_heads: each rank keeps one whole K and V head", "[memory][kv]") {
+    // Llama-3-70B, s 4096, b 1, tp 16 (8 KV heads), no SP, no dropout: per token the QKV input 2·8192
+    // outside the TP region, and inside it Q 2·8192, K and V 2·2·128 (one head per rank), the
+    // output-projection input 2·8192 over 16 ranks: 16384 + (16384 + 512·16 + 16384)/16 = 18944 bytes.
+    ActivationQuery q;
+    q.seq_len = 4096;
+    q.micro_batch = 1;
+    q.tp = 16;
+    const auto a = layer_activations(zoo("llama-3-70b"), q);
+    CHECK(a.attention == Approx(4096.0 * 18944.0));
+}
+
+TEST_CASE("FP8 weight cache covers the transformer layers' weights, not the embedding or LM head", "[memory][fp8]") {
+    // Transformer Engine caches FP8 copies of its Linear modules; Megatron-Core's embedding and
+    // output layer are not TE modules. Llama-3-8B, tp 1, pp 1: 32 layers of 218,112,000 parameters
+    // (2·4096² + 2·4096·1024 + 3·4096·14336 + 2·4096) at 1 byte; the embedding and LM head,
+    // 2 · 128256 · 4096, and the final norm excluded.
+    const ModelSpec m = zoo("llama-3-8b");
+    const auto pc = count_parameters(m);
+    auto t = training(8192, 1, 64);
+    t.precision = Precision::fp8;
+    const auto r = training_memory(m, sys("dgx-h100"), layout(1, 1, 8, 1), t);
+    CHECK(pc.dense_layer == 218112000.0);
+    CHECK(r.fp8_weight_cache_bytes == Approx(32.0 * 218112000.0));
+    CHECK(r.fp8_weight_cache_bytes == Approx(r.params_on_gpu - 2.0 * 128256.0 * 4096.0 - 4096.0));
+}
+
+TEST_CASE("ZeRO-3 buffers: current and prefetched layer and its unreduced gradient, 3 x 16-bit per layer parameter",
+          "[memory][zero]") {
+    const ModelSpec m = zoo("llama-3-70b");
+    const auto pc = count_parameters(m);
+    const auto r = training_memory(m, sys("dgx-h100"), layout(8, 1, 32, 3), training(4096, 1, 256));
+    CHECK(r.zero3_gather_bytes == Approx(3.0 * 2.0 * pc.dense_layer / 8.0));
+}

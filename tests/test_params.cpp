@@ -253,3 +253,30 @@ TEST_CASE("Transformer-XL relative positions add one h x q projection per layer 
     CHECK(with_rel - without == Approx(80.0 * 16384.0 * 16384.0).epsilon(1e-12));
     CHECK(rel_err(with_rel, 280e9) <= 0.005);
 }
+
+TEST_CASE("KV heads per TP rank: Llama-3-70B at tp16 holds one whole KV head (Megatron-Core replication)",
+          "[params][kv]") {
+    const ModelSpec m = zoo("llama-3-70b");
+    const ParamCounts pc = count_parameters(m);
+    CHECK(kv_heads_per_tp_rank(m, 4) == 2.0);
+    CHECK(kv_heads_per_tp_rank(m, 8) == 1.0);
+    CHECK(kv_heads_per_tp_rank(m, 16) == 1.0);   // 8 KV heads, 16 ranks: one replicated head, not half
+    CHECK(kv_heads_per_tp_rank(m, 32) == 1.0);
+    // By hand, one layer on one of 16 ranks: Q and O 8192·8192/16 each, K and V one whole head
+    // 2·8192·128, SwiGLU MLP 3·8192·28672/16, two RMSNorms 2·8192/16.
+    const double q_o = 2.0 * 8192.0 * 8192.0 / 16.0;
+    const double kv = 2.0 * 8192.0 * 128.0;
+    const double mlp = 3.0 * 8192.0 * 28672.0 / 16.0;
+    const double norms = 2.0 * 8192.0 / 16.0;
+    CHECK(layer_params_per_tp_rank(m, pc, 16, false) == q_o + kv + mlp + norms);   // 54,526,976
+    CHECK(q_o + kv + mlp + norms == 54526976.0);
+    // The naive split (everything / 16) is 1.9% lower.
+    CHECK(pc.dense_layer / 16.0 / (q_o + kv + mlp + norms) == Approx(1.0 - 0.0192).margin(0.001));
+    // tp 8 divides the 8 KV heads: the rule is the plain split.
+    CHECK(layer_params_per_tp_rank(m, pc, 8, false) == Approx(pc.dense_layer / 8.0));
+    // A whole stage at tp16, pp1: 80 such layers, input embedding and LM head split by 16, final norm.
+    ParallelConfig p;
+    p.tp = 16;
+    const StageParams sp = stage_parameters(m, pc, p, 0);
+    CHECK(sp.dense == Approx(80.0 * 54526976.0 + 2.0 * 128256.0 * 8192.0 / 16.0 + 8192.0));
+}

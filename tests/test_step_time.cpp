@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <vector>
 
 #include "cost_models/collectives.hpp"
 #include "cost_models/roofline.hpp"
@@ -18,7 +19,7 @@ Scenario scenario(const Json& j) { return parse_scenario(j); }
 
 Json korthikanti_22b(bool sp, const char* recompute) {
     // One 22B layer as in Korthikanti et al. 2022 Table 4 (TP 8, micro batch 4, s 2048, A100), with
-    // the settings the shared validation set uses for the paper's runs (flash_attention true).
+    // Megatron's unfused attention of 2022, as the validation set's runs of the paper.
     return {
         {"model",
          {{"layers", 48}, {"hidden", 6144}, {"heads", 64}, {"ffn_hidden", 24576}, {"vocab", 51200}, {"mlp", "gelu"}}},
@@ -31,7 +32,7 @@ Json korthikanti_22b(bool sp, const char* recompute) {
           {"global_batch", 4},
           {"precision", "fp16"},
           {"recompute", recompute},
-          {"flash_attention", true}}}};
+          {"flash_attention", false}}}};
 }
 
 double layer_ms(const Json& j) {
@@ -251,4 +252,77 @@ TEST_CASE("placement: a group inside a node rides NVLink, a group across nodes t
     CHECK(place_group(4, 2, 8).domains() == 1);     // cp 4 over tp 2: fits
     CHECK(place_group(8, 2, 8).per_domain == 4);    // 4 per node, 2 nodes
     CHECK(place_group(8, 2, 8).domains() == 2);
+}
+
+TEST_CASE("unfused attention: score matrix through HBM, bytes and time by hand (GPT 1.7B layer, A100)",
+          "[roofline][attention]") {
+    // Narayanan et al. 2021 Table 1 first row: 24 heads of 96, s 2048, micro-batch 1, tp 1, fp16,
+    // Megatron's unfused attention with dropout.
+    const auto a = Database::builtin().accelerator("a100-sxm-80gb");
+    AttentionSpec s;
+    s.batch_heads = 24;
+    s.s_q = s.s_kv = 2048;
+    s.d = 96;
+    s.precision = Precision::fp16;
+    s.fused = false;
+    s.dropout = true;
+    const double scores = 24.0 * 2048.0 * 2048.0;
+    // QKᵀ: Q and K in (2 B · s · d each), S out (2 B · s²), per head; P·V the same bytes.
+    const double gemm_bytes = 24.0 * (2.0 * 2048 * 96 * 2 + 2.0 * 2048 * 2048);
+    CHECK(gemm_bytes == 220200960.0);
+    const auto f = attention_time(a, s);
+    // Softmax reads S and writes P (4 B), dropout reads P, writes its output and a mask (5 B).
+    CHECK(f.bytes == Approx(2.0 * gemm_bytes + 9.0 * scores));
+    CHECK(f.bytes == Approx(1346371584.0));
+    // The full score matrix is computed (no causal skipping): 2 GEMMs of 2·s²·d FLOPs per head.
+    CHECK(f.flops == Approx(4.0 * 2048.0 * 2048.0 * 96.0 * 24.0));
+    const double elem_s =
+        9.0 * scores / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency) / a.efficiency.sustained_fraction;
+    const double launch_s = a.efficiency.kernel_launch_us * 1e-6;
+    const double qk_s = gemm_time(a, Precision::fp16, 2048, 2048, 96, 24).time_s;
+    const double pv_s = gemm_time(a, Precision::fp16, 2048, 96, 2048, 24).time_s;
+    CHECK(f.time_s == Approx(qk_s + pv_s + elem_s + 2.0 * launch_s));   // softmax and dropout kernels
+    // The elementwise passes over the scores cost more than the two GEMMs on an A100.
+    CHECK(elem_s > qk_s + pv_s);
+    // Backward: four GEMMs, dropout backward (5 B) and softmax backward (6 B) per score.
+    s.backward = true;
+    const auto b = attention_time(a, s);
+    CHECK(b.flops == Approx(2.0 * f.flops));
+    CHECK(b.bytes == Approx(4.0 * gemm_bytes + 11.0 * scores));
+    CHECK(b.bytes == Approx(1988100096.0));
+    // FlashAttention of the same shape moves no scores and is faster.
+    s.fused = true;
+    s.causal = false;
+    s.backward = false;
+    CHECK(attention_time(a, s).time_s < f.time_s);
+    CHECK(attention_time(a, s).bytes < 0.05 * f.bytes);
+}
+
+TEST_CASE("userbuffer TP overlap: the last of 4 pipelined chunks of each forward reduce-scatter is exposed",
+          "[step][tp]") {
+    // GPT-3 175B layer, tp 8 with sequence parallelism on a DGX H100: the GEMMs are far longer than the
+    // collectives, so with overlap only the pipelined reduce-scatters' last chunks remain, 2 · RS / 4.
+    Json j = {
+        {"model", "gpt3-175b"},
+        {"system", "dgx-h100"},
+        {"gpus", 8},
+        {"parallel", {{"tp", 8}, {"sequence_parallel", true}, {"tp_comm_overlap", true}}},
+        {"training",
+         {{"seq_len", 2048}, {"micro_batch", 1}, {"global_batch", 8}, {"precision", "bf16"}, {"recompute", "none"}}}};
+    const auto s = scenario(j);
+    std::vector<CommEvent> comms;
+    const auto L = layer_cost(s.training_job(), false, &comms);
+    double rs_s = 0, ag_s = 0;
+    for (const auto& c : comms) {
+        if (c.dim == "tp" && c.collective == Collective::reduce_scatter) rs_s = c.time_s;
+        if (c.dim == "tp" && c.collective == Collective::all_gather) ag_s = c.time_s;
+    }
+    REQUIRE(rs_s > 0);
+    CHECK(L.tp_exposed_fwd_s == Approx(2.0 * rs_s / 4.0));
+    CHECK(L.tp_exposed_bwd_s == 0.0);
+    CHECK(L.tp_total_s == Approx(4.0 * (ag_s + rs_s)));
+    // Without sequence parallelism Megatron cannot overlap (all-reduces stay exposed).
+    j["parallel"]["sequence_parallel"] = false;
+    const auto L2 = layer_cost(scenario(j).training_job(), false);
+    CHECK(L2.tp_exposed_fwd_s == Approx(L2.tp_total_s / 2.0));
 }
