@@ -328,3 +328,25 @@ TEST_CASE("unknown accelerator and model names suggest the closest names", "[hwd
         CHECK(std::string(e.what()).find("mixtral-8x7b") != std::string::npos);
     }
 }
+
+TEST_CASE("B200 and GB200 sustained fractions follow the idle-per-kernel rule from the A100 and H100 fits",
+          "[hardware][sustained]") {
+    // docs/hardware-db.md: 1/s_X - 1 = (1/s_ref - 1) * achievable_X / achievable_ref, achievable = BF16
+    // peak x gemm_max; carried from A100 and from H100 and averaged.
+    const auto& db = Database::builtin();
+    const auto a100 = db.accelerator("a100-sxm-80gb"), h100 = db.accelerator("h100-sxm");
+    auto achievable = [](const AcceleratorSpec& a) { return a.peak(Precision::bf16) * a.gemm_max(Precision::bf16); };
+    auto carried = [&](const AcceleratorSpec& x, const AcceleratorSpec& ref) {
+        const double s = ref.efficiency.sustained_fraction;
+        return 1.0 / (1.0 + (1.0 / s - 1.0) * achievable(x) / achievable(ref));
+    };
+    for (const char* name : {"b200", "gb200"}) {
+        INFO(name);
+        const auto x = db.accelerator(name);
+        const double want = 0.5 * (carried(x, a100) + carried(x, h100));
+        CHECK(x.efficiency.sustained_fraction == Approx(want).margin(1e-4));
+        CHECK(x.efficiency.sustained_fraction < h100.efficiency.sustained_fraction);   // faster kernels, same gaps
+    }
+    // The rule carries A100's fit to H100 within 3% of H100's own fit.
+    CHECK(carried(h100, a100) == Approx(h100.efficiency.sustained_fraction).epsilon(0.03));
+}
