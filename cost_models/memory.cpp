@@ -30,7 +30,10 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     const double gi = q.gemm_input_bytes;
     // Attention block: QKV input (gi·h), Q (e·q), K, V (e·kv each), output-projection input (gi·q),
     // output dropout mask (h bytes).
-    a.attention = sb * (gi * h + mask * h) / outside + sb * (e * qd + 2.0 * e * kvd + gi * qd) / t;
+    // The attention output: FlashAttention saves it (e·q) for its backward; the output projection saves
+    // its input, the same tensor in 16-bit training, its FP8 copy (gi·q) in FP8 training.
+    const double out = q.flash_attention ? e + (gi < e ? gi : 0.0) : gi;
+    a.attention = sb * (gi * h + mask * h) / outside + sb * (e * qd + 2.0 * e * kvd + out * qd) / t;
     // Scores: softmax output (e), dropout mask (1), dropout output (e) per score: 5·a·s²·b at e = 2.
     const double scores = (2.0 * e + mask) * m.heads * s * (static_cast<double>(q.seq_len)) * b / t;
     // FlashAttention keeps only the softmax statistics (fp32 log-sum-exp per row and head).

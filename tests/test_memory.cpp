@@ -591,3 +591,22 @@ TEST_CASE("ZeRO-3 buffers: current and prefetched layer and its unreduced gradie
     const auto r = training_memory(m, sys("dgx-h100"), layout(8, 1, 32, 3), training(4096, 1, 256));
     CHECK(r.zero3_gather_bytes == Approx(3.0 * 2.0 * pc.dense_layer / 8.0));
 }
+
+TEST_CASE("attention output: FlashAttention keeps it for backward, FP8 adds the projection's FP8 copy",
+          "[memory][fp8]") {
+    // Llama-3-8B, s 4096, b 1, tp 1, no dropout. Per token, 16-bit: QKV input 2·4096, Q 2·4096, K and V
+    // 2·2·1024, output 2·4096 (one tensor: the attention kernel's saved output is the projection's
+    // input) = 28672 bytes. FP8: the QKV input as its FP8 copy (1·4096), the output in 16-bit (kept
+    // by FlashAttention) plus the projection's FP8 copy (1·4096): 4096 + 8192 + 4096 + 12288 = 28672.
+    const ModelSpec m = zoo("llama-3-8b");
+    ActivationQuery q;
+    q.seq_len = 4096;
+    q.micro_batch = 1;
+    q.flash_attention = true;
+    CHECK(layer_activations(m, q).attention == Approx(4096.0 * 28672.0));
+    q.gemm_input_bytes = 1.0;
+    CHECK(layer_activations(m, q).attention == Approx(4096.0 * (4096.0 + 8192.0 + 4096.0 + 12288.0)));
+    // Unfused attention saves the scores and V, not its output: only the projection's copy remains.
+    q.flash_attention = false;
+    CHECK(layer_activations(m, q).attention == Approx(4096.0 * (4096.0 + 8192.0 + 4096.0 + 4096.0)));
+}
