@@ -162,10 +162,14 @@ ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
                                      : PositionKind::learned;
     m.max_seq_len = r.integer_or("max_seq_len", 2048, 1, limits::kSeqLen);
     m.tied_embeddings = r.boolean_or("tied_embeddings", false);
-    m.bias = r.boolean_or("bias", true);
+    // Defaults follow the architecture family a model's MLP names (docs/scenario.md): gated (SwiGLU)
+    // models — LLaMA, Mistral, Qwen, PaLM, Gemma and their recipes — train without linear biases and
+    // without dropout; GELU models follow GPT-2/3 and Megatron's defaults (biases, dropout 0.1).
+    const bool gpt_family = m.mlp != MlpKind::swiglu;
+    m.bias = r.boolean_or("bias", gpt_family);
     m.qkv_bias = r.boolean_or("qkv_bias", false);
     m.parallel_block = r.boolean_or("parallel_block", false);
-    m.dropout = r.boolean_or("dropout", true);
+    m.dropout = r.boolean_or("dropout", gpt_family);
     if (auto v = r.number("published_params", 0.0, false, limits::kMaxParams)) m.published_params = *v;
     if (auto v = r.number("published_active_params", 0.0, false, limits::kMaxParams)) m.published_active_params = *v;
     if (const Json* moe = r.get("moe")) {

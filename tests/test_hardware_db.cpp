@@ -350,3 +350,26 @@ TEST_CASE("B200 and GB200 sustained fractions follow the idle-per-kernel rule fr
     // The rule carries A100's fit to H100 within 3% of H100's own fit.
     CHECK(carried(h100, a100) == Approx(h100.efficiency.sustained_fraction).epsilon(0.03));
 }
+
+TEST_CASE("an inline model's bias and dropout default by its MLP family: SwiGLU none, GELU GPT-style", "[hwdb]") {
+    Problems pr;
+    const ModelSpec llama =
+        parse_model(Json::parse(R"({"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008, "vocab": 32000,
+                        "mlp": "swiglu"})"),
+                    "/model", pr);
+    const ModelSpec gpt =
+        parse_model(Json::parse(R"({"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 16384, "vocab": 50257,
+                        "mlp": "gelu"})"),
+                    "/model", pr);
+    const ModelSpec explicit_bias =
+        parse_model(Json::parse(R"({"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008, "vocab": 32000,
+                        "mlp": "swiglu", "bias": true, "dropout": true})"),
+                    "/model", pr);
+    REQUIRE(pr.empty());
+    CHECK_FALSE(llama.bias);
+    CHECK_FALSE(llama.dropout);
+    CHECK(gpt.bias);
+    CHECK(gpt.dropout);
+    CHECK(explicit_bias.bias);
+    CHECK(explicit_bias.dropout);
+}
