@@ -111,26 +111,6 @@ double optimizer_bytes_per_param(Optimizer o, Precision training) {
     return master + 8.0;
 }
 
-// Linear-layer input/output sizes of one layer for LoRA targets.
-double lora_params_per_layer(const ModelSpec& m, const FinetuneConfig& ft) {
-    const double h = static_cast<double>(m.hidden), qd = static_cast<double>(m.q_dim()),
-                 kvd = static_cast<double>(m.kv_dim()), f = static_cast<double>(m.ffn_hidden);
-    double sum = 0;
-    for (const auto& tgt : ft.targets) {
-        if (tgt == "q")
-            sum += h + qd;
-        else if (tgt == "k" || tgt == "v")
-            sum += h + kvd;
-        else if (tgt == "o")
-            sum += qd + h;
-        else if ((tgt == "gate" && m.mlp == MlpKind::swiglu) || tgt == "up")
-            sum += h + f;
-        else if (tgt == "down")
-            sum += f + h;
-    }
-    return sum * ft.rank;
-}
-
 struct ModelStates {
     double weights = 0, grads = 0, optimizer = 0, master = 0, states = 0, params = 0, offloaded = 0;
 };
@@ -313,8 +293,8 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
     best.capacity_bytes = sys.gpu.hbm_capacity_bytes;
     best.headroom_bytes = best.capacity_bytes - best.total_bytes;
     best.fits = best.total_bytes <= best.capacity_bytes;
-    // Host memory for offload: every GPU of a node offloads its share.
-    const double host = best.offloaded_bytes_per_gpu * sys.gpus_per_node;
+    // Host memory for offload: every GPU of the job on a node offloads its share.
+    const double host = best.offloaded_bytes_per_gpu * job_gpus_per_node(sys, p.world());
     best.host_bytes_per_node = host;
     best.host_capacity_bytes = sys.host_memory_bytes;
     best.host_fits = host == 0 || sys.host_memory_bytes <= 0 || host <= sys.host_memory_bytes;
@@ -390,5 +370,26 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
     r.max_batch = free_bytes > 0 ? static_cast<std::int64_t>(std::floor(free_bytes / per_seq)) : 0;
     return r;
 }
+
+double lora_params_per_layer(const ModelSpec& m, const FinetuneConfig& ft) {
+    const double h = static_cast<double>(m.hidden), qd = static_cast<double>(m.q_dim()),
+                 kvd = static_cast<double>(m.kv_dim()), f = static_cast<double>(m.ffn_hidden);
+    double sum = 0;
+    for (const auto& tgt : ft.targets) {
+        if (tgt == "q")
+            sum += h + qd;
+        else if (tgt == "k" || tgt == "v")
+            sum += h + kvd;
+        else if (tgt == "o")
+            sum += qd + h;
+        else if ((tgt == "gate" && m.mlp == MlpKind::swiglu) || tgt == "up")
+            sum += h + f;
+        else if (tgt == "down")
+            sum += f + h;
+    }
+    return sum * ft.rank;
+}
+
+int job_gpus_per_node(const SystemSpec& sys, int world) { return std::max(1, std::min(sys.gpus_per_node, world)); }
 
 }   // namespace llmsim

@@ -118,4 +118,12 @@ struct InferenceMemory {
 [[nodiscard]] InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
                                                const InferenceConfig& in);
 
+// LoRA adapter parameters of one layer (all TP ranks): rank · Σ (d_in + d_out) over the target
+// matrices (Hu et al. 2021).
+[[nodiscard]] double lora_params_per_layer(const ModelSpec& m, const FinetuneConfig& ft);
+
+// GPUs of a job of `world` GPUs that share one node's host (CPU optimizer, offloaded states): a
+// whole node, or the whole job when it is smaller than a node.
+[[nodiscard]] int job_gpus_per_node(const SystemSpec& sys, int world);
+
 }   // namespace llmsim

@@ -51,6 +51,7 @@ struct Builder {
     double e = 2.0;   // activation bytes
     double T = 0;     // tokens of one micro-batch on this GPU (before SP split)
     bool sp = false;
+    bool lora = false, qlora = false;   // frozen base weights: no weight-gradient GEMMs
     std::vector<CommEvent>* comms = nullptr;
     double gemm_fwd_s = 0, gemm_bwd_s = 0;   // GEMM time of the layer being built (TP overlap)
 
@@ -61,6 +62,8 @@ struct Builder {
         e = training_element_bytes(t.precision);
         T = static_cast<double>(t.seq_len) / p.cp * static_cast<double>(t.micro_batch);
         sp = p.sequence_parallel && p.tp > 1;
+        lora = t.finetune.method != FinetuneConfig::Method::none;
+        qlora = t.finetune.method == FinetuneConfig::Method::qlora;
     }
 
     CollectiveCost coll(Collective c, double bytes, const GroupPlacement& gp_) const {
@@ -68,11 +71,13 @@ struct Builder {
     }
 
     // Forward GEMM plus its two backward GEMMs (data gradient and weight gradient).
+    // A frozen weight (LoRA's base model) needs no weight gradient; its input gradient still flows.
     void gemm(LayerCost& L, const std::string& name, double M, double N, double K, double batch, bool recompute,
-              bool fused_fp8_input = true) {
+              bool fused_fp8_input = true, bool adapter = false) {
+        const bool trainable = adapter || !lora;
         const auto f = gemm_time(a, gp, M, N, K, batch);
         const auto dgrad = gemm_time(a, gp, M, K, N, batch);
-        const auto wgrad = gemm_time(a, gp, K, N, M, batch);
+        const auto wgrad = trainable ? gemm_time(a, gp, K, N, M, batch) : KernelTime{};
         OpTime op{name,    "gemm",  f.time_s, dgrad.time_s + wgrad.time_s, recompute ? f.time_s : 0.0,
                   f.flops, f.bytes, true};
         L.fwd_compute_s += f.time_s;
@@ -187,6 +192,28 @@ struct Builder {
         }
         mem(L, "dropout_add2", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, full);
 
+        // --- LoRA (Hu et al. 2021): the frozen base runs forward and input-gradient GEMMs only (above);
+        // the adapters x·A·B of every target matrix are trained: 2·T·r·Σ(d_in + d_out) FLOPs forward,
+        // priced as one skinny GEMM of that shape (sharded over TP like their base matrices).
+        // QLoRA (Dettmers et al. 2023) dequantises each NF4 base weight to 16 bits before every use:
+        // forward, backward (input gradient) and a recomputed forward each read the packed weights and
+        // write the 16-bit copy. ---
+        if (lora) {
+            const double k = lora_params_per_layer(m, t.finetune) / t.finetune.rank / tp;
+            gemm(L, "lora_adapters", T, t.finetune.rank, k, 1.0, full, true, true);
+            if (qlora) {
+                const auto pc = count_parameters(m);
+                const double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled()) +
+                                      (moe_layer && m.moe.enabled() ? pc.expert_params_per_layer / (tp * p.ep) : 0.0);
+                const double bytes = params * (weight_bytes_per_param(Precision::nf4, 64) + e);
+                const double d = memory_time(a, bytes).time_s;
+                L.fwd_compute_s += d;
+                L.bwd_compute_s += d;
+                if (full) L.recompute_s += d;
+                L.ops.push_back(OpTime{"nf4_dequantize", "memory", d, d, full ? d : 0.0, 0.0, bytes, true});
+            }
+        }
+
         // --- tensor-parallel communication: 2 all-reduces (or 2 all-gathers + 2 reduce-scatters with
         // sequence parallelism) forward and backward; full recompute repeats the forward ones ---
         if (p.tp > 1) {
@@ -251,53 +278,74 @@ struct Builder {
         L.ep_exposed_bwd_s = ep_bwd;
         L.ep_total_s = ep_fwd + ep_bwd;
 
-        // --- ZeRO-3: gather this layer's parameters forward and backward, reduce-scatter its
-        // gradients, prefetched one layer ahead (hidden behind the neighbouring layer's compute) ---
-        if (p.zero == 3 && g.dp_cp.n > 1) {
+        // --- sharded data parallelism inside the micro-batch loop (docs/step-time-model.md,
+        // "ZeRO-2/3 under gradient accumulation"). ZeRO-2 and ZeRO-3 keep only a 1/dp shard of the
+        // gradients, so every micro-batch's backward reduce-scatters this layer's gradients (DeepSpeed
+        // stage 2 reduces its gradient buckets in every backward; FSDP without no_sync does the same;
+        // no_sync keeps a full gradient buffer and saves nothing). ZeRO-3 / FSDP FULL_SHARD also
+        // all-gathers the layer's parameters in every forward and, resharded after forward, again in
+        // backward; full recompute runs the forward (and its gather) a third time (DeepSpeed's
+        // pre-forward hook fetches again). Prefetch is one layer ahead (FSDP BACKWARD_PRE and
+        // limit_all_gathers, DeepSpeed's prefetch bucket), so a layer's traffic hides only behind
+        // the neighbouring layer's compute; what exceeds it is exposed. ---
+        if (p.zero >= 2 && g.dp_cp.n > 1) {
             const auto pc = count_parameters(m);
-            double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled());
+            const double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled());
             const double wbytes = params * e;
-            const double gbytes = params * precision_bytes(t.grad_precision);
-            const auto ag = coll(Collective::all_gather, wbytes, g.dp_cp);
+            // LoRA: only the adapters (fp32) have gradients.
+            const double gbytes =
+                lora ? lora_params_per_layer(m, t.finetune) / tp * 4.0 : params * precision_bytes(t.grad_precision);
+            const double gathers_bwd = 1.0 + (full ? 1.0 : 0.0);
             const auto rs = coll(Collective::reduce_scatter, gbytes, g.dp_cp);
-            double fwd = ag.time_s;
-            double bwd = ag.time_s + rs.time_s;
-            if (moe_layer && m.moe.enabled() && g.expert_dp.n > 1) {
-                const double ep_params = pc.expert_params_per_layer / (tp * p.ep);
-                const auto eag = coll(Collective::all_gather, ep_params * e, g.expert_dp);
-                const auto ers =
-                    coll(Collective::reduce_scatter, ep_params * precision_bytes(t.grad_precision), g.expert_dp);
-                fwd += eag.time_s;
-                bwd += eag.time_s + ers.time_s;
+            double gather = 0, reduce = rs.time_s;
+            CollectiveCost ag;
+            if (p.zero == 3) {
+                ag = coll(Collective::all_gather, wbytes, g.dp_cp);
+                gather = ag.time_s;
             }
-            L.zero3_total_s = fwd + bwd;
-            if (p.overlap_param_gather) {
-                L.zero3_exposed_fwd_s = std::max(0.0, fwd - L.fwd_compute_s);
-                L.zero3_exposed_bwd_s = std::max(0.0, bwd - (L.bwd_compute_s + L.recompute_s));
-                L.fwd_compute_s += (fwd - L.zero3_exposed_fwd_s) * sm_fraction(sys, g.dp_cp);
-                L.bwd_compute_s += (bwd - L.zero3_exposed_bwd_s) * sm_fraction(sys, g.dp_cp);
-            } else {
-                L.zero3_exposed_fwd_s = fwd;
-                L.zero3_exposed_bwd_s = bwd;
+            const double ep_params = moe_layer && m.moe.enabled() ? pc.expert_params_per_layer / (tp * p.ep) : 0.0;
+            if (ep_params > 0 && g.expert_dp.n > 1) {
+                if (p.zero == 3) gather += coll(Collective::all_gather, ep_params * e, g.expert_dp).time_s;
+                if (!lora)
+                    reduce +=
+                        coll(Collective::reduce_scatter, ep_params * precision_bytes(t.grad_precision), g.expert_dp)
+                            .time_s;
             }
-            record("zero-3 parameter all-gather", "dp", Collective::all_gather, wbytes, g.dp_cp, ag, 2.0 * mb_per_step,
-                   0);
-            record("zero-3 gradient reduce-scatter", "dp", Collective::reduce_scatter, gbytes, g.dp_cp, rs, mb_per_step,
-                   0);
+            const double fwd = gather;
+            const double bwd_gather = gathers_bwd * gather;
+            L.zero3_total_s = fwd + bwd_gather + reduce;
+            // Each kind hides when its overlap policy is on; what exceeds the compute it overlaps
+            // is exposed, and the hidden part takes its share of the SMs.
+            const double fwd_hidden_max = p.overlap_param_gather ? fwd : 0.0;
+            const double bwd_hidden_max =
+                (p.overlap_param_gather ? bwd_gather : 0.0) + (p.overlap_grad_reduce ? reduce : 0.0);
+            const double fwd_over = std::max(0.0, fwd_hidden_max - L.fwd_compute_s);
+            const double bwd_over = std::max(0.0, bwd_hidden_max - (L.bwd_compute_s + L.recompute_s));
+            L.zero3_exposed_fwd_s = (fwd - fwd_hidden_max) + fwd_over;
+            L.zero3_exposed_bwd_s = (bwd_gather + reduce - bwd_hidden_max) + bwd_over;
+            L.fwd_compute_s += (fwd_hidden_max - fwd_over) * sm_fraction(sys, g.dp_cp);
+            L.bwd_compute_s += (bwd_hidden_max - bwd_over) * sm_fraction(sys, g.dp_cp);
+            if (p.zero == 3)
+                record("zero-3 parameter all-gather (per micro-batch)", "dp", Collective::all_gather, wbytes, g.dp_cp,
+                       ag, (1.0 + gathers_bwd) * mb_per_step, 0);
+            record("zero-2/3 gradient reduce-scatter (per micro-batch)", "dp", Collective::reduce_scatter, gbytes,
+                   g.dp_cp, rs, mb_per_step, 0);
         }
         return L;
     }
 };
 
 double optimizer_bytes_per_param(const TrainingConfig& t) {
-    // Adam step: fp32 master read+write, m and v read+write, fp32 grad read, 16-bit weight write,
-    // plus one read of the gradients for the global norm (clipping).
-    const double master = t.precision == Precision::fp32 ? 0.0 : 8.0;
+    // Adam step: fp32 master (or, in fp32 training, the weights themselves) read+write, m and v
+    // read+write, grad read, the 16-bit weight copy written (not in fp32 training), plus one read of
+    // the gradients for the global norm (clipping).
+    const double master = 8.0;
+    const double copy = t.precision == Precision::fp32 ? 0.0 : 2.0;
     const double grad = precision_bytes(t.grad_precision);
     switch (t.optimizer) {
-        case Optimizer::adam: return master + 16.0 + 2.0 * grad + 2.0;
-        case Optimizer::sgd: return master + 8.0 + 2.0 * grad + 2.0;
-        case Optimizer::adafactor: return master + 4.0 + 2.0 * grad + 2.0;
+        case Optimizer::adam: return master + 16.0 + 2.0 * grad + copy;
+        case Optimizer::sgd: return master + 8.0 + 2.0 * grad + copy;
+        case Optimizer::adafactor: return master + 4.0 + 2.0 * grad + copy;
     }
     return 30.0;
 }
@@ -380,7 +428,7 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
         if (st == p.pp - 1) {
             const auto fwd = gemm_time(a, b.gp, b.T, vocab_local, h);
             const auto dgrad = gemm_time(a, b.gp, b.T, h, vocab_local);
-            const auto wgrad = gemm_time(a, b.gp, h, vocab_local, b.T);
+            const auto wgrad = b.lora ? KernelTime{} : gemm_time(a, b.gp, h, vocab_local, b.T);   // LoRA: frozen
             // Cross-entropy in fp32 over the logits: read, softmax, write gradient.
             const auto ce = memory_time(a, b.T * vocab_local * (e + 4.0 * 3.0));
             const auto norm = memory_time(a, 2.0 * e * b.T * h / outside);
@@ -408,46 +456,69 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
 
         // Parameters of this stage on one GPU (before ZeRO), split dense vs expert.
         const StageParams sp = stage_parameters(m, pc, p, st);
-        const double dense_params = sp.dense, expert_params = sp.expert;
+        double dense_params = sp.dense, expert_params = sp.expert;
         sc.params = sp.total();
+        // LoRA trains only the adapters (fp32): they alone are reduced, gathered and stepped.
+        const double adapters = b.lora ? sc.layers * lora_params_per_layer(m, t.finetune) / p.tp : 0.0;
+        if (b.lora) {
+            dense_params = adapters;
+            expert_params = 0;
+        }
 
-        // End-of-step data-parallel gradient reduction (ZeRO-3 reduces per layer instead).
-        const double gbytes = precision_bytes(t.grad_precision);
-        if (p.zero < 3) {
+        // End-of-step data-parallel gradient reduction. ZeRO-2/3 reduce-scatter the transformer
+        // layers' gradients per layer and micro-batch (layer_cost); the stage's remaining parameters
+        // (embedding, LM head, final norm) are reduce-scattered once per micro-batch too, at the end
+        // of its backward: the first m−1 overlap the next micro-batch's forward (their SM share on
+        // the inter-node DP group is ~2% and is not charged), the last one is the step's tail here,
+        // as ZeRO-1's. ZeRO-1 and ZeRO-2 gather the updated parameters after the optimizer.
+        // LoRA adapters are fp32: 4-byte gradients and weights.
+        const double gbytes = b.lora ? 4.0 : precision_bytes(t.grad_precision);
+        const double wbytes = b.lora ? 4.0 : e;
+        {
             const Collective gc = p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+            const double layer_params = dense * layer_params_per_tp_rank(m, pc, p.tp, false) +
+                                        sc.moe_layers * layer_params_per_tp_rank(m, pc, p.tp, true);
+            const double reduced =
+                p.zero >= 2 ? (b.lora ? 0.0 : std::max(0.0, dense_params - layer_params)) : dense_params;
+            const double times = p.zero >= 2 ? mb : 1.0;   // calls per step
             double dp = 0;
-            if (b.g.dp_cp.n > 1) {
-                const auto cc = collective_time(s.system, gc, dense_params * gbytes, b.g.dp_cp);
+            if (b.g.dp_cp.n > 1 && reduced > 0) {
+                const auto cc = collective_time(s.system, gc, reduced * gbytes, b.g.dp_cp);
                 dp += cc.time_s;
                 if (st == 0)
-                    b.record(p.zero >= 1 ? "dp reduce-scatter gradients" : "dp all-reduce gradients", "dp", gc,
-                             dense_params * gbytes, b.g.dp_cp, cc, 1, 0);
+                    b.record(p.zero >= 2   ? "dp reduce-scatter gradients (embedding, head; per micro-batch)"
+                             : p.zero == 1 ? "dp reduce-scatter gradients"
+                                           : "dp all-reduce gradients",
+                             "dp", gc, reduced * gbytes, b.g.dp_cp, cc, times, 0);
             }
-            if (expert_params > 0 && b.g.expert_dp.n > 1)
+            if (p.zero < 2 && expert_params > 0 && b.g.expert_dp.n > 1)
                 dp += collective_time(s.system, gc, expert_params * gbytes, b.g.expert_dp).time_s;
             sc.dp_grad_s = dp;
             sc.dp_sm_fraction = sm_fraction(s.system, b.g.dp_cp);
-            if (p.zero >= 1 && b.g.dp_cp.n > 1) {
-                const auto ag = collective_time(s.system, Collective::all_gather, dense_params * e, b.g.dp_cp);
+            if ((p.zero == 1 || p.zero == 2) && b.g.dp_cp.n > 1) {
+                const auto ag = collective_time(s.system, Collective::all_gather, dense_params * wbytes, b.g.dp_cp);
                 sc.dp_param_gather_s = ag.time_s;
                 if (st == 0)
                     b.record("dp all-gather parameters (distributed optimizer)", "dp", Collective::all_gather,
-                             dense_params * e, b.g.dp_cp, ag, 1, 0);
+                             dense_params * wbytes, b.g.dp_cp, ag, 1, 0);
             }
         }
         // Optimizer step over this GPU's shard of the parameters.
         const double shard = p.zero >= 1 ? static_cast<double>(p.dp) * p.cp : 1.0;
         const double local = dense_params / shard + expert_params / std::max(1.0, shard / p.ep);
         if (t.offload == Offload::none) {
-            sc.optimizer_s = memory_time(a, local * optimizer_bytes_per_param(t)).time_s;
+            TrainingConfig states = t;   // LoRA: fp32 adapters, no separate master copy
+            if (b.lora) states.precision = states.grad_precision = Precision::fp32;
+            sc.optimizer_s = memory_time(a, local * optimizer_bytes_per_param(states)).time_s;
         } else {
             // CPU optimizer (ZeRO-Offload): gradients go down during backward (hidden), the host runs
-            // Adam for all of the node's GPUs at its DRAM bandwidth (STREAM reaches ~65% of the
-            // theoretical figure; fp32 master, m, v read and written, gradient read: 28 bytes per
-            // parameter), then the updated 16-bit weights come back up over each GPU's PCIe link.
+            // Adam for the job's GPUs on the node (the whole node, or fewer for a smaller job) at its
+            // DRAM bandwidth (STREAM reaches ~65% of the theoretical figure; fp32 master, m, v read and
+            // written, gradient read: 28 bytes per parameter), then the updated 16-bit weights come
+            // back up over each GPU's PCIe link.
             const double host_bw = s.system.host_memory_GBps > 0 ? s.system.host_memory_GBps * 1e9 * 0.65 : 100e9;
-            const double cpu_s = local * s.system.gpus_per_node * 28.0 / host_bw;
-            sc.optimizer_s = cpu_s + local * e / (s.system.pcie_GBps * 1e9);
+            const double cpu_s = local * job_gpus_per_node(s.system, p.world()) * 28.0 / host_bw;
+            sc.optimizer_s = cpu_s + local * wbytes / (s.system.pcie_GBps * 1e9);
         }
         c.stages.push_back(sc);
     }

@@ -48,6 +48,10 @@ LayoutRules batch_rules(std::int64_t global_batch, std::int64_t micro_batch, int
     return global_batch > 0 && global_batch % (micro_batch * dp) != 0 ? bit(LayoutRule::batch_dp) : 0;
 }
 
+LayoutRules zero_rules(int zero, int pp, Framework framework) {
+    return zero >= 2 && pp > 1 && framework != Framework::torchtitan ? bit(LayoutRule::zero_pp) : 0;
+}
+
 RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t) {
     switch (r) {
         case LayoutRule::tp_heads: return {"/parallel/tp", p.tp, fmt::format("a divisor of heads ({})", m.heads)};
@@ -79,6 +83,12 @@ RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p
             return {
                 "/training/global_batch", t.global_batch,
                 fmt::format("a multiple of micro_batch·dp = {}·{} = {}", t.micro_batch, p.dp, t.micro_batch * p.dp)};
+        case LayoutRule::zero_pp:
+            return {"/parallel/zero", p.zero,
+                    fmt::format("at most 1 with pp > 1 (pp = {}): DeepSpeed's pipeline engine refuses ZeRO-2/3 and "
+                                "Megatron-Core's distributed optimizer is ZeRO-1; set parallel.framework to "
+                                "\"torchtitan\" (FSDP2 with pipeline parallelism) to allow it",
+                                p.pp)};
         case LayoutRule::count: break;
     }
     return {"/parallel", 0, "a valid layout"};
@@ -100,6 +110,7 @@ std::string rule_summary(LayoutRule r, const ModelSpec& m, const TrainingConfig&
         case LayoutRule::ep_dp: return "ep does not divide dp·cp";
         case LayoutRule::cp_seq_len: return fmt::format("seq_len ({}) not a multiple of 2·cp", t.seq_len);
         case LayoutRule::batch_dp: return "global batch not a multiple of dp";
+        case LayoutRule::zero_pp: return "ZeRO-2/3 with pipeline parallelism (DeepSpeed and Megatron refuse it)";
         case LayoutRule::count: break;
     }
     return "invalid layout";

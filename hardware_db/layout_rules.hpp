@@ -23,6 +23,7 @@ enum class LayoutRule : std::uint8_t {
     ep_dp,           // ep divides dp·cp (experts are sharded inside the data-parallel group)
     cp_seq_len,      // seq_len a multiple of 2·cp (load-balanced causal context parallelism)
     batch_dp,        // global_batch a multiple of micro_batch·dp
+    zero_pp,         // ZeRO-2/3 with pipeline stages only where the framework allows it (torchtitan)
     count
 };
 
@@ -38,6 +39,9 @@ constexpr LayoutRules bit(LayoutRule r) { return LayoutRules{1} << static_cast<i
 [[nodiscard]] LayoutRules ep_rules(const ModelSpec& m, int ep, int dp_cp);
 [[nodiscard]] LayoutRules cp_rules(std::int64_t seq_len, int cp);
 [[nodiscard]] LayoutRules batch_rules(std::int64_t global_batch, std::int64_t micro_batch, int dp);
+// DeepSpeed's pipeline engine asserts ZeRO stage < 2 and Megatron-Core offers ZeRO-1 (distributed
+// optimizer) with pipelines; torchtitan composes FSDP2 with pipeline parallelism.
+[[nodiscard]] LayoutRules zero_rules(int zero, int pp, Framework framework);
 
 // What a violation says: the JSON pointer of the key to change, its value and what is expected.
 struct RuleViolation {

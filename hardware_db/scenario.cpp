@@ -34,6 +34,11 @@ void read_parallel(ObjectReader& r, Scenario& s, bool& dp_given) {
     p.overlap_grad_reduce = r.boolean_or("overlap_grad_reduce", true);
     p.overlap_param_gather = r.boolean_or("overlap_param_gather", true);
     p.tp_comm_overlap = r.boolean_or("tp_comm_overlap", false);
+    const auto fw = r.choice("framework", {"megatron", "deepspeed", "torchtitan"});
+    p.framework = !fw                  ? Framework::unspecified
+                  : *fw == "megatron"  ? Framework::megatron
+                  : *fw == "deepspeed" ? Framework::deepspeed
+                                       : Framework::torchtitan;
     const Json* sv = r.get("schedule");
     p.schedule = &default_schedule(p.vp);
     if (sv) {
@@ -176,7 +181,8 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
     }
     report(ep_rules(m, p.ep, p.dp * p.cp));
     if (is_inference) return;
-    report(cp_rules(t.seq_len, p.cp) | batch_rules(t.global_batch, t.micro_batch, p.dp));
+    report(cp_rules(t.seq_len, p.cp) | batch_rules(t.global_batch, t.micro_batch, p.dp) |
+           zero_rules(p.zero, p.pp, p.framework));
     // Megatron-LM asserts m % p == 0 for the interleaved schedule (the search skips such layouts; the
     // simulator's generator cannot play them).
     if (p.schedule && p.schedule->m_multiple_of_p && t.micro_batch > 0 && p.dp > 0 && p.pp > 1 &&
@@ -294,18 +300,20 @@ Scenario load_scenario_file(const std::string& path, const Database& db) {
 }
 
 Json to_json(const ParallelConfig& p) {
-    return {{"tp", p.tp},
-            {"pp", p.pp},
-            {"dp", p.dp},
-            {"cp", p.cp},
-            {"ep", p.ep},
-            {"vp", p.vp},
-            {"sequence_parallel", p.sequence_parallel},
-            {"zero", p.zero},
-            {"schedule", std::string(p.schedule->name)},
-            {"overlap_grad_reduce", p.overlap_grad_reduce},
-            {"overlap_param_gather", p.overlap_param_gather},
-            {"tp_comm_overlap", p.tp_comm_overlap}};
+    Json j = {{"tp", p.tp},
+              {"pp", p.pp},
+              {"dp", p.dp},
+              {"cp", p.cp},
+              {"ep", p.ep},
+              {"vp", p.vp},
+              {"sequence_parallel", p.sequence_parallel},
+              {"zero", p.zero},
+              {"schedule", std::string(p.schedule->name)},
+              {"overlap_grad_reduce", p.overlap_grad_reduce},
+              {"overlap_param_gather", p.overlap_param_gather},
+              {"tp_comm_overlap", p.tp_comm_overlap}};
+    if (p.framework != Framework::unspecified) j["framework"] = to_string(p.framework);
+    return j;
 }
 
 Json to_json(const TrainingConfig& t) {

@@ -53,6 +53,16 @@ const char* to_string(Recompute r) {
     return "?";
 }
 
+const char* to_string(Framework f) {
+    switch (f) {
+        case Framework::unspecified: return "unspecified";
+        case Framework::megatron: return "megatron";
+        case Framework::deepspeed: return "deepspeed";
+        case Framework::torchtitan: return "torchtitan";
+    }
+    return "unspecified";
+}
+
 const char* to_string(Offload o) {
     switch (o) {
         case Offload::none: return "none";

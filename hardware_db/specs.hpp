@@ -174,10 +174,13 @@ struct ModelSpec {
 // ---------------------------------------------------------------------------------------------
 enum class Recompute { none, selective, full };
 enum class Offload { none, optimizer, optimizer_params };
+// The training framework a scenario names (parallel.framework), for the layouts only some allow.
+enum class Framework { unspecified, megatron, deepspeed, torchtitan };
 enum class Optimizer { adam, sgd, adafactor };
 
 const char* to_string(Recompute r);
 const char* to_string(Offload o);
+const char* to_string(Framework f);
 const char* to_string(Optimizer o);
 const char* to_string(MlpKind m);
 
@@ -190,6 +193,7 @@ struct ParallelConfig {
     bool overlap_grad_reduce = true;
     bool overlap_param_gather = true;
     bool tp_comm_overlap = false;
+    Framework framework = Framework::unspecified;
 
     int model_parallel() const { return tp * pp * cp; }
     int world() const { return tp * pp * cp * dp; }

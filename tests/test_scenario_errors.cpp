@@ -114,6 +114,24 @@ TEST_CASE("non-positive sizes are rejected with their allowed range", "[errors][
                     {"/model/layers", ": 0:", "[1,"});
     expect_rejected("zero_stage_4", "{" + kBase + R"(, "parallel": {"zero": 4}})",
                     {"/parallel/zero", ": 4:", "[0, 3]"});
+    // DeepSpeed's pipeline engine refuses ZeRO-2/3 and Megatron offers ZeRO-1 with pipelines.
+    expect_rejected("zero2_with_pp", "{" + kBase + R"(, "parallel": {"pp": 2, "zero": 2}})",
+                    {"/parallel/zero", ": 2:", "at most 1 with pp > 1", "torchtitan"});
+    expect_rejected("zero3_with_pp_deepspeed",
+                    "{" + kBase + R"(, "parallel": {"pp": 2, "zero": 3, "framework": "deepspeed"}})",
+                    {"/parallel/zero", ": 3:"});
+    expect_rejected("unknown_framework", "{" + kBase + R"(, "parallel": {"framework": "colossal"}})",
+                    {"/parallel/framework", "megatron", "deepspeed", "torchtitan"});
+}
+
+TEST_CASE("torchtitan composes FSDP with pipeline parallelism: ZeRO-3 with pp is accepted", "[errors][cli]") {
+    const fs::path file = write_scenario(
+        "zero3_pp_torchtitan",
+        "{" + kBase +
+            R"(, "parallel": {"pp": 2, "zero": 3, "framework": "torchtitan"}, "training": {"global_batch": 8}})");
+    const Run r = run_llmsim({"memory", "--scenario", file.string(), "--json"});
+    INFO(r.err);
+    CHECK(r.rc == 0);
 }
 
 TEST_CASE("model shape: heads must be divisible by kv_heads", "[errors][cli]") {

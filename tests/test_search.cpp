@@ -14,6 +14,7 @@
 #include "cost_models/step_time.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/layout_rules.hpp"
 #include "hardware_db/scenario.hpp"
 #include "sim/search/search.hpp"
 
@@ -298,4 +299,49 @@ TEST_CASE("the search never loses to a published layout (consistency on training
         ++ran;
     }
     CHECK(ran == static_cast<int>(ids.size()));
+}
+
+TEST_CASE("70B with gradient accumulation: ZeRO-2/3 with pipeline stages is refused, and counted", "[search][zero]") {
+    Scenario base;
+    base.model = Database::builtin().model("llama-2-70b");
+    base.system = Database::builtin().system("dgx-a100-80gb");
+    base.training.seq_len = 4096;
+    base.training.precision = Precision::bf16;
+    SearchSpace sp = fixed(64, 512);   // 8+ micro-batches per data-parallel rank
+    sp.recompute = {Recompute::selective, Recompute::full};
+    sp.offload = {Offload::none};
+    SearchOptions o;
+    o.top_k = 20;
+    const auto r = run_search(base, sp, o);
+    REQUIRE_FALSE(r.top.empty());
+    for (const auto& e : r.top) {
+        INFO("tp " << e.c.tp << " pp " << e.c.pp << " dp " << e.c.dp << " zero " << e.c.zero);
+        CHECK_FALSE((e.c.zero >= 2 && e.c.pp > 1));
+    }
+    const std::string why = rule_summary(LayoutRule::zero_pp, base.model, base.training);
+    REQUIRE(r.rejected.count(why) == 1);
+    CHECK(r.rejected.at(why) > 0);
+    // A framework that composes FSDP with pipelines (torchtitan) lifts the rule; the same leaves are
+    // considered.
+    Scenario tt = base;
+    tt.parallel.framework = Framework::torchtitan;
+    const auto r2 = run_search(tt, sp, o);
+    CHECK(r2.rejected.count(why) == 0);
+    CHECK(r2.considered() == r.considered());
+}
+
+TEST_CASE("LoRA scenarios are searched: the best LoRA layout is faster than the best full fine-tuning one",
+          "[search][lora]") {
+    Scenario base = small_base();
+    SearchSpace sp = fixed(8, 32);
+    sp.offload = {Offload::none};
+    const auto full = run_search(base, sp, SearchOptions{});
+    base.training.finetune.method = FinetuneConfig::Method::lora;
+    const auto lora = run_search(base, sp, SearchOptions{});
+    REQUIRE_FALSE(full.top.empty());
+    REQUIRE_FALSE(lora.top.empty());
+    CHECK(lora.top[0].time.step_time_s < full.top[0].time.step_time_s);
+    // The fast path prices the LoRA layout as estimate_step() does.
+    const Scenario s = apply_candidate(base, lora.top[0].c);
+    CHECK(lora.top[0].time.step_time_s == Approx(estimate_step(s.training_job()).step_time_s).epsilon(1e-9));
 }

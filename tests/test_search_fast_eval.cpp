@@ -66,6 +66,10 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
     overlap.parallel.overlap_param_gather = false;
     Scenario noflash = base("gpt3-13b", "dgx-a100-40gb", 2048, Precision::fp16);
     noflash.training.flash_attention = false;
+    Scenario qlora = base("llama-2-70b", "dgx-a100-80gb", 2048);
+    qlora.training.finetune.method = FinetuneConfig::Method::qlora;
+    Scenario lora = base("llama-3-8b", "dgx-h100", 4096);
+    lora.training.finetune.method = FinetuneConfig::Method::lora;
     const Case cases[] = {
         {"gpt3-175b 1f1b tp8 pp8 sp selective", base("gpt3-175b", "dgx-a100-80gb", 2048),
          cand(1024, 8, 8, 1, 1, 1, 1, true, "1f1b", R::selective, O::none, 1, 1536)},
@@ -97,6 +101,12 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
          cand(256, 8, 4, 2, 1, 2, 1, true, "interleaved", R::selective, O::none, 1, 64)},
         {"gpt3-13b unfused attention fp16 ZeRO-1", noflash,
          cand(64, 4, 2, 1, 1, 1, 1, false, "1f1b", R::selective, O::none, 1, 256)},
+        {"llama-2-70b QLoRA ZeRO-3 8 micro-batches", qlora,
+         cand(16, 1, 1, 1, 1, 1, 3, false, "1f1b", R::full, O::none, 1, 128)},
+        {"llama-3-8b LoRA tp2 pp2 ZeRO-1", lora,
+         cand(16, 2, 2, 1, 1, 1, 1, true, "1f1b", R::selective, O::none, 2, 64)},
+        {"gpt3-6.7b one GPU, optimizer offload", base("gpt3-6.7b", "dgx-a100-80gb", 2048),
+         cand(1, 1, 1, 1, 1, 1, 0, false, "1f1b", R::full, O::optimizer, 1, 8)},
     };
     for (const auto& k : cases) {
         INFO(k.what);

@@ -102,8 +102,9 @@ FastEvaluator::EdgeScalars edge_scalars(const StageCost& st) {
 const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, std::int64_t mb, bool sp, Recompute rc,
                                                       int zero, int dp) {
     sp = sp && tp > 1;
-    const int z3 = zero == 3 ? dp * cp : 0;
-    const auto key = std::make_tuple(tp, cp, ep, mb, sp, static_cast<int>(rc), z3);
+    // ZeRO-2/3 layers carry their per-micro-batch data-parallel traffic: keyed by stage and dp·cp.
+    const int sharded = zero >= 2 ? (zero == 3 ? -dp * cp : dp * cp) : 0;
+    const auto key = std::make_tuple(tp, cp, ep, mb, sp, static_cast<int>(rc), sharded);
     {
         std::lock_guard<std::mutex> lock(mu_);
         auto it = layers_.find(key);
@@ -115,8 +116,8 @@ const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, st
     p.ep = ep;
     p.pp = 1;
     p.vp = 1;
-    p.dp = zero == 3 ? dp : 1;
-    p.zero = zero == 3 ? 3 : 0;
+    p.dp = zero >= 2 ? dp : 1;
+    p.zero = zero >= 2 ? zero : 0;
     p.sequence_parallel = sp;
     p.schedule = &default_schedule();
     TrainingConfig t = base_.training;
@@ -301,7 +302,7 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
             best.parts[kOptimizer] = g.optimizer;
             best.parts[kActivations] = act;
             best.parts[kOther] = other;
-            best.host_bytes_per_node = g.offloaded * base_.system.gpus_per_node;
+            best.host_bytes_per_node = g.offloaded * job_gpus_per_node(base_.system, tp * cp * pp * st.dp);
         }
     }
     int dom = 0;

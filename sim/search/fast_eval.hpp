@@ -5,7 +5,7 @@
 //
 // What is cached, and by what key:
 //   LayerEntry  layer_cost() of a dense and a MoE layer and layer_activations() of both, keyed by
-//               (tp, cp, ep, micro_batch, sequence_parallel, recompute, dp·cp when ZeRO-3).
+//               (tp, cp, ep, micro_batch, sequence_parallel, recompute, ZeRO-2 or 3 with dp·cp).
 //   EdgeEntry   everything assemble_step_costs() adds to a stage besides its layers (embedding on
 //               the first stage, LM head and loss on the last, pipeline send/recv), per stage class
 //               (only / first / middle / last), obtained by calling assemble_step_costs() with

@@ -310,9 +310,14 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
             ts.reasons[reason(first_rule(r))] += cx.n_state_level(dp, cp, tp, pp);
             continue;
         }
-        // [mb][sp][rc][zero3]
-        std::vector<const FastEvaluator::LayerEntry*> layers(nmb * 2 * nrc * 2, nullptr);
+        // [mb][sp][rc][zero < 2, 2, 3]
+        std::vector<const FastEvaluator::LayerEntry*> layers(nmb * 2 * nrc * 3, nullptr);
         for (int zero : cx.zeros(dp, cp)) {
+            if (const LayoutRules r = zero_rules(zero, pp, cx.base.parallel.framework)) {
+                ts.reasons[reason(first_rule(r))] +=
+                    static_cast<std::int64_t>(cx.offloads(zero).size()) * cx.n_gb_level(dp, tp, pp);
+                continue;
+            }
             for (Offload off : cx.offloads(zero)) {
                 const auto& st = ev.state(tp, cp, pp, dp, ep, zero, off);
                 for (auto gb : sp.global_batches) {
@@ -329,7 +334,8 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                             const bool spv = cx.sp_value(tp, si);
                             for (int ri = 0; ri < nrc; ++ri) {
                                 const Recompute rc = sp.recompute[ri];
-                                auto& lp = layers[((mi * 2 + si) * nrc + ri) * 2 + (zero == 3 ? 1 : 0)];
+                                auto& lp = layers[((mi * 2 + si) * nrc + ri) * 3 +
+                                                  static_cast<std::size_t>(std::max(0, zero - 1))];
                                 if (!lp) lp = &ev.layer(tp, cp, ep, mb, spv, rc, zero, dp);
                                 const auto& le = *lp;
                                 for (const auto& [sched, vp] : scheds) {
@@ -401,8 +407,8 @@ bool dominates3(const SearchEntry& a, const SearchEntry& b) {
 SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const SearchOptions& opt) {
     const auto t0 = std::chrono::steady_clock::now();
     SearchSpace space = space_in;
-    if (base.training.finetune.method != FinetuneConfig::Method::none || base.training.rlhf.enabled)
-        throw ConfigError("search: fine-tuning and RLHF scenarios are not searched (use `llmsim estimate`)");
+    if (base.training.rlhf.enabled)
+        throw ConfigError("search: RLHF scenarios are not searched (use `llmsim estimate`)");
     if (base.system.gpu.peak(base.training.precision) <= 0)
         throw ConfigError(fmt::format("/training/precision: \"{}\": expected a precision {} supports",
                                       to_string(base.training.precision), base.system.gpu.name));
