@@ -25,6 +25,15 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
     cmd->add_option("--trace", *trace, "Write a Chrome/Perfetto trace (JSON) of the simulated step");
     cmd->add_flag("--timeline", opts->timeline, "Print a text Gantt chart of the simulated step");
     cmd->add_option("--straggler", *straggler, "Slow one pipeline stage: STAGE:FACTOR (e.g. 3:1.2)");
+    cmd->footer(
+        "Serving: a scenario with \"inference\" (or any serving flag) is priced one iteration at a time: the "
+        "weights are read once per iteration, each sequence's KV cache is read at its own context, GEMMs and "
+        "attention go through the training roofline (split-K for small batches), TP all-reduces through the "
+        "collectives registry. --batch alone: static batching (one prefill, then decode steps). --qps, --requests, "
+        "--max-batch, --chunk or an SLO: continuous batching, a seeded discrete-event simulation of a request "
+        "stream (Poisson at --qps, or offline) with a paged KV cache, chunked prefill (--chunk) and preemption; it "
+        "reports TTFT/TPOT/e2e mean and percentiles, requests/s and tokens/s. --trace FILE writes its iterations "
+        "for Perfetto. Training flags on a serving scenario (and the reverse) are errors. docs/serving.md.");
     cmd->callback([flags, opts, trace, straggler, &ctx] {
         const Scenario s = resolve_scenario(*flags);
         sim::EstimateOptions o = *opts;
@@ -54,6 +63,8 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
             } catch (const std::exception&) {
                 throw ConfigError(fmt::format("--straggler: '{}': expected STAGE:FACTOR, e.g. 3:1.2", *straggler));
             }
+            if (s.is_inference)
+                throw ConfigError("--straggler: a training flag on a serving scenario: expected a training scenario");
             if (stage < 0 || stage >= s.parallel.pp || !(factor > 0) || !(factor <= limits::kMaxSlowdown))
                 throw ConfigError(fmt::format("--straggler: '{}': expected a stage in 0..{} and a factor in (0, {:g}]",
                                               *straggler, s.parallel.pp - 1, limits::kMaxSlowdown));
@@ -68,10 +79,13 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
             throw locate_problems(*flags, err);
         }
         Json j = estimate_json(s, *e, o);
-        if (!trace->empty() && e->training) {
+        if (!trace->empty() && (e->training || e->continuous)) {
             std::ofstream f(*trace, std::ios::binary);
             if (!f) throw ConfigError(*trace + ": cannot open for writing (--trace)");
-            simulator.write_trace(f);
+            if (e->training)
+                simulator.write_trace(f);
+            else
+                sim::write_serving_trace(f, *e->continuous);
             j["trace_file"] = *trace;
         }
         if (flags->json)

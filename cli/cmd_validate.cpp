@@ -19,7 +19,7 @@ namespace {
 
 // The built-in files `llmsim validate` checks when given none.
 const std::vector<std::string>& default_files() {
-    static const std::vector<std::string> files{"training.json", "inference.json"};
+    static const std::vector<std::string> files{"training.json", "inference.json", "serving.json"};
     return files;
 }
 

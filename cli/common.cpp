@@ -39,6 +39,25 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
     cmd->add_option("--offload", f.offload, "none | optimizer | optimizer+params");
     cmd->add_option("--token-budget", f.token_budget, "Tokens to train on (reports days and GPU-hours)")
         ->check(number_in(0, limits::kMaxTokens, false));
+    // Serving: any of these makes the scenario a serving one (training flags are then errors).
+    const std::string g = "Serving";
+    cmd->add_option("--batch", f.batch, "Static batch (sequences)")->group(g);
+    cmd->add_option("--input-len", f.input_len, "Prompt tokens per request")->group(g);
+    cmd->add_option("--output-len", f.output_len, "Generated tokens per request")->group(g);
+    cmd->add_option("--batching", f.batching, "static | continuous (default continuous with --qps/--requests/...)")
+        ->group(g);
+    cmd->add_option("--qps", f.qps, "Poisson arrival rate for the deployment (0: offline; continuous batching)")
+        ->group(g);
+    cmd->add_option("--requests", f.requests, "Requests simulated (continuous batching)")->group(g);
+    cmd->add_option("--weight-precision", f.weight_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4 | nf4")->group(g);
+    cmd->add_option("--kv-precision", f.kv_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4")->group(g);
+    cmd->add_option("--max-batch", f.max_batch, "Most sequences in flight per replica (continuous)")->group(g);
+    cmd->add_option("--chunk", f.chunk, "Token budget per iteration: chunked prefill (max_batch_tokens)")->group(g);
+    cmd->add_option("--spec-draft", f.spec_draft, "Speculative decoding: draft model (model-zoo name)")->group(g);
+    cmd->add_option("--spec-tokens", f.spec_tokens, "Speculative decoding: tokens proposed per step")->group(g);
+    cmd->add_option("--acceptance", f.acceptance, "Speculative decoding: per-token acceptance probability")->group(g);
+    cmd->add_option("--slo-ttft-p99", f.slo_ttft_p99, "SLO: p99 time to first token (s)")->group(g);
+    cmd->add_option("--slo-tpot-p99", f.slo_tpot_p99, "SLO: p99 time per output token (s)")->group(g);
 }
 
 void FlagOverlay::set(const std::string& pointer, const std::string& flag, Json value) {
@@ -126,9 +145,33 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
     ov.set("/parallel/zero", "--zero", f.zero);
     ov.set("/parallel/sequence_parallel", "--sp", f.sp);
     ov.set("/parallel/schedule", "--schedule", f.schedule);
-    if (j.is_object() && j.contains("inference")) {
+    const std::vector<std::pair<bool, const char*>> serving_flags = {
+        {f.batch.has_value(), "--batch"},
+        {f.input_len.has_value(), "--input-len"},
+        {f.output_len.has_value(), "--output-len"},
+        {!f.batching.empty(), "--batching"},
+        {f.qps.has_value(), "--qps"},
+        {f.requests.has_value(), "--requests"},
+        {!f.weight_precision.empty(), "--weight-precision"},
+        {!f.kv_precision.empty(), "--kv-precision"},
+        {f.max_batch.has_value(), "--max-batch"},
+        {f.chunk.has_value(), "--chunk"},
+        {!f.spec_draft.empty(), "--spec-draft"},
+        {f.spec_tokens.has_value(), "--spec-tokens"},
+        {f.acceptance.has_value(), "--acceptance"},
+        {f.slo_ttft_p99.has_value(), "--slo-ttft-p99"},
+        {f.slo_tpot_p99.has_value(), "--slo-tpot-p99"}};
+    const char* a_serving = nullptr;
+    for (const auto& [given, flag] : serving_flags)
+        if (given && !a_serving) a_serving = flag;
+    const bool file_inference = j.is_object() && j.contains("inference");
+    const bool file_training = j.is_object() && j.contains("training");
+    if (file_inference || (a_serving && !file_training)) {
         // Training flags do not apply to a serving scenario: refused, never silently ignored.
         std::vector<std::string> lines;
+        const std::string what =
+            file_inference ? fmt::format("{}, an inference scenario (it has /inference)", f.scenario)
+                           : fmt::format("{}, a serving flag (a serving scenario)", a_serving);
         for (const auto& [given, flag] :
              {std::pair{f.micro_batch.has_value(), "--micro-batch"},
               std::pair{f.global_batch.has_value(), "--global-batch"}, std::pair{f.seq_len.has_value(), "--seq-len"},
@@ -136,11 +179,42 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
               std::pair{!f.offload.empty(), "--offload"}, std::pair{f.token_budget.has_value(), "--token-budget"}})
             if (given)
                 lines.push_back(
-                    fmt::format("{}: given with {}, an inference scenario (it has /inference): expected "
-                                "{} only with training scenarios",
-                                flag, f.scenario, flag));
+                    fmt::format("{}: given with {}: expected {} only with training scenarios (serving: --batch, "
+                                "--input-len, --qps, ...; llmsim estimate --help)",
+                                flag, what, flag));
         if (!lines.empty()) throw ConfigError(lines);
+        ov.set("/inference/batch", "--batch", f.batch);
+        ov.set("/inference/input_len", "--input-len", f.input_len);
+        ov.set("/inference/output_len", "--output-len", f.output_len);
+        ov.set("/inference/requests", "--requests", f.requests);
+        ov.set("/inference/qps", "--qps", f.qps);
+        ov.set("/inference/weight_precision", "--weight-precision", f.weight_precision);
+        ov.set("/inference/kv_precision", "--kv-precision", f.kv_precision);
+        ov.set("/inference/max_batch", "--max-batch", f.max_batch);
+        ov.set("/inference/max_batch_tokens", "--chunk", f.chunk);
+        ov.set("/inference/speculative/draft_model", "--spec-draft", f.spec_draft);
+        ov.set("/inference/speculative/tokens", "--spec-tokens", f.spec_tokens);
+        ov.set("/inference/speculative/acceptance", "--acceptance", f.acceptance);
+        ov.set("/inference/slo/ttft_p99_s", "--slo-ttft-p99", f.slo_ttft_p99);
+        ov.set("/inference/slo/tpot_p99_s", "--slo-tpot-p99", f.slo_tpot_p99);
+        ov.set("/inference/batching", "--batching", f.batching);
+        // A stream flag asks for continuous batching unless the scenario or --batching says otherwise.
+        const char* stream = f.qps            ? "--qps"
+                             : f.requests     ? "--requests"
+                             : f.max_batch    ? "--max-batch"
+                             : f.chunk        ? "--chunk"
+                             : f.slo_ttft_p99 ? "--slo-ttft-p99"
+                             : f.slo_tpot_p99 ? "--slo-tpot-p99"
+                                              : nullptr;
+        const bool file_batching = file_inference && j["inference"].is_object() && j["inference"].contains("batching");
+        if (stream && f.batching.empty() && !file_batching)
+            ov.set("/inference/batching", stream, std::string("continuous"));
         return;
+    }
+    if (a_serving)
+        throw ConfigError(fmt::format("{}: given with a training scenario: expected {} only with serving scenarios "
+                                      "(training: --micro-batch, --seq-len, ...)",
+                                      a_serving, a_serving));
     }
     ov.set("/training/micro_batch", "--micro-batch", f.micro_batch);
     ov.set("/training/global_batch", "--global-batch", f.global_batch);

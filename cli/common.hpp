@@ -22,6 +22,10 @@ struct ScenarioFlags {
     std::optional<std::int64_t> micro_batch, global_batch, seq_len;
     std::optional<double> token_budget;
     std::optional<bool> sp;
+    // Serving what-if (written under /inference; a serving flag makes the scenario a serving one).
+    std::optional<std::int64_t> batch, input_len, output_len, requests, max_batch, chunk, spec_tokens;
+    std::optional<double> qps, acceptance, slo_ttft_p99, slo_tpot_p99;
+    std::string weight_precision, kv_precision, spec_draft, batching;
     bool json = false;
 };
 

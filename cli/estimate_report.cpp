@@ -124,52 +124,179 @@ Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const sim
     return j;
 }
 
-Json serving_json(const Scenario& s, const InferenceEstimate& r) {
-    return {{"ttft_s", r.ttft_s},
-            {"tpot_s", r.tpot_s},
-            {"output_tokens_per_s", r.output_tokens_per_s},
-            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
-            {"kv_cache_bytes", r.memory.kv_cache_bytes},
-            {"max_batch", r.memory.max_batch},
-            {"e2e_latency_s", r.e2e_latency_s},
-            {"prefill_bound", r.prefill_compute_bound ? "compute" : "memory"},
-            {"decode_bound", r.decode_compute_bound ? "compute" : "memory"},
-            {"memory", inference_memory_json(r.memory)},
-            {"scenario", to_json(s)}};
+Json distribution_json(const sim::Distribution& d) {
+    return {{"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}};
+}
+
+Json serving_json(const Scenario& s, const Estimate& e) {
+    const InferenceEstimate& r = *e.serving;
+    Json j = {{"ttft_s", r.ttft_s},
+              {"tpot_s", r.tpot_s},
+              {"output_tokens_per_s", r.output_tokens_per_s},
+              {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+              {"kv_cache_bytes", r.memory.kv_cache_bytes},
+              {"max_batch", r.memory.max_batch},
+              {"e2e_latency_s", r.e2e_latency_s},
+              {"fits", e.does_not_fit.empty()},
+              {"prefill_bound", r.prefill_compute_bound ? "compute" : "memory"},
+              {"decode_bound", r.decode_compute_bound ? "compute" : "memory"},
+              {"memory", inference_memory_json(r.memory)}};
+    if (!e.does_not_fit.empty()) j["does_not_fit"] = e.does_not_fit;
+    if (s.inference.speculative.enabled) j["speculative_tokens_per_step"] = r.spec_tokens_per_step;
+    if (e.continuous) {
+        const auto& c = *e.continuous;
+        j["method"] = "continuous batching, discrete-event simulation";
+        j["ttft_s"] = c.ttft_s.mean;
+        j["ttft_p50_s"] = c.ttft_s.p50;
+        j["ttft_p90_s"] = c.ttft_s.p90;
+        j["ttft_p99_s"] = c.ttft_s.p99;
+        j["tpot_s"] = c.tpot_s.mean;
+        j["tpot_p50_s"] = c.tpot_s.p50;
+        j["tpot_p90_s"] = c.tpot_s.p90;
+        j["tpot_p99_s"] = c.tpot_s.p99;
+        j["e2e_latency_s"] = c.e2e_latency_s.mean;
+        j["e2e_latency_p99_s"] = c.e2e_latency_s.p99;
+        j["queue_delay_s"] = distribution_json(c.queue_s);
+        j["ttft_distribution_s"] = distribution_json(c.ttft_s);
+        j["tpot_distribution_s"] = distribution_json(c.tpot_s);
+        j["e2e_latency_distribution_s"] = distribution_json(c.e2e_latency_s);
+        j["requests_per_s"] = c.requests_per_s;
+        j["output_tokens_per_s"] = c.output_tokens_per_s;
+        j["output_tokens_per_s_per_gpu"] = c.output_tokens_per_s_per_gpu;
+        j["input_tokens_per_s"] = c.input_tokens_per_s;
+        j["makespan_s"] = c.makespan_s;
+        j["requests"] = c.requests;
+        j["replicas"] = c.replicas;
+        j["iterations"] = c.iterations;
+        j["preemptions"] = c.preemptions;
+        j["mean_batch"] = c.mean_batch;
+        j["mean_requests_in_system"] = c.mean_in_system;
+        j["kv_blocks"] = c.kv_blocks;
+        j["kv_block_tokens"] = kKvBlockTokens;
+        j["kv_occupancy_mean"] = c.kv_occupancy_mean;
+        j["kv_occupancy_max"] = c.kv_occupancy_max;
+        j["prefill_bound"] = c.prefill_compute_fraction >= 0.5 ? "compute" : "memory";
+        j["decode_bound"] = c.decode_compute_fraction >= 0.5 ? "compute" : "memory";
+        j["prefill_compute_bound_fraction"] = c.prefill_compute_fraction;
+        j["decode_compute_bound_fraction"] = c.decode_compute_fraction;
+        if (s.inference.speculative.enabled) j["speculative_tokens_per_step"] = c.spec_tokens_per_step;
+        if (s.inference.slo.any()) j["slo_met"] = c.slo_met;
+    } else {
+        j["method"] = "static batching, closed form";
+    }
+    j["scenario"] = to_json(s);
+    return j;
 }
 
 }   // namespace
 
+namespace {
+// Why a serving scenario does not fit one GPU's memory (empty when it does).
+std::string serving_fit(const Scenario& s) {
+    const auto job = s.serving_job();
+    const auto& in = s.inference;
+    if (in.batching != "continuous") {
+        const auto m = inference_memory(s.model, s.system, s.parallel, in);
+        if (m.fits) return "";
+        return fmt::format("{} per GPU needed (weights {}, KV cache {}, activations {}) > {} capacity",
+                           gib(m.total_bytes), gib(m.weights_bytes), gib(m.kv_cache_bytes), gib(m.activations_bytes),
+                           gib(m.capacity_bytes));
+    }
+    const auto pool = kv_pool(job);
+    const auto m = inference_memory(s.model, s.system, s.parallel, in);
+    const double need = static_cast<double>(in.input_len + in.output_len);
+    if (pool.blocks * kKvBlockTokens >= need) return "";
+    if (m.weights_bytes + m.other_bytes >= m.capacity_bytes)
+        return fmt::format("weights {} + runtime {} per GPU > {} capacity", gib(m.weights_bytes), gib(m.other_bytes),
+                           gib(m.capacity_bytes));
+    return fmt::format("the KV cache left per GPU ({}) holds {} tokens < one request of {} tokens",
+                       gib(pool.pool_bytes), pool.blocks * kKvBlockTokens, need);
+}
+}   // namespace
+
 Estimate run_estimate(const Scenario& s, const sim::EstimateOptions& o, sim::StepSimulator& simulator) {
     Estimate e;
-    if (s.is_inference)
+    if (s.is_inference) {
         e.serving = estimate_inference(s.serving_job());
-    else
+        e.does_not_fit = serving_fit(s);
+        if (s.inference.batching == "continuous" && e.does_not_fit.empty()) {
+            sim::ServingOptions so;
+            so.timeline = o.simulate;
+            e.continuous = sim::simulate_serving(s.serving_job(), so);
+        }
+    } else {
         e.training = sim::estimate_training(s.training_job(), o, simulator);
+    }
     return e;
 }
 
 Json estimate_json(const Scenario& s, const Estimate& e, const sim::EstimateOptions& o) {
-    return e.serving ? serving_json(s, *e.serving) : training_json(s, *e.training, o);
+    return e.serving ? serving_json(s, e) : training_json(s, *e.training, o);
 }
 
 namespace {
 
-std::string serving_text(const Scenario& s, const InferenceEstimate& r) {
-    std::string out = fmt::format("{} serving on {} x {} (tp {}, batch {}, {} in / {} out, weights {}, KV {})\n",
-                                  s.model.name, s.gpus, s.system.name, s.parallel.tp, s.inference.batch,
-                                  s.inference.input_len, s.inference.output_len,
-                                  to_string(s.inference.weight_precision), to_string(s.inference.kv_precision));
-    Table t({"metric", "value"});
-    t.row({"time to first token", human_seconds(r.ttft_s)});
-    t.row({"time per output token", human_seconds(r.tpot_s)});
-    t.row({"output tokens/s", fmt::format("{:.0f}", r.output_tokens_per_s)});
-    t.row({"output tokens/s per GPU", fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu)});
-    t.row({"KV cache", gib(r.memory.kv_cache_bytes)});
-    t.row({"max batch that fits", std::to_string(r.memory.max_batch)});
-    t.row({"prefill / decode bound by", std::string(r.prefill_compute_bound ? "compute" : "memory") + " / " +
-                                            (r.decode_compute_bound ? "compute" : "memory")});
-    return out + t.str();
+std::string serving_text(const Scenario& s, const Estimate& e) {
+    const InferenceEstimate& r = *e.serving;
+    const auto& in = s.inference;
+    std::string out;
+    if (!e.does_not_fit.empty()) out += "DOES NOT FIT: " + e.does_not_fit + "\n";
+    const auto& p = s.parallel;
+    const std::string lens = fmt::format("{}{} in / {}{} out", in.input_dist.is_fixed() ? "" : "mean ", in.input_len,
+                                         in.output_dist.is_fixed() ? "" : "mean ", in.output_len);
+    if (!e.continuous) {
+        out += fmt::format("{} serving on {} x {} (tp {}, pp {}, static batch {}, {}, weights {}, KV {})\n",
+                           s.model.name, s.gpus, s.system.name, p.tp, p.pp, in.batch, lens,
+                           to_string(in.weight_precision), to_string(in.kv_precision));
+        Table t({"metric", "value"});
+        t.row({"time to first token", human_seconds(r.ttft_s)});
+        t.row({"time per output token", human_seconds(r.tpot_s)});
+        t.row({"output tokens/s", fmt::format("{:.0f}", r.output_tokens_per_s)});
+        t.row({"output tokens/s per GPU", fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu)});
+        t.row({"KV cache", gib(r.memory.kv_cache_bytes)});
+        t.row({"max batch that fits", std::to_string(r.memory.max_batch)});
+        t.row({"prefill / decode bound by", std::string(r.prefill_compute_bound ? "compute" : "memory") + " / " +
+                                                (r.decode_compute_bound ? "compute" : "memory")});
+        if (in.speculative.enabled)
+            t.row({"speculative tokens per target step", fmt::format("{:.2f}", r.spec_tokens_per_step)});
+        return out + t.str();
+    }
+    const auto& c = *e.continuous;
+    out += fmt::format(
+        "{} serving on {} x {} ({} replica{} of tp {} pp {}), continuous batching, {} requests {}, {}, weights {}, "
+        "KV {}\n",
+        s.model.name, s.gpus, s.system.name, c.replicas, c.replicas == 1 ? "" : "s", p.tp, p.pp, c.requests,
+        in.qps > 0 ? fmt::format("at {:g} req/s (Poisson)", in.qps) : std::string("offline (all at t = 0)"), lens,
+        to_string(in.weight_precision), to_string(in.kv_precision));
+    out +=
+        fmt::format("{:.2f} req/s  |  {:.0f} output tokens/s ({:.0f} per GPU)  |  TTFT p99 {}  TPOT p99 {}{}\n\n",
+                    c.requests_per_s, c.output_tokens_per_s, c.output_tokens_per_s_per_gpu, human_seconds(c.ttft_s.p99),
+                    human_seconds(c.tpot_s.p99), in.slo.any() ? (c.slo_met ? "  |  SLO met" : "  |  SLO MISSED") : "");
+    Table t({"latency", "mean", "p50", "p90", "p99"});
+    auto row = [&](const char* name, const sim::Distribution& d) {
+        t.row({name, human_seconds(d.mean), human_seconds(d.p50), human_seconds(d.p90), human_seconds(d.p99)});
+    };
+    row("time to first token", c.ttft_s);
+    row("time per output token", c.tpot_s);
+    row("end to end", c.e2e_latency_s);
+    row("queueing delay", c.queue_s);
+    out += t.str();
+    Table u({"deployment", "value"});
+    u.row({"makespan", human_seconds(c.makespan_s)});
+    u.row({"iterations (all replicas)", std::to_string(c.iterations)});
+    u.row({"mean sequences per iteration", fmt::format("{:.1f}", c.mean_batch)});
+    u.row({"KV blocks per replica", fmt::format("{} x {} tokens", c.kv_blocks, kKvBlockTokens)});
+    u.row({"KV occupancy mean / max",
+           fmt::format("{:.0f}% / {:.0f}%", 100 * c.kv_occupancy_mean, 100 * c.kv_occupancy_max)});
+    u.row({"preemptions (recomputed)", std::to_string(c.preemptions)});
+    u.row({"prefill / decode bound by",
+           fmt::format("{} ({:.0f}% of prefill time) / {} ({:.0f}% of decode time)",
+                       c.prefill_compute_fraction >= 0.5 ? "compute" : "memory", 100 * c.prefill_compute_fraction,
+                       c.decode_compute_fraction >= 0.5 ? "compute" : "memory", 100 * c.decode_compute_fraction)});
+    if (in.speculative.enabled)
+        u.row({"speculative tokens per target step", fmt::format("{:.2f}", c.spec_tokens_per_step)});
+    out += u.str();
+    return out;
 }
 
 std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
@@ -229,7 +356,7 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
 }   // namespace
 
 std::string estimate_text(const Scenario& s, const Estimate& e) {
-    return e.serving ? serving_text(s, *e.serving) : training_text(s, *e.training);
+    return e.serving ? serving_text(s, e) : training_text(s, *e.training);
 }
 
 }   // namespace llmsim::cli

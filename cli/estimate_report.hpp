@@ -13,9 +13,12 @@ namespace llmsim::cli {
 // A scenario's estimate, training or serving by its kind.
 struct Estimate {
     std::optional<sim::TrainingEstimate> training;
-    std::optional<InferenceEstimate> serving;
+    std::optional<InferenceEstimate> serving;       // static batching (and the memory of any serving run)
+    std::optional<sim::ServingResult> continuous;   // continuous batching, simulated
+    std::string does_not_fit;                       // why a serving config does not fit (empty: it fits)
 };
-// `simulator` keeps the played step (for --trace).
+// `simulator` keeps the played step (for --trace); a continuous-batching run keeps its iterations when
+// options.simulate (for --trace).
 Estimate run_estimate(const Scenario& s, const sim::EstimateOptions& options, sim::StepSimulator& simulator);
 
 Json estimate_json(const Scenario& s, const Estimate& e, const sim::EstimateOptions& options);

@@ -20,34 +20,44 @@ Precision compute_precision(const AcceleratorSpec& a, Precision w, Precision req
     return a.peak(Precision::bf16) > 0 ? Precision::bf16 : Precision::fp16;
 }
 
-struct PassTime {
-    double time_s = 0;
-    double compute_s = 0;
-    double memory_s = 0;
+struct Acc {
+    double time_s = 0, compute_s = 0, memory_s = 0;
+    void add(const KernelTime& k) {
+        time_s += k.time_s;
+        (k.compute_bound ? compute_s : memory_s) += k.time_s;
+    }
 };
 
-// One forward pass over `tokens` new tokens per sequence for `batch` sequences attending to
-// `context` tokens, on one GPU of a TP group (the slowest pipeline stage).
-PassTime forward_pass(const ServingJob& s, double batch, double tokens, double context, bool causal_prefill) {
+}   // namespace
+
+double experts_touched(double experts, double top_k, double tokens) noexcept {
+    if (experts <= 0 || tokens <= 0) return 0;
+    const double miss = std::pow(std::max(0.0, 1.0 - top_k / experts), tokens);
+    return std::max(std::min(experts, top_k), experts * (1.0 - miss));
+}
+
+IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
+    IterationCost r;
+    const double M = b.tokens();
+    if (M <= 0) return r;
     const auto& m = s.model;
     const auto& a = s.system.gpu;
     const auto& in = s.inference;
     const int tp = s.parallel.tp;
-    const auto per = layers_per_stage(m.layers, s.parallel.pp);
-    const int layers = *std::max_element(per.begin(), per.end());
+    const int pp = s.parallel.pp;
+    const auto per = layers_per_stage(m.layers, pp);
+    const double layers = *std::max_element(per.begin(), per.end());
     const Precision cp = compute_precision(a, in.weight_precision, in.compute_precision);
     const double wbytes = weight_bytes_per_param(in.weight_precision, in.quant_group_size);
     const double kvb = precision_bytes(in.kv_precision);
-    const double M = batch * tokens;
     const double h = static_cast<double>(m.hidden);
     const double kv_local = kv_heads_per_tp_rank(m, tp) * static_cast<double>(m.head_dim);
+    const double heads_local = m.heads / static_cast<double>(tp);
 
-    PassTime layer;   // one transformer layer
-    auto add = [&](const KernelTime& k) {
-        layer.time_s += k.time_s;
-        (k.compute_bound ? layer.compute_s : layer.memory_s) += k.time_s;
-    };
-    // Weights at their storage precision (with group scales) read once; 16-bit activations in and out.
+    Acc layer;   // one transformer layer; kernel gaps are counted apart
+    double kernels = 0;
+    // Weights at their storage precision (with group scales), read once per iteration; 16-bit
+    // activations in and out.
     auto linear = [&](double rows, double n, double k, double count) {
         GemmSpec g;
         g.m = rows;
@@ -58,76 +68,159 @@ PassTime forward_pass(const ServingJob& s, double batch, double tokens, double c
         g.a_bytes = 2.0;
         g.b_bytes = wbytes;
         g.c_bytes = 2.0;
-        g.launches = count;
+        g.launches = 0;
         g.sustained = false;
-        add(gemm_time(a, g));
+        layer.add(gemm_time(a, g));
+        kernels += 1;
     };
-    const double f_eff =
-        m.moe.enabled() ? static_cast<double>(m.moe.expert_ffn_hidden) : static_cast<double>(m.ffn_hidden);
     const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
     linear(M, m.q_dim() / static_cast<double>(tp) + 2.0 * kv_local, h, 1);
     linear(M, h, m.q_dim() / static_cast<double>(tp), 1);
     if (m.moe.enabled()) {
-        // Decode touches min(E, batch·tokens·k) experts; prefill all of them.
-        const double touched = std::min<double>(m.moe.experts, M * m.moe.top_k);
-        const double tokens_per_expert = M * m.moe.top_k / touched;
-        linear(tokens_per_expert, gate * f_eff / tp, h, touched);
-        linear(tokens_per_expert, h, f_eff / tp, touched);
+        const double f = static_cast<double>(m.moe.expert_ffn_hidden);
+        const double touched = experts_touched(m.moe.experts, m.moe.top_k, M);
+        const double per_expert = M * m.moe.top_k / touched;
+        linear(M, m.moe.experts, h, 1);   // router
+        linear(per_expert, gate * f / tp, h, touched);
+        linear(per_expert, h, f / tp, touched);
+        if (m.moe.shared_experts > 0) {
+            linear(M, gate * f * m.moe.shared_experts / tp, h, 1);
+            linear(M, h, f * m.moe.shared_experts / tp, 1);
+        }
     } else {
-        linear(M, gate * f_eff / tp, h, 1);
-        linear(M, h, f_eff / tp, 1);
+        const double f = static_cast<double>(m.ffn_hidden);
+        linear(M, gate * f / tp, h, 1);
+        linear(M, h, f / tp, 1);
     }
-    // Attention: each sequence's new tokens against its context, reading this step's K/V cache.
-    AttentionSpec at;
-    at.batch_heads = batch * (m.heads / static_cast<double>(tp));
-    at.s_q = tokens;
-    at.s_kv = context;
-    at.d = static_cast<double>(m.head_dim);
-    at.causal = causal_prefill;
-    at.precision = cp;
-    at.q_o_bytes = 0;
-    at.kv_bytes = batch * context * 2.0 * kv_local * kvb;
-    at.sustained = false;
-    add(attention_time(a, at));
-    // Norms, activation, residuals: about 8 elementwise passes over the hidden state (docs).
-    for (int i = 0; i < 8; ++i) add(memory_time(a, 2.0 * M * h * 2.0, 0.0, false));
+    // Attention, each sequence's new tokens against its own context: prefill chunks (causal pairs)
+    // and decode tokens (reading the whole cached K/V at the KV precision).
+    auto attention = [&](double seqs, double tokens, double pairs, double kv_tokens) {
+        if (seqs <= 0 || tokens <= 0) return;
+        AttentionSpec at;
+        at.batch_heads = seqs * heads_local;
+        at.s_q = tokens / seqs;
+        at.s_kv = pairs / tokens;   // mean keys per query: FLOPs = 4·heads·d·pairs
+        at.d = static_cast<double>(m.head_dim);
+        at.causal = false;
+        at.precision = cp;
+        at.q_o_bytes = 2.0 * tokens * heads_local * m.head_dim * 2.0;
+        at.kv_bytes = kv_tokens * 2.0 * kv_local * kvb;
+        at.sustained = false;
+        at.launches = 0;
+        layer.add(attention_time(a, at));
+        kernels += 1;
+    };
+    attention(b.prefill_seqs, b.prefill_tokens, b.prefill_pairs, b.prefill_kv_tokens);
+    const double dtok = b.decode_seqs * b.decode_tokens_per_seq;
+    attention(b.decode_seqs, dtok, b.decode_kv_tokens * b.decode_tokens_per_seq, b.decode_kv_tokens);
+    // Norms, RoPE and the KV append, activation, residuals: about 8 passes over the hidden state in 4
+    // fused kernels; plus writing this iteration's K/V.
+    layer.add(memory_time(a, 8.0 * 2.0 * M * h * 2.0 + M * 2.0 * kv_local * kvb, 0.0, false, 0.0));
+    kernels += 4;
     // Tensor parallelism: two all-reduces of the hidden state per layer.
+    double comm = 0;
     if (tp > 1) {
         const auto g = place_group(tp, 1, s.system.scaleup_domain);
-        layer.time_s += 2.0 * collective_time(s.system, Collective::all_reduce, M * h * 2.0, g).time_s;
+        comm = 2.0 * collective_time(s.system, Collective::all_reduce, M * h * 2.0, g).time_s;
+        kernels += 2;
     }
-    PassTime r;
-    r.time_s = layers * layer.time_s;
-    r.compute_s = layers * layer.compute_s;
-    r.memory_s = layers * layer.memory_s;
-    // LM head on the last token of each sequence (prefill) or each new token (decode), 16-bit.
+    r.compute_s = pp * layers * layer.compute_s;
+    r.memory_s = pp * layers * layer.memory_s;
+    r.comm_s = pp * layers * comm;
+    double t = pp * layers * (layer.time_s + comm);
+    // LM head on each token that samples (the last of a finished prompt, every decode token), 16-bit.
     GemmSpec head;
-    head.m = batch;
+    head.m = std::max(1.0, b.prefill_seqs + dtok);
     head.n = static_cast<double>(m.vocab) / tp;
     head.k = h;
+    head.launches = 0;
     head.sustained = false;
-    r.time_s += gemm_time(a, head).time_s;
+    const auto hk = gemm_time(a, head);
+    t += hk.time_s;
+    (hk.compute_bound ? r.compute_s : r.memory_s) += hk.time_s;
+    kernels = pp * layers * kernels + 2.0;   // + embedding, head
+    // Pipeline: the activations cross pp − 1 stage boundaries.
+    if (pp > 1) {
+        const auto g = place_group(2, tp, s.system.scaleup_domain);
+        const double send = (pp - 1) * collective_time(s.system, Collective::send_recv, M * h * 2.0, g).time_s;
+        r.comm_s += send;
+        t += send;
+    }
+    r.overhead_s = kernels * kGraphKernelGap_s + kIterationHost_s;
+    r.time_s = t + r.overhead_s;
     return r;
 }
 
-}   // namespace
+double speculative_tokens_per_step(const SpeculativeConfig& sp) noexcept {
+    if (!sp.enabled) return 1.0;
+    if (sp.acceptance_length) return *sp.acceptance_length;
+    const double al = sp.acceptance, k = sp.tokens;
+    if (al >= 1.0) return k + 1.0;
+    return (1.0 - std::pow(al, k + 1.0)) / (1.0 - al);
+}
+
+double draft_cost_s(const ServingJob& s, double seqs, double context) {
+    const auto& sp = s.inference.speculative;
+    if (!sp.enabled || seqs <= 0 || sp.method == "ngram") return 0;
+    // A draft model runs `tokens` decode steps; EAGLE and MTP heads are one decoder layer of the
+    // target (with its LM head) per proposed token.
+    ModelSpec draft = sp.draft_model ? *sp.draft_model : s.model;
+    if (!sp.draft_model) draft.layers = s.parallel.pp;   // one layer per stage: one in all
+    InferenceConfig in = s.inference;
+    in.speculative = {};
+    const ServingJob dj{draft, s.system, s.parallel, in};
+    IterationBatch b;
+    b.decode_seqs = seqs;
+    b.decode_kv_tokens = seqs * context;
+    return sp.tokens * iteration_cost(dj, b).time_s;
+}
+
+KvPool kv_pool(const ServingJob& s) {
+    KvPool k;
+    const auto mem = inference_memory(s.model, s.system, s.parallel, s.inference);
+    k.bytes_per_token = mem.kv_bytes_per_token;
+    double taken = mem.weights_bytes + mem.other_bytes;
+    const auto& sp = s.inference.speculative;
+    if (sp.enabled && sp.draft_model) {
+        const auto dm = inference_memory(*sp.draft_model, s.system, s.parallel, s.inference);
+        taken += dm.weights_bytes;
+        k.bytes_per_token += dm.kv_bytes_per_token;
+    }
+    k.pool_bytes = std::max(0.0, kKvMemoryFraction * (mem.capacity_bytes - taken));
+    k.blocks = k.bytes_per_token > 0
+                   ? static_cast<std::int64_t>(std::floor(k.pool_bytes / (kKvBlockTokens * k.bytes_per_token)))
+                   : 0;
+    return k;
+}
 
 InferenceEstimate estimate_inference(const ServingJob& s) {
     InferenceEstimate r;
     const auto& in = s.inference;
-    const double b = static_cast<double>(in.batch);
-    const double pp = s.parallel.pp;
-    const auto prefill = forward_pass(s, b, static_cast<double>(in.input_len), static_cast<double>(in.input_len), true);
-    r.ttft_s = prefill.time_s * pp;
-    r.prefill_compute_bound = prefill.compute_s >= prefill.memory_s;
-    // Decode: average context over the generated tokens.
-    const double ctx = static_cast<double>(in.input_len) + static_cast<double>(in.output_len) / 2.0;
-    const auto decode = forward_pass(s, b, 1.0, ctx, false);
-    r.tpot_s = decode.time_s * pp;
-    r.decode_compute_bound = decode.compute_s >= decode.memory_s;
-    r.e2e_latency_s = r.ttft_s + static_cast<double>(in.output_len) * r.tpot_s;
+    const double bsz = static_cast<double>(in.batch);
+    const double L = static_cast<double>(in.input_len);
+    const double computed = std::max(1.0, std::round(L * (1.0 - in.prefix_cache_hit)));
+    IterationBatch pf;
+    pf.prefill_seqs = bsz;
+    pf.prefill_tokens = bsz * computed;
+    pf.prefill_pairs = bsz * computed * ((L - computed) + (computed + 1.0) / 2.0);
+    pf.prefill_kv_tokens = bsz * L;
+    const auto prefill = iteration_cost(s, pf);
+    r.ttft_s = prefill.time_s;
+    r.prefill_compute_bound = prefill.compute_bound();
+    // Decode at the mean context over the generated tokens.
+    const double ctx = L + static_cast<double>(in.output_len) / 2.0;
+    const auto& sp = in.speculative;
+    IterationBatch dec;
+    dec.decode_seqs = bsz;
+    dec.decode_kv_tokens = bsz * ctx;
+    dec.decode_tokens_per_seq = sp.enabled ? sp.tokens + 1.0 : 1.0;
+    const auto decode = iteration_cost(s, dec);
+    r.spec_tokens_per_step = speculative_tokens_per_step(sp);
+    r.tpot_s = (decode.time_s + draft_cost_s(s, bsz, ctx)) / r.spec_tokens_per_step;
+    r.decode_compute_bound = decode.compute_bound();
+    r.e2e_latency_s = r.ttft_s + static_cast<double>(in.output_len - 1) * r.tpot_s;
     const double replicas = std::max(1, s.gpus() / std::max(1, s.parallel.tp * s.parallel.pp));
-    r.output_tokens_per_s = replicas * b * static_cast<double>(in.output_len) / r.e2e_latency_s;
+    r.output_tokens_per_s = replicas * bsz * static_cast<double>(in.output_len) / r.e2e_latency_s;
     r.output_tokens_per_s_per_gpu = r.output_tokens_per_s / s.gpus();
     r.memory = inference_memory(s.model, s.system, s.parallel, in);
     return r;

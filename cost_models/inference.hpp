@@ -1,5 +1,7 @@
-// Serving estimate (static batching): prefill of the whole batch (time to first token), then
-// decode steps, each reading the weights and the KV cache (docs/step-time-model.md, "Serving").
+// Serving cost model (docs/serving.md). One iteration of a serving engine: a batch of prefill chunks
+// and decode tokens, each attending to its own context, priced with the training roofline (GemmSpec,
+// AttentionSpec) and the collectives registry. Static batching is one prefill iteration then decode
+// iterations; continuous batching (sim/serving) composes iterations from a request stream.
 #pragma once
 
 #include "cost_models/memory.hpp"
@@ -7,17 +9,68 @@
 
 namespace llmsim {
 
+// What one iteration computes, summed over the sequences in it.
+struct IterationBatch {
+    double prefill_tokens = 0;          // prompt tokens computed (all chunks)
+    double prefill_seqs = 0;            // sequences with a chunk
+    double prefill_pairs = 0;           // Σ chunk·(cached + (chunk+1)/2): causal query–key pairs of the chunks
+    double prefill_kv_tokens = 0;       // Σ (cached + chunk): context the chunks read
+    double decode_seqs = 0;             // sequences generating
+    double decode_tokens_per_seq = 1;   // tokens each feeds (k + 1 when verifying a speculation)
+    double decode_kv_tokens = 0;        // Σ context of the generating sequences
+    double tokens() const { return prefill_tokens + decode_seqs * decode_tokens_per_seq; }
+};
+
+struct IterationCost {
+    double time_s = 0;
+    double compute_s = 0;    // kernels bound by tensor-core throughput
+    double memory_s = 0;     // kernels bound by HBM bandwidth
+    double comm_s = 0;       // TP all-reduces and PP sends
+    double overhead_s = 0;   // kernel gaps (CUDA graphs) and the per-iteration host step
+    bool compute_bound() const { return compute_s >= memory_s; }
+};
+
+// Kernel-to-kernel gap inside a captured CUDA graph, and the host's work per iteration (scheduling,
+// sampling, graph launch); docs/serving.md gives their sources.
+inline constexpr double kGraphKernelGap_s = 0.5e-6;
+inline constexpr double kIterationHost_s = 0.0;
+
+// One iteration on one replica (every pipeline stage in turn, the PP sends between them).
+[[nodiscard]] IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b);
+
+// Experts a MoE layer reads for `tokens` tokens routed top_k of `experts` uniformly:
+// E·(1 − (1 − k/E)^tokens).
+[[nodiscard]] double experts_touched(double experts, double top_k, double tokens) noexcept;
+
+// Speculative decoding per target step: expected tokens emitted, (1 − α^(k+1))/(1 − α) (Leviathan et
+// al. 2023) or the given acceptance length; and the draft's cost for `seqs` sequences at `context`.
+[[nodiscard]] double speculative_tokens_per_step(const SpeculativeConfig& sp) noexcept;
+[[nodiscard]] double draft_cost_s(const ServingJob& s, double seqs, double context);
+
+// KV cache: bytes per token per GPU (every layer of the most loaded stage, K and V) and the paged
+// pool a replica's GPU holds for it.
+struct KvPool {
+    double bytes_per_token = 0;
+    double pool_bytes = 0;     // kKvMemoryFraction of what weights and the runtime leave
+    std::int64_t blocks = 0;   // of kKvBlockTokens tokens
+};
+inline constexpr int kKvBlockTokens = 16;          // vLLM's default block_size
+inline constexpr double kKvMemoryFraction = 0.9;   // vLLM gpu_memory_utilization / TRT-LLM free-memory fraction
+[[nodiscard]] KvPool kv_pool(const ServingJob& s);
+
 struct InferenceEstimate {
     double ttft_s = 0;                // prefill of `batch` prompts
     double tpot_s = 0;                // one decode step, averaged over the output
-    double e2e_latency_s = 0;         // ttft + output_len · tpot
+    double e2e_latency_s = 0;         // ttft + (output_len − 1) · tpot
     double output_tokens_per_s = 0;   // whole deployment (all replicas)
     double output_tokens_per_s_per_gpu = 0;
     bool prefill_compute_bound = true;
     bool decode_compute_bound = false;
+    double spec_tokens_per_step = 1;   // speculative decoding: tokens per target step
     InferenceMemory memory;
 };
 
+// Static batching: `batch` prompts prefilled together, then decoded together to output_len.
 [[nodiscard]] InferenceEstimate estimate_inference(const ServingJob& s);
 
 }   // namespace llmsim

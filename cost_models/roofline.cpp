@@ -26,11 +26,44 @@ double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count,
     return batch * m * n / (waves * sms * tile_m * tile_n);
 }
 
+GemmShapeEfficiency gemm_shape_efficiency(double m, double n, double k, int tile_m, int tile_n, int sm_count,
+                                          double k_half, double batch) noexcept {
+    GemmShapeEfficiency r;
+    if (m <= 0 || n <= 0 || k <= 0) return r;
+    batch = std::max(1.0, batch);
+    const double sms = std::max(1, sm_count);
+    const int long_side = std::max(tile_m, tile_n), short_side = std::min(tile_m, tile_n);
+    if (m <= long_side) {
+        // Skinny GEMM (decode): the library swaps the operands so the m rows sit on the MMA's N side,
+        // which comes in multiples of 8 (mma.sync n8; Hopper wgmma N = 8..256), and tiles n with the
+        // short tile side.
+        const double tm = std::ceil(m / 8.0) * 8.0;
+        const int tn = effective_tile(n, short_side);
+        r.tiles = batch * std::ceil(n / tn);
+        r.fill = m * n / (tm * std::ceil(n / tn) * tn);
+    } else {
+        const int tm = effective_tile(m, tile_m), tn = effective_tile(n, tile_n);
+        r.tiles = batch * std::ceil(m / tm) * std::ceil(n / tn);
+        r.fill = m * n / (std::ceil(m / tm) * tm * std::ceil(n / tn) * tn);
+    }
+    if (r.tiles < sms) {
+        // Fewer output tiles than SMs: stream-K / split-K (Osama et al., PPoPP 2023; cuBLAS and CUTLASS
+        // on Hopper) spreads the tiles' reduction over every SM, so each SM reduces
+        // k·tiles/SMs (partial sums are fixed up through L2) and no SM idles.
+        r.split = sms / r.tiles;
+        r.occupancy = 1.0;
+    } else {
+        r.occupancy = r.tiles / (std::ceil(r.tiles / sms) * sms);
+    }
+    const double k_per_tile = k / r.split;
+    r.depth = k_per_tile / (k_per_tile + k_half);
+    return r;
+}
+
 double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) noexcept {
     const auto& e = a.efficiency;
-    const double wave = wave_efficiency(m, n, e.gemm_tile_m, e.gemm_tile_n, a.sm_count, batch);
-    const double depth = k / (k + e.gemm_k_half);
-    return a.gemm_max(p) * wave * depth;
+    const auto s = gemm_shape_efficiency(m, n, k, e.gemm_tile_m, e.gemm_tile_n, a.sm_count, e.gemm_k_half, batch);
+    return a.gemm_max(p) * s.fill * s.occupancy * s.depth;
 }
 
 static double bytes_of(Precision p) noexcept { return precision_bytes(p == Precision::tf32 ? Precision::fp32 : p); }
@@ -63,14 +96,14 @@ KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, 
     return gemm_time(a, g);
 }
 
-KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops, bool sustained) noexcept {
+KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops, bool sustained, double launches) noexcept {
     KernelTime t;
     t.flops = flops;
     t.bytes = bytes;
     t.compute_bound = false;
     t.time_s =
         bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency) / (sustained ? a.efficiency.sustained_fraction : 1.0) +
-        a.efficiency.kernel_launch_us * 1e-6;
+        launches * a.efficiency.kernel_launch_us * 1e-6;
     return t;
 }
 
@@ -133,7 +166,7 @@ KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noex
     const double memory = t.bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency);
     t.compute_bound = compute >= memory;
     t.time_s = std::max(compute, memory) / (s.sustained ? a.efficiency.sustained_fraction : 1.0) +
-               a.efficiency.kernel_launch_us * 1e-6;
+               s.launches * a.efficiency.kernel_launch_us * 1e-6;
     return t;
 }
 

@@ -23,8 +23,19 @@ struct KernelTime {
 [[nodiscard]] double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count,
                                      double batch = 1.0) noexcept;
 
+// How well a GEMM's shape fills the machine: `fill` (useful share of the padded output tiles),
+// `occupancy` (share of SM slots busy over the waves), `depth` (K per tile over K + k_half, the
+// prologue/epilogue per tile) and `split` (SMs sharing one tile's reduction). Shapes with at most one
+// tile's long side of rows (decode) put the rows on the MMA's 8-granular N side; shapes with fewer tiles
+// than SMs are split along K over all SMs (stream-K/split-K).
+struct GemmShapeEfficiency {
+    double fill = 1, occupancy = 1, depth = 1, split = 1, tiles = 0;
+};
+[[nodiscard]] GemmShapeEfficiency gemm_shape_efficiency(double m, double n, double k, int tile_m, int tile_n,
+                                                        int sm_count, double k_half, double batch = 1.0) noexcept;
+
 // Fraction of the dense peak a GEMM of this shape reaches:
-// gemm_max[precision] · wave_efficiency · K / (K + gemm_k_half).
+// gemm_max[precision] · fill · occupancy · depth (gemm_shape_efficiency).
 [[nodiscard]] double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k,
                                      double batch = 1.0) noexcept;
 
@@ -47,8 +58,9 @@ struct GemmSpec {
 
 // A bandwidth-bound kernel (elementwise, norm, softmax, optimizer) moving `bytes` through HBM.
 // `sustained`: inside a training step (scaled by the accelerator's sustained_fraction).
-[[nodiscard]] KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops = 0.0,
-                                     bool sustained = true) noexcept;
+// `launches`: kernels it takes (each pays kernel_launch_us).
+[[nodiscard]] KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops = 0.0, bool sustained = true,
+                                     double launches = 1.0) noexcept;
 
 // Attention for `batch_heads` = sequences · query heads on this GPU, queries `s_q`, keys `s_kv`, head
 // dimension `d`.
@@ -72,6 +84,7 @@ struct AttentionSpec {
     bool sustained = true;
     bool fused = true;
     bool dropout = false;   // unfused: attention dropout over the scores
+    double launches = 1;    // kernel launches it takes
 };
 // Bytes per score element the unfused elementwise kernels move (softmax, and dropout when `dropout`):
 // forward 4 (+5), backward 6 (+5).

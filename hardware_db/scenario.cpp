@@ -1,5 +1,6 @@
 #include "hardware_db/scenario.hpp"
 
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -121,20 +122,102 @@ void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::
     }
 }
 
-void read_inference(ObjectReader& r, Scenario& s) {
+// Work limits of the serving simulation: requests simulated and tokens per request.
+constexpr std::int64_t kMaxRequests = 10'000'000;
+constexpr std::int64_t kMaxTokens = limits::kSeqLen;
+
+// `input_len` / `output_len`: an integer or {mean, dist, stdev, min, max}.
+LengthDist read_length(ObjectReader& r, const std::string& key, double dflt) {
+    LengthDist d;
+    d.mean = dflt;
+    const Json* v = r.get(key);
+    if (!v) return d;
+    const std::string at = r.ptr(key);
+    if (v->is_number_integer()) {
+        const auto n = v->get<std::int64_t>();
+        if (n < 1 || n > kMaxTokens)
+            r.problems().add(at, *v,
+                             fmt::format("an integer in [1, {}] (tokens) or a distribution object", kMaxTokens));
+        else
+            d.mean = static_cast<double>(n);
+        return d;
+    }
+    if (!v->is_object()) {
+        r.problems().add(at, *v, "an integer (tokens) or {\"mean\", \"dist\", \"stdev\", \"min\", \"max\"}");
+        return d;
+    }
+    ObjectReader o(*v, at, r.problems());
+    d.mean = o.required_number("mean", 1.0, true, static_cast<double>(kMaxTokens));
+    const auto kind = o.choice("dist", {"fixed", "normal", "uniform", "exponential", "lognormal"}).value_or("fixed");
+    d.kind = kind == "normal"        ? LengthDist::Kind::normal
+             : kind == "uniform"     ? LengthDist::Kind::uniform
+             : kind == "exponential" ? LengthDist::Kind::exponential
+             : kind == "lognormal"   ? LengthDist::Kind::lognormal
+                                     : LengthDist::Kind::fixed;
+    d.stdev = o.number_or("stdev", 0.0, 0.0, true, static_cast<double>(kMaxTokens));
+    d.min = o.number_or("min", 1.0, 1.0, true, static_cast<double>(kMaxTokens));
+    d.max = o.number_or("max", static_cast<double>(kMaxTokens), 1.0, true, static_cast<double>(kMaxTokens));
+    o.finish();
+    if (d.max < d.min) r.problems().add(at + "/max", Json(d.max), fmt::format(">= min ({})", d.min));
+    if (d.kind != LengthDist::Kind::fixed && d.kind != LengthDist::Kind::exponential && d.stdev <= 0 && o.has("dist"))
+        r.problems().add(at + "/stdev", Json(d.stdev), fmt::format("> 0 for a {} distribution", kind));
+    return d;
+}
+
+void read_inference(ObjectReader& r, Scenario& s, const Database& db, const std::string& base_dir) {
     auto& in = s.inference;
     const std::vector<std::string> wp{"fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4", "nf4"};
     in.batch = r.integer_or("batch", 1, 1, limits::kBatch);
-    in.input_len = r.integer_or("input_len", 128, 1, limits::kSeqLen);
-    in.output_len = r.integer_or("output_len", 128, 1, limits::kSeqLen);
+    in.input_dist = read_length(r, "input_len", 128);
+    in.output_dist = read_length(r, "output_len", 128);
+    in.input_len = std::max<std::int64_t>(1, std::llround(in.input_dist.mean));
+    in.output_len = std::max<std::int64_t>(1, std::llround(in.output_dist.mean));
     in.weight_precision = read_precision(r, "weight_precision", Precision::bf16, wp);
     in.kv_precision =
-        read_precision(r, "kv_precision", Precision::bf16, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"});
+        read_precision(r, "kv_precision", Precision::bf16, {"fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"});
     // Compute runs at the weight precision where the chip has tensor cores for it, else bf16.
     in.compute_precision =
         read_precision(r, "compute_precision", Precision::bf16, {"bf16", "fp16", "fp8", "int8", "fp4"});
     in.quant_group_size = static_cast<int>(r.integer_or("quant_group_size", 128, 1, limits::kQuantGroup));
     in.batching = r.choice("batching", {"static", "continuous"}).value_or("static");
+    in.requests = r.integer_or("requests", 1000, 1, kMaxRequests);
+    in.qps = r.number_or("qps", 0.0, 0.0, true, 1e9);
+    in.max_batch = r.integer_or("max_batch", 0, 1, kMaxRequests);
+    in.max_batch_tokens = r.integer_or("max_batch_tokens", 0, 1, kMaxTokens);
+    in.prefix_cache_hit = r.number_or("prefix_cache_hit", 0.0, 0.0, true, 0.999);
+    in.seed = static_cast<std::uint64_t>(r.integer_or("seed", 1, 0, INT64_MAX));
+    if (const Json* sp = r.get("speculative")) {
+        ObjectReader o(*sp, r.ptr("speculative"), r.problems());
+        auto& spec = in.speculative;
+        spec.enabled = o.ok();
+        spec.method = o.choice("method", {"draft", "mtp", "eagle", "ngram"}).value_or("draft");
+        spec.tokens = static_cast<int>(o.integer_or("tokens", 4, 1, 64));
+        if (spec.method == "draft") {
+            if (const Json* dm = o.get("draft_model"))
+                spec.draft_model = db.resolve_model(*dm, o.ptr("draft_model"), r.problems(), base_dir);
+            else if (o.ok())
+                r.problems().add_raw(o.ptr("draft_model") +
+                                     ": missing: expected the draft model (a model-zoo name or object) or a "
+                                     "\"method\" with \"acceptance_length\"");
+            spec.acceptance = o.number_or("acceptance", 0.7, 0.0, true, 0.999);
+        } else {
+            if (auto l = o.number("acceptance_length", 1.0, true, 65.0))
+                spec.acceptance_length = *l;
+            else if (o.ok() && !o.has("acceptance_length"))
+                r.problems().add_raw(o.ptr("acceptance_length") +
+                                     ": missing: expected the mean tokens accepted per target step (>= 1)");
+            if (spec.acceptance_length && *spec.acceptance_length > spec.tokens + 1)
+                r.problems().add(o.ptr("acceptance_length"), Json(*spec.acceptance_length),
+                                 fmt::format("at most tokens + 1 = {}", spec.tokens + 1));
+        }
+        o.finish();
+    }
+    if (const Json* sl = r.get("slo")) {
+        ObjectReader o(*sl, r.ptr("slo"), r.problems());
+        in.slo.ttft_p99_s = o.number("ttft_p99_s", 0.0, false, 1e9);
+        in.slo.tpot_p99_s = o.number("tpot_p99_s", 0.0, false, 1e9);
+        o.finish();
+    }
 }
 
 // tp·pp·cp (and dp when given) at most limits::kGpus, checked one factor at a time before any other
@@ -231,7 +314,7 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     } else if (has_inference) {
         s.is_inference = true;
         ObjectReader ir(*r.get("inference"), "/inference", pr);
-        read_inference(ir, s);
+        read_inference(ir, s, db, base_dir);
         ir.finish();
     } else if (has_training) {
         ObjectReader tr(*r.get("training"), "/training", pr);
@@ -343,15 +426,48 @@ Json to_json(const TrainingConfig& t) {
     return j;
 }
 
+static Json to_json(const LengthDist& d) {
+    if (d.kind == LengthDist::Kind::fixed) return Json(std::llround(d.mean));
+    static const char* names[] = {"fixed", "normal", "uniform", "exponential", "lognormal"};
+    return {{"mean", d.mean},
+            {"dist", names[static_cast<int>(d.kind)]},
+            {"stdev", d.stdev},
+            {"min", d.min},
+            {"max", d.max}};
+}
+
 Json to_json(const InferenceConfig& in) {
-    return {{"batch", in.batch},
-            {"input_len", in.input_len},
-            {"output_len", in.output_len},
-            {"weight_precision", to_string(in.weight_precision)},
-            {"kv_precision", to_string(in.kv_precision)},
-            {"compute_precision", to_string(in.compute_precision)},
-            {"quant_group_size", in.quant_group_size},
-            {"batching", in.batching}};
+    Json j = {{"batch", in.batch},
+              {"input_len", to_json(in.input_dist)},
+              {"output_len", to_json(in.output_dist)},
+              {"weight_precision", to_string(in.weight_precision)},
+              {"kv_precision", to_string(in.kv_precision)},
+              {"compute_precision", to_string(in.compute_precision)},
+              {"quant_group_size", in.quant_group_size},
+              {"batching", in.batching}};
+    if (in.batching == "continuous") {
+        j["requests"] = in.requests;
+        j["qps"] = in.qps;
+        if (in.max_batch > 0) j["max_batch"] = in.max_batch;
+        if (in.max_batch_tokens > 0) j["max_batch_tokens"] = in.max_batch_tokens;
+        j["prefix_cache_hit"] = in.prefix_cache_hit;
+        j["seed"] = in.seed;
+    }
+    const auto& sp = in.speculative;
+    if (sp.enabled) {
+        Json o = {{"method", sp.method}, {"tokens", sp.tokens}};
+        if (sp.draft_model) o["draft_model"] = sp.draft_model->name;
+        if (sp.method == "draft") o["acceptance"] = sp.acceptance;
+        if (sp.acceptance_length) o["acceptance_length"] = *sp.acceptance_length;
+        j["speculative"] = o;
+    }
+    if (in.slo.any()) {
+        Json o = Json::object();
+        if (in.slo.ttft_p99_s) o["ttft_p99_s"] = *in.slo.ttft_p99_s;
+        if (in.slo.tpot_p99_s) o["tpot_p99_s"] = *in.slo.tpot_p99_s;
+        j["slo"] = o;
+    }
+    return j;
 }
 
 Json to_json(const Scenario& s) {

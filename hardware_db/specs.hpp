@@ -232,10 +232,44 @@ struct TrainingConfig {
     std::optional<double> token_budget;   // tokens to train on (days, GPU-hours)
 };
 
+// A request length: fixed (every request `mean` tokens) or drawn from a distribution, clamped to
+// [min, max] and rounded to a whole token (at least 1).
+struct LengthDist {
+    enum class Kind { fixed, normal, uniform, exponential, lognormal };
+    Kind kind = Kind::fixed;
+    double mean = 128, stdev = 0, min = 1, max = 1e9;
+    bool is_fixed() const { return kind == Kind::fixed || (stdev <= 0 && kind != Kind::exponential); }
+};
+
+// Speculative decoding: a draft model proposing `tokens` tokens per target step, each accepted with
+// probability `acceptance`; or a method (mtp, eagle, ngram) with the mean accepted length given.
+struct SpeculativeConfig {
+    bool enabled = false;
+    std::string method = "draft";   // "draft" | "mtp" | "eagle" | "ngram"
+    std::optional<ModelSpec> draft_model;
+    int tokens = 4;                            // proposed per target step
+    double acceptance = 0.7;                   // per-token acceptance (draft)
+    std::optional<double> acceptance_length;   // mean tokens per target step (methods)
+};
+
+struct ServingSlo {
+    std::optional<double> ttft_p99_s, tpot_p99_s;
+    bool any() const { return ttft_p99_s || tpot_p99_s; }
+};
+
 struct InferenceConfig {
     std::int64_t batch = 1;
-    std::int64_t input_len = 128;
-    std::int64_t output_len = 128;
+    std::int64_t input_len = 128;    // mean (rounded) of input_dist
+    std::int64_t output_len = 128;   // mean (rounded) of output_dist
+    LengthDist input_dist, output_dist;
+    std::int64_t requests = 1000;
+    double qps = 0;                      // 0: offline (every request at t = 0)
+    std::int64_t max_batch = 0;          // 0: as many as the KV cache holds
+    std::int64_t max_batch_tokens = 0;   // 0: no chunked prefill (whole prompts)
+    double prefix_cache_hit = 0;
+    SpeculativeConfig speculative;
+    ServingSlo slo;
+    std::uint64_t seed = 1;
     Precision weight_precision = Precision::bf16;
     Precision kv_precision = Precision::bf16;
     Precision compute_precision = Precision::bf16;

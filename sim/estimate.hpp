@@ -10,6 +10,7 @@
 
 #include "cost_models/inference.hpp"
 #include "cost_models/step_time.hpp"
+#include "sim/serving.hpp"
 #include "sim/step_sim.hpp"
 
 namespace llmsim::sim {
@@ -38,7 +39,9 @@ TrainingEstimate estimate_training(const TrainingJob& job, const EstimateOptions
 
 // The scenario's outputs by contract key: step_time_s, tokens_per_s, tokens_per_s_per_gpu, mfu, hfu,
 // bubble_fraction (training, the simulator unless `closed_form`); ttft_s, tpot_s, e2e_latency_s,
-// output_tokens_per_s, output_tokens_per_s_per_gpu (serving).
+// output_tokens_per_s, output_tokens_per_s_per_gpu (serving); with continuous batching also the
+// percentiles ttft_p50_s, ttft_p90_s, ttft_p99_s, tpot_p50_s, tpot_p90_s, tpot_p99_s, e2e_latency_p99_s
+// and requests_per_s.
 std::map<std::string, double> predicted_quantities(const Scenario& s, bool closed_form = false);
 
 }   // namespace llmsim::sim

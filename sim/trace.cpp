@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/serving.hpp"
 #include "sim/step_sim.hpp"
 
 namespace llmsim::sim {
@@ -208,6 +209,43 @@ std::string StepSimulator::timeline(int width) const {
     if (v_ > 1) out += ", f/b odd model chunks";
     out += "; dp row: r gradient reduction, g parameter all-gather; . idle\n";
     return out;
+}
+
+}   // namespace llmsim::sim
+
+namespace llmsim::sim {
+
+// Serving: one process per replica, one slice per iteration (prefill tokens and decode sequences).
+void write_serving_trace(std::ostream& os, const ServingResult& r) {
+    fmt::memory_buffer b;
+    auto out = std::back_inserter(b);
+    fmt::format_to(out,
+                   "{{\"displayTimeUnit\": \"ms\", \"otherData\": {{\"requests\": {}, \"replicas\": {}, "
+                   "\"iterations\": {}, \"makespan_s\": {}}},\n\"traceEvents\": [",
+                   r.requests, r.replicas, r.iterations, r.makespan_s);
+    bool first = true;
+    auto sep = [&] {
+        if (!first) b.push_back(',');
+        b.push_back('\n');
+        first = false;
+    };
+    for (std::int64_t p = 0; p < r.replicas; ++p) {
+        sep();
+        fmt::format_to(out, R"({{"ph": "M", "name": "process_name", "pid": {}, "args": {{"name": "replica {}"}}}})", p,
+                       p);
+    }
+    for (const auto& it : r.timeline) {
+        sep();
+        const char* kind = it.prefill_tokens > 0 ? (it.decode_seqs > 0 ? "mixed" : "prefill") : "decode";
+        fmt::format_to(out,
+                       R"({{"ph": "X", "pid": {}, "tid": 0, "name": "{} p{} d{}", "ts": {:.3f}, "dur": {:.3f}, )"
+                       R"("args": {{"prefill_tokens": {}, "decode_seqs": {}, "bound": "{}"}}}})",
+                       it.replica, kind, it.prefill_tokens, it.decode_seqs, it.start_s * 1e6,
+                       (it.end_s - it.start_s) * 1e6, it.prefill_tokens, it.decode_seqs,
+                       it.compute_bound ? "compute" : "memory");
+    }
+    fmt::format_to(out, "\n]}}\n");
+    os.write(b.data(), static_cast<std::streamsize>(b.size()));
 }
 
 }   // namespace llmsim::sim

@@ -135,3 +135,7 @@ TEST_CASE("every case of validation/training.json parses and gets a memory and F
 TEST_CASE("every case of validation/inference.json parses and gets a memory estimate", "[smoke][validation]") {
     each_case("inference.json", true);
 }
+
+TEST_CASE("every case of validation/serving.json parses and gets a memory estimate", "[smoke][validation]") {
+    each_case("serving.json", true);
+}

@@ -1,0 +1,338 @@
+#include "sim/serving.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "hardware_db/errors.hpp"
+
+namespace llmsim::sim {
+
+namespace {
+
+// splitmix64-seeded xorshift-free generator: a 64-bit Weyl/mix stream, the same on every platform
+// (std:: distributions are implementation-defined).
+class Rng {
+public:
+    explicit Rng(std::uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL) {}
+    std::uint64_t next() {
+        std::uint64_t z = (s_ += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        return z ^ (z >> 31);
+    }
+    // Uniform in (0, 1).
+    double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
+    double normal() {   // Box–Muller
+        const double u1 = uniform(), u2 = uniform();
+        return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    }
+
+private:
+    std::uint64_t s_;
+};
+
+std::int32_t draw_length(const LengthDist& d, Rng& rng) {
+    double x = d.mean;
+    switch (d.kind) {
+        case LengthDist::Kind::fixed: break;
+        case LengthDist::Kind::normal: x = d.mean + d.stdev * rng.normal(); break;
+        case LengthDist::Kind::uniform: x = d.mean + std::sqrt(3.0) * d.stdev * (2.0 * rng.uniform() - 1.0); break;
+        case LengthDist::Kind::exponential: x = -d.mean * std::log(rng.uniform()); break;
+        case LengthDist::Kind::lognormal: {
+            const double s2 = std::log(1.0 + (d.stdev * d.stdev) / (d.mean * d.mean));
+            x = std::exp(std::log(d.mean) - 0.5 * s2 + std::sqrt(s2) * rng.normal());
+            break;
+        }
+    }
+    x = std::clamp(std::round(x), std::max(1.0, std::ceil(d.min)), std::max(1.0, std::floor(d.max)));
+    return static_cast<std::int32_t>(x);
+}
+
+Distribution distribution(std::vector<double>& v) {
+    Distribution d;
+    if (v.empty()) return d;
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    for (double x : v) sum += x;
+    d.mean = sum / static_cast<double>(v.size());
+    // Nearest-rank percentiles.
+    auto pct = [&](double p) {
+        const auto n = static_cast<double>(v.size());
+        const auto i = static_cast<std::size_t>(std::max(0.0, std::ceil(p * n) - 1.0));
+        return v[std::min(i, v.size() - 1)];
+    };
+    d.p50 = pct(0.50);
+    d.p90 = pct(0.90);
+    d.p99 = pct(0.99);
+    d.max = v.back();
+    return d;
+}
+
+struct Seq {
+    std::int32_t req = 0;
+    double prompt = 0;         // tokens to prefill: the input, or input + generated after a preemption
+    double computed = 0;       // of `prompt`, in the KV cache (computed or found in the prefix cache)
+    std::int64_t blocks = 0;   // KV blocks held
+    bool decoding = false;
+    std::uint8_t role = 0;   // this iteration: 0 idle, 1 decode, 2 prefill chunk
+    double chunk = 0;
+};
+
+struct ReqState {
+    double first_token = -1, finish = -1, admitted = -1;
+    double generated = 0;   // survives preemption
+};
+
+std::int64_t blocks_for(double tokens) { return static_cast<std::int64_t>(std::ceil(tokens / kKvBlockTokens)); }
+
+}   // namespace
+
+std::vector<Request> request_stream(const InferenceConfig& in) {
+    std::vector<Request> out(static_cast<std::size_t>(in.requests));
+    Rng rng(in.seed);
+    double t = 0;
+    for (auto& r : out) {
+        if (in.qps > 0) t += -std::log(rng.uniform()) / in.qps;
+        r.arrival_s = t;
+        r.input = draw_length(in.input_dist, rng);
+        r.output = draw_length(in.output_dist, rng);
+    }
+    return out;
+}
+
+ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt) {
+    const auto& in = job.inference;
+    ServingResult res;
+    const auto reqs = request_stream(in);
+    const int replicas = std::max(1, job.gpus() / std::max(1, job.parallel.tp * job.parallel.pp));
+    res.replicas = replicas;
+    res.requests = static_cast<std::int64_t>(reqs.size());
+    const KvPool pool = kv_pool(job);
+    res.kv_blocks = pool.blocks;
+    const auto& sp = in.speculative;
+    const double step_tokens = sp.enabled ? sp.tokens + 1.0 : 1.0;   // fed per decode sequence
+    const double emitted = speculative_tokens_per_step(sp);          // produced per decode sequence
+    res.spec_tokens_per_step = emitted;
+    const double hit = in.prefix_cache_hit;
+    const double budget_cap =
+        in.max_batch_tokens > 0 ? static_cast<double>(in.max_batch_tokens) : std::numeric_limits<double>::infinity();
+    // Static batching (`batching: static`) on a stream: a batch of up to `batch` requests is admitted
+    // only when the previous one has finished entirely.
+    const bool static_batches = in.batching == "static";
+    const std::int64_t seat_cap = static_batches     ? in.batch
+                                  : in.max_batch > 0 ? in.max_batch
+                                                     : std::numeric_limits<std::int64_t>::max();
+    if (in.max_batch_tokens > 0 && in.max_batch_tokens < step_tokens)
+        throw ConfigError(
+            fmt::format("/inference/max_batch_tokens: {}: expected at least the {} tokens one decode "
+                        "step feeds",
+                        in.max_batch_tokens, step_tokens));
+    // Every request must fit the KV cache alone, or it could never finish.
+    std::int32_t longest = 0;
+    for (const auto& r : reqs) longest = std::max(longest, r.input + r.output);
+    if (pool.blocks <= 0 || blocks_for(longest + step_tokens) > pool.blocks)
+        throw ConfigError(fmt::format(
+            "/inference/input_len: a request of {} tokens (input + output) needs {} KV blocks of {} tokens; the "
+            "KV cache of one replica holds {} ({:.2f} GiB free per GPU): expected shorter requests, more tp/pp, or "
+            "a smaller weight/KV precision",
+            longest, blocks_for(longest + step_tokens), kKvBlockTokens, pool.blocks, pool.pool_bytes / kGiB));
+
+    std::vector<ReqState> st(reqs.size());
+    double prefill_time = 0, prefill_compute = 0, decode_time = 0, decode_compute = 0;
+    double batch_time = 0, batch_weighted = 0;
+    double in_system_area = 0;
+    double end_all = 0;
+    std::int64_t iterations = 0;
+
+    for (int rep = 0; rep < replicas; ++rep) {
+        // This replica's requests: every replicas-th one (round robin).
+        std::vector<std::int32_t> mine;
+        for (std::size_t i = static_cast<std::size_t>(rep); i < reqs.size(); i += static_cast<std::size_t>(replicas))
+            mine.push_back(static_cast<std::int32_t>(i));
+        std::size_t next_arrival = 0;
+        std::deque<Seq> waiting;    // arrived, not admitted (preempted ones go to the front)
+        std::vector<Seq> running;   // in admission order
+        std::int64_t free_blocks = pool.blocks;
+        double t = 0;
+        double occ_area = 0;
+        std::size_t done = 0;
+        auto fresh = [&](std::int32_t id) {
+            const auto& r = reqs[static_cast<std::size_t>(id)];
+            const double generated = st[static_cast<std::size_t>(id)].generated;
+            Seq q;
+            q.req = id;
+            q.prompt = r.input + (generated > 1 ? generated - 1 : 0);
+            q.computed = std::floor(hit * r.input);   // prefix-cache hit: not recomputed
+            return q;
+        };
+        while (done < mine.size()) {
+            while (next_arrival < mine.size() && reqs[static_cast<std::size_t>(mine[next_arrival])].arrival_s <= t)
+                waiting.push_back(fresh(mine[next_arrival++]));
+            if (running.empty() && waiting.empty()) {
+                t = std::max(t, reqs[static_cast<std::size_t>(mine[next_arrival])].arrival_s);
+                continue;
+            }
+            // Compose the iteration: decodes first, then prefill chunks of admitted prompts, then new
+            // admissions, within the token budget, the sequence cap and the free KV blocks.
+            IterationBatch b;
+            b.decode_tokens_per_seq = step_tokens;
+            double budget = budget_cap;
+            for (auto& q : running) q.role = 0;
+            // Decodes: each may need a block for its new tokens; when none is free the youngest running
+            // sequence is preempted (its blocks freed, recomputed later), as vLLM does.
+            for (std::size_t i = 0; i < running.size() && budget >= step_tokens; ++i) {
+                auto& q = running[i];
+                if (!q.decoding) continue;
+                const double ctx =
+                    reqs[static_cast<std::size_t>(q.req)].input + st[static_cast<std::size_t>(q.req)].generated;
+                const std::int64_t need = blocks_for(ctx + step_tokens) - q.blocks;
+                while (need > free_blocks && running.size() > i + 1) {
+                    free_blocks += running.back().blocks;
+                    waiting.push_front(fresh(running.back().req));
+                    running.pop_back();
+                    ++res.preemptions;
+                }
+                if (need > free_blocks) break;   // one request alone always fits (checked above)
+                if (need > 0) {
+                    free_blocks -= need;
+                    q.blocks += need;
+                }
+                budget -= step_tokens;
+                q.role = 1;
+                b.decode_seqs += 1;
+                b.decode_kv_tokens += ctx;
+            }
+            auto chunk_of = [&](Seq& q) {
+                const double tokens = std::min(q.prompt - q.computed, budget);
+                if (tokens <= 0) return;
+                budget -= tokens;
+                q.role = 2;
+                q.chunk = tokens;
+                b.prefill_seqs += 1;
+                b.prefill_tokens += tokens;
+                b.prefill_pairs += tokens * (q.computed + (tokens + 1.0) / 2.0);
+                b.prefill_kv_tokens += q.computed + tokens;
+            };
+            for (auto& q : running)
+                if (budget <= 0)
+                    break;
+                else if (!q.decoding)
+                    chunk_of(q);
+            const bool admit = !static_batches || running.empty();
+            while (admit && !waiting.empty() && budget > 0 && static_cast<std::int64_t>(running.size()) < seat_cap) {
+                const std::int64_t need = blocks_for(waiting.front().prompt + step_tokens);
+                if (need > free_blocks) break;
+                Seq q = waiting.front();
+                waiting.pop_front();
+                free_blocks -= need;
+                q.blocks = need;
+                auto& rs = st[static_cast<std::size_t>(q.req)];
+                if (rs.admitted < 0) rs.admitted = t;
+                running.push_back(q);
+                chunk_of(running.back());
+            }
+            if (b.tokens() <= 0) {
+                // Nothing could run: only possible while waiting for an arrival.
+                if (next_arrival >= mine.size()) throw ConfigError("/inference: the scheduler made no progress");
+                t = std::max(t, reqs[static_cast<std::size_t>(mine[next_arrival])].arrival_s);
+                continue;
+            }
+            if (++iterations > opt.max_iterations)
+                throw ConfigError(
+                    fmt::format("/inference/requests: {}: the simulation passed its work limit of {} "
+                                "iterations: expected fewer requests",
+                                in.requests, opt.max_iterations));
+            const auto cost = iteration_cost(job, b);
+            double dt = cost.time_s;
+            if (b.decode_seqs > 0) dt += draft_cost_s(job, b.decode_seqs, b.decode_kv_tokens / b.decode_seqs);
+            const double t0 = t;
+            t += dt;
+            const double used = static_cast<double>(pool.blocks - free_blocks);
+            occ_area += dt * used;
+            res.kv_occupancy_max = std::max(res.kv_occupancy_max, used / static_cast<double>(pool.blocks));
+            batch_time += dt;
+            batch_weighted += dt * static_cast<double>(running.size());
+            if (b.prefill_tokens > 0) {
+                prefill_time += dt;
+                if (cost.compute_bound()) prefill_compute += dt;
+            } else {
+                decode_time += dt;
+                if (cost.compute_bound()) decode_compute += dt;
+            }
+            if (opt.timeline)
+                res.timeline.push_back({t0, t, rep, static_cast<std::int32_t>(b.prefill_tokens),
+                                        static_cast<std::int32_t>(b.decode_seqs), cost.compute_bound()});
+            // Apply: a prompt's last chunk emits its first token; a decode emits `emitted` tokens.
+            std::size_t w = 0;
+            for (std::size_t i = 0; i < running.size(); ++i) {
+                auto& q = running[i];
+                auto& rs = st[static_cast<std::size_t>(q.req)];
+                if (q.role == 2) {
+                    q.computed += q.chunk;
+                    if (q.computed >= q.prompt) {
+                        q.decoding = true;
+                        if (rs.first_token < 0) {
+                            rs.first_token = t;
+                            rs.generated = 1;
+                        }
+                    }
+                } else if (q.role == 1) {
+                    rs.generated += emitted;
+                }
+                const auto& r = reqs[static_cast<std::size_t>(q.req)];
+                if (q.decoding && rs.generated >= r.output) {
+                    rs.finish = t;
+                    free_blocks += q.blocks;
+                    ++done;
+                    in_system_area += t - r.arrival_s;
+                    continue;
+                }
+                running[w++] = q;
+            }
+            running.resize(w);
+        }
+        if (rep == 0 && t > 0) res.kv_occupancy_mean = occ_area / t / static_cast<double>(pool.blocks);
+        end_all = std::max(end_all, t);
+    }
+    // Measures over requests.
+    std::vector<double> ttft, tpot, e2e, queue;
+    ttft.reserve(reqs.size());
+    e2e.reserve(reqs.size());
+    queue.reserve(reqs.size());
+    double out_tokens = 0, in_tokens = 0;
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+        const auto& r = reqs[i];
+        const auto& s = st[i];
+        ttft.push_back(s.first_token - r.arrival_s);
+        e2e.push_back(s.finish - r.arrival_s);
+        queue.push_back(s.admitted - r.arrival_s);
+        if (r.output > 1) tpot.push_back((s.finish - s.first_token) / (r.output - 1));
+        out_tokens += r.output;
+        in_tokens += r.input;
+    }
+    res.ttft_s = distribution(ttft);
+    res.tpot_s = distribution(tpot);
+    res.e2e_latency_s = distribution(e2e);
+    res.queue_s = distribution(queue);
+    res.makespan_s = end_all;
+    res.iterations = iterations;
+    if (end_all > 0) {
+        res.requests_per_s = static_cast<double>(reqs.size()) / end_all;
+        res.output_tokens_per_s = out_tokens / end_all;
+        res.input_tokens_per_s = in_tokens / end_all;
+        res.mean_in_system = in_system_area / end_all;
+    }
+    res.output_tokens_per_s_per_gpu = res.output_tokens_per_s / job.gpus();
+    res.mean_batch = batch_time > 0 ? batch_weighted / batch_time : 0;
+    res.prefill_compute_fraction = prefill_time > 0 ? prefill_compute / prefill_time : 0;
+    res.decode_compute_fraction = decode_time > 0 ? decode_compute / decode_time : 0;
+    if (in.slo.ttft_p99_s && res.ttft_s.p99 > *in.slo.ttft_p99_s) res.slo_met = false;
+    if (in.slo.tpot_p99_s && res.tpot_s.p99 > *in.slo.tpot_p99_s) res.slo_met = false;
+    return res;
+}
+
+}   // namespace llmsim::sim

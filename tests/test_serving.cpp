@@ -1,0 +1,205 @@
+// Serving: the iteration cost (KV bytes, decode memory-bound on the roofline with split-K) and the
+// continuous-batching simulator (queueing laws, scheduling effects, determinism, speculation).
+#include <catch2/catch.hpp>
+
+#include "cost_models/inference.hpp"
+#include "cost_models/roofline.hpp"
+#include "hardware_db/errors.hpp"
+#include "hardware_db/scenario.hpp"
+#include "sim/serving.hpp"
+
+using namespace llmsim;
+
+namespace {
+
+Scenario serving(const std::string& model, int gpus, int tp, Json inference) {
+    Json j = {{"model", model},
+              {"system", "dgx-h100"},
+              {"gpus", gpus},
+              {"parallel", {{"tp", tp}, {"pp", 1}}},
+              {"inference", std::move(inference)}};
+    return parse_scenario(j);
+}
+
+// A stream of mixed lengths (short chats and long documents) for the scheduling tests.
+Json mixed(Json extra = Json::object()) {
+    Json in = {{"batching", "continuous"},
+               {"input_len", {{"mean", 1000}, {"dist", "lognormal"}, {"stdev", 1500}, {"min", 16}, {"max", 8000}}},
+               {"output_len", {{"mean", 200}, {"dist", "lognormal"}, {"stdev", 200}, {"min", 2}, {"max", 2000}}},
+               {"requests", 1500},
+               {"seed", 7}};
+    for (auto it = extra.begin(); it != extra.end(); ++it) in[it.key()] = *it;
+    return in;
+}
+
+}   // namespace
+
+TEST_CASE("KV bytes per token by hand: MHA and GQA", "[serving][kv]") {
+    // Llama-2-7B, MHA: 32 layers x 32 KV heads x 128 dims x (K, V) x 2 bytes = 524,288 bytes.
+    const auto mha = serving("llama-2-7b", 1, 1, {{"kv_precision", "bf16"}});
+    CHECK(kv_pool(mha.serving_job()).bytes_per_token == Approx(32.0 * 32 * 128 * 2 * 2));
+    // Llama-3-8B, GQA with 8 KV heads: 32 x 8 x 128 x 2 x 2 = 131,072 bytes; fp8 halves it; TP 2
+    // splits the KV heads.
+    const auto gqa = serving("llama-3-8b", 1, 1, {{"kv_precision", "bf16"}});
+    CHECK(kv_pool(gqa.serving_job()).bytes_per_token == Approx(32.0 * 8 * 128 * 2 * 2));
+    const auto gqa8 = serving("llama-3-8b", 2, 2, {{"kv_precision", "fp8"}});
+    CHECK(kv_pool(gqa8.serving_job()).bytes_per_token == Approx(32.0 * 4 * 128 * 2 * 1));
+    // The pool: 90% of what the weights and the 1 GiB runtime leave, in 16-token blocks.
+    const auto p = kv_pool(gqa.serving_job());
+    const auto m = inference_memory(gqa.model, gqa.system, gqa.parallel, gqa.inference);
+    CHECK(p.pool_bytes == Approx(0.9 * (80.0 * 1e9 * 0 + m.capacity_bytes - m.weights_bytes - m.other_bytes)));
+    CHECK(p.blocks == static_cast<std::int64_t>(p.pool_bytes / (16 * p.bytes_per_token)));
+}
+
+TEST_CASE("split-K: a decode GEMM keeps every SM busy and stays memory-bound", "[serving][roofline]") {
+    const auto s = serving("llama-3-8b", 1, 1, Json::object());
+    const auto& a = s.system.gpu;
+    // 128 tokens x (4096 -> 6144): 48 tiles of 128 columns on 132 SMs, split 2.75 ways along K.
+    const auto e = gemm_shape_efficiency(128, 6144, 4096, a.efficiency.gemm_tile_m, a.efficiency.gemm_tile_n,
+                                         a.sm_count, a.efficiency.gemm_k_half);
+    CHECK(e.tiles == 48);
+    CHECK(e.occupancy == 1.0);
+    CHECK(e.split == Approx(132.0 / 48));
+    CHECK(e.depth == Approx((4096 / (132.0 / 48)) / (4096 / (132.0 / 48) + a.efficiency.gemm_k_half)));
+    // Rows sit on the 8-granular MMA N side: 200 rows pad to 200, not to 256.
+    CHECK(gemm_shape_efficiency(200, 6144, 4096, 128, 256, 132, 114).fill == Approx(1.0));
+    CHECK(gemm_shape_efficiency(100, 6144, 4096, 128, 256, 132, 114).fill == Approx(100.0 / 104));
+    // Large training GEMMs keep the data-parallel tile schedule (wave quantization).
+    const auto big = gemm_shape_efficiency(8192, 8192, 8192, 128, 256, 132, 114);
+    CHECK(big.split == 1.0);
+    CHECK(big.fill * big.occupancy == Approx(wave_efficiency(8192, 8192, 128, 256, 132)));
+}
+
+TEST_CASE("TPOT of Llama-3-8B bf16 on H100 is memory-bound to batch >= 200 and near bytes / bandwidth",
+          "[serving][decode]") {
+    for (int batch : {1, 32, 64, 128, 200, 256}) {
+        const auto s = serving("llama-3-8b", 1, 1, {{"weight_precision", "bf16"}, {"kv_precision", "bf16"}});
+        const auto job = s.serving_job();
+        IterationBatch b;
+        b.decode_seqs = batch;
+        b.decode_kv_tokens = batch * 1024.0;
+        const auto c = iteration_cost(job, b);
+        INFO("batch " << batch);
+        if (batch <= 200) CHECK_FALSE(c.compute_bound());
+        const auto m = inference_memory(s.model, s.system, s.parallel, s.inference);
+        const double kv = batch * 1024.0 * kv_pool(job).bytes_per_token;
+        const auto& a = s.system.gpu;
+        const double expect = (m.weights_bytes + kv) / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency) + c.overhead_s;
+        if (batch <= 200) CHECK(c.time_s == Approx(expect).epsilon(0.10));
+    }
+}
+
+TEST_CASE("continuous batching beats static batching on a mixed-length stream", "[serving][sim]") {
+    const auto cont = serving("llama-3-8b", 1, 1, mixed({{"max_batch", 64}}));
+    const auto stat = serving("llama-3-8b", 1, 1, mixed({{"batching", "static"}, {"batch", 64}}));
+    const auto rc = sim::simulate_serving(cont.serving_job());
+    const auto rs = sim::simulate_serving(stat.serving_job());
+    CHECK(rc.output_tokens_per_s > 1.3 * rs.output_tokens_per_s);
+    CHECK(rc.e2e_latency_s.mean < rs.e2e_latency_s.mean);
+}
+
+TEST_CASE("Little's law: requests in system = arrival rate x time in system (within 2%)", "[serving][sim]") {
+    const auto s = serving("llama-3-8b", 1, 1, mixed({{"qps", 4.0}, {"requests", 6000}}));
+    const auto r = sim::simulate_serving(s.serving_job());
+    const double lambda = static_cast<double>(r.requests) / r.makespan_s;
+    CHECK(r.mean_in_system == Approx(lambda * r.e2e_latency_s.mean).epsilon(0.02));
+    CHECK(lambda == Approx(4.0).epsilon(0.05));   // under capacity, the deployment keeps up
+}
+
+TEST_CASE("past capacity p99 TTFT grows without bound; below it it does not", "[serving][sim]") {
+    auto run = [](double qps, int n) {
+        const auto s = serving("llama-3-8b", 1, 1,
+                               {{"batching", "continuous"},
+                                {"input_len", 1024},
+                                {"output_len", 256},
+                                {"requests", n},
+                                {"qps", qps},
+                                {"max_batch", 32}});
+        return sim::simulate_serving(s.serving_job());
+    };
+    const auto cap = run(0, 2000).requests_per_s;   // offline: the capacity
+    const auto over1 = run(2 * cap, 1000), over4 = run(2 * cap, 4000);
+    CHECK(over4.ttft_s.p99 > 3.0 * over1.ttft_s.p99);
+    const auto under1 = run(0.5 * cap, 1000), under4 = run(0.5 * cap, 4000);
+    CHECK(under4.ttft_s.p99 < 1.5 * under1.ttft_s.p99);
+}
+
+TEST_CASE("chunked prefill lowers p99 TPOT of a mixed stream", "[serving][sim]") {
+    const auto whole = serving("llama-3-8b", 1, 1, mixed({{"qps", 10.0}}));
+    const auto chunked = serving("llama-3-8b", 1, 1, mixed({{"qps", 10.0}, {"max_batch_tokens", 512}}));
+    const auto rw = sim::simulate_serving(whole.serving_job());
+    const auto rc = sim::simulate_serving(chunked.serving_job());
+    CHECK(rc.tpot_s.p99 < 0.85 * rw.tpot_s.p99);
+}
+
+TEST_CASE("speculative decoding: the Leviathan formula at batch 1, a smaller gain at large batch",
+          "[serving][speculative]") {
+    SpeculativeConfig sp;
+    sp.enabled = true;
+    sp.tokens = 4;
+    sp.acceptance = 0.7;
+    CHECK(speculative_tokens_per_step(sp) == Approx((1 - std::pow(0.7, 5)) / (1 - 0.7)));
+    auto spec = [](int batch, bool on) {
+        Json in = {{"batch", batch}, {"input_len", 512}, {"output_len", 256}};
+        if (on) in["speculative"] = {{"draft_model", "llama-3.2-1b"}, {"tokens", 4}, {"acceptance", 0.7}};
+        return serving("llama-3.1-70b", 4, 4, in);
+    };
+    for (int batch : {1, 256}) {
+        const auto base = spec(batch, false), with = spec(batch, true);
+        const double t1 = estimate_inference(base.serving_job()).tpot_s;
+        const double ts = estimate_inference(with.serving_job()).tpot_s;
+        // The formula: E tokens per (k draft steps + one verification of k + 1 tokens).
+        const auto job = with.serving_job();
+        IterationBatch v;
+        v.decode_seqs = batch;
+        v.decode_tokens_per_seq = 5;
+        v.decode_kv_tokens = batch * (512 + 128.0);
+        const double verify = iteration_cost(job, v).time_s;
+        const double draft = draft_cost_s(job, batch, 512 + 128.0);
+        const double E = speculative_tokens_per_step(job.inference.speculative);
+        CHECK(t1 / ts == Approx(E * t1 / (draft + verify)).epsilon(1e-9));
+        if (batch == 1) {
+            CHECK(t1 / ts > 2.0);   // memory-bound: verifying 5 tokens costs about one
+            CHECK(verify == Approx(t1).epsilon(0.05));
+        } else {
+            CHECK(t1 / ts < 1.6);
+        }
+    }
+}
+
+TEST_CASE("the same seed gives the same run; another seed another", "[serving][sim]") {
+    const auto a = serving("llama-3-8b", 2, 1, mixed({{"qps", 6.0}, {"requests", 800}}));
+    const auto r1 = sim::simulate_serving(a.serving_job());
+    const auto r2 = sim::simulate_serving(a.serving_job());
+    CHECK(r1.ttft_s.p99 == r2.ttft_s.p99);
+    CHECK(r1.tpot_s.mean == r2.tpot_s.mean);
+    CHECK(r1.makespan_s == r2.makespan_s);
+    CHECK(r1.iterations == r2.iterations);
+    const auto b = serving("llama-3-8b", 2, 1, mixed({{"qps", 6.0}, {"requests", 800}, {"seed", 8}}));
+    CHECK(sim::simulate_serving(b.serving_job()).makespan_s != r1.makespan_s);
+    CHECK(r1.replicas == 2);
+}
+
+TEST_CASE("serving keys: strict errors name the pointer", "[serving][errors]") {
+    auto bad = [](Json in) {
+        try {
+            serving("llama-3-8b", 1, 1, in);
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK_THAT(bad({{"batching", "dynamic"}}), Catch::Contains("/inference/batching"));
+    CHECK_THAT(bad({{"input_len", {{"mean", 10}, {"dist", "poisson"}}}}), Catch::Contains("/inference/input_len/dist"));
+    CHECK_THAT(bad({{"input_len", {{"dist", "normal"}, {"stdev", 3}}}}), Catch::Contains("/inference/input_len/mean"));
+    CHECK_THAT(bad({{"qps", -1}}), Catch::Contains("/inference/qps"));
+    CHECK_THAT(bad({{"slo", {{"ttft_p99", 1}}}}), Catch::Contains("/inference/slo/ttft_p99"));
+    CHECK_THAT(bad({{"speculative", {{"tokens", 4}}}}), Catch::Contains("/inference/speculative/draft_model"));
+    CHECK_THAT(bad({{"speculative", {{"method", "eagle"}}}}),
+               Catch::Contains("/inference/speculative/acceptance_length"));
+    CHECK_THAT(bad({{"requests", 0}}), Catch::Contains("/inference/requests"));
+    // A request longer than the KV cache can hold: the simulator refuses it, naming the key.
+    const auto huge = serving("llama-3.1-70b", 1, 1,
+                              {{"batching", "continuous"}, {"weight_precision", "fp8"}, {"input_len", 1000000}});
+    CHECK_THROWS_WITH(sim::simulate_serving(huge.serving_job()), Catch::Contains("/inference/input_len"));
+}
