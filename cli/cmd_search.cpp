@@ -14,9 +14,66 @@
 #include "cli/search_request.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
+#include "hardware_db/scenario.hpp"
+#include "sim/serving.hpp"
 #include "sim/step_sim.hpp"
 
 namespace llmsim::cli {
+
+namespace {
+
+Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
+    const auto& r = c.result;
+    return {{"gpus", c.tp * c.replicas},
+            {"parallel", {{"tp", c.tp}, {"pp", 1}, {"dp", c.replicas}}},
+            {"inference",
+             {{"weight_precision", to_string(c.weight_precision)},
+              {"kv_precision", to_string(c.kv_precision)},
+              {"batching", "continuous"},
+              {"qps", s.inference.qps}}},
+            {"replicas", c.replicas},
+            {"slo_met", c.meets},
+            {"ttft_p99_s", r.ttft_s.p99},
+            {"tpot_p99_s", r.tpot_s.p99},
+            {"ttft_s", r.ttft_s.mean},
+            {"tpot_s", r.tpot_s.mean},
+            {"requests_per_s", r.requests_per_s},
+            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu}};
+}
+
+// Capacity planning on a serving scenario (docs/serving.md): the fewest GPUs meeting its SLO at its qps.
+int serving_capacity(const SearchFlags& f, const Json& doc, const std::string& base_dir) {
+    const Scenario s = parse_scenario(doc, base_dir);
+    const int max_gpus = f.max_gpus.value_or(f.gpus.value_or(64));
+    const auto r = sim::serving_capacity_search(s, max_gpus);
+    Json results = Json::array();
+    for (const auto& c : r.best) results.push_back(candidate_json(s, c));
+    if (f.json) {
+        Json j = {{"results", results}, {"simulations", r.simulations}, {"max_gpus", max_gpus}};
+        if (r.fewer) j["one_replica_fewer"] = candidate_json(s, *r.fewer);
+        print_json(j);
+    } else {
+        std::cout << fmt::format(
+            "{} on {} at {:g} req/s, SLO p99 TTFT {} / TPOT {} ({} simulations)\n", s.model.name, s.system.name,
+            s.inference.qps, s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
+            s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.simulations);
+        Table t({"gpus", "tp x replicas", "weights/KV", "TTFT p99", "TPOT p99", "req/s"});
+        for (const auto& c : r.best)
+            t.row({std::to_string(c.tp * c.replicas), fmt::format("{} x {}", c.tp, c.replicas),
+                   fmt::format("{}/{}", to_string(c.weight_precision), to_string(c.kv_precision)),
+                   human_seconds(c.result.ttft_s.p99), human_seconds(c.result.tpot_s.p99),
+                   fmt::format("{:.2f}", c.result.requests_per_s)});
+        std::cout << t.str();
+        if (r.fewer)
+            std::cout << fmt::format("one replica fewer ({} GPUs): TTFT p99 {}, TPOT p99 {} -> {}\n",
+                                     r.fewer->tp * r.fewer->replicas, human_seconds(r.fewer->result.ttft_s.p99),
+                                     human_seconds(r.fewer->result.tpot_s.p99),
+                                     r.fewer->meets ? "meets" : "misses the SLO");
+    }
+    return r.best.empty() ? 1 : 0;
+}
+
+}   // namespace
 
 void setup_search(CLI::App* cmd, Context& ctx) {
     auto f = std::make_shared<SearchFlags>();
@@ -28,6 +85,14 @@ void setup_search(CLI::App* cmd, Context& ctx) {
         ->check(int_in(0, limits::kSearchTopK));
     cmd->add_flag("--json", f->json, "Print JSON instead of tables");
     cmd->callback([f, &ctx] {
+        if (!f->scenario.empty()) {
+            std::string base_dir;
+            const Json doc = read_scenario_file(f->scenario, base_dir);
+            if (doc.is_object() && doc.contains("inference")) {
+                ctx.exit_code = serving_capacity(*f, doc, base_dir);
+                return;
+            }
+        }
         auto req = resolve_search_request(*f);
         if (f->top_k) req.options.top_k = *f->top_k;
         req.options.confirm = f->confirm.value_or(req.options.confirm > 0 ? req.options.confirm : 5);

@@ -169,9 +169,9 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
     if (file_inference || (a_serving && !file_training)) {
         // Training flags do not apply to a serving scenario: refused, never silently ignored.
         std::vector<std::string> lines;
-        const std::string what =
-            file_inference ? fmt::format("{}, an inference scenario (it has /inference)", f.scenario)
-                           : fmt::format("{}, a serving flag (a serving scenario)", a_serving);
+        const std::string what = file_inference
+                                     ? fmt::format("{}, an inference scenario (it has /inference)", f.scenario)
+                                     : fmt::format("{}, a serving flag (a serving scenario)", a_serving);
         for (const auto& [given, flag] :
              {std::pair{f.micro_batch.has_value(), "--micro-batch"},
               std::pair{f.global_batch.has_value(), "--global-batch"}, std::pair{f.seq_len.has_value(), "--seq-len"},
@@ -212,10 +212,10 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         return;
     }
     if (a_serving)
-        throw ConfigError(fmt::format("{}: given with a training scenario: expected {} only with serving scenarios "
-                                      "(training: --micro-batch, --seq-len, ...)",
-                                      a_serving, a_serving));
-    }
+        throw ConfigError(
+            fmt::format("{}: given with a training scenario: expected {} only with serving scenarios "
+                        "(training: --micro-batch, --seq-len, ...)",
+                        a_serving, a_serving));
     ov.set("/training/micro_batch", "--micro-batch", f.micro_batch);
     ov.set("/training/global_batch", "--global-batch", f.global_batch);
     ov.set("/training/seq_len", "--seq-len", f.seq_len);

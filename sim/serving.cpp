@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "hardware_db/errors.hpp"
+#include "hardware_db/layout_rules.hpp"
 
 namespace llmsim::sim {
 
@@ -333,6 +334,90 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     if (in.slo.ttft_p99_s && res.ttft_s.p99 > *in.slo.ttft_p99_s) res.slo_met = false;
     if (in.slo.tpot_p99_s && res.tpot_s.p99 > *in.slo.tpot_p99_s) res.slo_met = false;
     return res;
+}
+
+CapacityResult serving_capacity_search(const Scenario& base, int max_gpus) {
+    const auto& in0 = base.inference;
+    if (!(in0.qps > 0))
+        throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
+    if (!in0.slo.any()) throw ConfigError("/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s");
+    CapacityResult out;
+    std::vector<Precision> precisions{in0.weight_precision};
+    if (in0.weight_precision != Precision::fp8 && base.system.gpu.peak(Precision::fp8) > 0)
+        precisions.push_back(Precision::fp8);
+    const int domain = std::max(1, base.system.scaleup_domain);
+    for (int tp = 1; tp <= std::min(domain, max_gpus); tp *= 2) {
+        for (Precision prec : precisions) {
+            Scenario s = base;
+            s.inference.batching = "continuous";
+            s.inference.weight_precision = prec;
+            s.inference.kv_precision = prec == Precision::fp8 ? Precision::fp8 : in0.kv_precision;
+            s.parallel = ParallelConfig{};
+            s.parallel.tp = tp;
+            s.parallel.dp = 1;
+            s.gpus = tp;
+            if (tp_rules(s.model, tp) != 0) continue;   // heads must divide over tp (hardware_db/layout_rules)
+            const auto pool = kv_pool(s.serving_job());
+            if (pool.blocks * kKvBlockTokens < in0.input_len + in0.output_len) continue;
+            // One replica's capacity (offline) bounds the replicas needed from below.
+            Scenario off = s;
+            off.inference.qps = 0;
+            off.inference.requests = std::min<std::int64_t>(in0.requests, 1000);
+            double cap = 0;
+            try {
+                cap = simulate_serving(off.serving_job()).requests_per_s;
+            } catch (const ConfigError&) {
+                continue;
+            }
+            ++out.simulations;
+            if (!(cap > 0)) continue;
+            int replicas = std::max(1, static_cast<int>(std::ceil(in0.qps / cap)));
+            std::optional<CapacityCandidate> missed;
+            while (replicas * tp <= max_gpus) {
+                s.parallel.dp = replicas;
+                s.gpus = replicas * tp;
+                CapacityCandidate c;
+                c.tp = tp;
+                c.replicas = replicas;
+                c.weight_precision = s.inference.weight_precision;
+                c.kv_precision = s.inference.kv_precision;
+                c.result = simulate_serving(s.serving_job());
+                ++out.simulations;
+                c.meets = c.result.slo_met;
+                if (c.meets) {
+                    out.best.push_back(c);
+                    break;
+                }
+                missed = c;
+                ++replicas;
+            }
+            (void)missed;
+        }
+    }
+    std::sort(out.best.begin(), out.best.end(), [](const CapacityCandidate& a, const CapacityCandidate& b) {
+        const int ga = a.tp * a.replicas, gb = b.tp * b.replicas;
+        if (ga != gb) return ga < gb;
+        return a.result.tpot_s.p99 < b.result.tpot_s.p99;
+    });
+    if (!out.best.empty() && out.best.front().replicas > 1) {
+        // Confirm the answer is tight: one replica fewer misses.
+        const auto& w = out.best.front();
+        Scenario s = base;
+        s.inference.batching = "continuous";
+        s.inference.weight_precision = w.weight_precision;
+        s.inference.kv_precision = w.kv_precision;
+        s.parallel = ParallelConfig{};
+        s.parallel.tp = w.tp;
+        s.parallel.dp = w.replicas - 1;
+        s.gpus = w.tp * (w.replicas - 1);
+        CapacityCandidate c = w;
+        c.replicas = w.replicas - 1;
+        c.result = simulate_serving(s.serving_job());
+        ++out.simulations;
+        c.meets = c.result.slo_met;
+        out.fewer = c;
+    }
+    return out;
 }
 
 }   // namespace llmsim::sim

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -60,6 +61,26 @@ struct Request {
     std::int32_t input = 0, output = 0;
 };
 [[nodiscard]] std::vector<Request> request_stream(const InferenceConfig& in);
+
+// Capacity planning: the fewest GPUs (replicas x tp, weight/KV precision) whose simulated percentiles
+// meet the scenario's SLO at its qps. For each tp (powers of two up to the scale-up domain, valid for
+// the model) and precision (the scenario's, and fp8 where the chip has it), the offline capacity of one
+// replica bounds the replicas from below; replicas then grow until the simulation at `qps` meets the
+// SLO. Every answer is a simulation; `fewer_fails` says the same configuration with one replica fewer
+// was simulated and missed.
+struct CapacityCandidate {
+    int tp = 1, replicas = 1;
+    Precision weight_precision = Precision::bf16, kv_precision = Precision::bf16;
+    bool meets = false;
+    ServingResult result;
+};
+struct CapacityResult {
+    std::vector<CapacityCandidate> best;      // per (tp, precision), the fewest replicas meeting the SLO
+    std::optional<CapacityCandidate> fewer;   // the winner with one replica fewer (simulated, missing)
+    std::int64_t simulations = 0;
+};
+// Throws ConfigError when the scenario has no qps or no slo.
+[[nodiscard]] CapacityResult serving_capacity_search(const Scenario& base, int max_gpus);
 
 // Writes the iterations as a Chrome/Perfetto trace (one track per replica).
 void write_serving_trace(std::ostream& os, const ServingResult& r);

@@ -203,3 +203,27 @@ TEST_CASE("serving keys: strict errors name the pointer", "[serving][errors]") {
                               {{"batching", "continuous"}, {"weight_precision", "fp8"}, {"input_len", 1000000}});
     CHECK_THROWS_WITH(sim::simulate_serving(huge.serving_job()), Catch::Contains("/inference/input_len"));
 }
+
+TEST_CASE("capacity search: the fewest GPUs meeting the SLO, confirmed; one replica fewer misses", "[serving][capacity]") {
+    const auto s = serving("llama-3-8b", 1, 1,
+                           {{"batching", "continuous"},
+                            {"input_len", 1000},
+                            {"output_len", 200},
+                            {"requests", 1500},
+                            {"qps", 60.0},
+                            {"weight_precision", "bf16"},
+                            {"slo", {{"ttft_p99_s", 1.0}, {"tpot_p99_s", 0.03}}}});
+    const auto r = sim::serving_capacity_search(s, 32);
+    REQUIRE_FALSE(r.best.empty());
+    const auto& w = r.best.front();
+    CHECK(w.meets);
+    CHECK(w.result.ttft_s.p99 <= 1.0);
+    CHECK(w.result.tpot_s.p99 <= 0.03);
+    for (const auto& c : r.best) CHECK(c.tp * c.replicas >= w.tp * w.replicas);
+    REQUIRE(r.fewer);
+    CHECK_FALSE(r.fewer->meets);
+    CHECK(r.fewer->replicas == w.replicas - 1);
+    // Without an SLO the question has no answer: an error naming the key.
+    const auto no_slo = serving("llama-3-8b", 1, 1, {{"batching", "continuous"}, {"qps", 10.0}});
+    CHECK_THROWS_WITH(sim::serving_capacity_search(no_slo, 8), Catch::Contains("/inference/slo"));
+}
