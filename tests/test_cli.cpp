@@ -123,3 +123,28 @@ TEST_CASE("llmsim run estimates a batch of scenario files in order", "[cli][run]
     CHECK(bad.out.empty());
     CHECK(bad.err.find("/nonexistent/scenario.json") != std::string::npos);
 }
+
+TEST_CASE("llmsim estimate: a continuous-batching what-if by flags; the same seed gives byte-identical JSON",
+          "[cli][estimate][serving]") {
+    const std::vector<std::string> args{
+        "estimate", "--model",      "llama-3-8b", "--system",       "dgx-h100", "--input-len",
+        "512",      "--output-len", "128",        "--qps",          "8",        "--requests",
+        "300",      "--chunk",      "1024",       "--slo-ttft-p99", "1",        "--json"};
+    const auto a = llmsim_cli(args), b = llmsim_cli(args);
+    INFO(a.err);
+    REQUIRE(a.rc == 0);
+    CHECK(a.out == b.out);
+    const Json j = Json::parse(a.out);
+    for (const char* k : {"ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s",
+                          "e2e_latency_s", "e2e_latency_p99_s", "requests_per_s", "slo_met"})
+        CHECK(j.contains(k));
+    CHECK(j["scenario"]["inference"]["batching"] == "continuous");
+    CHECK(j["scenario"]["inference"]["max_batch_tokens"] == 1024);
+    // A training flag on a serving what-if is an error naming it; nothing on stdout.
+    auto bad = args;
+    bad.insert(bad.end(), {"--micro-batch", "2"});
+    const auto c = llmsim_cli(bad);
+    CHECK(c.rc == 2);
+    CHECK(c.out.empty());
+    CHECK_THAT(c.err, Catch::Contains("--micro-batch"));
+}
