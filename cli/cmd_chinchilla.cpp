@@ -70,6 +70,11 @@ void setup_chinchilla(CLI::App* cmd, Context& ctx) {
         } else if (!f->params.empty()) {
             query = "params";
             value = parse_quantity(f->params, "--params", limits::kMaxParams);
+            // A bare small number is almost surely billions meant without the suffix.
+            if (value < 1e6 && f->params.find_first_not_of("0123456789.") == std::string::npos)
+                std::cerr << fmt::format(
+                    "warning: --params {} means {} parameters; for {} billion write --params {}B\n", f->params,
+                    f->params, f->params, f->params);
         } else if (!f->tokens.empty()) {
             query = "tokens";
             value = parse_quantity(f->tokens, "--tokens", limits::kMaxTokens);

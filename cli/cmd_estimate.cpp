@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/estimate_report.hpp"
+#include "cli/plot.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
@@ -34,15 +35,20 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
         "stream (Poisson at --qps, or offline) with a paged KV cache, chunked prefill (--chunk) and preemption; it "
         "reports TTFT/TPOT/e2e mean and percentiles, requests/s and tokens/s. --trace FILE writes its iterations "
         "for Perfetto. Training flags on a serving scenario (and the reverse) are errors. docs/serving.md.");
-    cmd->callback([flags, opts, trace, straggler, &ctx] {
+    auto plot_file = std::make_shared<std::string>(), timeline_file = std::make_shared<std::string>();
+    cmd->add_option("--plot", *plot_file, "Write where the step goes (closed form and simulator) as an SVG chart");
+    cmd->add_option("--plot-timeline", *timeline_file, "Write the simulated step, stage by stage, as an SVG chart");
+    cmd->callback([flags, opts, trace, straggler, plot_file, timeline_file, &ctx] {
         const Scenario s = resolve_scenario(*flags);
         sim::EstimateOptions o = *opts;
-        o.simulate = !trace->empty();
-        if (s.is_inference) {   // the simulator's flags do not apply to a serving estimate: refused, not ignored
+        o.simulate = !trace->empty() || !timeline_file->empty();
+        if (s.is_inference) {   // the step simulator's flags do not apply to a serving estimate: refused, not ignored
+            // (--trace does: it writes the serving iterations of a continuous-batching run)
             std::vector<std::string> lines;
             for (const auto& [given, flag] :
-                 {std::pair{!straggler->empty(), "--straggler"}, std::pair{!trace->empty(), "--trace"},
-                  std::pair{o.timeline, "--timeline"}})
+                 {std::pair{!straggler->empty(), "--straggler"}, std::pair{o.timeline, "--timeline"},
+                  std::pair{!plot_file->empty(), "--plot"},
+                  std::pair{!timeline_file->empty(), "--plot-timeline"}})
                 if (given)
                     lines.push_back(
                         fmt::format("{}: given with an inference scenario: expected {} only with "
@@ -88,6 +94,8 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
                 sim::write_serving_trace(f, *e->continuous);
             j["trace_file"] = *trace;
         }
+        if (e->training && !plot_file->empty()) plot::write(*plot_file, plot::step_chart(s, *e->training));
+        if (e->training && !timeline_file->empty()) plot::write(*timeline_file, plot::timeline_chart(s, simulator));
         if (flags->json)
             print_json(j);
         else

@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/plot.hpp"
 #include "cli/report.hpp"
 #include "cost_models/memory.hpp"
 #include "hardware_db/scenario.hpp"
@@ -15,7 +16,9 @@ void setup_memory(CLI::App* cmd, Context& ctx) {
     auto flags = std::make_shared<ScenarioFlags>();
 
     add_scenario_flags(cmd, *flags);
-    cmd->callback([flags, &ctx] {
+    auto plot_file = std::make_shared<std::string>();
+    cmd->add_option("--plot", *plot_file, "Write the memory of each pipeline stage as an SVG chart (training)");
+    cmd->callback([flags, plot_file, &ctx] {
         const Scenario s = resolve_scenario(*flags);
         if (s.is_inference) {
             const auto im = inference_memory(s.model, s.system, s.parallel, s.inference);
@@ -36,6 +39,7 @@ void setup_memory(CLI::App* cmd, Context& ctx) {
             return;
         }
         const auto m = training_memory(s.training_job());
+        if (!plot_file->empty()) plot::write(*plot_file, plot::memory_chart(s, m));
         if (flags->json) {
             print_json({{"memory", memory_json(m)}, {"scenario", to_json(s)}});
         } else {

@@ -1,91 +1,249 @@
-// llmsim run FILE...: a batch of scenarios (each file one scenario, or {"scenarios": [...]}), all
-// validated first (any bad scenario: errors on stderr, exit 2, nothing on stdout), then estimated.
-#include <filesystem>
+// llmsim run FILE...: scenarios at scale (docs/runs.md). Each file holds one scenario, a list
+// ({"scenarios": [...]}) or a sweep ("sweep" / "zip" over dotted paths); training, serving and search
+// scenarios (a "search" block) alike. The batch room (batch/) expands, shards, runs the thread pool
+// and formats rows; this file gives it the evaluator (the same calls as estimate and search) and prints.
+// llmsim merge PIECE...: joins the outputs of `run --shard K/N` back into the unsharded output.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <iostream>
+#include <memory>
+#include <sstream>
 
 #include <fmt/format.h>
 
+#include "batch/batch.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/estimate_report.hpp"
+#include "cli/plot.hpp"
+#include "cli/progress.hpp"
+#include "cli/search_report.hpp"
+#include "cli/search_request.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
 
 namespace llmsim::cli {
 
-void setup_run(CLI::App* cmd, Context& ctx) {
-    auto files = std::make_shared<std::vector<std::string>>();
-    auto json = std::make_shared<bool>(false);
-    auto fast = std::make_shared<bool>(false);
+namespace {
 
-    cmd->add_option("files", *files, "Scenario JSON files")->required();
-    cmd->add_flag("--json", *json, "Print JSON");
-    cmd->add_flag("--fast", *fast, "Closed-form step time (no discrete-event simulation)");
-    cmd->callback([files, json, fast, &ctx] {
-        struct Item {
-            std::string file, name;
-            Scenario scenario;
-        };
-        std::vector<Item> items;
-        std::vector<std::string> problems;
-        for (const auto& file : *files) {
-            const std::string base = directory_of(file);
-            Json doc;
-            try {
-                doc = parse_json_file(file);
-            } catch (const ConfigError& e) {
-                problems.insert(problems.end(), e.problems().begin(), e.problems().end());
-                continue;
-            }
-            std::vector<std::pair<std::string, Json>> docs;   // pointer prefix, scenario
-            if (doc.is_object() && doc.contains("scenarios")) {
-                if (!doc["scenarios"].is_array()) {
-                    problems.push_back(fmt::format("{}#/scenarios: {}: expected an array of scenarios", file,
-                                                   json_brief(doc["scenarios"])));
-                    continue;
-                }
-                for (std::size_t i = 0; i < doc["scenarios"].size(); ++i)
-                    docs.emplace_back(fmt::format("{}#/scenarios/{}", file, i), doc["scenarios"][i]);
-            } else {
-                docs.emplace_back(file + "#", doc);
-            }
-            for (const auto& [prefix, j] : docs) {
-                try {
-                    Item it;
-                    it.file = file;
-                    it.scenario = parse_scenario(j, base);
-                    it.name = it.scenario.name.empty() ? prefix : it.scenario.name;
-                    items.push_back(std::move(it));
-                } catch (const ConfigError& e) {
-                    for (const auto& l : e.problems()) problems.push_back(prefix + l);
-                }
-            }
+// The per-stage, per-operator and per-collective lists of `estimate --json` (and memory.stages) stay
+// out of run rows (one row per scenario, contract keys); the resolved scenario is the row's "scenario".
+constexpr const char* kDetailKeys[] = {"stages", "communication", "layer_ops", "simulation", "timeline", "scenario"};
+
+// The resolved scenario without the sources of its hardware numbers (`provenance`, most of its bytes;
+// `estimate --json` and `hw show` carry them).
+Json compact(Json scenario) {
+    if (scenario.contains("system") && scenario["system"].is_object()) {
+        auto& sys = scenario["system"];
+        sys.erase("provenance");
+        if (sys.contains("gpu") && sys["gpu"].is_object()) sys["gpu"].erase("provenance");
+    }
+    return scenario;
+}
+
+batch::Outcome evaluate(const batch::Item& item, const sim::EstimateOptions& opt) {
+    if (item.doc.is_object() && item.doc.contains("search")) {
+        auto req = search::parse_search_request(item.doc, item.base_dir);
+        req.options.threads = 1;   // the batch's pool already uses every core
+        req.options.confirm = 0;
+        const auto res = search::run_search(req.base, req.space, req.options);
+        if (res.top.empty()) {
+            std::string why;
+            for (const auto& [reason, n] : res.rejected)
+                why += fmt::format("{}{} ({})", why.empty() ? "" : ", ", reason, n);
+            throw std::runtime_error(fmt::format("no layout fits among {} considered: {}", res.considered(), why));
         }
-        if (!problems.empty()) throw ConfigError(problems);
+        Json best = search_entry_json(req.base, res.top.front(), true, req.options.price_per_gpu_hour);
+        best["evaluated"] = res.evaluated;
+        best["rejected"] = res.rejected_total;
+        Json scenario = compact(to_json(search::apply_candidate(req.base, res.top.front().c)));
+        return {std::move(scenario), std::move(best)};
+    }
+    const Scenario s = parse_scenario(item.doc, item.base_dir);
+    thread_local sim::StepSimulator simulator;
+    const Estimate e = run_estimate(s, opt, simulator);
+    Json r = estimate_json(s, e, opt);
+    for (const char* k : kDetailKeys) r.erase(k);
+    if (r.contains("memory")) r["memory"].erase("stages");
+    return {compact(to_json(s)), std::move(r)};
+}
+
+// run --plot: throughput per GPU (training tokens, or serving output tokens) against the first swept
+// path with numeric values, one series per combination of the other swept values.
+class SweepPlot {
+public:
+    explicit SweepPlot(const batch::Plan& plan) : plan_(plan) {}
+    void add(const batch::Row& row) {
+        if (!row.ok) return;
+        const Json& r = row.result;
+        const bool serving = r.contains("output_tokens_per_s_per_gpu");
+        const char* key = serving ? "output_tokens_per_s_per_gpu" : "tokens_per_s_per_gpu";
+        if (!r.contains(key)) return;
+        if (metric_.empty()) metric_ = key;
+        if (metric_ != key) return;
+        if (x_.empty())
+            for (const auto& p : plan_.swept)
+                if (row.item->swept.contains(p) && row.item->swept[p].is_number()) {
+                    x_ = p;
+                    break;
+                }
+        if (x_.empty() || !row.item->swept.contains(x_) || !row.item->swept[x_].is_number()) return;
+        std::string label;
+        for (const auto& [k, v] : row.item->swept.items())
+            if (k != x_)
+                label += fmt::format("{}{}={}", label.empty() ? "" : ", ", k.substr(k.rfind('.') + 1),
+                                     v.is_string() ? v.get<std::string>() : v.dump());
+        auto it = std::find_if(series_.begin(), series_.end(), [&](const auto& s) { return s.name == label; });
+        if (it == series_.end()) it = series_.insert(series_.end(), plot::Series{label, {}, {}});
+        it->x.push_back(row.item->swept[x_].get<double>());
+        it->y.push_back(r[key].get<double>());
+    }
+    std::string svg() const {
+        if (x_.empty())
+            throw ConfigError("--plot: no successful row has a numeric swept value: expected a sweep over a number");
+        plot::LineChart c;
+        c.title = fmt::format("{} against {}",
+                              metric_ == "tokens_per_s_per_gpu" ? "Training throughput" : "Serving throughput", x_);
+        double lo = 0, hi = 0;
+        for (const auto& s : series_)
+            for (double x : s.x) {
+                lo = lo == 0 ? x : std::min(lo, x);
+                hi = std::max(hi, x);
+            }
+        c.x = {x_, lo > 0 && hi / lo >= 4};
+        c.y = {metric_ == "tokens_per_s_per_gpu" ? "training tokens/s per GPU" : "output tokens/s per GPU", false};
+        c.series = series_;
+        if (c.series.size() == 1 && c.series[0].name.empty()) c.series[0].name = metric_;
+        return plot::line_chart(c);
+    }
+
+private:
+    const batch::Plan& plan_;
+    std::string x_, metric_;
+    std::vector<plot::Series> series_;
+};
+
+}   // namespace
+
+void setup_run(CLI::App* cmd, Context& ctx) {
+    struct Flags {
+        std::vector<std::string> files;
+        std::string output, shard, format, plot;
+        bool json = false, fast = false, strided = false;
+        int threads = 0;
+    };
+    auto f = std::make_shared<Flags>();
+    cmd->add_option("files", f->files, "Run files: a scenario, {\"scenarios\": [...]} or a sweep")->required();
+    cmd->add_option("-o,--output", f->output, "Write one row per scenario: FILE.jsonl (JSON lines) or FILE.csv");
+    cmd->add_option("--format", f->format, "Row format when -o does not say (jsonl | csv)")
+        ->check(CLI::IsMember({"jsonl", "csv"}));
+    cmd->add_option("--shard", f->shard, "Run slice K of N (1 <= K <= N; contiguous unless --strided)");
+    cmd->add_flag("--strided", f->strided, "Shards take every N-th scenario instead of a contiguous block");
+    cmd->add_option("-j,--threads", f->threads, "Worker threads (default: all cores)")->check(CLI::PositiveNumber);
+    cmd->add_flag("--json", f->json, "Print {\"results\": [rows]} on stdout");
+    cmd->add_flag("--fast", f->fast, "Closed-form step time (no discrete-event simulation)");
+    cmd->add_option("--plot", f->plot, "Write throughput per GPU against the first swept path as an SVG chart");
+    cmd->callback([f, &ctx] {
+        batch::Plan plan = batch::expand_files(f->files);
+        batch::Shard shard;
+        if (!f->shard.empty()) shard = batch::parse_shard(f->shard);
+        shard.strided = f->strided;
+        const auto indices = batch::shard_indices(plan.items.size(), shard);
+
         sim::EstimateOptions opt;
-        opt.fast = *fast;
-        sim::StepSimulator simulator;
+        opt.fast = f->fast;
+        batch::RunOptions ro;
+        ro.threads = f->threads;
+        ro.format = !f->format.empty() ? (f->format == "csv" ? batch::Format::csv : batch::Format::jsonl)
+                                       : batch::format_of(f->output);
+        ProgressBar bar("run");
+        ro.progress = [&bar](double done) { bar.update(done); };
+        const bool to_stdout = f->output == "-";
         Json results = Json::array();
-        Table t({"scenario", "kind", "step / TTFT", "MFU / TPOT", "tokens/s per GPU", "memory per GPU", "fits"});
-        for (const auto& it : items) {
-            const Estimate e = run_estimate(it.scenario, opt, simulator);
-            results.push_back({{"name", it.name}, {"file", it.file}, {"result", estimate_json(it.scenario, e, opt)}});
-            if (e.serving) {
-                const auto& r = *e.serving;
-                t.row({it.name, "serving", human_seconds(r.ttft_s), human_seconds(r.tpot_s),
-                       fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu), gib(r.memory.total_bytes),
-                       r.memory.fits ? "yes" : "NO"});
-            } else {
-                const auto& r = e.training->chosen();
-                t.row({it.name, "training", human_seconds(r.step_time_s), fmt::format("{:.1f}%", 100 * r.mfu),
-                       fmt::format("{:.0f}", r.tokens_per_s_per_gpu), gib(r.memory.total_bytes),
-                       r.memory.fits ? "yes" : "NO"});
+        Table t({"#", "scenario", "kind", "step / TTFT", "MFU / TPOT", "tokens/s per GPU", "memory per GPU", "fits"});
+        auto table_row = [&](const batch::Row& row) {
+            if (f->json) {
+                results.push_back(Json::parse(batch::jsonl_row(row)));
+                return;
             }
+            // A sweep's point is named by its swept values (last key of each path), else by its name.
+            const Json& sc = row.scenario;
+            std::string name;
+            for (const auto& [k, v] : row.item->swept.items())
+                name += fmt::format("{}{}={}", name.empty() ? "" : " ", k.substr(k.rfind('.') + 1),
+                                    v.is_string() ? v.get<std::string>() : v.dump());
+            if (name.empty() && sc.is_object() && sc.contains("name") && sc["name"].is_string())
+                name = sc["name"].get<std::string>();
+            if (name.empty()) name = row.item->origin;
+            if (!row.ok) {
+                t.row({std::to_string(row.index), name, "error", row.error, "", "", "", ""});
+                return;
+            }
+            const Json& r = row.result;
+            const std::string mem = gib(r["memory"].value("total_bytes", 0.0));
+            const std::string fits = r["memory"].value("fits", true) ? "yes" : "NO";
+            if (r.contains("ttft_s"))
+                t.row({std::to_string(row.index), name, "serving", human_seconds(r["ttft_s"].get<double>()),
+                       human_seconds(r["tpot_s"].get<double>()),
+                       with_commas(std::llround(r["output_tokens_per_s_per_gpu"].get<double>())), mem, fits});
+            else
+                t.row({std::to_string(row.index), name, r.contains("layout") ? "search" : "training",
+                       human_seconds(r["step_time_s"].get<double>()),
+                       fmt::format("{:.1f}%", 100 * r["mfu"].get<double>()),
+                       with_commas(std::llround(r["tokens_per_s_per_gpu"].get<double>())), mem, fits});
+        };
+        SweepPlot sweep_plot(plan);
+        ro.on_row = [&](const batch::Row& row) {
+            if (!f->plot.empty()) sweep_plot.add(row);
+            if (f->output.empty()) table_row(row);
+        };
+        auto eval = [opt](const batch::Item& item) { return evaluate(item, opt); };
+        batch::RunSummary sum;
+        if (!f->output.empty() && !to_stdout) {
+            std::ofstream out(f->output, std::ios::binary);
+            if (!out) throw ConfigError(fmt::format("-o: {}: cannot be written", f->output));
+            sum = batch::run(plan, indices, eval, ro, out);
+            std::cout << fmt::format("{} scenarios ({} failed) -> {}\n", sum.rows, sum.failed, f->output);
+        } else if (to_stdout) {
+            sum = batch::run(plan, indices, eval, ro, std::cout);
+        } else {
+            std::ostringstream sink;
+            sum = batch::run(plan, indices, eval, ro, sink);
+            if (f->json)
+                print_json({{"results", results}});
+            else
+                std::cout << t.left(1).left(2).str();
         }
-        if (*json)
-            print_json({{"results", results}});
-        else
-            std::cout << t.str();
+        if (!f->plot.empty()) plot::write(f->plot, sweep_plot.svg());
+        if (sum.failed > 0 && !to_stdout)
+            std::cerr << fmt::format("{} of {} scenarios failed (their rows say why)\n", sum.failed, sum.rows);
+        ctx.exit_code = sum.failed > 0 ? 1 : 0;
+    });
+}
+
+void setup_merge(CLI::App* cmd, Context& ctx) {
+    auto files = std::make_shared<std::vector<std::string>>();
+    auto output = std::make_shared<std::string>();
+    cmd->add_option("pieces", *files, "Outputs of llmsim run --shard K/N (any order)")->required();
+    cmd->add_option("-o,--output", *output, "Write the merged rows here (default: stdout)");
+    cmd->callback([files, output, &ctx] {
+        std::vector<std::pair<std::string, std::string>> pieces;
+        for (const auto& file : *files) {
+            std::ifstream in(file, std::ios::binary);
+            if (!in) throw ConfigError(fmt::format("{}: cannot be read: expected an output of llmsim run", file));
+            std::ostringstream ss;
+            ss << in.rdbuf();
+            pieces.emplace_back(file, ss.str());
+        }
+        const std::string merged = batch::merge(pieces);
+        if (output->empty()) {
+            std::cout << merged;
+        } else {
+            std::ofstream out(*output, std::ios::binary);
+            if (!out) throw ConfigError(fmt::format("-o: {}: cannot be written", *output));
+            out << merged;
+        }
         ctx.exit_code = 0;
     });
 }

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/flag_checks.hpp"
+#include "cli/plot.hpp"
 #include "cli/search_flags.hpp"
 #include "cli/search_report.hpp"
 #include "hardware_db/errors.hpp"
@@ -36,7 +37,9 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
     add_search_flags(cmd, *f, false);
     cmd->add_option("--gpus", *gpus, "GPU counts (default 64,128,...,4096)");
     cmd->add_flag("--json", f->json, "Print JSON instead of a table");
-    cmd->callback([f, gpus, &ctx] {
+    auto plot_file = std::make_shared<std::string>();
+    cmd->add_option("--plot", *plot_file, "Write the strong and weak scaling curves as an SVG chart");
+    cmd->callback([f, gpus, plot_file, &ctx] {
         const auto counts = parse_gpu_list(*gpus);
         SearchFlags flags = *f;
         flags.gpus = counts.front();
@@ -83,6 +86,8 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
                 break;
             }
         Json out = Json::array();
+        plot::Series strong_curve{"strong (fixed global batch)", {}, {}},
+            weak_curve{"weak (batch grows with GPUs)", {}, {}};
         Table t(
             {"gpus", "layout (strong)", "step", "tok/s/gpu", "MFU", "strong eff", "weak gbs", "weak step", "weak eff"});
         for (const auto& r : rows) {
@@ -93,6 +98,8 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
                     ref ? (ref->gpus * ref->strong.time.step_time_s) / (r.gpus * r.strong.time.step_time_s) : 0.0;
                 j["strong"] = search_entry_json(req.base, r.strong, false, req.options.price_per_gpu_hour);
                 j["strong_scaling_efficiency"] = eff;
+                strong_curve.x.push_back(r.gpus);
+                strong_curve.y.push_back(100 * eff);
                 cells.insert(cells.end(),
                              {layout_brief(r.strong.c), human_seconds(r.strong.time.step_time_s),
                               fmt::format("{:.0f}", r.strong.time.tokens_per_s / r.gpus),
@@ -107,6 +114,8 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
                 const double eff = ref->strong.time.step_time_s / r.weak.time.step_time_s;
                 j["weak"] = search_entry_json(req.base, r.weak, false, req.options.price_per_gpu_hour);
                 j["weak_scaling_efficiency"] = eff;
+                weak_curve.x.push_back(r.gpus);
+                weak_curve.y.push_back(100 * eff);
                 cells.insert(cells.end(), {human_seconds(r.weak.time.step_time_s), fmt::format("{:.1f}%", 100 * eff)});
             } else {
                 j["weak"] = nullptr;
@@ -114,6 +123,17 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
             }
             out.push_back(j);
             t.row(cells);
+        }
+        if (!plot_file->empty()) {
+            plot::LineChart c;
+            c.title = fmt::format("Scaling of {} on {} (seq {}, global batch {} at {} GPUs)", req.base.model.name,
+                                  req.base.system.name, req.base.training.seq_len, gb0, ref ? ref->gpus : 0);
+            c.x = {"GPUs", true};
+            c.y = {fmt::format("efficiency vs {} GPUs (%)", ref ? ref->gpus : 0), false};
+            c.series = {strong_curve, weak_curve};
+            c.reference = 100;
+            c.reference_label = "ideal (100%)";
+            plot::write(*plot_file, plot::line_chart(c));
         }
         if (f->json) {
             print_json({{"model", req.base.model.name},

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/flag_checks.hpp"
+#include "cli/plot.hpp"
 #include "cli/progress.hpp"
 #include "cli/search_flags.hpp"
 #include "cli/search_report.hpp"
@@ -84,7 +85,9 @@ void setup_search(CLI::App* cmd, Context& ctx) {
                     "Re-rank the best K on the discrete-event simulator (default 5; 0: closed form only)")
         ->check(int_in(0, limits::kSearchTopK));
     cmd->add_flag("--json", f->json, "Print JSON instead of tables");
-    cmd->callback([f, &ctx] {
+    auto plot_file = std::make_shared<std::string>();
+    cmd->add_option("--plot", *plot_file, "Write the reported layouts and the Pareto front as an SVG chart");
+    cmd->callback([f, plot_file, &ctx] {
         if (!f->scenario.empty()) {
             std::string base_dir;
             const Json doc = read_scenario_file(f->scenario, base_dir);
@@ -106,6 +109,7 @@ void setup_search(CLI::App* cmd, Context& ctx) {
         ProgressBar bar("search");
         req.options.progress = [&bar](double done) { bar.update(done); };
         const auto res = search::run_search(req.base, req.space, req.options);
+        if (!plot_file->empty()) plot::write(*plot_file, plot::pareto_chart(req.base, res));
         if (f->json)
             print_json(search_result_json(req.base, res, req.options));
         else

@@ -7,7 +7,8 @@ namespace llmsim::cli {
 namespace {
 
 constexpr CommandDef kCommands[] = {
-    {"run", "Estimate a batch of scenarios (files, or {\"scenarios\": [...]})", setup_run},
+    {"run", "Scenarios at scale: lists and sweeps on all cores, JSON lines or CSV rows, shards", setup_run},
+    {"merge", "Join the outputs of run --shard K/N into the unsharded output, byte for byte", setup_merge},
     {"estimate", "Step time, MFU, time breakdown and memory of a scenario", setup_estimate},
     {"memory", "Per-GPU memory budget of a scenario (most loaded GPU)", setup_memory},
     {"flops", "FLOPs of a training step and per token (model vs hardware)", setup_flops},

@@ -25,6 +25,7 @@ struct CommandDef {
 std::span<const CommandDef> commands();
 
 void setup_run(CLI::App* cmd, Context& ctx);
+void setup_merge(CLI::App* cmd, Context& ctx);
 void setup_estimate(CLI::App* cmd, Context& ctx);
 void setup_memory(CLI::App* cmd, Context& ctx);
 void setup_flops(CLI::App* cmd, Context& ctx);

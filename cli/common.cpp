@@ -267,7 +267,10 @@ std::string human_seconds(double s) {
     if (!std::isfinite(s)) return "inf";
     if (s >= 2 * 86400.0) return fmt::format("{:.1f} days", s / 86400.0);
     if (s >= 2 * 3600.0) return fmt::format("{:.1f} h", s / 3600.0);
+    if (s >= 120.0) return fmt::format("{:.1f} min", s / 60.0);
     if (s >= 1.0) return fmt::format("{:.3g} s", s);
+    // Below a nanosecond is rounding noise of sums and differences (a step is microseconds at least).
+    if (std::fabs(s) < 1e-9) return "0";
     if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
     return fmt::format("{:.3g} us", s * 1e6);
 }

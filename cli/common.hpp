@@ -76,7 +76,7 @@ ConfigError locate_problems(const ScenarioFlags& f, const ConfigError& e);
 
 // Formatting.
 std::string gib(double bytes, int decimals = 2);   // "12.34 GiB"
-std::string human_seconds(double s);               // "13.9 s", "412 ms", "38 us", "2.1 days"
+std::string human_seconds(double s);               // "13.9 s", "412 ms", "38 us", "4.5 min", "2.1 days"; "0" below 1 ns
 std::string human_flops(double flops);             // "1.23 EFLOP"
 std::string human_count(double n);                 // "174.6B", "12.9M"
 

@@ -307,6 +307,9 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
         "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {} recompute\n",
         s.model.name, s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, p.schedule->name, p.zero,
         s.training.micro_batch, e.microbatches, to_string(s.training.precision), to_string(s.training.recompute));
+    if (!e.memory.fits)
+        out += fmt::format("DOES NOT FIT: {} per GPU needed, {} available (the numbers below assume it did)\n",
+                           gib(e.memory.total_bytes), gib(e.memory.capacity_bytes));
     out += fmt::format(
         "step time {}  |  MFU {:.1f}%  HFU {:.1f}%  |  {:.0f} tokens/s ({:.0f} per GPU)  |  {:.0f} TFLOP/s per "
         "GPU\n\n",

@@ -1,0 +1,460 @@
+#include "batch/batch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "hardware_db/errors.hpp"
+
+namespace llmsim::batch {
+
+namespace {
+
+// The JSON pointer token of a key (RFC 6901 escapes).
+std::string pointer_token(const std::string& key) {
+    std::string t;
+    for (char c : key) {
+        if (c == '~')
+            t.append("~0");
+        else if (c == '/')
+            t.append("~1");
+        else
+            t.push_back(c);
+    }
+    return t;
+}
+
+void add_swept(Plan& plan, const std::string& path) {
+    if (std::find(plan.swept.begin(), plan.swept.end(), path) == plan.swept.end()) plan.swept.push_back(path);
+}
+
+// One dimension of a sweep: the paths it sets together (one path, or a zip's paths) and their values.
+struct Dimension {
+    std::vector<std::string> paths;
+    std::vector<const Json*> values;   // one array per path, all of `size` elements
+    std::size_t size = 0;
+};
+
+void expand_sweep(const Json& doc, const std::string& origin, const std::string& base_dir, Plan& plan) {
+    Json base = doc;
+    base.erase("sweep");
+    base.erase("zip");
+    std::vector<std::string> problems;
+    std::vector<Dimension> dims;
+    auto check_array = [&](const std::string& where, const Json& v) {
+        if (v.is_array() && !v.empty()) return true;
+        problems.push_back(fmt::format("{}{}: {}: expected a non-empty array of values", origin, where, json_brief(v)));
+        return false;
+    };
+    if (doc.contains("sweep")) {
+        const Json& sw = doc["sweep"];
+        if (!sw.is_object() || sw.empty())
+            problems.push_back(fmt::format("{}/sweep: {}: expected an object of \"dotted.path\": [values...]", origin,
+                                           json_brief(sw)));
+        else
+            for (const auto& [path, values] : sw.items())
+                if (check_array("/sweep/" + pointer_token(path), values))
+                    dims.push_back({{path}, {&values}, values.size()});
+    }
+    if (doc.contains("zip")) {
+        const Json& z = doc["zip"];
+        if (!z.is_object() || z.empty()) {
+            problems.push_back(
+                fmt::format("{}/zip: {}: expected an object of \"dotted.path\": [values...]", origin, json_brief(z)));
+        } else {
+            Dimension d;
+            for (const auto& [path, values] : z.items()) {
+                if (!check_array("/zip/" + pointer_token(path), values)) continue;
+                if (d.paths.empty()) d.size = values.size();
+                if (values.size() != d.size)
+                    problems.push_back(
+                        fmt::format("{}/zip/{}: {} values: expected {} (zip lists pair up element by "
+                                    "element, so they must have the same length)",
+                                    origin, pointer_token(path), values.size(), d.size));
+                d.paths.push_back(path);
+                d.values.push_back(&values);
+            }
+            if (!d.paths.empty()) dims.push_back(std::move(d));
+        }
+    }
+    for (const auto& d : dims)
+        for (const auto& p : d.paths)
+            if (std::count_if(dims.begin(), dims.end(), [&](const Dimension& o) {
+                    return std::find(o.paths.begin(), o.paths.end(), p) != o.paths.end();
+                }) > 1) {
+                problems.push_back(
+                    fmt::format("{}: \"{}\" is both swept and zipped: expected it in one of them", origin, p));
+                break;
+            }
+    if (!problems.empty()) throw ConfigError(problems);
+    for (const auto& d : dims)
+        for (const auto& p : d.paths) add_swept(plan, p);
+
+    std::size_t total = 1;
+    for (const auto& d : dims) total *= d.size;
+    std::vector<std::size_t> at(dims.size(), 0);
+    for (std::size_t n = 0; n < total; ++n) {
+        Item it;
+        it.doc = base;
+        it.base_dir = base_dir;
+        it.origin = fmt::format("{}/sweep[{}]", origin, n);
+        for (std::size_t i = 0; i < dims.size(); ++i)
+            for (std::size_t p = 0; p < dims[i].paths.size(); ++p) {
+                const Json& v = (*dims[i].values[p])[at[i]];
+                set_path(it.doc, dims[i].paths[p], v, origin);
+                it.swept[dims[i].paths[p]] = v;
+            }
+        plan.items.push_back(std::move(it));
+        for (std::size_t i = dims.size(); i-- > 0;) {   // the last dimension varies fastest
+            if (++at[i] < dims[i].size) break;
+            at[i] = 0;
+        }
+    }
+}
+
+std::string csv_cell(const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"') q.push_back('"');
+        q.push_back(c);
+    }
+    q.push_back('"');
+    return q;
+}
+
+std::string csv_value(const Json& v) {
+    if (v.is_null()) return "";
+    if (v.is_string()) return csv_cell(v.get<std::string>());
+    return csv_cell(v.dump());
+}
+
+const Json* at_dotted(const Json& j, const std::string& dotted) {
+    const Json* cur = &j;
+    std::size_t start = 0;
+    while (true) {
+        const auto dot = dotted.find('.', start);
+        const std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (!cur->is_object()) return nullptr;
+        const auto it = cur->find(key);
+        if (it == cur->end()) return nullptr;
+        cur = &*it;
+        if (dot == std::string::npos) return cur;
+        start = dot + 1;
+    }
+}
+
+std::string one_line(std::string s) {
+    std::replace(s.begin(), s.end(), '\n', ' ');
+    std::replace(s.begin(), s.end(), '\r', ' ');
+    return s;
+}
+
+}   // namespace
+
+const std::vector<std::string> kResultColumns = {"step_time_s",
+                                                 "mfu",
+                                                 "hfu",
+                                                 "tokens_per_s",
+                                                 "tokens_per_s_per_gpu",
+                                                 "bubble_fraction",
+                                                 "memory.total_bytes",
+                                                 "memory.capacity_bytes",
+                                                 "memory.fits",
+                                                 "ttft_s",
+                                                 "tpot_s",
+                                                 "e2e_latency_s",
+                                                 "output_tokens_per_s",
+                                                 "output_tokens_per_s_per_gpu",
+                                                 "gpus",
+                                                 "layout"};
+
+void set_path(Json& doc, const std::string& dotted, const Json& value, const std::string& origin) {
+    Json* cur = &doc;
+    std::size_t start = 0;
+    std::string pointer;
+    while (true) {
+        const auto dot = dotted.find('.', start);
+        const std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (key.empty())
+            throw ConfigError(fmt::format("{}: sweep path \"{}\": expected dot-separated keys such as \"parallel.tp\"",
+                                          origin, dotted));
+        if (cur->is_null()) *cur = Json::object();
+        if (!cur->is_object())
+            throw ConfigError(fmt::format("{}{}: {}: expected an object to hold \"{}\" (sweep path \"{}\")", origin,
+                                          pointer, json_brief(*cur), key, dotted));
+        pointer.append("/").append(pointer_token(key));
+        cur = &(*cur)[key];
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+    }
+    *cur = value;
+}
+
+void expand(const Json& doc, const std::string& origin, const std::string& base_dir, Plan& plan) {
+    if (!doc.is_object())
+        throw ConfigError(fmt::format("{}: {}: expected a scenario object, {{\"scenarios\": [...]}} or a sweep", origin,
+                                      json_brief(doc)));
+    if (doc.contains("scenarios")) {
+        std::vector<std::string> problems;
+        for (const auto& [k, v] : doc.items())
+            if (k != "scenarios")
+                problems.push_back(fmt::format("{}/{}: unknown key next to \"scenarios\": expected only \"scenarios\"",
+                                               origin, pointer_token(k)));
+        const Json& list = doc["scenarios"];
+        if (!list.is_array())
+            problems.push_back(
+                fmt::format("{}/scenarios: {}: expected an array of scenarios", origin, json_brief(list)));
+        if (!problems.empty()) throw ConfigError(problems);
+        for (std::size_t i = 0; i < list.size(); ++i)
+            expand(list[i], fmt::format("{}/scenarios/{}", origin, i), base_dir, plan);
+        return;
+    }
+    if (doc.contains("sweep") || doc.contains("zip")) {
+        expand_sweep(doc, origin, base_dir, plan);
+        return;
+    }
+    plan.items.push_back({doc, base_dir, origin, Json::object()});
+}
+
+Plan expand_files(const std::vector<std::string>& files) {
+    Plan plan;
+    std::vector<std::string> problems;
+    for (const auto& file : files) {
+        try {
+            expand(parse_json_file(file), file + "#", directory_of(file), plan);
+        } catch (const ConfigError& e) {
+            problems.insert(problems.end(), e.problems().begin(), e.problems().end());
+        }
+    }
+    if (!problems.empty()) throw ConfigError(problems);
+    return plan;
+}
+
+Shard parse_shard(const std::string& text) {
+    Shard s;
+    const auto slash = text.find('/');
+    auto number = [](const std::string& t, int& out) {
+        const auto r = std::from_chars(t.data(), t.data() + t.size(), out);
+        return !t.empty() && r.ec == std::errc() && r.ptr == t.data() + t.size();
+    };
+    if (slash == std::string::npos || !number(text.substr(0, slash), s.k) || !number(text.substr(slash + 1), s.n) ||
+        s.n < 1 || s.k < 1 || s.k > s.n)
+        throw ConfigError(fmt::format("--shard: \"{}\": expected K/N with 1 <= K <= N (slice K of N)", text));
+    return s;
+}
+
+std::vector<std::size_t> shard_indices(std::size_t total, const Shard& s) {
+    std::vector<std::size_t> idx;
+    const auto n = static_cast<std::size_t>(s.n), k = static_cast<std::size_t>(s.k - 1);
+    if (s.strided) {
+        for (std::size_t i = k; i < total; i += n) idx.push_back(i);
+    } else {
+        for (std::size_t i = total * k / n; i < total * (k + 1) / n; ++i) idx.push_back(i);
+    }
+    return idx;
+}
+
+Format format_of(const std::string& path) {
+    return path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0 ? Format::csv : Format::jsonl;
+}
+
+std::string csv_header(const Plan& plan) {
+    std::string h = "index,of,origin,ok,error";
+    for (const auto& p : plan.swept) h.append(",").append(csv_cell(p));
+    for (const auto& c : kResultColumns) h.append(",").append(c);
+    return h.append(",scenario\n");
+}
+
+std::string csv_row(const Plan& plan, const Row& row) {
+    std::string r = fmt::format("{},{},{},{},{}", row.index, row.total, csv_cell(row.item->origin),
+                                row.ok ? "true" : "false", csv_cell(row.error));
+    for (const auto& p : plan.swept) {
+        const auto it = row.item->swept.find(p);
+        r.push_back(',');
+        if (it != row.item->swept.end()) r.append(csv_value(*it));
+    }
+    for (const auto& c : kResultColumns) {
+        const Json* v = row.ok ? at_dotted(row.result, c) : nullptr;
+        r.push_back(',');
+        if (v) r.append(csv_value(*v));
+    }
+    return r.append(",").append(csv_cell(row.scenario.dump())).append("\n");
+}
+
+std::string jsonl_row(const Row& row) {
+    // Keys in a fixed order with the index first (merge() reads it without parsing the line).
+    std::string r = fmt::format("{{\"index\":{},\"of\":{},\"origin\":{},\"ok\":{}", row.index, row.total,
+                                Json(row.item->origin).dump(), row.ok ? "true" : "false");
+    if (!row.item->swept.empty()) r.append(",\"swept\":").append(row.item->swept.dump());
+    if (row.ok)
+        r.append(",\"result\":").append(row.result.dump());
+    else
+        r.append(",\"error\":").append(Json(row.error).dump());
+    return r.append(",\"scenario\":").append(row.scenario.dump()).append("}\n");
+}
+
+RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const Evaluator& evaluate,
+               const RunOptions& options, std::ostream& out) {
+    const std::size_t n = indices.size();
+    unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
+                                           : std::max(1u, std::thread::hardware_concurrency());
+    threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(n, 1)));
+    // Rows wait in a ring of `window` slots until every row before them is written (bounded memory).
+    const std::size_t window = 1024 * static_cast<std::size_t>(threads);
+    struct Slot {
+        std::optional<Row> row;
+        std::string line;
+    };
+    std::vector<Slot> ring(std::min(window, std::max<std::size_t>(n, 1)));
+    std::mutex m;
+    std::condition_variable cv;
+    std::atomic<std::size_t> next{0};
+    std::size_t written = 0;
+
+    auto work = [&] {
+        while (true) {
+            const std::size_t pos = next.fetch_add(1);
+            if (pos >= n) return;
+            {
+                std::unique_lock lock(m);
+                cv.wait(lock, [&] { return pos < written + ring.size(); });
+            }
+            const Item& item = plan.items[indices[pos]];
+            Row row;
+            row.index = indices[pos];
+            row.total = plan.items.size();
+            row.item = &item;
+            try {
+                Outcome o = evaluate(item);
+                row.ok = true;
+                row.scenario = std::move(o.scenario);
+                row.result = std::move(o.result);
+            } catch (const ConfigError& e) {
+                std::string msg;
+                for (const auto& p : e.problems()) msg += (msg.empty() ? "" : "; ") + one_line(p);
+                row.error = msg;
+            } catch (const std::exception& e) {
+                row.error = one_line(e.what());
+            }
+            if (!row.ok) row.scenario = item.doc;
+            std::string line = options.format == Format::csv ? csv_row(plan, row) : jsonl_row(row);
+            {
+                std::lock_guard lock(m);
+                ring[pos % ring.size()] = {std::move(row), std::move(line)};
+            }
+            cv.notify_all();
+        }
+    };
+
+    if (options.format == Format::csv) out << csv_header(plan);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    RunSummary sum;
+    while (written < n) {
+        Slot s;
+        {
+            std::unique_lock lock(m);
+            Slot& slot = ring[written % ring.size()];
+            cv.wait(lock, [&] { return slot.row.has_value(); });
+            s = std::move(slot);
+            slot.row.reset();
+        }
+        if (options.on_row) options.on_row(*s.row);
+        out << s.line;
+        ++sum.rows;
+        if (!s.row->ok) ++sum.failed;
+        {
+            std::lock_guard lock(m);
+            ++written;
+        }
+        cv.notify_all();
+        if (options.progress) options.progress(static_cast<double>(written) / static_cast<double>(n));
+    }
+    for (auto& t : pool) t.join();
+    out.flush();
+    return sum;
+}
+
+std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces) {
+    std::optional<std::string> header;
+    std::optional<bool> csv;
+    std::map<std::size_t, std::string> rows;
+    std::optional<std::size_t> total;
+    std::vector<std::string> problems;
+    auto number_at = [](const std::string& line, std::size_t pos, std::size_t& value) {
+        const auto r = std::from_chars(line.data() + pos, line.data() + line.size(), value);
+        return r.ec == std::errc() ? static_cast<std::size_t>(r.ptr - line.data()) : std::string::npos;
+    };
+    for (const auto& [name, text] : pieces) {
+        std::size_t start = 0, line_no = 0;
+        while (start < text.size()) {
+            auto end = text.find('\n', start);
+            if (end == std::string::npos) end = text.size();
+            const std::string line = text.substr(start, end - start);
+            start = end + 1;
+            ++line_no;
+            if (line.empty()) continue;
+            const bool is_csv = line.front() != '{';
+            if (csv && *csv != is_csv) {
+                problems.push_back(
+                    fmt::format("{}:{}: mixes JSON lines and CSV: expected pieces of one format", name, line_no));
+                break;
+            }
+            csv = is_csv;
+            if (is_csv && line.rfind("index,", 0) == 0) {
+                if (header && *header != line)
+                    problems.push_back(
+                        fmt::format("{}:{}: CSV header differs from the first piece's: expected the "
+                                    "shards of one run",
+                                    name, line_no));
+                header = line;
+                continue;
+            }
+            std::size_t index = 0, of = 0;
+            const std::size_t p0 = is_csv ? 0 : std::string("{\"index\":").size();
+            if (!is_csv && line.rfind("{\"index\":", 0) != 0) {
+                problems.push_back(
+                    fmt::format("{}:{}: expected a row of llmsim run (starting {{\"index\":)", name, line_no));
+                continue;
+            }
+            std::size_t p = number_at(line, p0, index);
+            const std::string sep = is_csv ? "," : ",\"of\":";
+            if (p == std::string::npos || line.compare(p, sep.size(), sep) != 0 ||
+                number_at(line, p + sep.size(), of) == std::string::npos) {
+                problems.push_back(fmt::format("{}:{}: expected a row of llmsim run (index, of, ...)", name, line_no));
+                continue;
+            }
+            if (total && *total != of)
+                problems.push_back(
+                    fmt::format("{}:{}: row of a run of {} scenarios: expected {} (the shards of one run)", name,
+                                line_no, of, *total));
+            total = of;
+            if (!rows.emplace(index, line).second)
+                problems.push_back(
+                    fmt::format("{}:{}: row {} appears twice: expected each row in one piece", name, line_no, index));
+        }
+    }
+    if (total) {
+        std::size_t missing = 0, first = 0;
+        for (std::size_t i = 0; i < *total; ++i)
+            if (!rows.count(i) && missing++ == 0) first = i;
+        if (missing > 0)
+            problems.push_back(fmt::format("{} of {} rows missing (first: row {}): expected every shard's output",
+                                           missing, *total, first));
+    }
+    if (!problems.empty()) throw ConfigError(problems);
+    std::string out;
+    if (header) out += *header + "\n";
+    for (const auto& [i, line] : rows) out += line + "\n";
+    return out;
+}
+
+}   // namespace llmsim::batch

@@ -1,0 +1,106 @@
+// Batch runs at scale (docs/runs.md): a run file holds one scenario, a list ({"scenarios": [...]}) or a
+// sweep (a scenario with "sweep": {"dotted.path": [values...]} for a cartesian product and/or "zip":
+// {"path": [...], ...} for paired lists); it expands into numbered scenario documents, which a thread
+// pool evaluates (an evaluator the caller supplies) into rows written in input order as JSON lines or
+// CSV; a shard K/N keeps an exact slice of the rows, and merge() joins the shards' outputs back into
+// the unsharded output byte for byte. Errors of one scenario stay in its row.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "hardware_db/json_reader.hpp"
+
+namespace llmsim::batch {
+
+// One scenario of a run: its document after the sweep's values are set, the folder relative paths in it
+// are read from, where it came from ("file.json#/scenarios/2", "file.json#/sweep/7"), and the values of
+// the swept paths (an object: dotted path -> value).
+struct Item {
+    Json doc;
+    std::string base_dir, origin;
+    Json swept = Json::object();
+};
+
+// Every scenario of a set of run files, in order (files in the order given; inside a file, list order;
+// a sweep's points with its first path (alphabetically) varying slowest and the zip innermost).
+struct Plan {
+    std::vector<Item> items;
+    std::vector<std::string> swept;   // the dotted paths a sweep sets, in first-seen order (CSV columns)
+};
+
+// Expands one run document (`origin` names it in errors and items). Throws ConfigError naming the JSON
+// pointer when the file's structure is wrong (a sweep value that is not a non-empty array, zip lists of
+// different lengths, a path through a non-object); a bad scenario inside is not checked here.
+void expand(const Json& doc, const std::string& origin, const std::string& base_dir, Plan& plan);
+// Reads and expands each file (all problems of all files in one ConfigError).
+Plan expand_files(const std::vector<std::string>& files);
+
+// Sets `value` at a dotted path ("parallel.tp"), creating objects on the way; throws ConfigError when a
+// step of the path is not an object.
+void set_path(Json& doc, const std::string& dotted, const Json& value, const std::string& origin);
+
+// --shard K/N: slice K (1-based) of N. Contiguous slices are [total·(K-1)/N, total·K/N); strided ones
+// hold the indices i with i mod N = K-1. Either way the N slices partition the indices exactly.
+struct Shard {
+    int k = 1, n = 1;
+    bool strided = false;
+};
+Shard parse_shard(const std::string& text);   // "K/N"; ConfigError naming --shard otherwise
+std::vector<std::size_t> shard_indices(std::size_t total, const Shard& s);
+
+// What an evaluator returns for one scenario: the resolved scenario (defaults filled in) and its
+// result; it throws (ConfigError or any std::exception) when the scenario is bad or cannot be estimated.
+struct Outcome {
+    Json scenario, result;
+};
+using Evaluator = std::function<Outcome(const Item&)>;
+
+enum class Format { jsonl, csv };
+Format format_of(const std::string& path);   // by extension: .csv, else JSON lines
+
+// One output row.
+struct Row {
+    std::size_t index = 0, total = 0;
+    const Item* item = nullptr;
+    bool ok = false;
+    Json scenario, result;   // scenario: resolved when ok, else the document as expanded
+    std::string error;       // problems joined by "; " when not ok
+};
+
+// The CSV header (the same for every shard of a plan) and a row of it; a JSON line of a row.
+// CSV columns: index, of, origin, ok, error, each swept path, the fixed result columns (kResultColumns),
+// then the resolved scenario as JSON text.
+std::string csv_header(const Plan& plan);
+std::string csv_row(const Plan& plan, const Row& row);
+std::string jsonl_row(const Row& row);
+// The result keys (dotted into the result object) that CSV rows carry; an absent key is an empty cell.
+extern const std::vector<std::string> kResultColumns;
+
+struct RunOptions {
+    int threads = 0;   // 0: std::thread::hardware_concurrency()
+    Format format = Format::jsonl;
+    std::function<void(double)> progress;   // fraction done, called from the calling thread
+    // Called on the calling thread with each row, in index order, before it is written (text tables).
+    std::function<void(const Row&)> on_row;
+};
+
+struct RunSummary {
+    std::size_t rows = 0, failed = 0;
+};
+
+// Evaluates plan.items[indices[i]] on a pool of threads and writes one row per item to `out` in
+// the order of `indices` (the CSV header first), as rows complete. Deterministic: the bytes written do
+// not depend on the thread count.
+RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const Evaluator& evaluate,
+               const RunOptions& options, std::ostream& out);
+
+// Joins the outputs of the shards of one run (any order) into the unsharded output: rows sorted by
+// index, one CSV header. Throws ConfigError when a row is missing or repeated, the pieces mix formats,
+// or their CSV headers differ.
+std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces);   // (name, text)
+
+}   // namespace llmsim::batch
