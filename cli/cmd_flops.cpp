@@ -17,6 +17,8 @@ void setup_flops(CLI::App* cmd, Context& ctx) {
     auto flags = std::make_shared<ScenarioFlags>();
 
     add_scenario_flags(cmd, *flags);
+    // Days and GPU-hours for a token budget are estimate's (they need the step time).
+    cmd->remove_option(cmd->get_option("--token-budget"));
     cmd->callback([flags, &ctx] {
         const Scenario s = resolve_scenario(*flags);
         if (s.is_inference) throw ConfigError("/inference: present: expected a training scenario for `flops`");

@@ -16,6 +16,8 @@ void setup_memory(CLI::App* cmd, Context& ctx) {
     auto flags = std::make_shared<ScenarioFlags>();
 
     add_scenario_flags(cmd, *flags);
+    // Days and GPU-hours for a token budget are estimate's (they need the step time).
+    cmd->remove_option(cmd->get_option("--token-budget"));
     auto plot_file = std::make_shared<std::string>();
     cmd->add_option("--plot", *plot_file, "Write the memory of each pipeline stage as an SVG chart (training)");
     cmd->callback([flags, plot_file, &ctx] {

@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/flag_checks.hpp"
+#include "cli/progress.hpp"
 #include "cli/search_report.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/scaling_laws.hpp"
@@ -59,8 +60,11 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
     cmd->add_option("--restart-s", f->restart_s, "Seconds to restart after a failure (default 0)")
         ->check(number_in(0, 1e9));
     cmd->add_option("--threads", f->threads, "Search threads (default: all cores)")->check(int_in(1, 4096));
+    auto headroom = std::make_shared<double>(0.0);
+    cmd->add_option("--memory-headroom", *headroom, "Fraction of each GPU's memory kept free (0 to 0.95)")
+        ->check(number_in(0, 0.95));
     cmd->add_flag("--json", f->json, "Print JSON instead of text");
-    cmd->callback([f, &ctx] {
+    cmd->callback([f, headroom, &ctx] {
         ScalingFit fit;
         if (!scaling_fit_from_string(f->fit, fit))
             throw ConfigError(
@@ -101,6 +105,9 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
         }
         q.options.threads = f->threads.value_or(0);
         q.options.price_per_gpu_hour = f->price.value_or(0);
+        q.memory_headroom_fraction = *headroom;
+        ProgressBar bar("plan (each search of the bisection)");
+        q.options.progress = [&bar](double done) { bar.update(done); };
         const std::string budget_flag = budget_kind == "compute_flops" ? "--compute"
                                         : budget_kind == "gpu_hours"   ? "--gpu-hours"
                                                                        : "--days";
@@ -185,9 +192,17 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                 model.layers, model.hidden, model.heads, model.kv_heads, model.ffn_hidden, model.vocab,
                 human_count(actual_params));
             out += fmt::format("best layout: {}, global batch {} x {} tokens\n", layout_brief(best.c), gb, f->seq_len);
-            out += fmt::format("step {}, {:.0f} tokens/s ({:.0f} per GPU), MFU {:.1f}%, memory {} per GPU\n",
-                               human_seconds(best.time.step_time_s), tps, tps / gpus, 100 * best.time.mfu,
-                               gib(best.memory.total_bytes, 1));
+            out += fmt::format("step {}, {} tokens/s ({} per GPU), MFU {:.1f}%, memory {} per GPU\n",
+                               human_seconds(best.time.step_time_s), fixed_commas(tps, 0), fixed_commas(tps / gpus, 0),
+                               100 * best.time.mfu, gib(best.memory.total_bytes, 1));
+            // Below 5% free, allocator fragmentation and NCCL buffers the model leaves out can tip it over.
+            const double capacity = base.system.gpu.hbm_capacity_bytes;
+            const double free_fraction = capacity > 0 ? 1.0 - best.memory.total_bytes / capacity : 1.0;
+            if (free_fraction < 0.05)
+                out += fmt::format(
+                    "warning: this layout leaves {:.1f}% of the {} per GPU free (< 5%); rerun with "
+                    "--memory-headroom 0.1 to keep a margin\n",
+                    100 * free_fraction, gib(capacity, 0));
             out += fmt::format("training: {:.1f} days, {} GPU-hours", train_s / 86400.0, human_count(gpu_hours));
             if (f->price) out += fmt::format(", ${}", human_count(gpu_hours * *f->price));
             out += "\n";

@@ -9,6 +9,7 @@
 #include "cli/common.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/plot.hpp"
+#include "cli/progress.hpp"
 #include "cli/search_flags.hpp"
 #include "cli/search_report.hpp"
 #include "hardware_db/errors.hpp"
@@ -35,6 +36,8 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
     auto gpus = std::make_shared<std::string>("64,128,256,512,1024,2048,4096");
 
     add_search_flags(cmd, *f, false);
+    // One strong-scaling batch (weak scaling grows it with the GPUs): a range of batches has no meaning here.
+    cmd->remove_option(cmd->get_option("--global-batch-range"));
     cmd->add_option("--gpus", *gpus, "GPU counts (default 64,128,...,4096)");
     cmd->add_flag("--json", f->json, "Print JSON instead of a table");
     auto plot_file = std::make_shared<std::string>();
@@ -56,7 +59,9 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
             std::int64_t weak_batch = 0;
         };
         std::vector<Row> rows;
+        ProgressBar bar("scaling");
         for (int p : counts) {
+            bar.update(static_cast<double>(rows.size()) / static_cast<double>(counts.size()));
             Row row;
             row.gpus = p;
             auto sp = req.space;
@@ -86,6 +91,7 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
                 break;
             }
         Json out = Json::array();
+        bool above_100 = false;
         plot::Series strong_curve{"strong (fixed global batch)", {}, {}},
             weak_curve{"weak (batch grows with GPUs)", {}, {}};
         Table t(
@@ -98,11 +104,12 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
                     ref ? (ref->gpus * ref->strong.time.step_time_s) / (r.gpus * r.strong.time.step_time_s) : 0.0;
                 j["strong"] = search_entry_json(req.base, r.strong, false, req.options.price_per_gpu_hour);
                 j["strong_scaling_efficiency"] = eff;
+                above_100 |= eff > 1.0005;
                 strong_curve.x.push_back(r.gpus);
                 strong_curve.y.push_back(100 * eff);
                 cells.insert(cells.end(),
                              {layout_brief(r.strong.c), human_seconds(r.strong.time.step_time_s),
-                              fmt::format("{:.0f}", r.strong.time.tokens_per_s / r.gpus),
+                              fixed_commas(r.strong.time.tokens_per_s / r.gpus, 0),
                               fmt::format("{:.1f}%", 100 * r.strong.time.mfu), fmt::format("{:.1f}%", 100 * eff)});
             } else {
                 j["strong"] = nullptr;
@@ -114,6 +121,7 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
                 const double eff = ref->strong.time.step_time_s / r.weak.time.step_time_s;
                 j["weak"] = search_entry_json(req.base, r.weak, false, req.options.price_per_gpu_hour);
                 j["weak_scaling_efficiency"] = eff;
+                above_100 |= eff > 1.0005;
                 weak_curve.x.push_back(r.gpus);
                 weak_curve.y.push_back(100 * eff);
                 cells.insert(cells.end(), {human_seconds(r.weak.time.step_time_s), fmt::format("{:.1f}%", 100 * eff)});
@@ -150,6 +158,10 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
             std::cout
                 << "strong eff = (p0·T(p0)) / (p·T(p)) at a fixed global batch; weak eff = T(p0) / T(p) with the\n"
                    "global batch grown in proportion to the GPUs.\n";
+            if (above_100)
+                std::cout << "Efficiencies above 100%: each count gets its own best layout, and a larger count can "
+                             "afford a better one\n(less pipeline parallelism and bubble, no recompute, more "
+                             "micro-batches per pipeline) than the reference count.\n";
         }
         ctx.exit_code = ref ? 0 : 1;
     });

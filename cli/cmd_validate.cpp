@@ -2,6 +2,7 @@
 // measured values; per-quantity errors with mean / median / worst over all and over exact cases.
 // Without files, the published runs compiled into the binary (validation/). --fit-sustained fits each
 // accelerator's sustained fraction instead (calibrate/sustained_fit.hpp).
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "calibrate/sustained_fit.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 #include "hardware_db/units.hpp"
 #include "hardware_db/validation.hpp"
 #include "sim/validate.hpp"
@@ -176,7 +178,10 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
             ctx.exit_code = fit_sustained(cases, *json);
             return;
         }
-        const auto rep = sim::run_validation(cases);
+        ProgressBar bar("validate");
+        const auto rep = sim::run_validation(cases, [&bar](std::size_t done, std::size_t total) {
+            bar.update(static_cast<double>(done) / static_cast<double>(std::max<std::size_t>(total, 1)));
+        });
         if (*json)
             print_json(report_json(rep));
         else

@@ -293,6 +293,34 @@ std::string human_count(double n) {
     return fmt::format("{:.0f}", n);
 }
 
+namespace {
+
+// `digits` (an integer part, optionally followed by ".fraction") with a comma every three integer digits.
+std::string group_thousands(const std::string& digits, bool negative) {
+    const std::size_t dot = std::min(digits.find('.'), digits.size());
+    std::string out;
+    out.reserve(digits.size() + dot / 3 + 1);
+    if (negative) out.push_back('-');
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && i < dot && (dot - i) % 3 == 0) out.push_back(',');
+        out.push_back(digits[i]);
+    }
+    return out;
+}
+
+}   // namespace
+
+std::string with_commas(std::int64_t n) {
+    const std::uint64_t mag = n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
+    return group_thousands(std::to_string(mag), n < 0);
+}
+
+std::string fixed_commas(double x, int decimals) {
+    if (!std::isfinite(x)) return "inf";
+    const std::string digits = fmt::format("{:.{}f}", std::fabs(x), decimals);
+    return group_thousands(digits, x < 0 && digits.find_first_not_of("0.") != std::string::npos);
+}
+
 std::string Table::str() const {
     std::vector<std::size_t> w(header_.size(), 0);
     auto measure = [&](const std::vector<std::string>& r) {

@@ -79,6 +79,8 @@ std::string gib(double bytes, int decimals = 2);   // "12.34 GiB"
 std::string human_seconds(double s);               // "13.9 s", "412 ms", "38 us", "4.5 min", "2.1 days"; "0" below 1 ns
 std::string human_flops(double flops);             // "1.23 EFLOP"
 std::string human_count(double n);                 // "174.6B", "12.9M"
+std::string with_commas(std::int64_t n);           // "1,234,567"
+std::string fixed_commas(double x, int decimals);   // "18,163.8" (thousands separators, `decimals` after the point)
 
 // A plain text table with a header row; columns right-aligned except the first.
 class Table {

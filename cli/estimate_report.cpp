@@ -251,8 +251,8 @@ std::string serving_text(const Scenario& s, const Estimate& e) {
         Table t({"metric", "value"});
         t.row({"time to first token", human_seconds(r.ttft_s)});
         t.row({"time per output token", human_seconds(r.tpot_s)});
-        t.row({"output tokens/s", fmt::format("{:.0f}", r.output_tokens_per_s)});
-        t.row({"output tokens/s per GPU", fmt::format("{:.0f}", r.output_tokens_per_s_per_gpu)});
+        t.row({"output tokens/s", fixed_commas(r.output_tokens_per_s, 0)});
+        t.row({"output tokens/s per GPU", fixed_commas(r.output_tokens_per_s_per_gpu, 0)});
         t.row({"KV cache", gib(r.memory.kv_cache_bytes)});
         t.row({"max batch that fits", std::to_string(r.memory.max_batch)});
         t.row({"prefill / decode bound by", std::string(r.prefill_compute_bound ? "compute" : "memory") + " / " +
@@ -269,8 +269,9 @@ std::string serving_text(const Scenario& s, const Estimate& e) {
         in.qps > 0 ? fmt::format("at {:g} req/s (Poisson)", in.qps) : std::string("offline (all at t = 0)"), lens,
         to_string(in.weight_precision), to_string(in.kv_precision));
     out +=
-        fmt::format("{:.2f} req/s  |  {:.0f} output tokens/s ({:.0f} per GPU)  |  TTFT p99 {}  TPOT p99 {}{}\n\n",
-                    c.requests_per_s, c.output_tokens_per_s, c.output_tokens_per_s_per_gpu, human_seconds(c.ttft_s.p99),
+        fmt::format("{:.2f} req/s  |  {} output tokens/s ({} per GPU)  |  TTFT p99 {}  TPOT p99 {}{}\n\n",
+                    c.requests_per_s, fixed_commas(c.output_tokens_per_s, 0),
+                    fixed_commas(c.output_tokens_per_s_per_gpu, 0), human_seconds(c.ttft_s.p99),
                     human_seconds(c.tpot_s.p99), in.slo.any() ? (c.slo_met ? "  |  SLO met" : "  |  SLO MISSED") : "");
     Table t({"latency", "mean", "p50", "p90", "p99"});
     auto row = [&](const char* name, const sim::Distribution& d) {
@@ -283,7 +284,7 @@ std::string serving_text(const Scenario& s, const Estimate& e) {
     out += t.str();
     Table u({"deployment", "value"});
     u.row({"makespan", human_seconds(c.makespan_s)});
-    u.row({"iterations (all replicas)", std::to_string(c.iterations)});
+    u.row({"iterations (all replicas)", with_commas(c.iterations)});
     u.row({"mean sequences per iteration", fmt::format("{:.1f}", c.mean_batch)});
     u.row({"KV blocks per replica", fmt::format("{} x {} tokens", c.kv_blocks, kKvBlockTokens)});
     u.row({"KV occupancy mean / max",
@@ -311,10 +312,10 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
         out += fmt::format("DOES NOT FIT: {} per GPU needed, {} available (the numbers below assume it did)\n",
                            gib(e.memory.total_bytes), gib(e.memory.capacity_bytes));
     out += fmt::format(
-        "step time {}  |  MFU {:.1f}%  HFU {:.1f}%  |  {:.0f} tokens/s ({:.0f} per GPU)  |  {:.0f} TFLOP/s per "
+        "step time {}  |  MFU {:.1f}%  HFU {:.1f}%  |  {} tokens/s ({} per GPU)  |  {:.0f} TFLOP/s per "
         "GPU\n\n",
-        human_seconds(step), 100 * e.mfu, 100 * e.hfu, e.tokens_per_s, e.tokens_per_s_per_gpu,
-        e.achieved_tflops_per_gpu);
+        human_seconds(step), 100 * e.mfu, 100 * e.hfu, fixed_commas(e.tokens_per_s, 0),
+        fixed_commas(e.tokens_per_s_per_gpu, 0), e.achieved_tflops_per_gpu);
     Table t({"where the step goes", "time", "share"});
     const auto& b = e.breakdown;
     const std::pair<const char*, double> parts[] = {
@@ -331,16 +332,15 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
                                           : std::string("closed form (--fast)");
     out += fmt::format("method: {} ({})\n\n", e.method, note);
     if (!te.timeline.empty()) out += te.timeline + "\n";
-    Table c({"communication", "algorithm", "ranks", "size", "one call", "calls/step"});
+    Table c({"communication", "algorithm", "ranks", "size (MB, 10^6 B)", "one call", "calls/step"});
     for (const auto& ev : e.costs.comms)
         c.row({ev.what, std::string(ev.algorithm ? ev.algorithm->name : "none"),
                fmt::format("{}{}", ev.ranks, ev.domains > 1 ? fmt::format(" / {} nodes", ev.domains) : ""),
-               fmt::format("{:.1f} MB", ev.bytes / 1e6), human_seconds(ev.time_s),
-               fmt::format("{:.0f}", ev.calls_per_step)});
+               fixed_commas(ev.bytes / 1e6, 1), human_seconds(ev.time_s), fixed_commas(ev.calls_per_step, 0)});
     if (!e.costs.comms.empty()) out += c.str() + "\n";
     out += "memory per GPU (most loaded):\n";
     const auto& m = e.memory;
-    Table mt({"component", "per GPU"});
+    Table mt({"component", "per GPU (GiB)"});
     mt.row({"weights", gib(m.weights_bytes)});
     mt.row({"gradients", gib(m.gradients_bytes)});
     mt.row({"optimizer", gib(m.optimizer_bytes)});

@@ -1,6 +1,7 @@
 #include "cli/search_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -15,12 +16,6 @@ using search::Candidate;
 using search::SearchEntry;
 using search::SearchOptions;
 using search::SearchResult;
-
-std::string with_commas(std::int64_t n) {
-    std::string s = std::to_string(n < 0 ? -n : n);
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
-    return n < 0 ? "-" + s : s;
-}
 
 std::string layout_brief(const Candidate& c) {
     std::string s = fmt::format("tp{} pp{}", c.tp, c.pp);
@@ -92,15 +87,11 @@ Json search_result_json(const Scenario& base, const SearchResult& r, const Searc
             {"precision", to_string(base.training.precision)}};
 }
 
-std::string search_result_text(const Scenario& base, const SearchResult& r, const SearchOptions& o) {
-    std::string out;
-    std::string gpus;
-    if (r.gpu_counts.size() == 1)
-        gpus = fmt::format("{} GPUs", r.gpu_counts.front());
-    else
-        gpus = fmt::format("{} to {} GPUs ({} counts)", r.gpu_counts.front(), r.gpu_counts.back(), r.gpu_counts.size());
-    out += fmt::format("search: {} on {}, {}, seq {}, {}\n", base.model.name, base.system.name, gpus,
-                       base.training.seq_len, to_string(base.training.precision));
+namespace {
+
+// How many layouts were looked at and why the rest were rejected, by reason (most first).
+std::string rejections(const SearchResult& r) {
+    std::string out = "\n";
     out +=
         fmt::format("{} layouts considered: {} evaluated, {} rejected ({} threads, {})\n", with_commas(r.considered()),
                     with_commas(r.evaluated), with_commas(r.rejected_total), r.threads, human_seconds(r.wall_s));
@@ -110,12 +101,34 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
         std::sort(rej.begin(), rej.end(), [](const auto& a, const auto& b) {
             return a.first != b.first ? a.first > b.first : a.second < b.second;
         });
-        out += "rejected:\n";
+        out += "rejected, by reason:\n";
         for (const auto& [v, k] : rej) out += fmt::format("  {:>14}  {}\n", with_commas(v), k);
     }
+    return out;
+}
+
+}   // namespace
+
+std::string search_result_text(const Scenario& base, const SearchResult& r, const SearchOptions& o) {
+    std::string out;
+    std::string gpus;
+    if (r.gpu_counts.size() == 1)
+        gpus = fmt::format("{} GPUs", r.gpu_counts.front());
+    else
+        gpus = fmt::format("{} to {} GPUs ({} counts)", r.gpu_counts.front(), r.gpu_counts.back(), r.gpu_counts.size());
+    out += fmt::format("search: {} on {}, {}, seq {}, {}\n", base.model.name, base.system.name, gpus,
+                       base.training.seq_len, to_string(base.training.precision));
     if (r.top.empty()) {
         out += "no layout fits\n";
+        out += rejections(r);
         return out;
+    }
+    {
+        const auto& e = r.top.front();
+        out += fmt::format(
+            "answer: {} on {} GPUs, global batch {}: step {}, MFU {:.1f}%, {} tokens/s per GPU, {} per GPU\n\n",
+            layout_brief(e.c), with_commas(e.c.gpus), with_commas(e.c.global_batch), human_seconds(e.time.step_time_s),
+            100 * e.time.mfu, with_commas(std::llround(e.time.tokens_per_s / e.c.gpus)), gib(e.memory.total_bytes, 1));
     }
     auto table = [&](const std::vector<SearchEntry>& v, bool rank) {
         std::vector<std::string> head{rank ? "#" : "", "gpus", "layout", "gbs",    "step",
@@ -126,11 +139,11 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
         int i = 0;
         for (const auto& e : v) {
             std::vector<std::string> row{rank ? std::to_string(++i) : "",
-                                         std::to_string(e.c.gpus),
+                                         with_commas(e.c.gpus),
                                          layout_brief(e.c),
-                                         std::to_string(e.c.global_batch),
+                                         with_commas(e.c.global_batch),
                                          human_seconds(e.time.step_time_s),
-                                         fmt::format("{:.0f}", e.time.tokens_per_s / e.c.gpus),
+                                         with_commas(std::llround(e.time.tokens_per_s / e.c.gpus)),
                                          fmt::format("{:.1f}%", 100 * e.time.mfu),
                                          fmt::format("{:.1f}%", 100 * e.time.bubble_fraction),
                                          gib(e.memory.total_bytes, 1)};
@@ -156,7 +169,7 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
         }
         out += table(shown, false);
     }
-    return out;
+    return out + rejections(r);
 }
 
 }   // namespace llmsim::cli

@@ -17,6 +17,5 @@ Json search_entry_json(const Scenario& base, const search::SearchEntry& e, bool 
 Json search_result_json(const Scenario& base, const search::SearchResult& r, const search::SearchOptions& o);
 std::string search_result_text(const Scenario& base, const search::SearchResult& r, const search::SearchOptions& o);
 // 1234567 -> "1,234,567"
-std::string with_commas(std::int64_t n);
 
 }   // namespace llmsim::cli

@@ -140,8 +140,9 @@ TEST_CASE("a validation case beyond the simulator's work limit is an input error
 }
 
 TEST_CASE("--global-batch-range beyond 2^24 is refused (was a power-of-two loop overflowing)", "[bad-input]") {
-    expect_refused({"scaling", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8,16",
-                    "--global-batch-range", "1:9223372036854775807"},
+    // (scaling takes one global batch and has no --global-batch-range; search has it)
+    expect_refused({"search", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", "--global-batch-range",
+                    "1:9223372036854775807"},
                    {"--global-batch-range", "expected a:b with 1 <= a <= b <= 16777216"});
 }
 
@@ -335,7 +336,8 @@ TEST_CASE("flag conversion errors say what was expected (was 'Could not convert'
                    {"--gpus: 'abc' is not an integer: expected an integer in 1..1048576"});
     expect_refused({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--sp", "maybe"},
                    {"--sp: 'maybe': expected true or false"});
-    expect_refused({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--token-budget", "lots"},
+    // (estimate reports days for a token budget; memory and flops have no --token-budget)
+    expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--token-budget", "lots"},
                    {"--token-budget: 'lots' is not a finite number"});
     const Run r =
         llmsim::test::run_llmsim({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--tp", "x"}, "bad-input");

@@ -49,6 +49,7 @@ PlanResult plan(const PlanRequest& q) {
     SearchSpace space;
     space.gpu_counts = {q.gpus};
     space.global_batches = {out.global_batch};
+    space.memory_headroom_fraction = q.memory_headroom_fraction;
     SearchOptions opt = q.options;
     opt.top_k = 1;
 

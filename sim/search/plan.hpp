@@ -21,7 +21,8 @@ struct PlanRequest {
     ScalingFit fit = ScalingFit::approach1;
     enum class Budget { compute_flops, gpu_hours, days } budget = Budget::compute_flops;
     double budget_value = 0;
-    SearchOptions options;   // threads, price, progress
+    double memory_headroom_fraction = 0;   // of each GPU's memory kept free by the layout search
+    SearchOptions options;                 // threads, price, progress
 };
 
 struct PlanResult {
