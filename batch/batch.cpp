@@ -98,7 +98,14 @@ void expand_sweep(const Json& doc, const std::string& origin, const std::string&
         for (const auto& p : d.paths) add_swept(plan, p);
 
     std::size_t total = 1;
-    for (const auto& d : dims) total *= d.size;
+    for (const auto& d : dims) {
+        if (total > kMaxRunScenarios / d.size || plan.items.size() + total * d.size > kMaxRunScenarios)
+            throw ConfigError(
+                fmt::format("{}/sweep: more than {} scenarios: expected at most {} per run (split the "
+                            "sweep over several files)",
+                            origin, kMaxRunScenarios, kMaxRunScenarios));
+        total *= d.size;
+    }
     std::vector<std::size_t> at(dims.size(), 0);
     for (std::size_t n = 0; n < total; ++n) {
         Item it;

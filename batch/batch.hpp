@@ -32,6 +32,10 @@ struct Plan {
     std::vector<std::string> swept;   // the dotted paths a sweep sets, in first-seen order (CSV columns)
 };
 
+// The most scenarios one run may expand to (each is held as a JSON document, ~2 KB, until it runs):
+// 2^22, about 8 GB; a larger sweep is an input error (split it over files and shards).
+inline constexpr std::size_t kMaxRunScenarios = std::size_t{1} << 22;
+
 // Expands one run document (`origin` names it in errors and items). Throws ConfigError naming the JSON
 // pointer when the file's structure is wrong (a sweep value that is not a non-empty array, zip lists of
 // different lengths, a path through a non-object); a bad scenario inside is not checked here.

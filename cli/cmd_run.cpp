@@ -21,6 +21,7 @@
 #include "cli/search_report.hpp"
 #include "cli/search_request.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/input_file.hpp"
 #include "hardware_db/scenario.hpp"
 
 namespace llmsim::cli {
@@ -230,11 +231,8 @@ void setup_merge(CLI::App* cmd, Context& ctx) {
     cmd->callback([files, output, &ctx] {
         std::vector<std::pair<std::string, std::string>> pieces;
         for (const auto& file : *files) {
-            std::ifstream in(file, std::ios::binary);
-            if (!in) throw ConfigError(fmt::format("{}: cannot be read: expected an output of llmsim run", file));
-            std::ostringstream ss;
-            ss << in.rdbuf();
-            pieces.emplace_back(file, ss.str());
+            // Rows of up to kMaxRunScenarios scenarios, a few KB each.
+            pieces.emplace_back(file, read_input_file(file, std::int64_t{1} << 36, "an output of llmsim run"));
         }
         const std::string merged = batch::merge(pieces);
         if (output->empty()) {

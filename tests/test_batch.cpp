@@ -158,3 +158,14 @@ TEST_CASE("--shard K/N is read strictly", "[batch]") {
     CHECK(format_of("x.csv") == Format::csv);
     CHECK(format_of("x.jsonl") == Format::jsonl);
 }
+
+TEST_CASE("a sweep beyond kMaxRunScenarios is refused before it is expanded", "[batch]") {
+    Json big = {{"sweep", {{"a", Json::array()}, {"b", Json::array()}, {"c", {1, 2}}}}};
+    for (int i = 0; i < 2048; ++i) {
+        big["sweep"]["a"].push_back(i);
+        big["sweep"]["b"].push_back(i);
+    }
+    Plan p;
+    CHECK_THROWS_WITH(expand(big, "t.json#", ".", p), Catch::Contains("t.json#/sweep: more than 4194304 scenarios"));
+    CHECK(p.items.empty());
+}
