@@ -19,8 +19,11 @@ Scenario deployment(double qps) {
                {"qps", qps},
                {"max_batch_tokens", 8192},
                {"seed", 1}};
-    return parse_scenario(
-        {{"model", "llama-3.1-70b"}, {"system", "dgx-h100"}, {"gpus", 8}, {"parallel", {{"tp", 2}}}, {"inference", in}});
+    return parse_scenario({{"model", "llama-3.1-70b"},
+                           {"system", "dgx-h100"},
+                           {"gpus", 8},
+                           {"parallel", {{"tp", 2}}},
+                           {"inference", in}});
 }
 
 void serve_100k(benchmark::State& state) {
@@ -31,7 +34,8 @@ void serve_100k(benchmark::State& state) {
         iterations += r.iterations;
         benchmark::DoNotOptimize(r.ttft_s.p99);
     }
-    state.counters["iterations_per_s"] = benchmark::Counter(static_cast<double>(iterations), benchmark::Counter::kIsRate);
+    state.counters["iterations_per_s"] =
+        benchmark::Counter(static_cast<double>(iterations), benchmark::Counter::kIsRate);
 }
 BENCHMARK(serve_100k)->Arg(0)->Arg(40)->Unit(benchmark::kMillisecond);
 

@@ -47,8 +47,7 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
             std::vector<std::string> lines;
             for (const auto& [given, flag] :
                  {std::pair{!straggler->empty(), "--straggler"}, std::pair{o.timeline, "--timeline"},
-                  std::pair{!plot_file->empty(), "--plot"},
-                  std::pair{!timeline_file->empty(), "--plot-timeline"}})
+                  std::pair{!plot_file->empty(), "--plot"}, std::pair{!timeline_file->empty(), "--plot-timeline"}})
                 if (given)
                     lines.push_back(
                         fmt::format("{}: given with an inference scenario: expected {} only with "

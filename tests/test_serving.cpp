@@ -204,7 +204,8 @@ TEST_CASE("serving keys: strict errors name the pointer", "[serving][errors]") {
     CHECK_THROWS_WITH(sim::simulate_serving(huge.serving_job()), Catch::Contains("/inference/input_len"));
 }
 
-TEST_CASE("capacity search: the fewest GPUs meeting the SLO, confirmed; one replica fewer misses", "[serving][capacity]") {
+TEST_CASE("capacity search: the fewest GPUs meeting the SLO, confirmed; one replica fewer misses",
+          "[serving][capacity]") {
     const auto s = serving("llama-3-8b", 1, 1,
                            {{"batching", "continuous"},
                             {"input_len", 1000},
