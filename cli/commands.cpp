@@ -17,6 +17,11 @@ constexpr CommandDef kCommands[] = {
     {"chinchilla", "Compute-optimal model size and tokens (Chinchilla scaling laws)", setup_chinchilla},
     {"plan", "Capacity plan: budget -> Chinchilla model, shape, best layout, days, cost", setup_plan},
     {"scaling", "Strong and weak scaling: the best layout at each GPU count", setup_scaling},
+    {"explain", "Binding constraint of a training scenario, every lever's predicted effect, the first action",
+     setup_explain},
+    {"calc", "Worked calculations: formula, numbers, result, why (collectives, roofline, bubble, memory, ...)",
+     setup_calc},
+    {"drill", "Interview drills with real models and GPUs, graded, with worked solutions", setup_drill},
     {"hw", "Hardware database: accelerators and systems", setup_hw},
     {"model", "Model zoo: shapes and parameter counts", setup_model},
 #if defined(LLMSIM_WITH_CALIBRATE)

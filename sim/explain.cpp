@@ -1,0 +1,251 @@
+#include "sim/explain.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "hardware_db/errors.hpp"
+#include "hardware_db/layout_rules.hpp"
+#include "sim/estimate.hpp"
+
+namespace llmsim::sim {
+
+namespace {
+
+// Whether a changed scenario is a layout Megatron would run (the reader's rules).
+bool valid(const Scenario& s) {
+    const auto& p = s.parallel;
+    const auto& t = s.training;
+    if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vp < 1 || t.micro_batch < 1) return false;
+    if (tp_rules(s.model, p.tp) | pp_rules(s.model, p.pp, p.vp) | cp_rules(t.seq_len, p.cp) |
+        batch_rules(t.global_batch, t.micro_batch, p.dp) | ep_rules(s.model, p.ep, p.dp * p.cp))
+        return false;
+    if (p.vp > 1 && !p.schedule->uses_chunks) return false;
+    if (p.schedule->m_multiple_of_p) {
+        const std::int64_t m = t.global_batch / (t.micro_batch * p.dp);
+        if (m % p.pp != 0) return false;
+    }
+    if (p.sequence_parallel && p.tp == 1) return false;
+    return true;
+}
+
+StepEstimate run(const Scenario& s) {
+    EstimateOptions o;
+    o.fast = true;   // the closed form: what the search ranks with, fast enough for every lever
+    StepSimulator simulator;
+    return estimate_training(s.training_job(), o, simulator).chosen();
+}
+
+std::string mem_component(const MemoryBreakdown& m) {
+    const std::pair<double, const char*> parts[] = {{m.weights_bytes, "weights"},
+                                                    {m.gradients_bytes, "gradients"},
+                                                    {m.optimizer_bytes, "optimizer states"},
+                                                    {m.activations_bytes, "activations"},
+                                                    {m.other_bytes, "other (reserve, buffers)"}};
+    return std::max_element(std::begin(parts), std::end(parts),
+                            [](const auto& a, const auto& b) { return a.first < b.first; })
+        ->second;
+}
+
+}   // namespace
+
+Explanation explain_training(const Scenario& s) {
+    if (s.is_inference) throw ConfigError("/inference: present: `explain` covers training scenarios");
+    Explanation e;
+    e.base = run(s);
+    const auto& mem = e.base.memory;
+    const auto& b = e.base.breakdown;
+    e.memory_parts = {{"weights", mem.weights_bytes},
+                      {"gradients", mem.gradients_bytes},
+                      {"optimizer states", mem.optimizer_bytes},
+                      {"activations", mem.activations_bytes},
+                      {"other", mem.other_bytes},
+                      {"total", mem.total_bytes},
+                      {"capacity", mem.capacity_bytes}};
+    e.time_parts = {{"compute", b.compute},
+                    {"tensor-parallel comm", b.tp_comm},
+                    {"context-parallel comm", b.cp_comm},
+                    {"expert-parallel comm", b.ep_comm},
+                    {"pipeline send/recv", b.pp_comm},
+                    {"data-parallel comm (exposed)", b.dp_comm},
+                    {"pipeline bubble", b.bubble},
+                    {"optimizer step", b.optimizer},
+                    {"step", e.base.step_time_s}};
+    const bool memory_binds = !mem.fits;
+    e.binding = memory_binds ? "memory" : "time";
+    e.binding_value = memory_binds ? mem.total_bytes : e.base.step_time_s;
+    if (memory_binds)
+        e.constraint = fmt::format(
+            "memory: pipeline stage {} needs {:.1f} GiB of {:.1f} GiB; its largest component is "
+            "{} ({:.1f} GiB)",
+            mem.stage, mem.total_bytes / kGiB, mem.capacity_bytes / kGiB, mem_component(mem),
+            std::max(
+                {mem.weights_bytes, mem.gradients_bytes, mem.optimizer_bytes, mem.activations_bytes, mem.other_bytes}) /
+                kGiB);
+    else
+        e.constraint = fmt::format(
+            "time: the step takes {:.3g} s (MFU {:.1f}%); the largest part is {} ({:.3g} s, "
+            "{:.0f}% of the step); memory fits with {:.1f} GiB to spare",
+            e.base.step_time_s, 100 * e.base.mfu, e.base.dominant,
+            std::max({b.compute, b.tp_comm, b.cp_comm, b.ep_comm, b.pp_comm, b.dp_comm, b.bubble, b.optimizer}),
+            100 * std::max({b.compute, b.tp_comm, b.cp_comm, b.ep_comm, b.pp_comm, b.dp_comm, b.bubble, b.optimizer}) /
+                e.base.step_time_s,
+            mem.headroom_bytes / kGiB);
+
+    const auto& p0 = s.parallel;
+    const auto& t0 = s.training;
+    auto lever = [&](std::string name, std::string change, std::string tradeoff,
+                     const std::function<void(Scenario&)>& apply) {
+        Scenario x = s;
+        apply(x);
+        x.gpus = x.parallel.world();
+        if (!valid(x)) return;
+        StepEstimate r;
+        try {
+            r = run(x);
+        } catch (const ConfigError&) {
+            return;
+        }
+        Lever l;
+        l.name = std::move(name);
+        l.change = std::move(change);
+        l.tradeoff = std::move(tradeoff);
+        l.gpus = x.parallel.world();
+        l.step_time_s = r.step_time_s;
+        l.tokens_per_s_per_gpu = r.tokens_per_s_per_gpu;
+        l.mfu = r.mfu;
+        l.peak_bytes = r.memory.total_bytes;
+        l.fits = r.memory.fits;
+        l.binding_after = memory_binds ? r.memory.total_bytes : r.step_time_s;
+        l.improves = l.binding_after < e.binding_value * (1 - 1e-9);
+        l.scenario = std::move(x);
+        e.levers.push_back(std::move(l));
+    };
+    const int domain = s.system.scaleup_domain;
+    if (p0.dp % 2 == 0 && p0.tp * 2 <= domain)
+        lever("more tensor parallelism", fmt::format("tp {} -> {}, dp {} -> {}", p0.tp, p0.tp * 2, p0.dp, p0.dp / 2),
+              "splits weights, gradients, optimizer and activations; adds per-layer all-reduces on NVLink",
+              [](Scenario& x) {
+                  x.parallel.tp *= 2;
+                  x.parallel.dp /= 2;
+              });
+    if (p0.tp > 1 && p0.tp % 2 == 0)
+        lever("less tensor parallelism", fmt::format("tp {} -> {}, dp {} -> {}", p0.tp, p0.tp / 2, p0.dp, p0.dp * 2),
+              "fewer per-layer collectives and larger GEMMs; more memory per GPU", [](Scenario& x) {
+                  x.parallel.tp /= 2;
+                  x.parallel.dp *= 2;
+              });
+    if (p0.tp > 1 && !p0.sequence_parallel)
+        lever("sequence parallelism", "sp off -> on",
+              "divides norm/dropout activations by tp; same bytes as the all-reduces it replaces",
+              [](Scenario& x) { x.parallel.sequence_parallel = true; });
+    if (p0.dp % 2 == 0)
+        lever("more pipeline stages", fmt::format("pp {} -> {}, dp {} -> {}", p0.pp, p0.pp * 2, p0.dp, p0.dp / 2),
+              "fewer layers (weights, states) per GPU; a larger bubble unless micro-batches grow", [](Scenario& x) {
+                  x.parallel.pp *= 2;
+                  x.parallel.dp /= 2;
+              });
+    if (p0.pp > 1 && p0.pp % 2 == 0)
+        lever("fewer pipeline stages", fmt::format("pp {} -> {}, dp {} -> {}", p0.pp, p0.pp / 2, p0.dp, p0.dp * 2),
+              "a smaller bubble; more layers per GPU", [](Scenario& x) {
+                  x.parallel.pp /= 2;
+                  x.parallel.dp *= 2;
+              });
+    if (p0.pp > 1)
+        lever("interleaved schedule (more model chunks)", fmt::format("vp {} -> {}", p0.vp, p0.vp * 2),
+              "divides the bubble by v; v times more pipeline sends and more in-flight activations", [](Scenario& x) {
+                  x.parallel.vp *= 2;
+                  x.parallel.schedule = &default_schedule(x.parallel.vp);
+              });
+    if (p0.dp % 2 == 0)
+        lever("context parallelism", fmt::format("cp {} -> {}, dp {} -> {}", p0.cp, p0.cp * 2, p0.dp, p0.dp / 2),
+              "splits the sequence (activations) across GPUs; ring attention exchanges K/V", [](Scenario& x) {
+                  x.parallel.cp *= 2;
+                  x.parallel.dp /= 2;
+              });
+    if (t0.recompute != Recompute::selective)
+        lever("selective recompute", fmt::format("recompute {} -> selective", to_string(t0.recompute)),
+              t0.recompute == Recompute::full ? "stores more activations, recomputes only attention internals"
+                                              : "drops attention internals from memory for a few % compute",
+              [](Scenario& x) { x.training.recompute = Recompute::selective; });
+    if (t0.recompute != Recompute::full)
+        lever("full recompute", fmt::format("recompute {} -> full", to_string(t0.recompute)),
+              "keeps only layer inputs; one extra forward (~+33% compute)",
+              [](Scenario& x) { x.training.recompute = Recompute::full; });
+    if (t0.recompute != Recompute::none)
+        lever("no recompute", fmt::format("recompute {} -> none", to_string(t0.recompute)),
+              "saves the recompute FLOPs; stores every activation",
+              [](Scenario& x) { x.training.recompute = Recompute::none; });
+    if (p0.zero < 3 && p0.dp > 1)
+        lever("higher ZeRO stage", fmt::format("zero {} -> {}", p0.zero, p0.zero + 1),
+              p0.zero == 2 ? "shards weights too: an all-gather per layer forward and backward (1.5x DDP volume)"
+                           : "shards optimizer states / gradients over dp at almost no extra communication",
+              [](Scenario& x) { x.parallel.zero += 1; });
+    if (p0.zero > 0)
+        lever("lower ZeRO stage", fmt::format("zero {} -> {}", p0.zero, p0.zero - 1), "less communication, more memory",
+              [](Scenario& x) { x.parallel.zero -= 1; });
+    if (t0.micro_batch > 1)
+        lever("smaller micro-batch", fmt::format("micro_batch {} -> {}", t0.micro_batch, t0.micro_batch / 2),
+              "halves activations; smaller GEMMs and more pipeline steps",
+              [](Scenario& x) { x.training.micro_batch /= 2; });
+    lever("larger micro-batch", fmt::format("micro_batch {} -> {}", t0.micro_batch, t0.micro_batch * 2),
+          "larger GEMMs, fewer micro-batches (a larger bubble share); more activations",
+          [](Scenario& x) { x.training.micro_batch *= 2; });
+    if (t0.offload == Offload::none)
+        lever("optimizer offload", "offload none -> optimizer",
+              "optimizer states and step on the host; PCIe traffic and a CPU Adam step each iteration",
+              [](Scenario& x) { x.training.offload = Offload::optimizer; });
+    if (t0.precision != Precision::fp8 && s.system.gpu.peak(Precision::fp8) > 0)
+        lever("FP8 training", fmt::format("precision {} -> fp8", to_string(t0.precision)),
+              "about 2x GEMM peak on Hopper and later; needs scaling recipes and convergence checks",
+              [](Scenario& x) { x.training.precision = Precision::fp8; });
+    lever("more GPUs", fmt::format("dp {} -> {} ({} GPUs)", p0.dp, p0.dp * 2, 2 * p0.world()),
+          "shorter steps at the same global batch; more money and a smaller batch per GPU",
+          [](Scenario& x) { x.parallel.dp *= 2; });
+    if (p0.dp % 2 == 0)
+        lever("fewer GPUs", fmt::format("dp {} -> {} ({} GPUs)", p0.dp, p0.dp / 2, p0.world() / 2),
+              "cheaper per step, longer steps; same memory per GPU", [](Scenario& x) { x.parallel.dp /= 2; });
+
+    // Recommendation.
+    const int gpus0 = p0.world();
+    int best = -1;
+    for (std::size_t i = 0; i < e.levers.size(); ++i) {
+        const auto& l = e.levers[i];
+        if (!l.improves) continue;
+        if (memory_binds) {
+            if (!l.fits) continue;
+            if (l.gpus != gpus0) continue;
+            if (best < 0 || l.step_time_s < e.levers[static_cast<std::size_t>(best)].step_time_s)
+                best = static_cast<int>(i);
+        } else {
+            if (!l.fits || l.gpus != gpus0) continue;
+            if (best < 0 || l.step_time_s < e.levers[static_cast<std::size_t>(best)].step_time_s)
+                best = static_cast<int>(i);
+        }
+    }
+    if (best < 0 && memory_binds)   // nothing fits alone: the largest saving at the same GPU count
+        for (std::size_t i = 0; i < e.levers.size(); ++i) {
+            const auto& l = e.levers[i];
+            if (!l.improves || l.gpus != gpus0) continue;
+            if (best < 0 || l.peak_bytes < e.levers[static_cast<std::size_t>(best)].peak_bytes)
+                best = static_cast<int>(i);
+        }
+    e.recommended = best;
+    if (best >= 0) {
+        const auto& l = e.levers[static_cast<std::size_t>(best)];
+        e.recommendation =
+            memory_binds ? fmt::format("{} ({}): peak {:.1f} GiB -> {:.1f} GiB{}, step {:.3g} s", l.name, l.change,
+                                       mem.total_bytes / kGiB, l.peak_bytes / kGiB,
+                                       l.fits ? " (fits)" : " (still too large)", l.step_time_s)
+                         : fmt::format("{} ({}): step {:.3g} s -> {:.3g} s, MFU {:.1f}% -> {:.1f}%", l.name, l.change,
+                                       e.base.step_time_s, l.step_time_s, 100 * e.base.mfu, 100 * l.mfu);
+    } else {
+        e.recommendation = memory_binds ? "no single lever at this GPU count fits: add GPUs or combine levers"
+                                        : "no single lever at this GPU count shortens the step: the layout is at a "
+                                          "local optimum (try `llmsim search`)";
+    }
+    return e;
+}
+
+}   // namespace llmsim::sim
