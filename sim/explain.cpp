@@ -224,13 +224,17 @@ Explanation explain_training(const Scenario& s) {
                 best = static_cast<int>(i);
         }
     }
-    if (best < 0 && memory_binds)   // nothing fits alone: the largest saving at the same GPU count
+    // Nothing fits alone: the largest saving at the same GPU count among the levers that cost at most 10%
+    // of the step (the cheap ones first), else among all.
+    for (const double slack : {1.10, 1e300}) {
+        if (best >= 0 || !memory_binds) break;
         for (std::size_t i = 0; i < e.levers.size(); ++i) {
             const auto& l = e.levers[i];
-            if (!l.improves || l.gpus != gpus0) continue;
+            if (!l.improves || l.gpus != gpus0 || l.step_time_s > slack * e.base.step_time_s) continue;
             if (best < 0 || l.peak_bytes < e.levers[static_cast<std::size_t>(best)].peak_bytes)
                 best = static_cast<int>(i);
         }
+    }
     e.recommended = best;
     if (best >= 0) {
         const auto& l = e.levers[static_cast<std::size_t>(best)];

@@ -42,7 +42,7 @@ struct Explanation {
 
 // Memory binds when the most loaded GPU does not fit; otherwise time binds (step time at the same GPU
 // count and global batch). The recommended lever: for memory, the fitting lever with the shortest step
-// (else the one that saves most memory); for time, the fitting lever at the same GPU count with the
+// (else the one that saves most memory among those costing at most 10% of the step, else among all); for time, the fitting lever at the same GPU count with the
 // shortest step. Layout changes keep the GPU count (dp absorbs them); "more GPUs" is listed apart.
 [[nodiscard]] Explanation explain_training(const Scenario& s);
 
