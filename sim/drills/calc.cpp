@@ -118,21 +118,25 @@ Calc all_reduce_calc(const CollectiveQuery& q) {
     c.given = {fmt::format("M = {} buffer, p = {} ranks, B = {} GB/s per rank and direction, α = {} per step",
                            bytes_str(M), p, num(q.GBps), seconds_str(a))};
     const std::string lat = a > 0 ? fmt::format(" + 2·{}·{}", p - 1, seconds_str(a)) : "";
+    // Results in s, ms or us after the ring's magnitude (one unit for every row).
+    const double ring_s = ring_all_reduce_time(p, M, a, B);
+    const double scale = ring_s >= 1.0 ? 1.0 : ring_s >= 1e-3 ? 1e3 : 1e6;
+    const std::string unit = scale == 1.0 ? "s" : scale == 1e3 ? "ms" : "us";
     c.steps.push_back(step("ring (bandwidth-optimal; NCCL Ring)", "T = 2(p−1)/p · M/B + 2(p−1)·α",
                            fmt::format("2·{}/{} · {} / {} GB/s{}", p - 1, p, bytes_str(M), num(q.GBps), lat),
-                           ring_all_reduce_time(p, M, a, B), "s",
+                           ring_s * scale, unit,
                            "each rank sends and receives 2(p−1)/p·M: the bandwidth term barely grows with p, the "
                            "latency term grows linearly"));
     c.steps.push_back(
         step("tree, NCCL pipelined (double binary tree)", "T = 2·M/B + 2·log2(p)·α",
              fmt::format("2 · {} / {} GB/s + 2·{}·{}", bytes_str(M), num(q.GBps), num(lg), seconds_str(a)),
-             tree_all_reduce_time(p, M, a, B), "s",
+             tree_all_reduce_time(p, M, a, B) * scale, unit,
              "NCCL cuts the buffer into chunks that stream up and down the tree, so the depth log2(p) "
              "costs latency only"));
     c.steps.push_back(
         step("tree, textbook (not pipelined)", "T = 2·log2(p) · (M/B + α)",
              fmt::format("2·{} · ({} / {} GB/s + {})", num(lg), bytes_str(M), num(q.GBps), seconds_str(a)),
-             textbook_tree_all_reduce_time(p, M, a, B), "s",
+             textbook_tree_all_reduce_time(p, M, a, B) * scale, unit,
              "the whole buffer crosses every level twice; no real library runs it this way for large "
              "buffers — it is the bound interview formulas quote"));
     if (q.system) {
@@ -143,7 +147,7 @@ Calc all_reduce_calc(const CollectiveQuery& q) {
             if (t < 0) continue;
             c.steps.push_back(step(fmt::format("{} on {} (collectives registry)", alg.name, s.name),
                                    std::string(alg.contract),
-                                   fmt::format("{} ranks, {} per scale-up domain", p, g.per_domain), t, "s"));
+                                   fmt::format("{} ranks, {} per scale-up domain", p, g.per_domain), t * scale, unit));
         }
         const auto best = collective_time(s, Collective::all_reduce, M, g);
         c.note = fmt::format("NCCL's tuner on {} picks {}: {} (bus bandwidth {} GB/s)", s.name, best.algorithm_name(),
@@ -253,8 +257,8 @@ Calc flops_per_token_calc(const ModelSpec& m, std::int64_t seq) {
                            fmt::format("6 · {}", count_str(pc.active)), 6 * pc.active / 1e9, "GFLOP"));
     c.steps.push_back(step("training, llmsim's count (attention scores, logits; causal)", "flops model_flops_per_token",
                            "", f.model_flops_per_token / 1e9, "GFLOP",
-                           "6N ignores attention's s-dependent term (≈ 6·L·s·h per token causal), which grows with "
-                           "context"));
+                           "6N counts every parameter (the input embedding does no matmul) and no attention scores "
+                           "(≈ 6·L·s·h per token, causal), which grow with context"));
     c.steps.push_back(step("inference (one generated token)", "F ≈ 2·N", fmt::format("2 · {}", count_str(pc.active)),
                            2 * pc.active / 1e9, "GFLOP", "decode is limited by bytes read, not by these FLOPs"));
     c.answer = 0;

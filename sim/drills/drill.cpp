@@ -85,6 +85,20 @@ const AcceleratorSpec& any_gpu(Rng& rng, const Bank& b) {
     return rng.pick(b.gpus);
 }
 
+// A dense model whose weights (at `bytes_per_param`) take at most 70% of `gpu`'s memory, so a serving
+// question on one GPU makes sense (the smallest model when none is drawn in 64 tries).
+const ModelSpec& serving_model(Rng& rng, const Bank& b, const AcceleratorSpec& gpu, double bytes_per_param) {
+    thread_local std::vector<ModelSpec> cache;
+    cache = dense_models(b);
+    for (int i = 0; i < 64; ++i) {
+        const auto& m = rng.pick(cache);
+        if (count_parameters(m).total * bytes_per_param <= 0.7 * gpu.hbm_capacity_bytes) return m;
+    }
+    return *std::min_element(cache.begin(), cache.end(), [](const ModelSpec& x, const ModelSpec& y) {
+        return count_parameters(x).total < count_parameters(y).total;
+    });
+}
+
 // A question whose answer is step `index` of `c`.
 Question numeric(std::string_view topic, std::string text, Calc c, std::size_t index, Difficulty d) {
     c.answer = index;
@@ -287,8 +301,9 @@ Question gen_allreduce_choice(Rng& rng, const Bank&, Difficulty) {
     q.ranks = rng.pick(std::span<const int>(kPow2Ranks));
     q.GBps = rng.pick(std::span<const double>(kLinkGBps));
     q.alpha_s = rng.pick(std::vector<double>{2e-6, 5e-6, 10e-6});
-    const auto c = all_reduce_calc(q);
+    auto c = all_reduce_calc(q);
     const bool ring = c.steps[0].value <= c.steps[1].value;
+    c.answer = ring ? 0 : 1;
     return choice(
         rng, "allreduce_choice",
         fmt::format("All-reduce of {} over {} ranks, {} GB/s per rank, α = {} per step. Which algorithm is "
@@ -364,8 +379,8 @@ Question gen_fsdp(Rng& rng, const Bank& b, Difficulty d) {
 }
 
 Question gen_kv(Rng& rng, const Bank& b, Difficulty d) {
-    const auto& m = any_dense(rng, b);
     const auto& g = any_gpu(rng, b);
+    const auto& m = serving_model(rng, b, g, 2.0);
     const std::int64_t ctx = rng.pick(std::span<const std::int64_t>(kSeqs));
     const std::int64_t batch = rng.pick(std::vector<std::int64_t>{1, 8, 16, 32, 64});
     const bool int8 = rng.integer(0, 1) == 1;
@@ -379,9 +394,9 @@ Question gen_kv(Rng& rng, const Bank& b, Difficulty d) {
 }
 
 Question gen_decode(Rng& rng, const Bank& b, Difficulty d) {
-    const auto& m = any_dense(rng, b);
     const auto& g = any_gpu(rng, b);
     const bool int8 = rng.integer(0, 1) == 1;
+    const auto& m = serving_model(rng, b, g, int8 ? 1.0 : 2.0);
     const auto c = decode_bound_calc(m, g, 1, 0, int8 ? Precision::int8 : Precision::bf16);
     return numeric(
         "decode",
@@ -393,8 +408,8 @@ Question gen_decode(Rng& rng, const Bank& b, Difficulty d) {
 }
 
 Question gen_decode_choice(Rng& rng, const Bank& b, Difficulty) {
-    const auto& m = any_dense(rng, b);
     const auto& g = any_gpu(rng, b);
+    const auto& m = serving_model(rng, b, g, 2.0);
     const auto c = decode_bound_calc(m, g, 1, 0, Precision::bf16);
     return choice(
         rng, "decode_lever",
