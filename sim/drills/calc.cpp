@@ -278,7 +278,7 @@ Calc mfu_calc(const ModelSpec& m, std::int64_t seq, double tokens_per_s, int gpu
     Calc c;
     c.title = fmt::format("MFU of {} on {} × {}", m.name, gpus, gpu.display_name);
     c.given = {
-        fmt::format("{} tokens/s, peak {} /s per GPU ({})", num(tokens_per_s), flops_str(gpu.peak(p)), to_string(p))};
+        fmt::format("{} tokens/s, peak {}/s per GPU ({})", num(tokens_per_s), flops_str(gpu.peak(p)), to_string(p))};
     c.steps.push_back(step(
         "MFU with 6N", "MFU = 6·N·tokens/s / (GPUs · peak)",
         fmt::format("6 · {} · {} / ({} · {}/s)", count_str(pc.active), num(tokens_per_s), gpus, flops_str(gpu.peak(p))),

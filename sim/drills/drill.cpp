@@ -99,6 +99,16 @@ const ModelSpec& serving_model(Rng& rng, const Bank& b, const AcceleratorSpec& g
     });
 }
 
+// A GPU count from `counts` whose memory holds the model's training states (about 20 B per parameter),
+// so a training question describes a run that could exist (the largest count when none does).
+int training_gpus(Rng& rng, std::vector<int> counts, double params, const AcceleratorSpec& gpu) {
+    std::vector<int> ok;
+    for (int n : counts)
+        if (n * gpu.hbm_capacity_bytes >= 20.0 * params) ok.push_back(n);
+    if (ok.empty()) return counts.back();
+    return rng.pick(ok);
+}
+
 // A question whose answer is step `index` of `c`.
 Question numeric(std::string_view topic, std::string text, Calc c, std::size_t index, Difficulty d) {
     c.answer = index;
@@ -107,7 +117,7 @@ Question numeric(std::string_view topic, std::string text, Calc c, std::size_t i
     q.answer = c.result().value;
     q.unit = c.result().unit;
     q.tolerance = tolerance_for(d);
-    q.text = fmt::format("{}\n  Answer in {} (within {:g}%).", text, q.unit, 100 * q.tolerance);
+    q.text = fmt::format("{}\n  Answer in {} (within ±{:g}% of the exact value).", text, q.unit, 100 * q.tolerance);
     q.solution = render(c);
     return q;
 }
@@ -210,7 +220,7 @@ Question gen_training_time(Rng& rng, const Bank& b, Difficulty d) {
     const auto& g = any_gpu(rng, b);
     const double n = count_parameters(m).total;
     const double tokens = rng.pick(std::vector<double>{20 * n, 1e12, 2e12, 15e12});
-    const int gpus = static_cast<int>(rng.pick(std::vector<int>{256, 1024, 2048, 4096, 8192}));
+    const int gpus = training_gpus(rng, {256, 1024, 2048, 4096, 8192}, n, g);
     const double mfu = static_cast<double>(rng.integer(30, 55)) / 100.0;
     const auto c = training_time_calc(n, tokens, gpus, g.peak(Precision::bf16), mfu, 0);
     return numeric("training_time",
@@ -235,9 +245,9 @@ Question gen_flops(Rng& rng, const Bank& b, Difficulty d) {
 Question gen_mfu(Rng& rng, const Bank& b, Difficulty d) {
     const auto& m = any_dense(rng, b);
     const auto& g = any_gpu(rng, b);
-    const int gpus = static_cast<int>(rng.pick(std::vector<int>{64, 256, 512, 1024, 2048}));
-    const double target = static_cast<double>(rng.integer(25, 60)) / 100.0;
     const double n = count_parameters(m).active;
+    const int gpus = training_gpus(rng, {64, 256, 512, 1024, 2048}, count_parameters(m).total, g);
+    const double target = static_cast<double>(rng.integer(25, 60)) / 100.0;
     double tps = target * gpus * g.peak(Precision::bf16) / (6 * n);
     tps = std::stod(num(tps));   // a round figure, as a dashboard shows it
     const auto c = mfu_calc(m, 4096, tps, gpus, g, Precision::bf16);
