@@ -102,8 +102,16 @@ void add(CLI::App* calc, Context& ctx, const char* name, const char* summary,
     auto* cmd = calc->add_subcommand(name, summary);
     flags(cmd, *f);
     cmd->add_flag("--json", f->json, "JSON output");
-    cmd->callback([f, compute, &ctx] {
+    cmd->callback([f, compute, name, &ctx] {
         const Calc c = compute(*f);
+        // Inputs at the edge of double range (an "inf" bandwidth, a 1e300 dimension) are refused rather
+        // than printed as inf or nan.
+        for (const auto& st : c.steps)
+            if (!std::isfinite(st.value))
+                throw ConfigError(
+                    fmt::format("{}: the inputs give a non-finite {} ({}): expected finite, "
+                                "realistic values",
+                                name, st.label, st.value));
         if (f->json)
             print_json(calc_json(c));
         else

@@ -22,6 +22,14 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
             Json mem = Json::object(), time = Json::object(), levers = Json::array();
             for (const auto& [k, v] : e.memory_parts) mem[k + "_bytes"] = v;
             for (const auto& [k, v] : e.time_parts) time[k + "_s"] = v;
+            Json fit = Json::array();
+            if (e.binding == "memory")
+                for (const auto& l : sim::fit_path(s))
+                    fit.push_back({{"lever", l.name},
+                                   {"change", l.change},
+                                   {"peak_memory_bytes", l.peak_bytes},
+                                   {"step_time_s", l.step_time_s},
+                                   {"fits", l.fits}});
             for (const auto& l : e.levers)
                 levers.push_back({{"lever", l.name},
                                   {"change", l.change},
@@ -74,6 +82,15 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
         }
         std::cout << "levers (each applied alone, re-estimated; * = recommended):\n" << lt.str();
         std::cout << "\nfirst action: " << e.recommendation << "\n";
+        if (e.binding == "memory" && e.recommended >= 0 && !e.levers[static_cast<std::size_t>(e.recommended)].fits) {
+            const auto path = sim::fit_path(s);
+            std::string line;
+            for (const auto& l : path) line += (line.empty() ? "" : "; then ") + l.change;
+            if (!path.empty())
+                std::cout << fmt::format("path to fit (first actions in turn): {}: peak {:.1f} GiB{}, step {:.3g} s\n",
+                                         line, path.back().peak_bytes / kGiB,
+                                         path.back().fits ? " (fits)" : " (still too large)", path.back().step_time_s);
+        }
         ctx.exit_code = 0;
     });
 }

@@ -252,4 +252,17 @@ Explanation explain_training(const Scenario& s) {
     return e;
 }
 
+std::vector<Lever> fit_path(const Scenario& s, int max_steps) {
+    std::vector<Lever> path;
+    Scenario cur = s;
+    for (int i = 0; i < max_steps; ++i) {
+        const Explanation e = explain_training(cur);
+        if (e.binding != "memory" || e.recommended < 0) break;
+        path.push_back(e.levers[static_cast<std::size_t>(e.recommended)]);
+        if (path.back().fits) break;
+        cur = path.back().scenario;
+    }
+    return path;
+}
+
 }   // namespace llmsim::sim

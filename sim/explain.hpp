@@ -46,4 +46,9 @@ struct Explanation {
 // shortest step. Layout changes keep the GPU count (dp absorbs them); "more GPUs" is listed apart.
 [[nodiscard]] Explanation explain_training(const Scenario& s);
 
+// When memory binds: the first actions applied one after another (each the recommendation for the
+// scenario the previous one left) until the scenario fits or `max_steps` are taken. Empty when time
+// binds. The last lever's `fits` says whether the path reaches a layout that fits.
+[[nodiscard]] std::vector<Lever> fit_path(const Scenario& s, int max_steps = 4);
+
 }   // namespace llmsim::sim

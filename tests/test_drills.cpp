@@ -306,3 +306,23 @@ TEST_CASE("explain: a scenario that does not fit binds on memory and the first a
     CHECK(l.peak_bytes < e.binding_value);
     CHECK(l.scenario.parallel.world() == s.parallel.world());
 }
+
+TEST_CASE("explain: first actions in turn reach a layout that fits", "[explain]") {
+    Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-70b-h100-64.json");
+    s.parallel.tp = 1;
+    s.parallel.sequence_parallel = false;
+    s.parallel.dp *= 4;
+    s.parallel.zero = 0;
+    const auto path = sim::fit_path(s);
+    REQUIRE(!path.empty());
+    CHECK(path.back().fits);
+    double peak = sim::explain_training(s).binding_value;
+    for (const auto& l : path) {   // every step lowers the peak, at the same GPU count
+        CHECK(l.peak_bytes < peak);
+        CHECK(l.scenario.parallel.world() == s.parallel.world());
+        peak = l.peak_bytes;
+    }
+    // A scenario bound by time has no path.
+    const Scenario t = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.json");
+    CHECK(sim::fit_path(t).empty());
+}

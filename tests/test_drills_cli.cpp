@@ -73,6 +73,11 @@ TEST_CASE("calc subcommands run and reject bad input with exit 2", "[cli][calc]"
         {"calc", "kv", "--model", "llama-2-7b", "--gpu", "h100-sxm", "--kv-precision", "int3"},
         {"calc", "grad-accum", "--global-batch", "100", "--dp", "64"},
         {"calc", "train-time", "--params", "70B", "--tokens", "1T", "--gpus", "8", "--mfu", "0.4"},
+        {"calc", "gemm", "--gpu", "h100-sxm", "--m", "1e300", "--n", "1e300", "--k", "1e300"},
+        {"calc", "scaling", "--p1", "8", "--t1", "inf", "--p2", "16", "--t2", "1"},
+        {"calc", "allreduce", "--bytes", "1e400", "--ranks", "8", "--GBps", "100"},
+        {"calc", "allreduce", "--bytes", "nan", "--ranks", "8", "--GBps", "100"},
+        {"calc", "allreduce", "--bytes", "1GB", "--ranks", "8", "--GBps", "inf"},
     };
     for (const auto& args : bad) {
         std::string all;
