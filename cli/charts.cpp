@@ -43,7 +43,10 @@ std::string memory_chart(const Scenario& s, const MemoryBreakdown& m) {
 
 std::string step_chart(const Scenario& s, const sim::TrainingEstimate& e) {
     StackedBars c;
-    const auto [scale, unit] = time_unit(e.chosen().step_time_s);
+    // Not a structured binding: the lambda below captures them (clang 14 cannot capture bindings).
+    const auto scale_unit = time_unit(e.chosen().step_time_s);
+    const double scale = scale_unit.first;
+    const char* const unit = scale_unit.second;
     c.title = "Where the step goes: " + layout_title(s);
     c.y_label = fmt::format("time per step ({})", unit);
     c.parts = {"compute", "TP comm", "CP comm", "EP comm", "PP comm", "DP comm", "pipeline bubble", "optimizer"};
@@ -64,7 +67,9 @@ std::string timeline_chart(const Scenario& s, const sim::StepSimulator& played) 
     const auto& tasks = played.engine().tasks();
     double span = res.step_time_s;
     for (const auto& t : tasks) span = std::max(span, t.end);
-    const auto [scale, unit] = time_unit(span);
+    const auto scale_unit = time_unit(span);
+    const double scale = scale_unit.first;
+    const char* const unit = scale_unit.second;
     g.title = fmt::format("Simulated step ({} schedule): {}", res.schedule ? res.schedule->name : "?", layout_title(s));
     g.x_label = fmt::format("time in the step ({})", unit);
     g.kinds = {"forward", "backward", "weight gradient", "optimizer", "DP gradient reduction", "ZeRO all-gather"};

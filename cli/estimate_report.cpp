@@ -281,17 +281,17 @@ std::string serving_text(const Scenario& s, const Estimate& e) {
     row("time per output token", c.tpot_s);
     row("end to end", c.e2e_latency_s);
     row("queueing delay", c.queue_s);
-    out += t.str();
+    out += t.str() + "\n";
     Table u({"deployment", "value"});
     u.row({"makespan", human_seconds(c.makespan_s)});
     u.row({"iterations (all replicas)", with_commas(c.iterations)});
     u.row({"mean sequences per iteration", fmt::format("{:.1f}", c.mean_batch)});
-    u.row({"KV blocks per replica", fmt::format("{} x {} tokens", c.kv_blocks, kKvBlockTokens)});
+    u.row({"KV blocks per replica", fmt::format("{} x {} tokens", with_commas(c.kv_blocks), kKvBlockTokens)});
     u.row({"KV occupancy mean / max",
            fmt::format("{:.0f}% / {:.0f}%", 100 * c.kv_occupancy_mean, 100 * c.kv_occupancy_max)});
     u.row({"preemptions (recomputed)", std::to_string(c.preemptions)});
     u.row({"prefill / decode bound by",
-           fmt::format("{} ({:.0f}% of prefill time) / {} ({:.0f}% of decode time)",
+           fmt::format("{} ({:.0f}% of prefill time compute-bound) / {} ({:.0f}% of decode time)",
                        c.prefill_compute_fraction >= 0.5 ? "compute" : "memory", 100 * c.prefill_compute_fraction,
                        c.decode_compute_fraction >= 0.5 ? "compute" : "memory", 100 * c.decode_compute_fraction)});
     if (in.speculative.enabled)
