@@ -114,7 +114,8 @@ TEST_CASE("drill --answers grades without a prompt and ends with the score", "[c
     const auto again = run_llmsim({"drill", "--seed", "11", "--count", "6", "--json"}, "drills");
     CHECK(Json::parse(again.out) == doc);
     const auto topic = run_llmsim({"drill", "--seed", "3", "--topic", "bubble", "--count", "2", "--json"}, "drills");
-    for (const auto& q : Json::parse(topic.out)["questions"]) CHECK(q["topic"] == "bubble");
+    const Json topics = Json::parse(topic.out);   // named: a range-for over a temporary's member dangles
+    for (const auto& q : topics["questions"]) CHECK(q["topic"] == "bubble");
     const auto bad = run_llmsim({"drill", "--topic", "nope"}, "drills");
     CHECK(bad.rc == 2);
     CHECK(bad.out.empty());
