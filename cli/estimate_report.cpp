@@ -85,6 +85,26 @@ Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const sim
     if (e.token_budget > 0)
         j["token_budget"] = {{"tokens", e.token_budget}, {"days", e.train_days}, {"gpu_hours", e.gpu_hours}};
     j["closed_form_step_time_s"] = te.closed_form.step_time_s;
+    if (te.rlhf) {
+        const auto& r = *te.rlhf;
+        j["rlhf"] = {{"iteration_s", r.iteration_s},
+                     {"rollout_s", r.rollout_s},
+                     {"actor_logprob_s", r.actor_logprob_s},
+                     {"reference_s", r.reference_s},
+                     {"reward_s", r.reward_s},
+                     {"critic_value_s", r.critic_value_s},
+                     {"actor_train_s", r.actor_train_s},
+                     {"critic_train_s", r.critic_train_s},
+                     {"sft_step_s", r.sft_step_s},
+                     {"ppo_epochs", r.ppo_epochs},
+                     {"prompt_len", r.prompt_len},
+                     {"response_len", r.response_len},
+                     {"rollout_replicas", r.rollout_replicas},
+                     {"rollout_batch_per_replica", r.rollout_batch_per_replica},
+                     {"rollout_ttft_s", r.rollout.ttft_s},
+                     {"rollout_tpot_s", r.rollout.tpot_s},
+                     {"reference_forward_flops", r.reference_flops}};
+    }
     if (te.simulated) {
         const auto& r = te.played;
         j["simulator_step_time_s"] = te.simulated->step_time_s;
@@ -300,6 +320,23 @@ std::string serving_text(const Scenario& s, const Estimate& e) {
     return out;
 }
 
+std::string rlhf_text(const RlhfEstimate& r) {
+    std::string out = fmt::format(
+        "\nRLHF (PPO) iteration {} ({:.1f}x the SFT step above, closed form): {} prompt + {} response tokens, "
+        "{} rollout replicas x {} sequences, {} PPO epoch(s)\n",
+        human_seconds(r.iteration_s), r.iteration_s / r.sft_step_s, r.prompt_len, r.response_len, r.rollout_replicas,
+        r.rollout_batch_per_replica, r.ppo_epochs);
+    Table t({"phase", "time", "share"});
+    const std::pair<const char*, double> parts[] = {
+        {"rollout (generation)", r.rollout_s},         {"actor log-probs (forward)", r.actor_logprob_s},
+        {"reference (forward)", r.reference_s},        {"reward (forward)", r.reward_s},
+        {"critic values (forward)", r.critic_value_s}, {"actor training", r.actor_train_s},
+        {"critic training", r.critic_train_s}};
+    for (const auto& [k, v] : parts) t.row({k, human_seconds(v), fmt::format("{:.1f}%", 100.0 * v / r.iteration_s)});
+    t.row({"iteration", human_seconds(r.iteration_s), "100%"});
+    return out + t.str();
+}
+
 std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
     const StepEstimate& e = te.chosen();
     const double step = e.step_time_s;
@@ -353,6 +390,7 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
     if (e.token_budget > 0)
         out += fmt::format("token budget {:.3g}: {:.1f} days, {:.3g} GPU-hours\n", e.token_budget, e.train_days,
                            e.gpu_hours);
+    if (te.rlhf) out += rlhf_text(*te.rlhf);
     return out;
 }
 

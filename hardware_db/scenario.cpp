@@ -118,6 +118,11 @@ void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::
         t.rlhf.critic = read_optional_model(rr, "critic", db, base_dir);
         t.rlhf.reference = read_optional_model(rr, "reference", db, base_dir);
         t.rlhf.reward = read_optional_model(rr, "reward", db, base_dir);
+        if (t.seq_len < 2 && t.rlhf.enabled)
+            r.problems().add(r.ptr("seq_len"), Json(t.seq_len), "at least 2 with rlhf (a prompt and a response)");
+        else if (rr.get("prompt_len"))
+            t.rlhf.prompt_len = rr.integer_or("prompt_len", 0, 1, t.seq_len - 1);
+        t.rlhf.ppo_epochs = static_cast<int>(rr.integer_or("ppo_epochs", 1, 1, 1000));
         rr.finish();
     }
 }
@@ -421,6 +426,8 @@ Json to_json(const TrainingConfig& t) {
         if (t.rlhf.critic) r["critic"] = to_json(*t.rlhf.critic);
         if (t.rlhf.reference) r["reference"] = to_json(*t.rlhf.reference);
         if (t.rlhf.reward) r["reward"] = to_json(*t.rlhf.reward);
+        if (t.rlhf.prompt_len > 0) r["prompt_len"] = t.rlhf.prompt_len;
+        r["ppo_epochs"] = t.rlhf.ppo_epochs;
         j["rlhf"] = r;
     }
     return j;

@@ -213,6 +213,10 @@ struct RlhfConfig {
     std::optional<ModelSpec> critic;      // trained (weights, grads, optimizer); default = actor
     std::optional<ModelSpec> reference;   // frozen; default = actor
     std::optional<ModelSpec> reward;      // frozen; default = critic
+    // Each PPO sequence is prompt_len prompt tokens plus seq_len − prompt_len generated ones.
+    std::int64_t prompt_len = 0;   // 0: seq_len / 2 (DeepSpeed-Chat's 256 + 256 default)
+    int ppo_epochs = 1;            // passes of actor and critic training over each rollout batch
+    std::int64_t prompt_tokens(std::int64_t seq_len) const { return prompt_len > 0 ? prompt_len : seq_len / 2; }
 };
 
 struct TrainingConfig {

@@ -8,6 +8,7 @@ TrainingEstimate estimate_training(const TrainingJob& job, const EstimateOptions
     StepCosts costs = step_costs(job);
     apply_straggler(costs, o.straggler_stage, o.straggler_factor);
     r.closed_form = estimate_step(job, costs);
+    if (job.training.rlhf.enabled) r.rlhf = estimate_rlhf(job);
     if (!o.fast || o.simulate || o.timeline) {
         SimOptions so;
         so.straggler_stage = o.straggler_stage;

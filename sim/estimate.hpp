@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cost_models/inference.hpp"
+#include "cost_models/rlhf.hpp"
 #include "cost_models/step_time.hpp"
 #include "sim/serving.hpp"
 #include "sim/step_sim.hpp"
@@ -29,6 +30,7 @@ struct TrainingEstimate {
     MethodComparison comparison;             // when simulated
     SimResult played;                        // the simulator's measurements, when simulated
     std::string timeline;                    // when options.timeline
+    std::optional<RlhfEstimate> rlhf;        // training.rlhf: one PPO iteration (closed form)
     bool fast = false;
     // What the report shows: the simulator's estimate, or the closed form with --fast.
     const StepEstimate& chosen() const { return fast || !simulated ? closed_form : *simulated; }

@@ -7,9 +7,11 @@
 
 #include "cost_models/collectives.hpp"
 #include "cost_models/model_params.hpp"
+#include "cost_models/rlhf.hpp"
 #include "cost_models/roofline.hpp"
 #include "cost_models/step_time.hpp"
 #include "hardware_db/database.hpp"
+#include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
 
 using namespace llmsim;
@@ -523,4 +525,102 @@ TEST_CASE("QLoRA-70B optimizer time within 10% of the hand formula over the adap
             CHECK(op.recompute_s == op.fwd_s);
         }
     CHECK(found);
+}
+
+// ---------------------------------------------------------------------------------------------
+// RLHF (PPO) iteration
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+// A two-layer GELU model small enough to count its FLOPs by hand.
+const Json kTinyModel = {{"layers", 2},        {"hidden", 256}, {"heads", 4},
+                         {"ffn_hidden", 1024}, {"vocab", 1000}, {"mlp", "gelu"}};
+
+Json rlhf_job(Json rlhf) {
+    return {{"model", "llama-3-8b"},
+            {"system", "dgx-h100"},
+            {"gpus", 8},
+            {"parallel", {{"tp", 2}, {"dp", 4}, {"zero", 1}}},
+            {"training", {{"seq_len", 128}, {"micro_batch", 1}, {"global_batch", 8}, {"rlhf", rlhf}}}};
+}
+
+}   // namespace
+
+TEST_CASE("RLHF iteration: the sum of its phases; training phases are the SFT step", "[step][rlhf]") {
+    const auto s = scenario(rlhf_job({{"enabled", true}, {"ppo_epochs", 2}}));
+    const auto r = estimate_rlhf(s.training_job());
+    CHECK(r.iteration_s == r.rollout_s + r.actor_logprob_s + r.reference_s + r.reward_s + r.critic_value_s +
+                               r.actor_train_s + r.critic_train_s);
+    // Critic, reference and reward default to the actor: the same forwards and training steps.
+    const double sft = estimate_step(s.training_job()).step_time_s;
+    CHECK(r.sft_step_s == sft);
+    CHECK(r.actor_train_s == 2.0 * sft);
+    CHECK(r.critic_train_s == r.actor_train_s);
+    CHECK(r.reference_s == r.actor_logprob_s);
+    CHECK(r.reward_s == r.actor_logprob_s);
+    CHECK(r.critic_value_s == r.actor_logprob_s);
+    // A forward-only pass over the batch is cheaper than a training step and not free.
+    CHECK(r.actor_logprob_s > 0.2 * sft);
+    CHECK(r.actor_logprob_s < 0.5 * sft);
+    CHECK(r.iteration_s > 4.0 * sft);
+}
+
+TEST_CASE("RLHF rollout: the serving model's static batch on the training layout's tp", "[step][rlhf]") {
+    const auto s = scenario(rlhf_job({{"enabled", true}, {"prompt_len", 96}}));
+    const auto r = estimate_rlhf(s.training_job());
+    // 8 GPUs at tp 2: 4 generation replicas of 8 / 4 = 2 sequences, 96 tokens in, 128 − 96 = 32 out.
+    ParallelConfig p;
+    p.tp = 2;
+    p.dp = 4;
+    InferenceConfig in;
+    in.batch = 2;
+    in.input_len = 96;
+    in.output_len = 32;
+    const auto served = estimate_inference(ServingJob{s.model, s.system, p, in});
+    CHECK(r.rollout_s == served.e2e_latency_s);
+    CHECK(r.rollout_s == served.ttft_s + 32.0 * served.tpot_s);
+    CHECK(r.prompt_len == 96);
+    CHECK(r.response_len == 32);
+    CHECK(r.rollout_replicas == 4);
+    CHECK(r.rollout_batch_per_replica == 2);
+    // Default split: half prompt, half response (DeepSpeed-Chat's 256 + 256).
+    const auto d = estimate_rlhf(scenario(rlhf_job({{"enabled", true}})).training_job());
+    CHECK(d.prompt_len == 64);
+    CHECK(d.response_len == 64);
+}
+
+TEST_CASE("RLHF: an iteration is longer than the SFT step of the same model and layout", "[step][rlhf]") {
+    Json j = rlhf_job({{"enabled", true}, {"critic", "gpt3-350m"}});
+    const auto rl = scenario(j);
+    j["training"].erase("rlhf");
+    const auto sft = scenario(j);
+    const double sft_s = estimate_step(sft.training_job()).step_time_s;
+    const auto r = estimate_rlhf(rl.training_job());
+    CHECK(r.iteration_s > sft_s + r.rollout_s);
+    // A 350M critic (and reward model, its default) trains and scores faster than the 8B actor (at
+    // 2 sequences of 128 tokens per replica the small model's kernels are latency bound: not 23x).
+    CHECK(r.critic_train_s < 0.2 * r.actor_train_s);
+    CHECK(r.reward_s < 0.5 * r.reference_s);
+    // Decoding 64 tokens a token at a time dominates at this small batch (memory bound).
+    CHECK(r.rollout_s > r.actor_train_s);
+}
+
+TEST_CASE("RLHF reference forward FLOPs by hand", "[step][rlhf]") {
+    const auto s = scenario(rlhf_job({{"enabled", true}, {"reference", kTinyModel}}));
+    const auto r = estimate_rlhf(s.training_job());
+    // Per token, per layer: qkv 2·h·3h = 393,216; causal scores and A·V 2·s·h = 65,536; output
+    // projection 2·h² = 131,072; GELU MLP 2·2·h·f = 1,048,576. Two layers plus logits 2·h·V = 512,000:
+    // 3,788,800 FLOPs per token over 8 sequences of 128 tokens.
+    CHECK(r.reference_flops == Approx(3788800.0 * 8 * 128).epsilon(1e-12));
+    CHECK(r.reference_s < 0.05 * r.actor_logprob_s);
+}
+
+TEST_CASE("RLHF keys are strict", "[step][rlhf]") {
+    CHECK_THROWS_AS(scenario(rlhf_job({{"enabled", true}, {"prompt_len", 128}})), ConfigError);
+    CHECK_THROWS_AS(scenario(rlhf_job({{"enabled", true}, {"prompt_len", 0}})), ConfigError);
+    CHECK_THROWS_AS(scenario(rlhf_job({{"enabled", true}, {"ppo_epochs", 0}})), ConfigError);
+    CHECK_THROWS_AS(scenario(rlhf_job({{"enabled", true}, {"ppo_epoch", 1}})), ConfigError);
+    const auto ok = scenario(rlhf_job({{"enabled", true}, {"prompt_len", 127}, {"ppo_epochs", 3}}));
+    CHECK(ok.training.rlhf.prompt_len == 127);
+    CHECK(ok.training.rlhf.ppo_epochs == 3);
 }
