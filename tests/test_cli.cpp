@@ -87,6 +87,28 @@ TEST_CASE("llmsim estimate --json: the contract's training keys, equal to the si
     CHECK(t.out.find("MFU") != std::string::npos);
 }
 
+TEST_CASE("llmsim estimate on an RLHF scenario reports the PPO iteration by phase", "[cli][estimate][rlhf]") {
+    const std::string path = scenario_path("rlhf-opt13b-a100-64.json");
+    const auto r = llmsim_cli({"estimate", "--scenario", path, "--fast", "--json"});
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    REQUIRE(j.contains("rlhf"));
+    const Json& p = j["rlhf"];
+    double sum = 0;
+    for (const char* k : {"rollout_s", "actor_logprob_s", "reference_s", "reward_s", "critic_value_s", "actor_train_s",
+                          "critic_train_s"})
+        sum += p[k].get<double>();
+    CHECK(p["iteration_s"].get<double>() == Approx(sum).epsilon(1e-12));
+    CHECK(p["actor_train_s"].get<double>() == Approx(j["step_time_s"].get<double>()).epsilon(1e-12));
+    CHECK(p["prompt_len"].get<int>() == 256);
+    CHECK(p["response_len"].get<int>() == 256);
+    const auto t = llmsim_cli({"estimate", "--scenario", path, "--fast"});
+    REQUIRE(t.rc == 0);
+    CHECK(t.out.find("RLHF (PPO) iteration") != std::string::npos);
+    CHECK(t.out.find("rollout (generation)") != std::string::npos);
+}
+
 TEST_CASE("llmsim estimate --json on a serving scenario: the contract's serving keys", "[cli][estimate][serving]") {
     const std::string path = scenario_path("llama3-8b-h100-serving-fp8.json");
     const auto r = llmsim_cli({"estimate", "--scenario", path, "--json"});
