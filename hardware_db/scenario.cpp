@@ -1,5 +1,6 @@
 #include "hardware_db/scenario.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -118,10 +119,10 @@ void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::
         t.rlhf.critic = read_optional_model(rr, "critic", db, base_dir);
         t.rlhf.reference = read_optional_model(rr, "reference", db, base_dir);
         t.rlhf.reward = read_optional_model(rr, "reward", db, base_dir);
+        if (rr.get("prompt_len"))
+            t.rlhf.prompt_len = rr.integer_or("prompt_len", 0, 1, std::max<std::int64_t>(1, t.seq_len - 1));
         if (t.seq_len < 2 && t.rlhf.enabled)
             r.problems().add(r.ptr("seq_len"), Json(t.seq_len), "at least 2 with rlhf (a prompt and a response)");
-        else if (rr.get("prompt_len"))
-            t.rlhf.prompt_len = rr.integer_or("prompt_len", 0, 1, t.seq_len - 1);
         t.rlhf.ppo_epochs = static_cast<int>(rr.integer_or("ppo_epochs", 1, 1, 1000));
         rr.finish();
     }
