@@ -103,6 +103,7 @@ Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const sim
                      {"rollout_batch_per_replica", r.rollout_batch_per_replica},
                      {"rollout_ttft_s", r.rollout.ttft_s},
                      {"rollout_tpot_s", r.rollout.tpot_s},
+                     {"rollout_kv_cache_bytes", r.rollout.memory.kv_cache_bytes},
                      {"reference_forward_flops", r.reference_flops}};
     }
     if (te.simulated) {
