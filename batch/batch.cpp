@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -371,8 +372,7 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
             std::unique_lock lock(m);
             Slot& slot = ring[written % ring.size()];
             cv.wait(lock, [&] { return slot.row.has_value(); });
-            s = std::move(slot);
-            slot.row.reset();
+            s = std::exchange(slot, Slot{});   // the slot is free again
         }
         if (options.on_row) options.on_row(*s.row);
         out << s.line;

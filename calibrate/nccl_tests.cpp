@@ -152,8 +152,9 @@ float half_ulp(std::string_view tok) {
         return p;
     }();
     const int k = std::clamp(exponent - decimals, -300, 300);
-    return static_cast<float>(0.5 *
-                              (k >= -20 && k <= 20 ? powers[static_cast<std::size_t>(k + 20)] : std::pow(10.0, k)));
+    const int index = k + 20;   // powers[index] = 10^k for k in [-20, 20]
+    return static_cast<float>(
+        0.5 * (index >= 0 && index <= 40 ? powers[static_cast<std::size_t>(index)] : std::pow(10.0, k)));
 }
 
 // A value quoted in a message: cut, control characters replaced.
@@ -785,7 +786,7 @@ private:
         if (cur_.rows.empty())   // reserve once for the rest of the log: no reallocation (memory peak)
             cur_.rows.reserve(static_cast<std::size_t>(
                 std::min<std::int64_t>((total_bytes_ - offset_) / kBytesPerRowReserved + 16, std::int64_t{1} << 26)));
-        cur_.rows.push_back(std::move(row));
+        cur_.rows.push_back(row);
     }
 
     NcclTestsResult result(const std::vector<std::string_view>& t, const Layout& L, int time, int alg, int bus,
@@ -1053,7 +1054,7 @@ NcclTestsFile parse_json_form(const Json& j, const std::string& source) {
                 row.root = static_cast<int>(*root);
             if (const Json* h = e.get("out_of_place")) row.out_of_place = json_half(*h, e.ptr("out_of_place"), pr);
             if (const Json* h = e.get("in_place")) row.in_place = json_half(*h, e.ptr("in_place"), pr);
-            r.rows.push_back(std::move(row));
+            r.rows.push_back(row);
         }
     }
     if (const Json* a = top.get("average_bus_bandwidth")) {

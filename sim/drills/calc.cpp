@@ -421,7 +421,8 @@ Calc grad_accum_calc(std::int64_t global_batch, std::int64_t micro_batch, int dp
     require(micro_batch >= 1 && dp >= 1 && global_batch >= micro_batch * dp,
             "--global-batch: expected at least micro-batch · dp");
     require(global_batch % (micro_batch * dp) == 0, "--global-batch: expected a multiple of micro-batch · dp");
-    const double steps = static_cast<double>(global_batch / (micro_batch * dp));
+    const std::int64_t accumulation_steps = global_batch / (micro_batch * dp);   // exact: divisibility checked
+    const auto steps = static_cast<double>(accumulation_steps);
     Calc c;
     c.title = "Gradient accumulation";
     c.given = {fmt::format("global batch {} sequences of {} tokens, micro-batch {}, {} data-parallel ranks",

@@ -123,7 +123,7 @@ Question numeric(std::string_view topic, std::string text, Calc c, std::size_t i
 }
 
 // A multiple-choice question; `right` is the index in `options` of the right one. Options are shuffled.
-Question choice(Rng& rng, std::string_view topic, std::string text, std::vector<std::string> options, int right,
+Question choice(Rng& rng, std::string_view topic, const std::string& text, std::vector<std::string> options, int right,
                 std::string reasoning) {
     std::vector<int> order(options.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -711,6 +711,7 @@ std::vector<Question> make_session(const Bank& bank, const SessionOptions& o) {
                       chosen[static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(i) - 1))]);
     }
     std::vector<Question> out;
+    out.reserve(static_cast<std::size_t>(std::max(0, o.count)));
     for (int i = 0; i < o.count; ++i)
         out.push_back(chosen[static_cast<std::size_t>(i) % chosen.size()]->generate(rng, bank, o.difficulty));
     return out;
@@ -722,9 +723,8 @@ Grade grade(const Question& q, std::string_view answer) {
     if (s.empty()) return g;
     if (q.multiple_choice()) {
         int idx = -1;
-        if (s.size() == 1 && s[0] >= 'a' && s[0] < 'a' + static_cast<int>(q.choices.size()))
-            idx = s[0] - 'a';
-        else if ((s.size() == 2 && s[1] == ')') && s[0] >= 'a' && s[0] < 'a' + static_cast<int>(q.choices.size()))
+        const bool letter = s.size() == 1 || (s.size() == 2 && s[1] == ')');   // "b" or "b)"
+        if (letter && s[0] >= 'a' && s[0] < 'a' + static_cast<int>(q.choices.size()))
             idx = s[0] - 'a';
         else if (s.size() == 1 && s[0] >= '1' && s[0] < '1' + static_cast<int>(q.choices.size()))
             idx = s[0] - '1';

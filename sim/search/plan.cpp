@@ -28,7 +28,8 @@ struct Trial {
 
 double max_plan_flops(ScalingFit fit) { return optimal_for_params(fit, limits::kMaxDesignedParams).flops; }
 
-PlanResult plan(const PlanRequest& q) {
+PlanResult plan(const PlanRequest& request) {
+    const PlanRequest& q = request;
     // A work limit: the largest budget plan designs a model for is that of a compute-optimal model of
     // limits::kMaxDesignedParams parameters; a budget beyond is refused, never a runaway bisection.
     const double c_max = max_plan_flops(q.fit);
