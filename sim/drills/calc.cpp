@@ -565,19 +565,25 @@ Calc checkpointing_calc(int layers, double layer_bytes) {
     return c;
 }
 
-Calc kv_cache_calc(const ModelSpec& m, const AcceleratorSpec& gpu, std::int64_t context, std::int64_t batch,
-                   Precision kv, Precision weights) {
-    require(context >= 1 && batch >= 1, "--context/--batch: expected positive values");
+// Serving memory of `batch` sequences of `context` tokens on one GPU (no parallelism): what the KV and
+// decode calcs read, through the simulator's own inference_memory.
+static InferenceMemory one_gpu_serving_memory(const ModelSpec& m, const AcceleratorSpec& gpu, std::int64_t batch,
+                                              std::int64_t context, Precision weights, Precision kv) {
     SystemSpec sys;
     sys.gpu = gpu;
-    ParallelConfig p;
     InferenceConfig in;
     in.batch = batch;
     in.input_len = context;
     in.output_len = 0;
-    in.kv_precision = kv;
     in.weight_precision = weights;
-    const auto mem = inference_memory(m, sys, p, in);
+    in.kv_precision = kv;
+    return inference_memory(m, sys, ParallelConfig{}, in);
+}
+
+Calc kv_cache_calc(const ModelSpec& m, const AcceleratorSpec& gpu, std::int64_t context, std::int64_t batch,
+                   Precision kv, Precision weights) {
+    require(context >= 1 && batch >= 1, "--context/--batch: expected positive values");
+    const auto mem = one_gpu_serving_memory(m, gpu, batch, context, weights, kv);
     Calc c;
     c.title = fmt::format("KV cache of {} ({} KV) on one {}", m.name, to_string(kv), gpu.display_name);
     c.given = {fmt::format("L = {}, KV heads = {}, head dim = {}, {} B per element, context {} tokens, batch {}",
@@ -603,15 +609,7 @@ Calc kv_cache_calc(const ModelSpec& m, const AcceleratorSpec& gpu, std::int64_t 
 Calc decode_bound_calc(const ModelSpec& m, const AcceleratorSpec& gpu, std::int64_t batch, std::int64_t context,
                        Precision weights) {
     require(batch >= 1 && context >= 0, "--batch/--context: expected batch >= 1, context >= 0");
-    SystemSpec sys;
-    sys.gpu = gpu;
-    ParallelConfig p;
-    InferenceConfig in;
-    in.batch = batch;
-    in.input_len = context;
-    in.output_len = 0;
-    in.weight_precision = weights;
-    const auto mem = inference_memory(m, sys, p, in);
+    const auto mem = one_gpu_serving_memory(m, gpu, batch, context, weights, Precision::bf16);
     const double bw = gpu.hbm_GBps * kGB;
     const double step_bytes = mem.weights_bytes + mem.kv_cache_bytes;
     const double steps_per_s = bw / step_bytes;
