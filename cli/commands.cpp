@@ -23,6 +23,8 @@ constexpr CommandDef kCommands[] = {
      setup_calc},
     {"drill", "Interview drills with real models and GPUs, graded, with worked solutions", setup_drill},
     {"hw", "Hardware database: accelerators and systems", setup_hw},
+    {"scenario-reference", "Every scenario key: type, unit, default, bounds, kinds (docs/scenario-reference.md)",
+     setup_scenario_reference},
     {"model", "Model zoo: shapes and parameter counts", setup_model},
 #if defined(LLMSIM_WITH_CALIBRATE)
     {"calibrate", "Calibration: nccl-tests logs and llmsim-probe measurements -> profile", setup_calibrate},

@@ -38,6 +38,7 @@ void setup_explain(CLI::App* cmd, Context& ctx);
 void setup_calc(CLI::App* cmd, Context& ctx);
 void setup_drill(CLI::App* cmd, Context& ctx);
 void setup_hw(CLI::App* hw, Context& ctx);
+void setup_scenario_reference(CLI::App* cmd, Context& ctx);
 void setup_model(CLI::App* model, Context& ctx);
 void setup_calibrate(CLI::App* cal, Context& ctx);
 

@@ -5,13 +5,16 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
+#include "hardware_db/scenario_keys.hpp"
 
 namespace llmsim::search {
 
 namespace {
 
+// An integer or a non-empty array of them, each within the key's bounds (hardware_db/scenario_keys.cpp).
 template <class T>
-std::vector<T> int_list(ObjectReader& r, const std::string& key, std::int64_t lo, std::int64_t hi) {
+std::vector<T> int_list(KeyReader& r, const std::string& key) {
+    const std::int64_t lo = r.spec(key).imin, hi = r.spec(key).imax;
     const Json* v = r.get(key);
     std::vector<T> out;
     if (!v) return out;
@@ -39,7 +42,7 @@ std::vector<T> int_list(ObjectReader& r, const std::string& key, std::int64_t lo
     return out;
 }
 
-std::vector<std::string> string_list(ObjectReader& r, const std::string& key, const std::vector<std::string>& choices) {
+std::vector<std::string> string_list(KeyReader& r, const std::string& key, const std::vector<std::string>& choices) {
     const Json* v = r.get(key);
     std::vector<std::string> out;
     if (!v) return out;
@@ -112,15 +115,15 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     std::optional<bool> ogr, opg, tco;
 
     if (j.contains("parallel")) {
-        ObjectReader r(j["parallel"], "/parallel", pr);
+        KeyReader r(j["parallel"], "/parallel", pr, "/parallel");
         if (r.ok()) {
-            sp.tp = int_list<int>(r, "tp", 1, limits::kGpus);
-            sp.pp = int_list<int>(r, "pp", 1, limits::kGpus);
-            sp.cp = int_list<int>(r, "cp", 1, limits::kGpus);
-            sp.ep = int_list<int>(r, "ep", 1, limits::kGpus);
-            sp.vp = int_list<int>(r, "vp", 1, limits::kGpus);
-            sp.dp = int_list<int>(r, "dp", 1, limits::kGpus);
-            sp.zero = int_list<int>(r, "zero", 0, 3);
+            sp.tp = int_list<int>(r, "tp");
+            sp.pp = int_list<int>(r, "pp");
+            sp.cp = int_list<int>(r, "cp");
+            sp.ep = int_list<int>(r, "ep");
+            sp.vp = int_list<int>(r, "vp");
+            sp.dp = int_list<int>(r, "dp");
+            sp.zero = int_list<int>(r, "zero");
             sp.sequence_parallel = r.boolean("sequence_parallel");
             for (const auto& s : string_list(r, "schedule", schedule_spellings()))
                 sp.schedules.push_back(find_schedule(s));
@@ -139,14 +142,14 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
                 sub[k] = t[k];
                 t.erase(k);
             }
-        ObjectReader r(sub, "/training", pr);
-        sp.micro_batch = int_list<std::int64_t>(r, "micro_batch", 1, limits::kBatch);
-        const auto rc = string_list(r, "recompute", {"none", "selective", "full"});
+        KeyReader r(sub, "/training", pr, "/training");
+        sp.micro_batch = int_list<std::int64_t>(r, "micro_batch");
+        const auto rc = string_list(r, "recompute", r.spec("recompute").choices);
         if (!rc.empty()) {
             sp.recompute.clear();
             for (const auto& s : rc) sp.recompute.push_back(recompute_of(s));
         }
-        const auto off = string_list(r, "offload", {"none", "optimizer", "optimizer+params"});
+        const auto off = string_list(r, "offload", r.spec("offload").choices);
         if (!off.empty()) {
             sp.offload.clear();
             for (const auto& s : off) sp.offload.push_back(offload_of(s));
@@ -155,20 +158,20 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     }
     bool batch_from_search = false;
     if (j.contains("search")) {
-        ObjectReader r(j["search"], "/search", pr);
+        KeyReader r(j["search"], "/search", pr, "/search");
         if (r.ok()) {
-            if (auto v = r.integer("max_gpus", 1, limits::kGpus)) sp.max_gpus = static_cast<int>(*v);
-            if (auto v = r.integer("min_gpus", 1, limits::kGpus)) sp.min_gpus = static_cast<int>(*v);
-            if (auto v = r.number("memory_headroom", 0.0, true, 0.95)) sp.memory_headroom_fraction = *v;
-            if (auto v = r.number("memory_headroom_bytes", 0.0, true, limits::kMaxBytes)) sp.memory_headroom_bytes = *v;
-            if (auto v = r.integer("max_tp", 1, limits::kGpus)) sp.max_tp = static_cast<int>(*v);
-            if (auto v = r.integer("min_pp", 1, limits::kGpus)) sp.min_pp = static_cast<int>(*v);
-            if (auto v = r.integer("max_pp", 1, limits::kGpus)) sp.max_pp = static_cast<int>(*v);
-            if (auto v = r.choice("objective", {"time", "cost", "per-gpu"})) objective_from_string(*v, opt.objective);
-            if (auto v = r.integer("top_k", 1, limits::kSearchTopK)) opt.top_k = static_cast<int>(*v);
-            if (auto v = r.integer("confirm", 0, limits::kSearchTopK)) opt.confirm = static_cast<int>(*v);
+            if (auto v = r.int_key("max_gpus")) sp.max_gpus = static_cast<int>(*v);
+            if (auto v = r.int_key("min_gpus")) sp.min_gpus = static_cast<int>(*v);
+            if (auto v = r.num_key("memory_headroom")) sp.memory_headroom_fraction = *v;
+            if (auto v = r.num_key("memory_headroom_bytes")) sp.memory_headroom_bytes = *v;
+            if (auto v = r.int_key("max_tp")) sp.max_tp = static_cast<int>(*v);
+            if (auto v = r.int_key("min_pp")) sp.min_pp = static_cast<int>(*v);
+            if (auto v = r.int_key("max_pp")) sp.max_pp = static_cast<int>(*v);
+            if (auto v = r.choice_key("objective")) objective_from_string(*v, opt.objective);
+            if (auto v = r.int_key("top_k")) opt.top_k = static_cast<int>(*v);
+            if (auto v = r.int_key("confirm")) opt.confirm = static_cast<int>(*v);
             if (auto v = r.boolean("allow_cross_node_tp")) sp.allow_cross_node_tp = *v;
-            if (auto v = r.number("price_per_gpu_hour", 0.0, true)) opt.price_per_gpu_hour = *v;
+            if (auto v = r.num_key("price_per_gpu_hour")) opt.price_per_gpu_hour = *v;
             if (const Json* gb = r.get("global_batch")) {
                 batch_from_search = true;
                 if (gb->is_number_integer() && gb->get<std::int64_t>() >= 1 &&

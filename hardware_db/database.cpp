@@ -9,6 +9,7 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/hf_config.hpp"
 #include "hardware_db/limits.hpp"
+#include "hardware_db/scenario_keys.hpp"
 
 namespace llmsim {
 
@@ -44,23 +45,23 @@ void read_sources(ObjectReader& r, std::map<std::string, Provenance>& out) {
 }
 
 void parse_efficiency(const Json& j, const std::string& pointer, Problems& pr, EfficiencyModel& e) {
-    ObjectReader r(j, pointer, pr);
+    KeyReader r(j, pointer, pr, "/system/gpu/efficiency");
     if (const Json* g = r.get("gemm_max")) {
-        ObjectReader gr(*g, r.ptr("gemm_max"), pr);
+        KeyReader gr(*g, r.ptr("gemm_max"), pr, "/system/gpu/efficiency/gemm_max");
         for (int i = 0; i < kPrecisionCount; ++i) {
             const auto p = static_cast<Precision>(i);
-            if (auto v = gr.number(to_string(p), limits::kMinFraction, true, 1.0)) e.gemm_max[i] = *v;
+            if (auto v = gr.num_key(to_string(p))) e.gemm_max[i] = *v;
         }
         gr.finish();
     }
-    e.gemm_tile_m = static_cast<int>(r.integer_or("gemm_tile_m", e.gemm_tile_m, 1, limits::kGemmTile));
-    e.gemm_tile_n = static_cast<int>(r.integer_or("gemm_tile_n", e.gemm_tile_n, 1, limits::kGemmTile));
-    e.gemm_k_half = r.number_or("gemm_k_half", e.gemm_k_half, 0.0, true, 1e9);
-    e.hbm_efficiency = r.number_or("hbm_efficiency", e.hbm_efficiency, limits::kMinFraction, true, 1.0);
-    e.attention_fwd = r.number_or("attention_fwd", e.attention_fwd, limits::kMinFraction, true, 1.0);
-    e.attention_bwd = r.number_or("attention_bwd", e.attention_bwd, limits::kMinFraction, true, 1.0);
-    e.kernel_launch_us = r.number_or("kernel_launch_us", e.kernel_launch_us, 0.0, true, limits::kMaxLatencyUs);
-    e.sustained_fraction = r.number_or("sustained_fraction", e.sustained_fraction, limits::kMinFraction, true, 1.5);
+    e.gemm_tile_m = static_cast<int>(r.int_key_or("gemm_tile_m", e.gemm_tile_m));
+    e.gemm_tile_n = static_cast<int>(r.int_key_or("gemm_tile_n", e.gemm_tile_n));
+    e.gemm_k_half = r.num_key_or("gemm_k_half", e.gemm_k_half);
+    e.hbm_efficiency = r.num_key_or("hbm_efficiency", e.hbm_efficiency);
+    e.attention_fwd = r.num_key_or("attention_fwd", e.attention_fwd);
+    e.attention_bwd = r.num_key_or("attention_bwd", e.attention_bwd);
+    e.kernel_launch_us = r.num_key_or("kernel_launch_us", e.kernel_launch_us);
+    e.sustained_fraction = r.num_key_or("sustained_fraction", e.sustained_fraction);
     r.finish();
 }
 
@@ -91,27 +92,26 @@ bool file_exists(const std::string& p) {
 // --------------------------------------------------------------------------------------------
 AcceleratorSpec parse_accelerator(const Json& j, const std::string& pointer, Problems& pr) {
     AcceleratorSpec a;
-    ObjectReader r(j, pointer, pr);
+    KeyReader r(j, pointer, pr, "/system/gpu");
     if (!r.ok()) return a;
     a.name = r.required_string("name");
     a.display_name = r.string_or("display_name", a.name);
-    a.vendor = r.choice("vendor", {"nvidia", "google", "amd"}).value_or("nvidia");
+    a.vendor = r.choice_key("vendor").value_or("nvidia");
     if (const Json* pk = r.get("peak_tflops")) {
-        ObjectReader p(*pk, r.ptr("peak_tflops"), pr);
+        KeyReader p(*pk, r.ptr("peak_tflops"), pr, "/system/gpu/peak_tflops");
         for (int i = 0; i < kPrecisionCount; ++i) {
-            if (auto v = p.number(to_string(static_cast<Precision>(i)), limits::kMinRate, true, limits::kMaxRate))
-                a.peak_flops[i] = *v * 1e12;
+            if (auto v = p.num_key(to_string(static_cast<Precision>(i)))) a.peak_flops[i] = *v * 1e12;
         }
         p.finish();
     } else {
         pr.add_raw(
             fmt::format("{}: missing: expected an object of dense peak TFLOP/s per precision", r.ptr("peak_tflops")));
     }
-    a.hbm_capacity_bytes = r.required_number("hbm_capacity_GiB", 0.0, false, limits::kMaxCapacityGiB) * kGiB;
-    a.hbm_GBps = r.required_number("hbm_GBps", limits::kMinRate, true, limits::kMaxRate);
-    a.sm_count = static_cast<int>(r.required_integer("sm_count", 1, limits::kSmCount));
-    a.l2_cache_bytes = r.number_or("l2_cache_MiB", 0.0, 0.0, true, limits::kMaxCapacityGiB) * kMiB;
-    a.tdp_W = r.number_or("tdp_W", 0.0, 0.0, true, 1e9);
+    a.hbm_capacity_bytes = r.required_num_key("hbm_capacity_GiB") * kGiB;
+    a.hbm_GBps = r.required_num_key("hbm_GBps");
+    a.sm_count = static_cast<int>(r.required_int_key("sm_count"));
+    a.l2_cache_bytes = r.num_key_or("l2_cache_MiB", 0.0) * kMiB;
+    a.tdp_W = r.num_key_or("tdp_W", 0.0);
     if (const Json* e = r.get("efficiency")) parse_efficiency(*e, r.ptr("efficiency"), pr, a.efficiency);
     // A precision without its own GEMM efficiency borrows the closest one (documented).
     auto& gm = a.efficiency.gemm_max;
@@ -129,17 +129,17 @@ AcceleratorSpec parse_accelerator(const Json& j, const std::string& pointer, Pro
 // --------------------------------------------------------------------------------------------
 ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
     ModelSpec m;
-    ObjectReader r(j, pointer, pr);
+    KeyReader r(j, pointer, pr, "/model");
     if (!r.ok()) return m;
     m.name = r.string_or("name", "custom");
     m.display_name = r.string_or("display_name", m.name);
     m.source = r.string_or("source", "");
-    m.layers = static_cast<int>(r.required_integer("layers", 1, limits::kLayers));
-    m.hidden = r.required_integer("hidden", 1, limits::kHidden);
-    m.heads = static_cast<int>(r.required_integer("heads", 1, limits::kHeads));
-    m.kv_heads = static_cast<int>(r.integer_or("kv_heads", m.heads, 1, limits::kHeads));
+    m.layers = static_cast<int>(r.required_int_key("layers"));
+    m.hidden = r.required_int_key("hidden");
+    m.heads = static_cast<int>(r.required_int_key("heads"));
+    m.kv_heads = static_cast<int>(r.int_key_or("kv_heads", m.heads));
     if (r.has("head_dim")) {
-        m.head_dim = r.integer_or("head_dim", 1, 1, limits::kHeadDim);
+        m.head_dim = r.int_key_or("head_dim", 1);
     } else if (m.heads > 0 && m.hidden % m.heads != 0) {
         r.accept("head_dim");
         pr.add(r.ptr("hidden"), Json(m.hidden),
@@ -148,19 +148,18 @@ ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
     } else {
         m.head_dim = m.hidden / std::max(1, m.heads);
     }
-    const auto mlp = r.choice("mlp", {"gelu", "swiglu"}).value_or("gelu");
+    const auto mlp = r.choice_key("mlp").value_or("gelu");
     m.mlp = mlp == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
-    m.ffn_hidden = r.integer_or("ffn_hidden", 4 * m.hidden, 1, limits::kFfnHidden);
-    m.vocab = r.required_integer("vocab", 1, limits::kVocab);
-    m.norm = r.choice("norm", {"layernorm", "rmsnorm"}).value_or("layernorm") == "rmsnorm" ? NormKind::rmsnorm
-                                                                                           : NormKind::layernorm;
-    const auto pos = r.choice("position", {"learned", "rope", "alibi", "relative", "none"}).value_or("learned");
+    m.ffn_hidden = r.int_key_or("ffn_hidden", 4 * m.hidden);
+    m.vocab = r.required_int_key("vocab");
+    m.norm = r.choice_key("norm").value_or("layernorm") == "rmsnorm" ? NormKind::rmsnorm : NormKind::layernorm;
+    const auto pos = r.choice_key("position").value_or("learned");
     m.position = pos == "rope"       ? PositionKind::rope
                  : pos == "alibi"    ? PositionKind::alibi
                  : pos == "relative" ? PositionKind::relative
                  : pos == "none"     ? PositionKind::none
                                      : PositionKind::learned;
-    m.max_seq_len = r.integer_or("max_seq_len", 2048, 1, limits::kSeqLen);
+    m.max_seq_len = r.int_key_or("max_seq_len", 2048);
     m.tied_embeddings = r.boolean_or("tied_embeddings", false);
     // Defaults follow the architecture family a model's MLP names (docs/scenario.md): gated (SwiGLU)
     // models — LLaMA, Mistral, Qwen, PaLM, Gemma and their recipes — train without linear biases and
@@ -170,17 +169,17 @@ ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
     m.qkv_bias = r.boolean_or("qkv_bias", false);
     m.parallel_block = r.boolean_or("parallel_block", false);
     m.dropout = r.boolean_or("dropout", gpt_family);
-    if (auto v = r.number("published_params", 0.0, false, limits::kMaxParams)) m.published_params = *v;
-    if (auto v = r.number("published_active_params", 0.0, false, limits::kMaxParams)) m.published_active_params = *v;
+    if (auto v = r.num_key("published_params")) m.published_params = *v;
+    if (auto v = r.num_key("published_active_params")) m.published_active_params = *v;
     if (const Json* moe = r.get("moe")) {
-        ObjectReader mr(*moe, r.ptr("moe"), pr);
-        m.moe.experts = static_cast<int>(mr.required_integer("experts", 1, limits::kExperts));
-        m.moe.top_k = static_cast<int>(mr.required_integer("top_k", 1, limits::kExperts));
-        m.moe.expert_ffn_hidden = mr.integer_or("expert_ffn_hidden", m.ffn_hidden, 1, limits::kFfnHidden);
-        m.moe.shared_experts = static_cast<int>(mr.integer_or("shared_experts", 0, 0, limits::kExperts));
-        m.moe.shared_expert_ffn_hidden = mr.integer_or("shared_expert_ffn_hidden", 0, 0, limits::kFfnHidden);
+        KeyReader mr(*moe, r.ptr("moe"), pr, "/model/moe");
+        m.moe.experts = static_cast<int>(mr.required_int_key("experts"));
+        m.moe.top_k = static_cast<int>(mr.required_int_key("top_k"));
+        m.moe.expert_ffn_hidden = mr.int_key_or("expert_ffn_hidden", m.ffn_hidden);
+        m.moe.shared_experts = static_cast<int>(mr.int_key_or("shared_experts", 0));
+        m.moe.shared_expert_ffn_hidden = mr.int_key_or("shared_expert_ffn_hidden", 0);
         if (m.moe.shared_expert_ffn_hidden == 0) m.moe.shared_expert_ffn_hidden = m.moe.expert_ffn_hidden;
-        m.moe.dense_layers = static_cast<int>(mr.integer_or("dense_layers", 0, 0, limits::kLayers));
+        m.moe.dense_layers = static_cast<int>(mr.int_key_or("dense_layers", 0));
         mr.finish();
     }
     r.finish();
@@ -208,31 +207,26 @@ void check_model(const ModelSpec& m, const std::string& pointer, Problems& pr) {
 namespace {
 
 // Reads system keys present in `r` into `s`. With `full`, the essential keys are required.
-void read_system_keys(ObjectReader& r, SystemSpec& s, bool full) {
+void read_system_keys(KeyReader& r, SystemSpec& s, bool full) {
     if (full) {
-        s.gpus_per_node = static_cast<int>(r.required_integer("gpus_per_node", 1, limits::kGpusPerNode));
-        s.intra_node_GBps = r.required_number("intra_node_GBps", limits::kMinRate, true, limits::kMaxRate);
+        s.gpus_per_node = static_cast<int>(r.required_int_key("gpus_per_node"));
+        s.intra_node_GBps = r.required_num_key("intra_node_GBps");
     } else {
-        s.gpus_per_node = static_cast<int>(r.integer_or("gpus_per_node", s.gpus_per_node, 1, limits::kGpusPerNode));
-        s.intra_node_GBps = r.number_or("intra_node_GBps", s.intra_node_GBps, limits::kMinRate, true, limits::kMaxRate);
+        s.gpus_per_node = static_cast<int>(r.int_key_or("gpus_per_node", s.gpus_per_node));
+        s.intra_node_GBps = r.num_key_or("intra_node_GBps", s.intra_node_GBps);
     }
     s.name = r.string_or("name", s.name);
     s.display_name = r.string_or("display_name", s.display_name.empty() ? s.name : s.display_name);
-    s.scaleup_domain = static_cast<int>(
-        r.integer_or("scaleup_domain", full ? s.gpus_per_node : s.scaleup_domain, 1, limits::kGpusPerNode));
-    s.intra_node_latency_us =
-        r.number_or("intra_node_latency_us", s.intra_node_latency_us, 0.0, true, limits::kMaxLatencyUs);
-    s.intra_node_efficiency =
-        r.number_or("intra_node_efficiency", s.intra_node_efficiency, limits::kMinFraction, true, 1.0);
+    s.scaleup_domain = static_cast<int>(r.int_key_or("scaleup_domain", full ? s.gpus_per_node : s.scaleup_domain));
+    s.intra_node_latency_us = r.num_key_or("intra_node_latency_us", s.intra_node_latency_us);
+    s.intra_node_efficiency = r.num_key_or("intra_node_efficiency", s.intra_node_efficiency);
     s.nvls = r.boolean_or("nvls", s.nvls);
-    s.nvls_GBps = r.number_or("nvls_GBps", s.nvls_GBps, 0.0, true, limits::kMaxRate);
-    s.inter_node_GBps = r.number_or("inter_node_GBps", s.inter_node_GBps, 0.0, true, limits::kMaxRate);
-    s.inter_node_latency_us =
-        r.number_or("inter_node_latency_us", s.inter_node_latency_us, 0.0, true, limits::kMaxLatencyUs);
-    s.inter_node_efficiency =
-        r.number_or("inter_node_efficiency", s.inter_node_efficiency, limits::kMinFraction, true, 1.0);
-    s.nics_per_node = static_cast<int>(r.integer_or("nics_per_node", s.nics_per_node, 0, limits::kNicsPerNode));
-    s.nic_Gbps = r.number_or("nic_Gbps", s.nic_Gbps, 0.0, true, limits::kMaxRate);
+    s.nvls_GBps = r.num_key_or("nvls_GBps", s.nvls_GBps);
+    s.inter_node_GBps = r.num_key_or("inter_node_GBps", s.inter_node_GBps);
+    s.inter_node_latency_us = r.num_key_or("inter_node_latency_us", s.inter_node_latency_us);
+    s.inter_node_efficiency = r.num_key_or("inter_node_efficiency", s.inter_node_efficiency);
+    s.nics_per_node = static_cast<int>(r.int_key_or("nics_per_node", s.nics_per_node));
+    s.nic_Gbps = r.num_key_or("nic_Gbps", s.nic_Gbps);
     if (const Json* t = r.get("torus_dims")) {
         bool ok = t->is_array();
         std::vector<int> dims;
@@ -251,19 +245,16 @@ void read_system_keys(ObjectReader& r, SystemSpec& s, bool full) {
         else
             s.torus_dims = dims;
     }
-    s.ici_link_GBps = r.number_or("ici_link_GBps", s.ici_link_GBps, 0.0, true, limits::kMaxRate);
-    s.ici_links_per_chip = static_cast<int>(r.integer_or("ici_links_per_chip", s.ici_links_per_chip, 0, 64));
+    s.ici_link_GBps = r.num_key_or("ici_link_GBps", s.ici_link_GBps);
+    s.ici_links_per_chip = static_cast<int>(r.int_key_or("ici_links_per_chip", s.ici_links_per_chip));
     s.torus_wraparound = r.boolean_or("torus_wraparound", s.torus_wraparound);
-    s.dcn_GBps = r.number_or("dcn_GBps", s.dcn_GBps, 0.0, true, limits::kMaxRate);
-    s.collective_base_latency_us =
-        r.number_or("collective_base_latency_us", s.collective_base_latency_us, 0.0, true, limits::kMaxLatencyUs);
-    s.intra_node_comm_sm_fraction =
-        r.number_or("intra_node_comm_sm_fraction", s.intra_node_comm_sm_fraction, 0.0, true, 1.0);
-    s.inter_node_comm_sm_fraction =
-        r.number_or("inter_node_comm_sm_fraction", s.inter_node_comm_sm_fraction, 0.0, true, 1.0);
-    if (auto v = r.number("host_memory_GiB", 0.0, true, limits::kMaxCapacityGiB)) s.host_memory_bytes = *v * kGiB;
-    s.pcie_GBps = r.number_or("pcie_GBps", s.pcie_GBps, limits::kMinRate, true, limits::kMaxRate);
-    s.host_memory_GBps = r.number_or("host_memory_GBps", s.host_memory_GBps, 0.0, true, limits::kMaxRate);
+    s.dcn_GBps = r.num_key_or("dcn_GBps", s.dcn_GBps);
+    s.collective_base_latency_us = r.num_key_or("collective_base_latency_us", s.collective_base_latency_us);
+    s.intra_node_comm_sm_fraction = r.num_key_or("intra_node_comm_sm_fraction", s.intra_node_comm_sm_fraction);
+    s.inter_node_comm_sm_fraction = r.num_key_or("inter_node_comm_sm_fraction", s.inter_node_comm_sm_fraction);
+    if (auto v = r.num_key("host_memory_GiB")) s.host_memory_bytes = *v * kGiB;
+    s.pcie_GBps = r.num_key_or("pcie_GBps", s.pcie_GBps);
+    s.host_memory_GBps = r.num_key_or("host_memory_GBps", s.host_memory_GBps);
     read_sources(r, s.provenance);
 }
 
@@ -427,7 +418,7 @@ SystemSpec Database::resolve_system(const Json& value, const std::string& pointe
     Json gpu_value;
     if (preset) {
         Problems inner;
-        ObjectReader r(*preset, "systems/" + (*preset).value("name", std::string("?")), inner);
+        KeyReader r(*preset, "systems/" + (*preset).value("name", std::string("?")), inner, "/system");
         read_system_keys(r, s, true);
         if (const Json* g = r.get("gpu")) gpu_value = *g;
         r.finish();
@@ -436,7 +427,7 @@ SystemSpec Database::resolve_system(const Json& value, const std::string& pointe
     // 2. Scenario keys: a full description or overrides of the preset.
     std::string profile_path;
     if (override_obj.is_object() && !override_obj.empty()) {
-        ObjectReader r(override_obj, pointer, pr);
+        KeyReader r(override_obj, pointer, pr, "/system");
         r.accept("preset");
         if (auto p = r.string("profile")) profile_path = *p;
         if (const Json* g = r.get("gpu")) {
@@ -488,7 +479,7 @@ void Database::read_profile(SystemSpec& s, const std::string& profile_path, cons
         r.accept("fits");
         r.accept("provenance");
         if (const Json* sys = r.get("system")) {
-            ObjectReader sr(*sys, ppre + "/system", pr);
+            KeyReader sr(*sys, ppre + "/system", pr, "/system");
             if (const Json* g = sr.get("gpu")) {
                 Json merged = *g;
                 merged["preset"] = s.gpu.name;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -399,12 +400,32 @@ std::optional<std::string> ObjectReader::choice(const std::string& key, const st
     return v->get<std::string>();
 }
 
+void ObjectReader::restrict_to(std::vector<std::string> allowed, std::string schema) {
+    allowed_.emplace(allowed.begin(), allowed.end());
+    schema_ = std::move(schema);
+}
+
 void ObjectReader::finish(const std::vector<std::string>& also_known) {
-    if (!is_object_) return;
     for (const auto& k : also_known) known_.insert(k);
-    std::vector<std::string> known(known_.begin(), known_.end());
+    if (allowed_)
+        for (const auto& k : known_)
+            if (!allowed_->count(k))
+                throw std::logic_error(
+                    fmt::format("{}/{} is read but not in the scenario key table "
+                                "(hardware_db/scenario_keys.cpp)",
+                                schema_ == "/" ? "" : schema_, k));
+    if (!is_object_) return;
+    std::vector<std::string> known = allowed_ ? std::vector<std::string>(allowed_->begin(), allowed_->end())
+                                              : std::vector<std::string>(known_.begin(), known_.end());
     for (auto it = obj_.begin(); it != obj_.end(); ++it) {
         if (known_.count(it.key())) continue;
+        if (allowed_ && allowed_->count(it.key())) {
+            // A documented key this reader did not read: it does not apply with the other values.
+            problems_.lines.push_back(
+                fmt::format("{}: {}: expected it only where it applies (docs/scenario-reference.md: {}/{})",
+                            ptr(it.key()), json_brief(*it), schema_ == "/" ? "" : schema_, pointer_token(it.key())));
+            continue;
+        }
         const auto near = closest_names(it.key(), known, 1);
         std::string expected = "a known key";
         if (!near.empty()) expected += fmt::format(" (did you mean \"{}\"?)", near.front());

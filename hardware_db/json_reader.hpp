@@ -84,6 +84,11 @@ public:
     // One of `choices`; reports the choices otherwise.
     std::optional<std::string> choice(const std::string& key, const std::vector<std::string>& choices);
 
+    // Only `allowed` keys are accepted (the scenario key table's keys of the object `schema`): any other
+    // key is unknown, and a key the reader reads but `allowed` lacks is a programming error
+    // (std::logic_error from finish()), so no key can be accepted but undocumented.
+    void restrict_to(std::vector<std::string> allowed, std::string schema);
+
     // Reports every key that was never read as unknown (with the closest known key).
     void finish(const std::vector<std::string>& also_known = {});
     Problems& problems() { return problems_; }
@@ -94,6 +99,8 @@ private:
     Problems& problems_;
     bool is_object_;
     std::set<std::string> known_;
+    std::optional<std::set<std::string>> allowed_;
+    std::string schema_;
 };
 
 }   // namespace llmsim

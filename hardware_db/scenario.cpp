@@ -9,34 +9,34 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "hardware_db/limits.hpp"
+#include "hardware_db/scenario_keys.hpp"
 #include "schedules/schedule.hpp"
 
 namespace llmsim {
 
 namespace {
 
-Precision read_precision(ObjectReader& r, const std::string& key, Precision dflt,
-                         const std::vector<std::string>& allowed) {
-    auto v = r.choice(key, allowed);
+Precision read_precision(KeyReader& r, const std::string& key, Precision dflt) {
+    auto v = r.choice_key(key);
     if (!v) return dflt;
     return *precision_from_string(*v);
 }
 
-void read_parallel(ObjectReader& r, Scenario& s, bool& dp_given) {
+void read_parallel(KeyReader& r, Scenario& s, bool& dp_given) {
     auto& p = s.parallel;
-    p.tp = static_cast<int>(r.integer_or("tp", 1, 1, limits::kGpus));
-    p.pp = static_cast<int>(r.integer_or("pp", 1, 1, limits::kGpus));
-    p.cp = static_cast<int>(r.integer_or("cp", 1, 1, limits::kGpus));
-    p.ep = static_cast<int>(r.integer_or("ep", 1, 1, limits::kGpus));
-    p.vp = static_cast<int>(r.integer_or("vp", 1, 1, limits::kGpus));
+    p.tp = static_cast<int>(r.int_key_or("tp", 1));
+    p.pp = static_cast<int>(r.int_key_or("pp", 1));
+    p.cp = static_cast<int>(r.int_key_or("cp", 1));
+    p.ep = static_cast<int>(r.int_key_or("ep", 1));
+    p.vp = static_cast<int>(r.int_key_or("vp", 1));
     dp_given = r.has("dp");
-    p.dp = static_cast<int>(r.integer_or("dp", 1, 1, limits::kGpus));
+    p.dp = static_cast<int>(r.int_key_or("dp", 1));
     p.sequence_parallel = r.boolean_or("sequence_parallel", false);
-    p.zero = static_cast<int>(r.integer_or("zero", 0, 0, 3));
+    p.zero = static_cast<int>(r.int_key_or("zero", 0));
     p.overlap_grad_reduce = r.boolean_or("overlap_grad_reduce", true);
     p.overlap_param_gather = r.boolean_or("overlap_param_gather", true);
     p.tp_comm_overlap = r.boolean_or("tp_comm_overlap", false);
-    const auto fw = r.choice("framework", {"megatron", "deepspeed", "torchtitan"});
+    const auto fw = r.choice_key("framework");
     p.framework = !fw                  ? Framework::unspecified
                   : *fw == "megatron"  ? Framework::megatron
                   : *fw == "deepspeed" ? Framework::deepspeed
@@ -60,42 +60,41 @@ void read_parallel(ObjectReader& r, Scenario& s, bool& dp_given) {
     }
 }
 
-std::optional<ModelSpec> read_optional_model(ObjectReader& r, const std::string& key, const Database& db,
+std::optional<ModelSpec> read_optional_model(KeyReader& r, const std::string& key, const Database& db,
                                              const std::string& base_dir) {
     const Json* v = r.get(key);
     if (!v) return std::nullopt;
     return db.resolve_model(*v, r.ptr(key), r.problems(), base_dir);
 }
 
-void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::string& base_dir) {
+void read_training(KeyReader& r, Scenario& s, const Database& db, const std::string& base_dir) {
     auto& t = s.training;
-    t.seq_len = r.integer_or("seq_len", 2048, 1, limits::kSeqLen);
-    t.micro_batch = r.integer_or("micro_batch", 1, 1, limits::kBatch);
-    t.global_batch = r.integer_or("global_batch", -1, 1, limits::kBatch);
-    t.precision = read_precision(r, "precision", Precision::bf16, {"fp32", "fp16", "bf16", "fp8"});
-    t.grad_precision = read_precision(r, "grad_precision", Precision::fp32, {"fp32", "fp16", "bf16"});
-    const auto rc = r.choice("recompute", {"none", "selective", "full"}).value_or("none");
+    t.seq_len = r.int_key_or("seq_len", 2048);
+    t.micro_batch = r.int_key_or("micro_batch", 1);
+    t.global_batch = r.int_key_or("global_batch", -1);
+    t.precision = read_precision(r, "precision", Precision::bf16);
+    t.grad_precision = read_precision(r, "grad_precision", Precision::fp32);
+    const auto rc = r.choice_key("recompute").value_or("none");
     t.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
     t.flash_attention = r.boolean_or("flash_attention", true);
-    const auto opt = r.choice("optimizer", {"adam", "adamw", "sgd", "adafactor"}).value_or("adam");
+    const auto opt = r.choice_key("optimizer").value_or("adam");
     t.optimizer = opt == "sgd" ? Optimizer::sgd : opt == "adafactor" ? Optimizer::adafactor : Optimizer::adam;
-    const auto off = r.choice("offload", {"none", "optimizer", "optimizer+params"}).value_or("none");
+    const auto off = r.choice_key("offload").value_or("none");
     t.offload = off == "optimizer"          ? Offload::optimizer
                 : off == "optimizer+params" ? Offload::optimizer_params
                                             : Offload::none;
-    t.runtime_reserve_bytes =
-        r.number_or("runtime_reserve_bytes", t.runtime_reserve_bytes, 0.0, true, limits::kMaxBytes);
-    t.fragmentation_fraction = r.number_or("fragmentation_fraction", t.fragmentation_fraction, 0.0, true, 1.0);
-    if (auto tok = r.number("token_budget", 0.0, false, limits::kMaxTokens)) t.token_budget = *tok;
+    t.runtime_reserve_bytes = r.num_key_or("runtime_reserve_bytes", t.runtime_reserve_bytes);
+    t.fragmentation_fraction = r.num_key_or("fragmentation_fraction", t.fragmentation_fraction);
+    if (auto tok = r.num_key("token_budget")) t.token_budget = *tok;
     if (const Json* ft = r.get("finetune")) {
-        ObjectReader fr(*ft, r.ptr("finetune"), r.problems());
-        const auto method = fr.choice("method", {"none", "lora", "qlora"}).value_or("none");
+        KeyReader fr(*ft, r.ptr("finetune"), r.problems(), "/training/finetune");
+        const auto method = fr.choice_key("method").value_or("none");
         t.finetune.method = method == "lora"    ? FinetuneConfig::Method::lora
                             : method == "qlora" ? FinetuneConfig::Method::qlora
                                                 : FinetuneConfig::Method::none;
-        t.finetune.rank = static_cast<int>(fr.integer_or("rank", 16, 1, limits::kLoraRank));
+        t.finetune.rank = static_cast<int>(fr.int_key_or("rank", 16));
         if (const Json* tg = fr.get("targets")) {
-            static const std::vector<std::string> known{"q", "k", "v", "o", "gate", "up", "down"};
+            const std::vector<std::string>& known = fr.spec("targets").choices;
             std::vector<std::string> targets;
             bool ok = tg->is_array() && !tg->empty();
             if (ok)
@@ -114,7 +113,7 @@ void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::
         fr.finish();
     }
     if (const Json* rl = r.get("rlhf")) {
-        ObjectReader rr(*rl, r.ptr("rlhf"), r.problems());
+        KeyReader rr(*rl, r.ptr("rlhf"), r.problems(), "/training/rlhf");
         t.rlhf.enabled = rr.boolean_or("enabled", true);
         t.rlhf.critic = read_optional_model(rr, "critic", db, base_dir);
         t.rlhf.reference = read_optional_model(rr, "reference", db, base_dir);
@@ -123,27 +122,24 @@ void read_training(ObjectReader& r, Scenario& s, const Database& db, const std::
             t.rlhf.prompt_len = rr.integer_or("prompt_len", 0, 1, std::max<std::int64_t>(1, t.seq_len - 1));
         if (t.seq_len < 2 && t.rlhf.enabled)
             r.problems().add(r.ptr("seq_len"), Json(t.seq_len), "at least 2 with rlhf (a prompt and a response)");
-        t.rlhf.ppo_epochs = static_cast<int>(rr.integer_or("ppo_epochs", 1, 1, 1000));
+        t.rlhf.ppo_epochs = static_cast<int>(rr.int_key_or("ppo_epochs", 1));
         rr.finish();
     }
 }
 
-// Work limits of the serving simulation: requests simulated and tokens per request.
-constexpr std::int64_t kMaxRequests = 10'000'000;
-constexpr std::int64_t kMaxTokens = limits::kSeqLen;
-
 // `input_len` / `output_len`: an integer or {mean, dist, stdev, min, max}.
-LengthDist read_length(ObjectReader& r, const std::string& key, double dflt) {
+LengthDist read_length(KeyReader& r, const std::string& key, double dflt) {
     LengthDist d;
     d.mean = dflt;
     const Json* v = r.get(key);
     if (!v) return d;
     const std::string at = r.ptr(key);
+    const auto& spec = r.spec(key);
     if (v->is_number_integer()) {
         const auto n = v->get<std::int64_t>();
-        if (n < 1 || n > kMaxTokens)
-            r.problems().add(at, *v,
-                             fmt::format("an integer in [1, {}] (tokens) or a distribution object", kMaxTokens));
+        if (n < spec.imin || n > spec.imax)
+            r.problems().add(
+                at, *v, fmt::format("an integer in [{}, {}] (tokens) or a distribution object", spec.imin, spec.imax));
         else
             d.mean = static_cast<double>(n);
         return d;
@@ -152,17 +148,17 @@ LengthDist read_length(ObjectReader& r, const std::string& key, double dflt) {
         r.problems().add(at, *v, "an integer (tokens) or {\"mean\", \"dist\", \"stdev\", \"min\", \"max\"}");
         return d;
     }
-    ObjectReader o(*v, at, r.problems());
-    d.mean = o.required_number("mean", 1.0, true, static_cast<double>(kMaxTokens));
-    const auto kind = o.choice("dist", {"fixed", "normal", "uniform", "exponential", "lognormal"}).value_or("fixed");
+    KeyReader o(*v, at, r.problems(), "/inference/" + key);
+    d.mean = o.required_num_key("mean");
+    const auto kind = o.choice_key("dist").value_or("fixed");
     d.kind = kind == "normal"        ? LengthDist::Kind::normal
              : kind == "uniform"     ? LengthDist::Kind::uniform
              : kind == "exponential" ? LengthDist::Kind::exponential
              : kind == "lognormal"   ? LengthDist::Kind::lognormal
                                      : LengthDist::Kind::fixed;
-    d.stdev = o.number_or("stdev", 0.0, 0.0, true, static_cast<double>(kMaxTokens));
-    d.min = o.number_or("min", 1.0, 1.0, true, static_cast<double>(kMaxTokens));
-    d.max = o.number_or("max", static_cast<double>(kMaxTokens), 1.0, true, static_cast<double>(kMaxTokens));
+    d.stdev = o.num_key_or("stdev", 0.0);
+    d.min = o.num_key_or("min", 1.0);
+    d.max = o.num_key_or("max", o.spec("max").max);
     o.finish();
     if (d.max < d.min) r.problems().add(at + "/max", Json(d.max), fmt::format(">= min ({})", d.min));
     if (d.kind != LengthDist::Kind::fixed && d.kind != LengthDist::Kind::exponential && d.stdev <= 0 && o.has("dist"))
@@ -170,34 +166,31 @@ LengthDist read_length(ObjectReader& r, const std::string& key, double dflt) {
     return d;
 }
 
-void read_inference(ObjectReader& r, Scenario& s, const Database& db, const std::string& base_dir) {
+void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::string& base_dir) {
     auto& in = s.inference;
-    const std::vector<std::string> wp{"fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4", "nf4"};
-    in.batch = r.integer_or("batch", 1, 1, limits::kBatch);
+    in.batch = r.int_key_or("batch", 1);
     in.input_dist = read_length(r, "input_len", 128);
     in.output_dist = read_length(r, "output_len", 128);
     in.input_len = std::max<std::int64_t>(1, std::llround(in.input_dist.mean));
     in.output_len = std::max<std::int64_t>(1, std::llround(in.output_dist.mean));
-    in.weight_precision = read_precision(r, "weight_precision", Precision::bf16, wp);
-    in.kv_precision =
-        read_precision(r, "kv_precision", Precision::bf16, {"fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"});
+    in.weight_precision = read_precision(r, "weight_precision", Precision::bf16);
+    in.kv_precision = read_precision(r, "kv_precision", Precision::bf16);
     // Compute runs at the weight precision where the chip has tensor cores for it, else bf16.
-    in.compute_precision =
-        read_precision(r, "compute_precision", Precision::bf16, {"bf16", "fp16", "fp8", "int8", "fp4"});
-    in.quant_group_size = static_cast<int>(r.integer_or("quant_group_size", 128, 1, limits::kQuantGroup));
-    in.batching = r.choice("batching", {"static", "continuous"}).value_or("static");
-    in.requests = r.integer_or("requests", 1000, 1, kMaxRequests);
-    in.qps = r.number_or("qps", 0.0, 0.0, true, 1e9);
-    in.max_batch = r.integer_or("max_batch", 0, 1, kMaxRequests);
-    in.max_batch_tokens = r.integer_or("max_batch_tokens", 0, 1, kMaxTokens);
-    in.prefix_cache_hit = r.number_or("prefix_cache_hit", 0.0, 0.0, true, 0.999);
-    in.seed = static_cast<std::uint64_t>(r.integer_or("seed", 1, 0, INT64_MAX));
+    in.compute_precision = read_precision(r, "compute_precision", Precision::bf16);
+    in.quant_group_size = static_cast<int>(r.int_key_or("quant_group_size", 128));
+    in.batching = r.choice_key("batching").value_or("static");
+    in.requests = r.int_key_or("requests", 1000);
+    in.qps = r.num_key_or("qps", 0.0);
+    in.max_batch = r.int_key_or("max_batch", 0);
+    in.max_batch_tokens = r.int_key_or("max_batch_tokens", 0);
+    in.prefix_cache_hit = r.num_key_or("prefix_cache_hit", 0.0);
+    in.seed = static_cast<std::uint64_t>(r.int_key_or("seed", 1));
     if (const Json* sp = r.get("speculative")) {
-        ObjectReader o(*sp, r.ptr("speculative"), r.problems());
+        KeyReader o(*sp, r.ptr("speculative"), r.problems(), "/inference/speculative");
         auto& spec = in.speculative;
         spec.enabled = o.ok();
-        spec.method = o.choice("method", {"draft", "mtp", "eagle", "ngram"}).value_or("draft");
-        spec.tokens = static_cast<int>(o.integer_or("tokens", 4, 1, 64));
+        spec.method = o.choice_key("method").value_or("draft");
+        spec.tokens = static_cast<int>(o.int_key_or("tokens", 4));
         if (spec.method == "draft") {
             if (const Json* dm = o.get("draft_model"))
                 spec.draft_model = db.resolve_model(*dm, o.ptr("draft_model"), r.problems(), base_dir);
@@ -205,9 +198,9 @@ void read_inference(ObjectReader& r, Scenario& s, const Database& db, const std:
                 r.problems().add_raw(o.ptr("draft_model") +
                                      ": missing: expected the draft model (a model-zoo name or object) or a "
                                      "\"method\" with \"acceptance_length\"");
-            spec.acceptance = o.number_or("acceptance", 0.7, 0.0, true, 0.999);
+            spec.acceptance = o.num_key_or("acceptance", 0.7);
         } else {
-            if (auto l = o.number("acceptance_length", 1.0, true, 65.0))
+            if (auto l = o.num_key("acceptance_length"))
                 spec.acceptance_length = *l;
             else if (o.ok() && !o.has("acceptance_length"))
                 r.problems().add_raw(o.ptr("acceptance_length") +
@@ -219,9 +212,9 @@ void read_inference(ObjectReader& r, Scenario& s, const Database& db, const std:
         o.finish();
     }
     if (const Json* sl = r.get("slo")) {
-        ObjectReader o(*sl, r.ptr("slo"), r.problems());
-        in.slo.ttft_p99_s = o.number("ttft_p99_s", 0.0, false, 1e9);
-        in.slo.tpot_p99_s = o.number("tpot_p99_s", 0.0, false, 1e9);
+        KeyReader o(*sl, r.ptr("slo"), r.problems(), "/inference/slo");
+        in.slo.ttft_p99_s = o.num_key("ttft_p99_s");
+        in.slo.tpot_p99_s = o.num_key("tpot_p99_s");
         o.finish();
     }
 }
@@ -291,7 +284,7 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     // Without a "training" object the training defaults still apply: global_batch defaults to
     // micro_batch·dp once dp is known (below), not to the struct's placeholder.
     s.training.global_batch = -1;
-    ObjectReader r(j, "", pr);
+    KeyReader r(j, "", pr, "");
     if (!r.ok()) pr.raise();
     s.name = r.string_or("name", "");
     if (const Json* m = r.get("model")) {
@@ -306,11 +299,11 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     }
     bool dp_given = false;
     if (const Json* par = r.get("parallel")) {
-        ObjectReader pr_reader(*par, "/parallel", pr);
+        KeyReader pr_reader(*par, "/parallel", pr, "/parallel");
         read_parallel(pr_reader, s, dp_given);
         pr_reader.finish();
     }
-    const auto gpus = r.integer("gpus", 1, limits::kGpus);
+    const auto gpus = r.int_key("gpus");
     const bool has_training = r.has("training");
     const bool has_inference = r.has("inference");
     if (has_training && has_inference) {
@@ -319,11 +312,11 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
         pr.add_raw("/inference: present with /training: expected one of them");
     } else if (has_inference) {
         s.is_inference = true;
-        ObjectReader ir(*r.get("inference"), "/inference", pr);
+        KeyReader ir(*r.get("inference"), "/inference", pr, "/inference");
         read_inference(ir, s, db, base_dir);
         ir.finish();
     } else if (has_training) {
-        ObjectReader tr(*r.get("training"), "/training", pr);
+        KeyReader tr(*r.get("training"), "/training", pr, "/training");
         read_training(tr, s, db, base_dir);
         tr.finish();
     }

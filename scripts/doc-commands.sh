@@ -3,7 +3,8 @@
 #
 #   scripts/doc-commands.sh run    LLMSIM_BINARY [SOURCE_DIR]   # every command of every ```sh block
 #   scripts/doc-commands.sh check  LLMSIM_BINARY [SOURCE_DIR]   # shown outputs equal the binary's
-#   scripts/doc-commands.sh update LLMSIM_BINARY [SOURCE_DIR]   # rewrite the shown outputs
+#   scripts/doc-commands.sh update LLMSIM_BINARY [SOURCE_DIR]   # rewrite the shown outputs and generated docs
+#   scripts/doc-commands.sh generated LLMSIM_BINARY [SOURCE_DIR] # generated docs equal the binary's output
 #
 # run: each line of a ```sh block in README.md and docs/*.md (a trailing backslash continues it) runs
 # in a scratch folder that links the repository's folders (so scenarios/x.json resolves and written
@@ -17,6 +18,10 @@
 #     ...what the command prints...
 #     ```
 # `update` reruns each command and rewrites its block; `check` fails when a block differs.
+#
+# generated: whole files that are a command's output (GENERATED below), such as
+# docs/scenario-reference.md from `llmsim scenario-reference`; fails when the committed file differs
+# from the binary's output. `update` rewrites them too.
 set -u -o pipefail
 
 mode=${1:?mode: run, check or update}
@@ -28,6 +33,10 @@ SETUP_PREFIXES=("./scripts/deps.sh" "make" "cmake" "ctest" "bash calibrate/probe
                 "sbatch" "parallel" "build/bench/")
 SETUP_WHY=("installs packages" "builds" "builds" "runs the test suite (this check is part of it)" "needs nvcc"
            "needs a GPU" "needs a Slurm cluster" "needs GNU parallel" "a benchmark (minutes; docs/runs.md)")
+
+# Generated docs: file -> the command whose output it is.
+GENERATED_FILES=("docs/scenario-reference.md")
+GENERATED_COMMANDS=("llmsim scenario-reference")
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -128,15 +137,39 @@ outputs_of() {
     return $diff
 }
 
+# Compares (generated) or rewrites (update) every generated doc.
+generated_docs() {
+    local mode=$1 status=0 i file tmp
+    for i in "${!GENERATED_FILES[@]}"; do
+        file="$src/${GENERATED_FILES[$i]}"
+        tmp=$(mktemp)
+        (cd "$work" && bash -c "${GENERATED_COMMANDS[$i]}") >"$tmp" || status=1
+        if ! cmp -s "$file" "$tmp"; then
+            if [[ $mode == update ]]; then
+                cp "$tmp" "$file"
+                echo "updated ${GENERATED_FILES[$i]}"
+            else
+                echo "FAIL ${GENERATED_FILES[$i]}: differs from \`${GENERATED_COMMANDS[$i]}\` (scripts/doc-commands.sh update):"
+                diff -u "$file" "$tmp" | head -40
+                status=1
+            fi
+        fi
+        rm -f "$tmp"
+    done
+    return $status
+}
+
 case $mode in
     run) run_all ;;
+    generated) generated_docs check ;;
     check | update)
         status=0
         for f in "${docs[@]}"; do outputs_of "$f" "$mode" || status=1; done
+        if [[ $mode == update ]]; then generated_docs update || status=1; fi
         exit $status
         ;;
     *)
-        echo "unknown mode $mode: expected run, check or update" >&2
+        echo "unknown mode $mode: expected run, check, update or generated" >&2
         exit 2
         ;;
 esac
