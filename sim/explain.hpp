@@ -105,9 +105,11 @@ struct ServingExplanation {
 // capacity (the same deployment simulated with every request at t = 0) is at least
 // kQueueingUtilisation; KV capacity when sequences were preempted or a waiting request was held back for
 // KV blocks during at least kHeldShare of the iteration time; queueing when queueing is at least half of
-// the mean TTFT; else compute or HBM by the compute-bound share of iteration time. The binding quantity:
-// TTFT p99 for queueing and KV capacity, TPOT p99 for HBM (and for compute when decode-only iterations
-// hold most of the time, else TTFT p99); offline (no qps), output tokens/s per GPU. Static batching:
+// the mean TTFT; else compute or HBM by the compute-bound share of iteration time (of the prefill-carrying
+// iterations when TTFT binds). The binding quantity: TTFT p99 for queueing and KV capacity (TPOT p99 when
+// that is the SLO missed); for compute or HBM the SLO percentile missed by the largest ratio, else TTFT
+// p99 when compute-bound prefill holds most of the time, else TPOT p99; offline (no qps), output
+// tokens/s per GPU. Static batching:
 // memory or KV capacity when it does not fit, else compute or HBM of the phase (prefill or decode)
 // holding most of the latency, its quantity TTFT or TPOT. When nothing fits, memory needed per GPU.
 // The recommended lever improves the binding quantity and runs; among those, first the ones that meet

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <functional>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cost_models/inference.hpp"
 #include "hardware_db/errors.hpp"
@@ -176,6 +178,12 @@ ServingExplanation explain_serving(const Scenario& s) {
             e.utilisation = e.capacity_requests_per_s > 0 ? in.qps / e.capacity_requests_per_s : 0;
         }
         const double queue_share = b.ttft_s > 0 ? b.queue_s / b.ttft_s : 0;
+        // The SLO percentile missed by the largest ratio, if any.
+        enum class Missed { none, ttft, tpot } missed = Missed::none;
+        const auto& target = in.slo;
+        const double ttft_ratio = target.ttft_p99_s ? b.ttft_p99_s / *target.ttft_p99_s : 0;
+        const double tpot_ratio = target.tpot_p99_s ? b.tpot_p99_s / *target.tpot_p99_s : 0;
+        if (std::max(ttft_ratio, tpot_ratio) > 1) missed = ttft_ratio >= tpot_ratio ? Missed::ttft : Missed::tpot;
         const double total = b.prefill_s + b.decode_s;
         const double decode_share = total > 0 ? b.decode_s / total : 0;
         const bool kv_bound = b.preemptions > 0 || b.kv_held_fraction >= kHeldShare;
@@ -197,7 +205,9 @@ ServingExplanation explain_serving(const Scenario& s) {
                 secs(b.ttft_p99_s), slo);
         } else if (kv_bound) {
             e.binding = "KV capacity";
-            if (online)
+            if (online && missed == Missed::tpot)
+                set_quantity("TPOT p99", "s", false, tpot_p99);
+            else if (online)
                 set_quantity("TTFT p99", "s", false, ttft_p99);
             else
                 set_quantity("output tokens/s per GPU", "tokens/s", true, per_gpu);
@@ -207,19 +217,27 @@ ServingExplanation explain_serving(const Scenario& s) {
                 b.preemptions, 100 * b.kv_held_fraction, b.peak_batch, 100 * b.kv_occupancy_max, kv_gib,
                 secs(b.ttft_p99_s), secs(b.tpot_p99_s), slo);
         } else {
-            const bool compute = b.compute_fraction >= 0.5;
+            // The latency that binds: the SLO percentile missed by most, else TTFT p99 when compute-bound
+            // prefill holds most of the time, else TPOT p99. A TTFT is the prefill's bound, a TPOT all
+            // iterations' (prefill chunks delay decodes).
+            const bool ttft = online && (missed == Missed::ttft ||
+                                         (missed == Missed::none && b.compute_fraction >= 0.5 && decode_share < 0.5));
+            const bool compute = ttft ? b.prefill_compute_fraction >= 0.5 : b.compute_fraction >= 0.5;
             e.binding = compute ? "compute" : "HBM";
             if (!online)
                 set_quantity("output tokens/s per GPU", "tokens/s", true, per_gpu);
-            else if (compute && decode_share < 0.5)
+            else if (ttft)
                 set_quantity("TTFT p99", "s", false, ttft_p99);
             else
                 set_quantity("TPOT p99", "s", false, tpot_p99);
             e.constraint = fmt::format(
-                "{}: {:.0f}% of iteration time is bound by {}; decode-only iterations are {:.0f}% of it ({:.0f}% "
+                "{}: {:.0f}% of {} is bound by {}; decode-only iterations are {:.0f}% of the iteration time ({:.0f}% "
                 "compute-bound), prefill-carrying {:.0f}% ({:.0f}% compute-bound); mean batch {:.1f} sequences, "
                 "weights {:.1f} GiB per GPU read every iteration; {}{}",
-                e.binding, 100 * (compute ? b.compute_fraction : 1 - b.compute_fraction),
+                e.binding,
+                100 * (ttft ? (compute ? b.prefill_compute_fraction : 1 - b.prefill_compute_fraction)
+                            : (compute ? b.compute_fraction : 1 - b.compute_fraction)),
+                ttft ? "the prefill-carrying iterations (what TTFT waits for)" : "iteration time",
                 compute ? "tensor-core throughput" : "HBM bandwidth", 100 * decode_share,
                 100 * b.decode_compute_fraction, 100 * (1 - decode_share), 100 * b.prefill_compute_fraction,
                 b.mean_batch, b.weights_bytes / kGiB,
@@ -310,6 +328,11 @@ ServingExplanation explain_serving(const Scenario& s) {
         lever("larger batch", fmt::format("batch {} -> {}", B, 2 * B),
               "more sequences share each weight read: throughput up; TTFT, TPOT and KV cache up",
               [](Scenario& x) { x.inference.batch *= 2; });
+        const std::int64_t fit = inference_memory(s.model, s.system, s.parallel, in).max_batch;
+        if (fit >= 1 && fit < B / 2)
+            lever("largest batch that fits", fmt::format("batch {} -> {}", B, fit),
+                  "the KV cache of the batch fits beside the weights; fewer sequences per weight read",
+                  [fit](Scenario& x) { x.inference.batch = fit; });
         if (B >= 2)
             lever("smaller batch", fmt::format("batch {} -> {}", B, B / 2),
                   "shorter prefill and decode steps, less KV; lower throughput",
@@ -407,6 +430,17 @@ ServingExplanation explain_serving(const Scenario& s) {
         };
         if (key(l) < key(c)) best = static_cast<int>(i);
     }
+    // Nothing fits alone: the largest saving at the same GPU count.
+    for (std::size_t i = 0; best < 0 && !b.fits && i < e.levers.size(); ++i) {
+        const auto& l = e.levers[i];
+        if (!l.improves || l.gpus != gpus0) continue;
+        int k = static_cast<int>(i);
+        for (std::size_t j = i + 1; j < e.levers.size(); ++j)
+            if (e.levers[j].improves && e.levers[j].gpus == gpus0 &&
+                e.levers[j].binding_after < e.levers[static_cast<std::size_t>(k)].binding_after)
+                k = static_cast<int>(j);
+        best = k;
+    }
     e.recommended = best;
     auto value = [&](double v) {
         if (e.unit == "bytes") return fmt::format("{:.1f} GiB", v / kGiB);
@@ -416,21 +450,28 @@ ServingExplanation explain_serving(const Scenario& s) {
     if (best >= 0) {
         const auto& l = e.levers[static_cast<std::size_t>(best)];
         const auto& a = l.after;
-        std::string also;
-        if (e.quantity.rfind("TTFT", 0) != 0)
-            also += b.fits ? fmt::format("TTFT p99 {} -> {}", secs(b.ttft_p99_s), secs(a.ttft_p99_s))
-                           : fmt::format("TTFT p99 {}", secs(a.ttft_p99_s));
-        if (e.quantity.rfind("TPOT", 0) != 0)
-            also += (also.empty() ? "" : ", ") +
-                    (b.fits ? fmt::format("TPOT p99 {} -> {}", secs(b.tpot_p99_s), secs(a.tpot_p99_s))
-                            : fmt::format("TPOT p99 {}", secs(a.tpot_p99_s)));
-        if (e.quantity != "output tokens/s per GPU")
-            also += ", " + (b.fits ? fmt::format("{:.0f} -> {:.0f} output tokens/s per GPU",
-                                                 b.output_tokens_per_s_per_gpu, a.output_tokens_per_s_per_gpu)
-                                   : fmt::format("{:.0f} output tokens/s per GPU", a.output_tokens_per_s_per_gpu));
-        e.recommendation = fmt::format("{} ({}): {} {} -> {}{}{}; {}", l.name, l.change, e.quantity,
-                                       value(e.binding_value), value(l.binding_after), b.fits ? "" : " (fits)",
-                                       has_slo ? (a.slo_met ? ", SLO met" : ", SLO still missed") : "", also);
+        // The other measures, before -> after (only after when the scenario did not fit).
+        std::vector<std::string> also;
+        auto change = [&](const std::string& before, const std::string& after) {
+            return b.fits ? before + " -> " + after : after;
+        };
+        if (a.fits) {
+            if (e.quantity.rfind("TTFT", 0) != 0)
+                also.push_back("TTFT p99 " + change(secs(b.ttft_p99_s), secs(a.ttft_p99_s)));
+            if (e.quantity.rfind("TPOT", 0) != 0 && (b.tpot_p99_s > 0 || a.tpot_p99_s > 0))
+                also.push_back("TPOT p99 " + change(secs(b.tpot_p99_s), secs(a.tpot_p99_s)));
+            if (e.quantity != "output tokens/s per GPU")
+                also.push_back(change(fmt::format("{:.0f}", b.output_tokens_per_s_per_gpu),
+                                      fmt::format("{:.0f}", a.output_tokens_per_s_per_gpu)) +
+                               " output tokens/s per GPU");
+        }
+        e.recommendation = fmt::format("{} ({}): {} {} -> {}{}{}{}{}", l.name, l.change, e.quantity,
+                                       value(e.binding_value), value(l.binding_after),
+                                       b.fits   ? ""
+                                       : a.fits ? " (fits)"
+                                                : " (still too large)",
+                                       has_slo && a.fits ? (a.slo_met ? ", SLO met" : ", SLO still missed") : "",
+                                       also.empty() ? "" : "; ", fmt::format("{}", fmt::join(also, ", ")));
     } else {
         e.recommendation =
             fmt::format("no single lever improves the {}: combine levers or run `llmsim search`", e.quantity);

@@ -389,6 +389,21 @@ TEST_CASE(
          serving_scenario("llama-3-8b", 1, 1,
                           with({{"input_len", 200}, {"output_len", 500}, {"qps", 1}, {"requests", 300}})),
          "HBM", "TPOT p99"},
+        // The same light load with a 50 ms TTFT target on tp 4 pp 2: the missed TTFT waits for prefill, which
+        // is compute-bound.
+        {"TTFT SLO missed, prefill compute",
+         [&] {
+             Scenario x = serving_scenario("llama-3-70b", 8, 4,
+                                           with({{"input_len", 500},
+                                                 {"output_len", 100},
+                                                 {"qps", 2},
+                                                 {"requests", 300},
+                                                 {"slo", {{"ttft_p99_s", 0.05}}}}));
+             x.parallel.pp = 2;
+             x.parallel.dp = 1;
+             return x;
+         }(),
+         "compute", "TTFT p99"},
         {"static batch, decode HBM",
          load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-8b-h100-serving-fp8.json"), "HBM",
          "TPOT"},
@@ -413,6 +428,10 @@ TEST_CASE(
             const auto r = sim::simulate_serving(c.s.serving_job());
             if (e.binding == "KV capacity") CHECK((r.preemptions > 0 || r.kv_held_fraction >= sim::kHeldShare));
             if (e.binding == "HBM") CHECK(r.decode_compute_fraction < 0.5);
+            if (e.binding == "compute") {
+                CHECK(!r.slo_met);
+                CHECK(r.prefill_compute_fraction >= 0.5);
+            }
             if (e.binding == "queueing") {
                 Scenario off = c.s;
                 off.inference.qps = 0;
@@ -454,4 +473,22 @@ TEST_CASE("explain serving: when the SLO is met, the recommended lever keeps it"
     const auto& l = e.levers[static_cast<std::size_t>(e.recommended)];
     CHECK(sim::simulate_serving(l.scenario.serving_job()).slo_met);
     CHECK(l.gpus == 16);
+}
+
+TEST_CASE(
+    "explain serving: a static batch whose KV cache does not fit binds on KV capacity; the first action "
+    "fits",
+    "[explain][serving]") {
+    // Llama 3 8B, batch 2048 of 4,500 tokens: 2048 x 4500 x 128 KiB = 1,125 GiB of KV cache.
+    const Scenario s =
+        serving_scenario("llama-3-8b", 1, 1, {{"batch", 2048}, {"input_len", 4000}, {"output_len", 500}});
+    const auto e = sim::explain_serving(s);
+    CHECK(e.binding == "KV capacity");
+    CHECK(e.base.kv_bytes == Approx(2048.0 * 4500 * 2 * 32 * 8 * 128 * 2));
+    REQUIRE(e.recommended >= 0);
+    const auto& l = e.levers[static_cast<std::size_t>(e.recommended)];
+    const auto after = inference_memory(l.scenario.model, l.scenario.system, l.scenario.parallel, l.scenario.inference);
+    CHECK(after.fits);
+    CHECK(after.total_bytes < e.binding_value);
+    CHECK(l.gpus == 1);
 }
