@@ -145,6 +145,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     std::vector<ReqState> st(reqs.size());
     double prefill_time = 0, prefill_compute = 0, decode_time = 0, decode_compute = 0;
     double batch_time = 0, batch_weighted = 0;
+    double kv_held = 0, seats_held = 0, budget_held = 0;
     double in_system_area = 0;
     double end_all = 0;
     std::int64_t iterations = 0;
@@ -224,9 +225,21 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                 else if (!q.decoding)
                     chunk_of(q);
             const bool admit = !static_batches || running.empty();
-            while (admit && !waiting.empty() && budget > 0 && static_cast<std::int64_t>(running.size()) < seat_cap) {
+            enum class Held { none, kv, seats, tokens } held = Held::none;
+            while (admit && !waiting.empty()) {
+                if (budget <= 0) {
+                    held = Held::tokens;
+                    break;
+                }
+                if (static_cast<std::int64_t>(running.size()) >= seat_cap) {
+                    held = Held::seats;
+                    break;
+                }
                 const std::int64_t need = blocks_for(waiting.front().prompt + step_tokens);
-                if (need > free_blocks) break;
+                if (need > free_blocks) {
+                    held = Held::kv;
+                    break;
+                }
                 Seq q = waiting.front();
                 waiting.pop_front();
                 free_blocks -= need;
@@ -257,6 +270,10 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
             res.kv_occupancy_max = std::max(res.kv_occupancy_max, used / static_cast<double>(pool.blocks));
             batch_time += dt;
             batch_weighted += dt * static_cast<double>(running.size());
+            res.peak_batch = std::max(res.peak_batch, static_cast<std::int64_t>(running.size()));
+            if (held == Held::kv) kv_held += dt;
+            if (held == Held::seats) seats_held += dt;
+            if (held == Held::tokens) budget_held += dt;
             if (b.prefill_tokens > 0) {
                 prefill_time += dt;
                 if (cost.compute_bound()) prefill_compute += dt;
@@ -331,6 +348,13 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     res.mean_batch = batch_time > 0 ? batch_weighted / batch_time : 0;
     res.prefill_compute_fraction = prefill_time > 0 ? prefill_compute / prefill_time : 0;
     res.decode_compute_fraction = decode_time > 0 ? decode_compute / decode_time : 0;
+    res.prefill_iteration_s = prefill_time;
+    res.decode_iteration_s = decode_time;
+    if (batch_time > 0) {
+        res.kv_held_fraction = kv_held / batch_time;
+        res.seats_held_fraction = seats_held / batch_time;
+        res.budget_held_fraction = budget_held / batch_time;
+    }
     if (in.slo.ttft_p99_s && res.ttft_s.p99 > *in.slo.ttft_p99_s) res.slo_met = false;
     if (in.slo.tpot_p99_s && res.tpot_s.p99 > *in.slo.tpot_p99_s) res.slo_met = false;
     return res;

@@ -42,6 +42,12 @@ struct ServingResult {
     std::int64_t requests = 0, iterations = 0, preemptions = 0, kv_blocks = 0, replicas = 0;
     double prefill_compute_fraction = 0;   // share of prefill-carrying iteration time that is compute-bound
     double decode_compute_fraction = 0;    // same for decode-only iterations
+    double prefill_iteration_s = 0;        // summed time of prefill-carrying iterations (all replicas)
+    double decode_iteration_s = 0;         // summed time of decode-only iterations (all replicas)
+    std::int64_t peak_batch = 0;           // most sequences running in one iteration
+    // Share of iteration time (all replicas) during which a waiting request was held back, by the
+    // reason admission stopped: no free KV blocks, `max_batch` seats full, or the token budget spent.
+    double kv_held_fraction = 0, seats_held_fraction = 0, budget_held_fraction = 0;
     bool slo_met = true;
     std::vector<ServingIteration> timeline;   // when asked for
 };

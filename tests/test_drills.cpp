@@ -1,6 +1,6 @@
 // Drills, calcs and explain (sim/drills, sim/explain): worked calculations equal hand-derived values,
 // every topic makes gradable questions for 1,000 seeds, answers in every accepted form score and wrong
-// ones do not, explain's recommended lever improves the binding quantity.
+// ones do not, explain's recommended lever improves the binding quantity (training and serving).
 #include <cmath>
 #include <set>
 
@@ -325,4 +325,170 @@ TEST_CASE("explain: first actions in turn reach a layout that fits", "[explain]"
     // A scenario bound by time has no path.
     const Scenario t = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.json");
     CHECK(sim::fit_path(t).empty());
+}
+
+namespace {
+
+Scenario serving_scenario(const std::string& model, int gpus, int tp, const Json& inference) {
+    Json j = {{"model", model},
+              {"system", "dgx-h100"},
+              {"gpus", gpus},
+              {"parallel", {{"tp", tp}, {"pp", 1}}},
+              {"inference", inference}};
+    return parse_scenario(j);
+}
+
+// The binding quantity of a run, measured here from the serving simulator (or the static estimate),
+// independently of explain.
+double quantity(const std::string& name, const Scenario& s) {
+    if (s.inference.batching != "continuous") {
+        const auto e = estimate_inference(s.serving_job());
+        return name == "TPOT" ? e.tpot_s : e.ttft_s;
+    }
+    const auto r = sim::simulate_serving(s.serving_job());
+    if (name == "TTFT p99") return r.ttft_s.p99;
+    if (name == "TPOT p99") return r.tpot_s.p99;
+    REQUIRE(name == "output tokens/s per GPU");
+    return r.output_tokens_per_s_per_gpu;
+}
+
+}   // namespace
+
+TEST_CASE(
+    "explain serving: hand-built scenarios bind on KV capacity, queueing and decode HBM; the recommended "
+    "lever, re-run through the serving simulator, improves the binding quantity",
+    "[explain][serving]") {
+    const Json stream = {{"batching", "continuous"}, {"seed", 3}};
+    struct Case {
+        const char* what;
+        Scenario s;
+        const char* binding;
+        const char* quantity;
+    };
+    auto with = [&](const Json& extra) {
+        Json in = stream;
+        in.update(extra);
+        return in;
+    };
+    const Case cases[] = {
+        // 70B in bf16 on tp 2 leaves 11.7 GiB of KV per GPU: about 16 requests of 4,500 tokens.
+        {"KV capacity (online)",
+         serving_scenario("llama-3-70b", 2, 2,
+                          with({{"input_len", 4000}, {"output_len", 500}, {"qps", 0.6}, {"requests", 500}})),
+         "KV capacity", "TTFT p99"},
+        {"KV capacity (offline)",
+         serving_scenario("llama-3-70b", 2, 2, with({{"input_len", 4000}, {"output_len", 500}, {"requests", 300}})),
+         "KV capacity", "output tokens/s per GPU"},
+        // 21 req/s on one H100 whose offline capacity for 1000/250-token requests is about 22 req/s.
+        {"queueing",
+         serving_scenario("llama-3-8b", 1, 1,
+                          with({{"input_len", 1000}, {"output_len", 250}, {"qps", 21}, {"requests", 2000}})),
+         "queueing", "TTFT p99"},
+        // 1 req/s of short prompts and long answers: about 3 sequences decoding, every step reads the weights.
+        {"decode HBM",
+         serving_scenario("llama-3-8b", 1, 1,
+                          with({{"input_len", 200}, {"output_len", 500}, {"qps", 1}, {"requests", 300}})),
+         "HBM", "TPOT p99"},
+        // The same light load with a 50 ms TTFT target on tp 4 pp 2: the missed TTFT waits for prefill, which
+        // is compute-bound.
+        {"TTFT SLO missed, prefill compute",
+         [&] {
+             Scenario x = serving_scenario("llama-3-70b", 8, 4,
+                                           with({{"input_len", 500},
+                                                 {"output_len", 100},
+                                                 {"qps", 2},
+                                                 {"requests", 300},
+                                                 {"slo", {{"ttft_p99_s", 0.05}}}}));
+             x.parallel.pp = 2;
+             x.parallel.dp = 1;
+             return x;
+         }(),
+         "compute", "TTFT p99"},
+        {"static batch, decode HBM",
+         load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-8b-h100-serving-fp8.json"), "HBM",
+         "TPOT"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.what);
+        const auto e = sim::explain_serving(c.s);
+        CHECK(e.binding == c.binding);
+        REQUIRE(e.quantity == c.quantity);
+        REQUIRE(e.recommended >= 0);
+        const auto& l = e.levers[static_cast<std::size_t>(e.recommended)];
+        INFO(l.name << ": " << l.change);
+        const double before = quantity(e.quantity, c.s);
+        const double after = quantity(e.quantity, l.scenario);
+        CHECK(e.binding_value == Approx(before).epsilon(1e-12));
+        if (e.higher_is_better)
+            CHECK(after > before);
+        else
+            CHECK(after < before);
+        // What the classification rests on, measured independently.
+        if (c.s.inference.batching == "continuous") {
+            const auto r = sim::simulate_serving(c.s.serving_job());
+            if (e.binding == "KV capacity") CHECK((r.preemptions > 0 || r.kv_held_fraction >= sim::kHeldShare));
+            if (e.binding == "HBM") CHECK(r.decode_compute_fraction < 0.5);
+            if (e.binding == "compute") {
+                CHECK(!r.slo_met);
+                CHECK(r.prefill_compute_fraction >= 0.5);
+            }
+            if (e.binding == "queueing") {
+                Scenario off = c.s;
+                off.inference.qps = 0;
+                off.inference.requests = 1000;
+                const double cap = sim::simulate_serving(off.serving_job()).requests_per_s;
+                CHECK(e.capacity_requests_per_s == Approx(cap));
+                CHECK(c.s.inference.qps / cap >= sim::kQueueingUtilisation);
+            }
+        }
+    }
+}
+
+TEST_CASE(
+    "explain serving: a deployment whose weights do not fit binds on memory; the first action fits and "
+    "keeps the GPU count",
+    "[explain][serving]") {
+    // Llama 3.1 70B in bf16 (131 GiB) on tp 1.
+    const Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama31-70b-chat-slo.json");
+    const auto e = sim::explain_serving(s);
+    CHECK(e.binding == "memory");
+    CHECK(!e.base.fits);
+    REQUIRE(e.recommended >= 0);
+    const auto& l = e.levers[static_cast<std::size_t>(e.recommended)];
+    CHECK(l.after.fits);
+    CHECK(l.binding_after < e.binding_value);
+    CHECK(l.gpus == s.parallel.world());
+    // The lever's scenario runs in the simulator (it would throw if the KV cache could not hold a request).
+    CHECK(sim::simulate_serving(l.scenario.serving_job()).requests == s.inference.requests);
+}
+
+TEST_CASE("explain serving: when the SLO is met, the recommended lever keeps it", "[explain][serving]") {
+    Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama31-70b-chat-slo.json");
+    s.parallel.tp = 8;
+    s.parallel.dp = 2;
+    s.gpus = 16;
+    const auto e = sim::explain_serving(s);
+    REQUIRE(e.base.slo_met);
+    REQUIRE(e.recommended >= 0);
+    const auto& l = e.levers[static_cast<std::size_t>(e.recommended)];
+    CHECK(sim::simulate_serving(l.scenario.serving_job()).slo_met);
+    CHECK(l.gpus == 16);
+}
+
+TEST_CASE(
+    "explain serving: a static batch whose KV cache does not fit binds on KV capacity; the first action "
+    "fits",
+    "[explain][serving]") {
+    // Llama 3 8B, batch 2048 of 4,500 tokens: 2048 x 4500 x 128 KiB = 1,125 GiB of KV cache.
+    const Scenario s =
+        serving_scenario("llama-3-8b", 1, 1, {{"batch", 2048}, {"input_len", 4000}, {"output_len", 500}});
+    const auto e = sim::explain_serving(s);
+    CHECK(e.binding == "KV capacity");
+    CHECK(e.base.kv_bytes == Approx(2048.0 * 4500 * 2 * 32 * 8 * 128 * 2));
+    REQUIRE(e.recommended >= 0);
+    const auto& l = e.levers[static_cast<std::size_t>(e.recommended)];
+    const auto after = inference_memory(l.scenario.model, l.scenario.system, l.scenario.parallel, l.scenario.inference);
+    CHECK(after.fits);
+    CHECK(after.total_bytes < e.binding_value);
+    CHECK(l.gpus == 1);
 }

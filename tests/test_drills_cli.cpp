@@ -150,9 +150,38 @@ TEST_CASE("explain names the binding constraint and recommends a lever", "[cli][
     CHECK(doc["binding"] == "memory");
     CHECK(doc["recommended"].is_string());
     CHECK(doc["levers"].size() > 3);
-    const auto serving = run_llmsim(
-        {"explain", "--scenario", std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-8b-h100-serving-fp8.json"},
-        "drills");
-    CHECK(serving.rc == 2);
-    CHECK(serving.out.empty());
+}
+
+TEST_CASE("explain on serving scenarios: the binding constraint, every lever re-run, the first action; --json",
+          "[cli][explain][serving]") {
+    const std::string chat = std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama31-70b-chat-slo.json";
+    const auto r = run_llmsim({"explain", "--scenario", chat, "--tp", "8", "--gpus", "16"}, "drills");
+    REQUIRE(r.rc == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find("binding constraint: HBM:") != std::string::npos);
+    CHECK(r.out.find("FP8 KV cache") != std::string::npos);
+    CHECK(r.out.find("first action: ") != std::string::npos);
+    const auto j = run_llmsim({"explain", "--scenario", chat, "--json"}, "drills");
+    REQUIRE(j.rc == 0);
+    const Json doc = Json::parse(j.out);
+    CHECK(doc["binding"] == "memory");
+    CHECK(doc["serving"]["fits"] == false);
+    CHECK(doc["recommended"].is_string());
+    CHECK(doc["levers"].size() > 5);
+    CHECK(doc["scenario"]["inference"]["qps"] == 20);
+    for (const auto& l : doc["levers"])
+        if (l["lever"] == doc["recommended"]) CHECK(l["fits"] == true);
+    const auto st =
+        run_llmsim({"explain", "--scenario",
+                    std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-8b-h100-serving-fp8.json", "--json"},
+                   "drills");
+    REQUIRE(st.rc == 0);
+    const Json sd = Json::parse(st.out);
+    CHECK(sd["binding"] == "HBM");
+    CHECK(sd["binding_quantity"] == "TPOT");
+    CHECK(sd["binding_value"].get<double>() == Approx(sd["serving"]["tpot_s"].get<double>()));
+    // Training flags on a serving scenario are refused (exit 2, nothing on stdout).
+    const auto bad = run_llmsim({"explain", "--scenario", chat, "--recompute", "full"}, "drills");
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.empty());
 }

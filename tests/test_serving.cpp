@@ -228,3 +228,27 @@ TEST_CASE("capacity search: the fewest GPUs meeting the SLO, confirmed; one repl
     const auto no_slo = serving("llama-3-8b", 1, 1, {{"batching", "continuous"}, {"qps", 10.0}});
     CHECK_THROWS_WITH(sim::serving_capacity_search(no_slo, 8), Catch::Contains("/inference/slo"));
 }
+
+TEST_CASE("the scheduler says why waiting requests were held back: seats, KV blocks, token budget", "[serving][sim]") {
+    // Offline: every request waits from t = 0, so some reason holds the queue back in every iteration
+    // but the last ones. With 8 seats the seats bind.
+    const auto seats = sim::simulate_serving(
+        serving(
+            "llama-3-8b", 1, 1,
+            {{"batching", "continuous"}, {"input_len", 500}, {"output_len", 100}, {"requests", 200}, {"max_batch", 8}})
+            .serving_job());
+    CHECK(seats.peak_batch == 8);
+    CHECK(seats.seats_held_fraction > 0.9);
+    CHECK(seats.kv_held_fraction == 0);
+    CHECK(seats.seats_held_fraction + seats.kv_held_fraction + seats.budget_held_fraction <= 1.0 + 1e-12);
+    // Without a seat cap, Llama 3 70B on tp 2 in bf16 (11.7 GiB of KV per GPU, ~76k tokens) holds about
+    // 16 requests of 4,500 tokens: the KV cache binds and sequences are preempted.
+    const auto kv = sim::simulate_serving(
+        serving("llama-3-70b", 2, 2,
+                {{"batching", "continuous"}, {"input_len", 4000}, {"output_len", 500}, {"requests", 100}})
+            .serving_job());
+    CHECK(kv.kv_held_fraction > 0.5);
+    CHECK(kv.seats_held_fraction == 0);
+    CHECK(kv.peak_batch < 20);
+    CHECK(kv.prefill_iteration_s + kv.decode_iteration_s == Approx(kv.makespan_s).epsilon(1e-9));
+}
