@@ -29,6 +29,18 @@ __global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ 
     }
 }
 
+// Read: every element is loaded once; a per-thread sum is stored only when it is impossible (never)
+// so the loads cannot be optimised away and nothing is written.
+__global__ void read_kernel(const float4* __restrict__ a, size_t n, float4* sink) {
+    float acc = 0.0f;
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+        const float4 x = a[i];
+        acc += x.x + x.y + x.z + x.w;
+    }
+    if (acc == -1.2345e-30f) sink[0] = make_float4(acc, acc, acc, acc);
+}
+
 __global__ void empty_kernel() {}
 
 struct DeviceBuffer {
@@ -77,13 +89,20 @@ void bench_hbm(Json& j, int device, const Options& o, Notes& notes) {
     PROBE_CUDA(cudaGetLastError());
     PROBE_CUDA(cudaStreamSynchronize(st.s));
     j.begin_array();
-    for (const char* kernel : {"copy", "triad"}) {
+    for (const char* kernel : {"copy", "triad", "read", "write"}) {
         const bool triad = std::strcmp(kernel, "triad") == 0;
+        const bool read = std::strcmp(kernel, "read") == 0;
+        const bool write = std::strcmp(kernel, "write") == 0;
         for (size_t bytes : sizes) {
             const size_t n = bytes / sizeof(float4);
             const int blocks = static_cast<int>(std::min<size_t>((n + 255) / 256, static_cast<size_t>(sms) * 32));
             auto launch = [&] {
-                if (triad)
+                if (read)
+                    read_kernel<<<blocks, 256, 0, st.s>>>(static_cast<const float4*>(a.p), n,
+                                                          static_cast<float4*>(c.p));
+                else if (write)
+                    fill_kernel<<<blocks, 256, 0, st.s>>>(static_cast<float4*>(b.p), n, 1.0f);
+                else if (triad)
                     triad_kernel<<<blocks, 256, 0, st.s>>>(static_cast<float4*>(a.p), static_cast<const float4*>(b.p),
                                                            static_cast<const float4*>(c.p), 0.5f, n);
                 else
@@ -94,7 +113,7 @@ void bench_hbm(Json& j, int device, const Options& o, Notes& notes) {
             const int inner = inner_for(est, 500.0, 1000);
             PROBE_CUDA(cudaGetLastError());
             const double t = median(time_events(st.s, reps, inner, launch));
-            const double moved = static_cast<double>(bytes) * (triad ? 3 : 2);
+            const double moved = static_cast<double>(bytes) * (triad ? 3 : (read || write) ? 1 : 2);
             j.begin_object()
                 .kv("kernel", kernel)
                 .kv("bytes_per_array", static_cast<long long>(bytes))

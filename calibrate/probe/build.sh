@@ -15,12 +15,17 @@ if [ ! -x "$NVCC" ]; then
   NVCC="$(command -v nvcc || true)"
   [ -n "$NVCC" ] || { echo "build.sh: nvcc not found (set CUDA_HOME or NVCC)" >&2; exit 1; }
 fi
-nccl_inc=""; nccl_lib=""
-for d in "${NCCL_HOME:-}" "$CUDA_HOME" /usr /usr/local; do
+nccl_inc=""; nccl_lib=""; nccl_so=""
+# NCCL from NCCL_HOME, the CUDA toolkit, the system, or PyTorch's pip wheel (nvidia-nccl-cu*), which
+# ships include/nccl.h and lib/libnccl.so.2 only.
+pip_nccl="$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)"
+for d in "${NCCL_HOME:-}" "$CUDA_HOME" /usr /usr/local "$pip_nccl"; do
   [ -n "$d" ] || continue
   if [ -z "$nccl_inc" ] && [ -f "$d/include/nccl.h" ]; then nccl_inc="$d/include"; fi
   for l in "$d/lib64" "$d/lib" "$d/lib/x86_64-linux-gnu" "$d/lib/aarch64-linux-gnu"; do
-    if [ -z "$nccl_lib" ] && ls "$l"/libnccl.so* >/dev/null 2>&1; then nccl_lib="$l"; fi
+    for f in "$l/libnccl.so" "$l/libnccl.so.2"; do
+      if [ -z "$nccl_lib" ] && [ -e "$f" ]; then nccl_lib="$l"; nccl_so="$f"; fi
+    done
   done
 done
 [ -n "$nccl_inc" ] && [ -n "$nccl_lib" ] || { echo "build.sh: NCCL not found (set NCCL_HOME)" >&2; exit 1; }
@@ -33,7 +38,7 @@ for a in $ARCHS; do gencode+=("-gencode=arch=compute_$a,code=sm_$a"); done
 last="${ARCHS##* }"
 gencode+=("-gencode=arch=compute_$last,code=compute_$last")   # PTX for newer GPUs
 flags=(-O2 -std=c++17 -Xcompiler=-Wall,-Wextra -I"$nccl_inc")
-libs=(-L"$nccl_lib" -lnccl -lcublasLt -lcudart -Xlinker "-rpath,$nccl_lib")
+libs=("$nccl_so" -lcublasLt -lcudart -Xlinker "-rpath,$nccl_lib")
 if [ "${MPI:-0}" = "1" ]; then
   flags+=(-DLLMSIM_PROBE_MPI -ccbin "${MPICXX:-mpicxx}")
 fi
