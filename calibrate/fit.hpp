@@ -130,7 +130,7 @@ GemmFit fit_gemm(const std::string& precision, const std::vector<GemmPoint>& poi
 // ------------------------------------------------------------------------------------------------
 
 struct BandwidthPoint {
-    std::string kernel;   // copy, triad (HBM); h2d, d2h (PCIe)
+    std::string kernel;   // copy, triad, read, write (HBM); h2d, d2h (PCIe)
     double bytes = 0;     // size of one array / transfer
     double GBps = 0;
 };

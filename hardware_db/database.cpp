@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "hardware_db/embedded.hpp"
 #include "hardware_db/errors.hpp"
@@ -279,8 +280,21 @@ Database::Database(const std::map<std::string, std::string>& files) {
             systems_[name] = std::move(j);
         else if (dir == "models")
             models_[name] = std::move(j);
-        // profiles/ are read on demand by name
+        else if (dir == "profiles")
+            profiles_[std::filesystem::path(path).stem().string()] = std::move(j);
     }
+}
+
+std::vector<std::string> Database::profile_names() const {
+    std::vector<std::string> out;
+    out.reserve(profiles_.size());
+    for (const auto& kv : profiles_) out.push_back(kv.first);
+    return out;
+}
+
+const Json* Database::builtin_profile(const std::string& name) const {
+    const auto it = profiles_.find(name);
+    return it == profiles_.end() ? nullptr : &it->second;
 }
 
 const Database& Database::builtin() {
@@ -455,22 +469,48 @@ SystemSpec Database::resolve_system(const Json& value, const std::string& pointe
         // Problems inside the profile file are reported under the pointer that named it:
         // "/system/profile: prof.json#/system/nvls_GBps: -1: expected ...".
         Problems inner;
-        read_profile(s, profile_path, base_dir, inner);
+        read_profile(s, profile_path, base_dir, inner, override_obj, pointer);
         for (const auto& l : inner.lines) pr.add_raw(fmt::format("{}/profile: {}", pointer, l));
     }
     return s;
 }
 
-void Database::read_profile(SystemSpec& s, const std::string& profile_path, const std::string& base_dir,
-                            Problems& pr) const {
+void Database::read_profile(SystemSpec& s, const std::string& profile_path, const std::string& base_dir, Problems& pr,
+                            const Json& scenario, const std::string& pointer) const {
+    const Json* scenario_gpu = scenario.is_object() && scenario.contains("gpu") ? &scenario["gpu"] : nullptr;
+    const bool gpu_patch = scenario_gpu && scenario_gpu->is_object() && !scenario_gpu->contains("preset");
+    // Whether the scenario sets a dotted key itself (then its provenance stays "override").
+    auto scenario_sets = [&](const std::string& dotted) {
+        const Json* j = &scenario;
+        std::size_t from = 0;
+        while (true) {
+            const std::size_t dot = dotted.find('.', from);
+            const std::string part = dotted.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+            if (!j->is_object() || !j->contains(part)) return false;
+            j = &(*j)[part];
+            if (dot == std::string::npos) return true;
+            from = dot + 1;
+        }
+    };
     {
         Json prof;
-        const std::string path = resolve_path(profile_path, base_dir);
-        try {
-            prof = parse_json_file(path);
-        } catch (const ConfigError& e) {
-            for (const auto& l : e.problems()) pr.add_raw(l);   // the file, its line or its pointer
-            return;
+        std::string path = resolve_path(profile_path, base_dir);
+        // A file wins; a bare name that is no file is a built-in profile.
+        const Json* builtin = nullptr;
+        if (profile_path.find('/') == std::string::npos && !std::filesystem::exists(path))
+            builtin = builtin_profile(profile_path);
+        if (builtin) {
+            prof = *builtin;
+            path = "builtin:" + profile_path;
+        } else {
+            try {
+                prof = parse_json_file(path);
+            } catch (const ConfigError& e) {
+                for (const auto& l : e.problems()) pr.add_raw(l);   // the file, its line or its pointer
+                if (profile_path.find('/') == std::string::npos && !profiles_.empty())
+                    pr.add_raw(fmt::format("(built-in profiles: {})", fmt::join(profile_names(), ", ")));
+                return;
+            }
         }
         const std::string ppre = path + "#";
         ObjectReader r(prof, ppre, pr);
@@ -482,6 +522,7 @@ void Database::read_profile(SystemSpec& s, const std::string& profile_path, cons
             KeyReader sr(*sys, ppre + "/system", pr, "/system");
             if (const Json* g = sr.get("gpu")) {
                 Json merged = *g;
+                if (gpu_patch) merged.merge_patch(*scenario_gpu);   // the scenario's GPU keys win
                 merged["preset"] = s.gpu.name;
                 auto prov = s.gpu.provenance;
                 s.gpu = resolve_accelerator(merged, ppre + "/system/gpu", pr);
@@ -493,12 +534,24 @@ void Database::read_profile(SystemSpec& s, const std::string& profile_path, cons
             const std::string measured = prof.contains("measured_on") ? prof["measured_on"].dump() : std::string("{}");
             mark_overrides(*sys, "", "calibration profile " + profile_path + " " + measured, s.provenance,
                            "calibration");
+            // The scenario's system keys again, on top (their problems were reported when first read).
+            if (scenario.is_object() && !scenario.empty()) {
+                Problems again;
+                KeyReader r2(scenario, pointer, again, "/system");
+                r2.accept("preset");
+                r2.accept("profile");
+                r2.accept("gpu");
+                read_system_keys(r2, s, false);
+                mark_overrides(scenario, "", "scenario override at " + (pointer.empty() ? "/" : pointer), s.provenance,
+                               "override");
+            }
             // Per-key provenance text from the profile, where it gives one.
             if (prof.contains("provenance") && prof["provenance"].is_object()) {
                 for (auto it = prof["provenance"].begin(); it != prof["provenance"].end(); ++it) {
                     if (!it->is_string()) continue;
                     const std::string& k = it.key();
                     Provenance pv{it->get<std::string>(), "calibration"};
+                    if (scenario_sets(k)) continue;   // the scenario's value is the one used
                     if (k.rfind("gpu.", 0) == 0)
                         s.gpu.provenance[k.substr(4)] = pv;
                     else

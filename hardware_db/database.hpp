@@ -21,6 +21,10 @@ public:
     std::vector<std::string> accelerator_names() const;
     std::vector<std::string> system_names() const;
     std::vector<std::string> model_names() const;
+    // Calibration profiles built into the binary (hardware_db/data/profiles/NAME.json, fitted from the
+    // measurements in hardware_db/profiles/NAME/); a scenario's `"profile": NAME` names one.
+    std::vector<std::string> profile_names() const;
+    const Json* builtin_profile(const std::string& name) const;
 
     // Named entries; an unknown name throws ConfigError suggesting the closest names.
     AcceleratorSpec accelerator(const std::string& name) const;
@@ -43,9 +47,11 @@ public:
 
 private:
     // Applies the calibration profile file `profile_path` to `s` (problems use the file's pointers).
-    void read_profile(SystemSpec& s, const std::string& profile_path, const std::string& base_dir,
-                      Problems& problems) const;
-    std::map<std::string, Json> accelerators_, systems_, models_;
+    // The scenario's own keys (`scenario`, read at `pointer`) are applied again on top: explicit
+    // overrides win over the profile.
+    void read_profile(SystemSpec& s, const std::string& profile_path, const std::string& base_dir, Problems& problems,
+                      const Json& scenario, const std::string& pointer) const;
+    std::map<std::string, Json> accelerators_, systems_, models_, profiles_;
 };
 
 // Strict parsers of one JSON description into a struct (unknown keys are problems).
