@@ -14,10 +14,12 @@
 #include "calibrate/nccl_tests.hpp"
 #include "calibrate/profile.hpp"
 #include "calibrate/raw.hpp"
+#include "cli/calibration_truth.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
+#include "sim/calibration_check.hpp"
 
 namespace llmsim::cli {
 
@@ -126,6 +128,17 @@ struct FitOptions {
     bool no_reject = false;
 };
 
+struct CheckOptions {
+    std::string truth;
+    std::string system = "dgx-h100";
+    std::string profile;
+    bool json = false;
+};
+
+std::string pct(double x) { return fmt::format("{:+.1f}%", 100.0 * x); }
+
+std::string ms(double s) { return fmt::format("{:.3f}", s * 1e3); }
+
 }   // namespace
 
 void setup_calibrate(CLI::App* cal, Context& ctx) {
@@ -218,6 +231,74 @@ void setup_calibrate(CLI::App* cal, Context& ctx) {
                 "\nprofile written to {} ({} key{}); use it with\n"
                 "  \"system\": {{\"preset\": \"{}\", \"profile\": \"{}\"}}\n",
                 fo->out, c.keys.size(), c.keys.size() == 1 ? "" : "s", in.nominal.preset, fo->out);
+        }
+        ctx.exit_code = 0;
+    });
+
+    // ---------------------------------------------------------------- check
+    auto co = std::make_shared<CheckOptions>();
+    auto* chk =
+        cal->add_subcommand("check",
+                            "Compare llmsim's GEMM, layer and decode-step times with a GPU's PyTorch measurements "
+                            "(calibrate/probe/layer_truth.py), without and with a calibration profile");
+    chk->add_option("truth", co->truth, "JSON written by calibrate/probe/layer_truth.py")->required();
+    chk->add_option("--system", co->system, "System preset (default dgx-h100)");
+    chk->add_option("--profile", co->profile, "Calibration profile: a built-in name or a file")->required();
+    chk->add_flag("--json", co->json, "Print JSON");
+    chk->callback([co, &ctx] {
+        const Database& db = Database::builtin();
+        Problems pr;
+        const SystemSpec base = db.resolve_system(Json(co->system), "--system", pr);
+        const SystemSpec calibrated =
+            db.resolve_system(Json{{"preset", co->system}, {"profile", co->profile}}, "--profile", pr);
+        pr.raise_if_any();
+        const sim::LayerTruth truth = read_layer_truth_file(co->truth);
+        std::map<std::string, ModelSpec> models;
+        for (const auto& g : truth.gemms) models.emplace(g.model, db.model(g.model));
+        for (const auto& l : truth.layers) models.emplace(l.model, db.model(l.model));
+        for (const auto& d : truth.decode) models.emplace(d.model, db.model(d.model));
+        const auto r = sim::check_against_truth(truth, models, base, calibrated);
+        if (co->json) {
+            Json rows = Json::array(), summary = Json::array();
+            for (const auto& row : r.rows)
+                rows.push_back({{"kind", row.kind},
+                                {"label", row.label},
+                                {"measured_s", row.measured_s},
+                                {"uncalibrated_s", row.uncalibrated_s},
+                                {"calibrated_s", row.calibrated_s},
+                                {"err_uncalibrated", row.err_uncalibrated()},
+                                {"err_calibrated", row.err_calibrated()}});
+            for (const auto& s : r.summary)
+                summary.push_back({{"kind", s.kind},
+                                   {"rows", s.rows},
+                                   {"mean_abs_err_uncalibrated", s.mean_abs_err_uncalibrated},
+                                   {"mean_abs_err_calibrated", s.mean_abs_err_calibrated},
+                                   {"max_abs_err_uncalibrated", s.max_abs_err_uncalibrated},
+                                   {"max_abs_err_calibrated", s.max_abs_err_calibrated}});
+            print_json({{"gpu", r.gpu},
+                        {"date", r.date},
+                        {"truth_file", r.truth_file},
+                        {"system", co->system},
+                        {"profile", co->profile},
+                        {"rows", rows},
+                        {"summary", summary}});
+        } else {
+            std::cout << fmt::format(
+                "llmsim vs PyTorch on {} ({}), system {}, profile {}; isolated kernels "
+                "(sustained_fraction 1)\n\n",
+                r.gpu, r.date, co->system, co->profile);
+            Table t({"measured", "ms", "uncalibrated ms", "err", "calibrated ms", "err"});
+            for (const auto& row : r.rows)
+                t.row({row.label, ms(row.measured_s), ms(row.uncalibrated_s), pct(row.err_uncalibrated()),
+                       ms(row.calibrated_s), pct(row.err_calibrated())});
+            std::cout << t.str() << "\n";
+            Table s({"kind", "rows", "mean |err| uncalibrated", "max", "mean |err| calibrated", "max"});
+            for (const auto& x : r.summary)
+                s.row({x.kind, std::to_string(x.rows), fmt::format("{:.1f}%", 100 * x.mean_abs_err_uncalibrated),
+                       fmt::format("{:.1f}%", 100 * x.max_abs_err_uncalibrated),
+                       fmt::format("{:.1f}%", 100 * x.mean_abs_err_calibrated),
+                       fmt::format("{:.1f}%", 100 * x.max_abs_err_calibrated)});
+            std::cout << s.str();
         }
         ctx.exit_code = 0;
     });

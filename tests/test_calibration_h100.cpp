@@ -1,0 +1,152 @@
+// The H100 measured on 2026-11-22 (hardware_db/profiles/h100-sxm5-80gb-2026-11-22: llmsim-probe's raw
+// sweep, PyTorch's layer and decode timings from calibrate/probe/layer_truth.py) and the profile fitted
+// from it (hardware_db/data/profiles/h100-sxm5-80gb-2026-11-22.json, built in).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "calibrate/profile.hpp"
+#include "calibrate/raw.hpp"
+#include "cli/calibration_truth.hpp"
+#include "cost_models/inference.hpp"
+#include "cost_models/step_time.hpp"
+#include "hardware_db/database.hpp"
+#include "hardware_db/errors.hpp"
+#include "hardware_db/json_reader.hpp"
+#include "hardware_db/scenario.hpp"
+#include "sim/calibration_check.hpp"
+
+using namespace llmsim;
+
+namespace {
+const std::string kName = "h100-sxm5-80gb-2026-11-22";
+const std::string kDir = std::string(LLMSIM_SOURCE_DIR) + "/hardware_db/profiles/" + kName;
+
+// The training layer time `estimate` reports (layer_ops), for a scenario on the built-in profile. The
+// measured layer ran alone for a few milliseconds, so the scenario says sustained_fraction 1 (the
+// training-run factor; docs/calibration.md).
+LayerCost estimated_layer(const std::string& model, bool with_profile) {
+    Json system = {{"preset", "dgx-h100"}, {"gpu", {{"efficiency", {{"sustained_fraction", 1.0}}}}}};
+    if (with_profile) system["profile"] = kName;
+    const Json sc = {{"name", "one layer"},
+                     {"model", model},
+                     {"system", system},
+                     {"gpus", 1},
+                     {"parallel", {{"tp", 1}, {"pp", 1}, {"dp", 1}}},
+                     {"training",
+                      {{"seq_len", 8192},
+                       {"micro_batch", 1},
+                       {"global_batch", 1},
+                       {"precision", "bf16"},
+                       {"recompute", "none"},
+                       {"flash_attention", true}}}};
+    const Scenario s = parse_scenario(sc);
+    return layer_cost(s.training_job(), false);
+}
+}   // namespace
+
+TEST_CASE("the built-in H100 profile is the fit of the committed raw measurements") {
+    const auto raw = calibrate::read_raw(kDir + "/probe-raw.json");
+    CHECK(raw.gpu_name() == "NVIDIA H100 80GB HBM3");
+    calibrate::CalibrateInputs in;
+    in.raw = &raw;
+    in.nominal = calibrate::nominal_from_system(Database::builtin().system("dgx-h100"));
+    in.today = "2026-11-22";
+    const Json fitted = calibrate::profile_json(calibrate::calibrate(in));
+    const Json* builtin = Database::builtin().builtin_profile(kName);
+    REQUIRE(builtin != nullptr);
+    const Json& a = fitted.at("system").at("gpu").at("efficiency");
+    const Json& b = builtin->at("system").at("gpu").at("efficiency");
+    for (const char* k : {"gemm_k_half", "hbm_efficiency", "kernel_launch_us"})
+        CHECK(a.at(k).get<double>() == Approx(b.at(k).get<double>()).epsilon(1e-9));
+    for (const char* p : {"bf16", "fp16", "fp8", "tf32"})
+        CHECK(a.at("gemm_max").at(p).get<double>() == Approx(b.at("gemm_max").at(p).get<double>()).epsilon(1e-9));
+    // What the probe measured on this GPU, in the fitted constants: bf16 GEMMs at 0.75 of the dense
+    // peak (Stas Bekman's H100 table: 0.80 with torch), copy/triad at 0.85 of 3.35 TB/s.
+    CHECK(b.at("gemm_max").at("bf16").get<double>() == Approx(0.753).margin(0.005));
+    CHECK(b.at("hbm_efficiency").get<double>() == Approx(0.851).margin(0.005));
+}
+
+TEST_CASE("estimate with the H100 profile reproduces the measured layer time within 10%") {
+    const sim::LayerTruth truth = cli::read_layer_truth_file(kDir + "/torch-truth.json");
+    int checked = 0;
+    for (const auto& l : truth.layers) {
+        if (l.mode != "compiled") continue;   // elementwise work fused, as Transformer Engine fuses it
+        const LayerCost cal = estimated_layer(l.model, true);
+        const double predicted = cal.fwd_s() + cal.bwd_s();
+        INFO(l.model << ": measured " << l.fwd_bwd_s << " s, predicted " << predicted << " s");
+        CHECK(std::abs(predicted / l.fwd_bwd_s - 1.0) < 0.10);
+        CHECK(std::abs(cal.fwd_s() / l.fwd_s - 1.0) < 0.10);
+        // The profile moves the prediction toward the measurement (its GEMMs are slower than the preset's).
+        const LayerCost unc = estimated_layer(l.model, false);
+        CHECK(std::abs(predicted / l.fwd_bwd_s - 1.0) < std::abs((unc.fwd_s() + unc.bwd_s()) / l.fwd_bwd_s - 1.0));
+        ++checked;
+    }
+    CHECK(checked == 2);   // Llama-3-8B and Llama-3-70B
+}
+
+TEST_CASE("a scenario's own keys win over the profile's, the profile's over the preset's") {
+    Problems pr;
+    const SystemSpec s = Database::builtin().resolve_system(
+        Json{{"preset", "dgx-h100"},
+             {"profile", kName},
+             {"pcie_GBps", 40.0},
+             {"gpu", {{"efficiency", {{"sustained_fraction", 1.0}, {"hbm_efficiency", 0.5}}}}}},
+        "/system", pr);
+    REQUIRE(pr.empty());
+    CHECK(s.gpu.efficiency.sustained_fraction == 1.0);                       // scenario (the profile does not set it)
+    CHECK(s.gpu.efficiency.hbm_efficiency == 0.5);                           // scenario over the profile's 0.851
+    CHECK(s.pcie_GBps == 40.0);                                              // scenario over the profile's 55.1
+    CHECK(s.gpu.gemm_max(Precision::bf16) == Approx(0.7528).margin(1e-4));   // profile over the preset's 0.80
+    CHECK(s.gpu.provenance.at("efficiency.hbm_efficiency").kind == "override");
+    CHECK(s.gpu.provenance.at("efficiency.gemm_max.bf16").kind == "calibration");
+}
+
+TEST_CASE("calibrate check on the committed H100 measurements") {
+    const sim::LayerTruth truth = cli::read_layer_truth_file(kDir + "/torch-truth.json");
+    const Database& db = Database::builtin();
+    std::map<std::string, ModelSpec> models{{"llama-3-8b", db.model("llama-3-8b")},
+                                            {"llama-3-70b", db.model("llama-3-70b")}};
+    Problems pr;
+    const SystemSpec base = db.resolve_system(Json("dgx-h100"), "/system", pr);
+    const SystemSpec cal = db.resolve_system(Json{{"preset", "dgx-h100"}, {"profile", kName}}, "/system", pr);
+    REQUIRE(pr.empty());
+    const auto r = sim::check_against_truth(truth, models, base, cal);
+    REQUIRE(truth.gemms.size() == 24);
+    REQUIRE(truth.decode.size() == 18);
+    std::map<std::string, sim::CheckSummary> by_kind;
+    for (const auto& s : r.summary) by_kind[s.kind] = s;
+    // The GEMMs of both layers (forward, dgrad, wgrad): mean error 5.1% with the profile, 9.5% without.
+    CHECK(by_kind.at("gemm").mean_abs_err_calibrated < 0.07);
+    CHECK(by_kind.at("gemm").mean_abs_err_calibrated < by_kind.at("gemm").mean_abs_err_uncalibrated);
+    // Decode steps at batch 1..256 (CUDA graph, fused elementwise): within 15% each.
+    for (const auto& row : r.rows)
+        if (row.kind == "decode") {
+            INFO(row.label);
+            CHECK(std::abs(row.err_calibrated()) < 0.15);
+        }
+}
+
+TEST_CASE("the measured per-kernel time in a CUDA graph is the serving model's constant") {
+    // 200 tiny adds in a graph: ~1 us each (launch alone); the decode chains' fitted fixed time per
+    // kernel (2.8 us, docs/serving.md) is larger, as it includes each kernel's ramp and tail.
+    const Json t = parse_json_file(kDir + "/torch-truth.json");
+    const double tiny_us = t.at("graph_kernels").at(0).at("per_kernel_us").get<double>();
+    CHECK(tiny_us == Approx(1.03).margin(0.05));
+    CHECK(kGraphKernelFixed_s > tiny_us * 1e-6);
+    CHECK(kGraphKernelFixed_s == Approx(2.8e-6));
+}
+
+TEST_CASE("a layer_truth file with a bad value is refused naming its pointer") {
+    Json t = parse_json_file(kDir + "/torch-truth.json");
+    t["gemms"][3]["ms"] = -1;
+    try {
+        (void)cli::read_layer_truth(t, "x.json");
+        FAIL("accepted a negative time");
+    } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()).find("x.json#/gemms/3/ms: -1: expected a positive number") != std::string::npos);
+    }
+    CHECK_THROWS_AS(cli::read_layer_truth(Json::object(), "y.json"), ConfigError);
+}
