@@ -54,7 +54,7 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
     const double kv_local = kv_heads_per_tp_rank(m, tp) * static_cast<double>(m.head_dim);
     const double heads_local = m.heads / static_cast<double>(tp);
 
-    Acc layer;   // one transformer layer; kernel gaps are counted apart
+    Acc layer;   // one transformer layer; each kernel's fixed time is counted apart
     double kernels = 0;
     // Weights at their storage precision (with group scales), read once per iteration; 16-bit
     // activations in and out.
@@ -146,7 +146,7 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
         r.comm_s += send;
         t += send;
     }
-    r.overhead_s = kernels * kGraphKernelGap_s + kIterationHost_s;
+    r.overhead_s = kernels * kGraphKernelFixed_s + kIterationHost_s;
     r.time_s = t + r.overhead_s;
     return r;
 }

@@ -30,9 +30,11 @@ struct IterationCost {
     bool compute_bound() const { return compute_s >= memory_s; }
 };
 
-// Kernel-to-kernel gap inside a captured CUDA graph, and the host's work per iteration (scheduling,
-// sampling, graph launch); docs/serving.md gives their sources.
-inline constexpr double kGraphKernelGap_s = 0.5e-6;
+// Fixed time of each kernel in a captured CUDA graph beyond its roofline time (launch from the graph,
+// the first loads' DRAM latency, the last wave's tail): 2.8 us, measured on an H100 (decode steps of
+// Llama-3-8B and 70B layers at batch 1..16, hardware_db/profiles/h100-sxm5-80gb-2026-11-22; leave-one-out
+// 5.3%); and the host's work per iteration (scheduling, sampling, graph launch). docs/serving.md.
+inline constexpr double kGraphKernelFixed_s = 2.8e-6;
 inline constexpr double kIterationHost_s = 0.0;
 
 // One iteration on one replica (every pipeline stage in turn, the PP sends between them).
