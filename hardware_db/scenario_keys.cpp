@@ -91,6 +91,7 @@ std::vector<std::string> precision_names(std::initializer_list<Precision> ps) {
 }
 std::vector<std::string> all_precisions() {
     std::vector<std::string> out;
+    out.reserve(static_cast<std::size_t>(kPrecisionCount));
     for (int i = 0; i < kPrecisionCount; ++i) out.emplace_back(to_string(static_cast<Precision>(i)));
     return out;
 }
@@ -905,7 +906,7 @@ std::string bound_text(double x) {
     return x == std::floor(x) && std::fabs(x) < 1e15 ? fmt::format("{:.0f}", x) : fmt::format("{:g}", x);
 }
 
-std::string md_escape(std::string s) {
+std::string md_escape(const std::string& s) {
     std::string out;
     for (char c : s) {
         if (c == '|')

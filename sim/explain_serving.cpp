@@ -313,7 +313,7 @@ ServingExplanation explain_serving(const Scenario& s) {
                   fmt::format("max_batch_tokens {} -> {}", in.max_batch_tokens, 2 * in.max_batch_tokens),
                   "fewer, larger prefill iterations: TTFT down; decodes stall longer behind them (TPOT p99 up)",
                   [](Scenario& x) { x.inference.max_batch_tokens *= 2; });
-            if (static_cast<double>(in.max_batch_tokens / 2) >= st)
+            if (static_cast<double>(in.max_batch_tokens) / 2.0 >= st)
                 lever("smaller prefill chunks",
                       fmt::format("max_batch_tokens {} -> {}", in.max_batch_tokens, in.max_batch_tokens / 2),
                       "decodes stall less behind prefills (TPOT p99 down); long prompts take more iterations (TTFT up)",
