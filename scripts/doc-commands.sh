@@ -71,7 +71,7 @@ run_all() {
         # A trailing "  # comment" is a remark for the reader.
         cmd=$(sed -E 's/[[:space:]]{2,}#[[:space:]].*$//' <<<"$cmd")
         if [[ $cmd == llmsim\ * ]]; then
-            if ! (cd "$work" && timeout 600 bash -c "$cmd" >"$work/.out" 2>&1); then
+            if ! (cd "$work" && timeout 600 bash -c "$cmd" </dev/null >"$work/.out" 2>&1); then
                 echo "FAIL $where: $cmd"
                 sed 's/^/    /' "$work/.out" | tail -20
                 failed=$((failed + 1))
@@ -92,6 +92,13 @@ run_all() {
         fi
     done < <(sh_commands)
     echo "doc commands: $ran run, $skipped set-up lines skipped, $failed failed"
+    # Every listed line was seen (a command reading stdin once swallowed the rest of the list).
+    local listed
+    listed=$(sh_commands | wc -l)
+    if [[ $((ran + skipped + failed)) -ne $listed ]]; then
+        echo "FAIL: $listed command lines listed, $((ran + skipped + failed)) seen"
+        failed=$((failed + 1))
+    fi
     [[ $failed -eq 0 && $ran -gt 0 ]]
 }
 
@@ -115,7 +122,7 @@ outputs_of() {
                 ;;
             old_block)
                 if [[ $line == '```' ]]; then
-                    (cd "$work" && COLUMNS=100 bash -c "$cmd" 2>&1) >>"$tmp"
+                    (cd "$work" && COLUMNS=100 bash -c "$cmd" </dev/null 2>&1) >>"$tmp"
                     printf '```\n' >>"$tmp"
                     n=$((n + 1))
                     state=text
@@ -143,7 +150,7 @@ generated_docs() {
     for i in "${!GENERATED_FILES[@]}"; do
         file="$src/${GENERATED_FILES[$i]}"
         tmp=$(mktemp)
-        (cd "$work" && bash -c "${GENERATED_COMMANDS[$i]}") >"$tmp" || status=1
+        (cd "$work" && bash -c "${GENERATED_COMMANDS[$i]}" </dev/null) >"$tmp" || status=1
         if ! cmp -s "$file" "$tmp"; then
             if [[ $mode == update ]]; then
                 cp "$tmp" "$file"
