@@ -36,6 +36,11 @@ double experts_touched(double experts, double top_k, double tokens) noexcept {
     return std::max(std::min(experts, top_k), experts * (1.0 - miss));
 }
 
+double kernel_fixed_s(const AcceleratorSpec& a, bool cuda_graphs) noexcept {
+    if (cuda_graphs) return kGraphKernelFixed_s;
+    return kGraphKernelFixed_s - kGraphLaunch_s + std::max(a.efficiency.kernel_launch_us * 1e-6, kGraphLaunch_s);
+}
+
 IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
     IterationCost r;
     const double M = b.tokens();
@@ -146,7 +151,7 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
         r.comm_s += send;
         t += send;
     }
-    r.overhead_s = kernels * kGraphKernelFixed_s + kIterationHost_s;
+    r.overhead_s = kernels * kernel_fixed_s(a, in.cuda_graphs) + kIterationHost_s;
     r.time_s = t + r.overhead_s;
     return r;
 }

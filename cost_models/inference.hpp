@@ -33,9 +33,16 @@ struct IterationCost {
 // Fixed time of each kernel in a captured CUDA graph beyond its roofline time (launch from the graph,
 // the first loads' DRAM latency, the last wave's tail): 2.8 us, measured on an H100 (decode steps of
 // Llama-3-8B and 70B layers at batch 1..16, hardware_db/profiles/h100-sxm5-80gb-2026-11-22; leave-one-out
-// 5.3%); and the host's work per iteration (scheduling, sampling, graph launch). docs/serving.md.
+// 5.3%); of it, kGraphLaunch_s is the launch from the graph (empty kernels in a graph, same run). A
+// kernel launched on its own pays the accelerator's kernel_launch_us instead (back-to-back empty
+// kernels: 3.64 us on that H100). And the host's work per iteration (scheduling, sampling, graph
+// launch). docs/serving.md.
 inline constexpr double kGraphKernelFixed_s = 2.8e-6;
+inline constexpr double kGraphLaunch_s = 1.03e-6;
 inline constexpr double kIterationHost_s = 0.0;
+
+// Fixed time of one kernel beyond its roofline time: in a CUDA graph, or launched on its own.
+[[nodiscard]] double kernel_fixed_s(const AcceleratorSpec& a, bool cuda_graphs) noexcept;
 
 // One iteration on one replica (every pipeline stage in turn, the PP sends between them).
 [[nodiscard]] IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b);
@@ -56,8 +63,12 @@ struct KvPool {
     double pool_bytes = 0;     // kKvMemoryFraction of what weights and the runtime leave
     std::int64_t blocks = 0;   // of kKvBlockTokens tokens
 };
-inline constexpr int kKvBlockTokens = 16;          // vLLM's default block_size
-inline constexpr double kKvMemoryFraction = 0.9;   // vLLM gpu_memory_utilization / TRT-LLM free-memory fraction
+inline constexpr int kKvBlockTokens = 16;   // vLLM's default block_size
+inline constexpr double kKvMemoryFraction = 0.9;
+// Token budget of one iteration when `max_batch_tokens` is not set (whole prompts, no chunking):
+// TensorRT-LLM's BuildConfig.max_num_tokens default (tensorrt_llm/builder.py), the budget a prompt
+// must fit without chunked context. docs/serving.md.
+inline constexpr double kDefaultBatchTokens = 8192;   // vLLM gpu_memory_utilization / TRT-LLM free-memory fraction
 [[nodiscard]] KvPool kv_pool(const ServingJob& s);
 
 struct InferenceEstimate {

@@ -179,6 +179,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     in.compute_precision = read_precision(r, "compute_precision", Precision::bf16);
     in.quant_group_size = static_cast<int>(r.int_key_or("quant_group_size", 128));
     in.batching = r.choice_key("batching").value_or("static");
+    in.cuda_graphs = r.boolean_or("cuda_graphs", false);
     in.requests = r.int_key_or("requests", 1000);
     in.qps = r.num_key_or("qps", 0.0);
     in.max_batch = r.int_key_or("max_batch", 0);
@@ -445,7 +446,8 @@ Json to_json(const InferenceConfig& in) {
               {"kv_precision", to_string(in.kv_precision)},
               {"compute_precision", to_string(in.compute_precision)},
               {"quant_group_size", in.quant_group_size},
-              {"batching", in.batching}};
+              {"batching", in.batching},
+              {"cuda_graphs", in.cuda_graphs}};
     if (in.batching == "continuous") {
         j["requests"] = in.requests;
         j["qps"] = in.qps;

@@ -764,6 +764,12 @@ std::vector<ScenarioKey> build() {
                     .unit("requests/s")
                     .dflt("0")
                     .example("16"));
+    t.push_back(K(in, "cuda_graphs", KT::boolean, G,
+                  "kernels replayed from captured CUDA graphs (vLLM, SGLang, TensorRT-LLM's PyTorch backend) instead "
+                  "of launched one by one (TensorRT-LLM engines without cuda_graph_mode)")
+                    .ext()
+                    .dflt("false")
+                    .example("true"));
     t.push_back(K(in, "max_batch", KT::integer, S, "most sequences in flight per replica")
                     .range(1, kMaxRequests)
                     .unit("sequences")
@@ -773,8 +779,8 @@ std::vector<ScenarioKey> build() {
                   "token budget of one iteration; when set, long prompts are prefilled in chunks (Sarathi-Serve)")
                     .range(1, limits::kSeqLen)
                     .unit("tokens")
-                    .computed("unlimited")
-                    .example("8192"));
+                    .computed("8192 (TensorRT-LLM's max_num_tokens default), whole prompts")
+                    .example("2048"));
     t.push_back(K(in, "prefix_cache_hit", KT::number, S, "share of prompt tokens found in the prefix cache")
                     .real(0.0, true, kMaxHitFraction)
                     .dflt("0")

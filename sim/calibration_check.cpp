@@ -51,6 +51,7 @@ LayerTimes layer_s(const SystemSpec& s, const ModelSpec& m, int seq, int micro_b
 double decode_s(const SystemSpec& s, const ModelSpec& m, double batch, double context) {
     ParallelConfig p;
     InferenceConfig in;
+    in.cuda_graphs = true;   // layer_truth.py replays each decode step from a CUDA graph
     in.weight_precision = Precision::bf16;
     in.kv_precision = Precision::bf16;
     in.compute_precision = Precision::bf16;

@@ -119,8 +119,11 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const double emitted = speculative_tokens_per_step(sp);          // produced per decode sequence
     res.spec_tokens_per_step = emitted;
     const double hit = in.prefix_cache_hit;
-    const double budget_cap =
-        in.max_batch_tokens > 0 ? static_cast<double>(in.max_batch_tokens) : std::numeric_limits<double>::infinity();
+    // The token budget of one iteration: `max_batch_tokens` with chunked prefill; unset, the engine's
+    // default budget (kDefaultBatchTokens) filled with whole prompts, a prompt longer than it running
+    // alone (TensorRT-LLM without chunked context, vLLM without chunked prefill).
+    const bool chunked = in.max_batch_tokens > 0;
+    const double budget_cap = chunked ? static_cast<double>(in.max_batch_tokens) : kDefaultBatchTokens;
     // Static batching (`batching: static`) on a stream: a batch of up to `batch` requests is admitted
     // only when the previous one has finished entirely.
     const bool static_batches = in.batching == "static";
@@ -208,8 +211,15 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                 b.decode_seqs += 1;
                 b.decode_kv_tokens += ctx;
             }
+            // A prompt's next chunk; unchunked, the whole rest of the prompt when it fits the budget
+            // left (one longer than the whole budget runs as its iteration's only prompt).
+            auto fits_whole = [&](const Seq& q) {
+                const double rest = q.prompt - q.computed;
+                return rest <= budget || (rest > budget_cap && b.prefill_tokens <= 0);
+            };
             auto chunk_of = [&](Seq& q) {
-                const double tokens = std::min(q.prompt - q.computed, budget);
+                if (!chunked && !fits_whole(q)) return;
+                const double tokens = chunked ? std::min(q.prompt - q.computed, budget) : q.prompt - q.computed;
                 if (tokens <= 0) return;
                 budget -= tokens;
                 q.role = 2;
@@ -238,6 +248,10 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                 const std::int64_t need = blocks_for(waiting.front().prompt + step_tokens);
                 if (need > free_blocks) {
                     held = Held::kv;
+                    break;
+                }
+                if (!chunked && !fits_whole(waiting.front())) {
+                    held = Held::tokens;
                     break;
                 }
                 Seq q = waiting.front();

@@ -137,6 +137,13 @@ TEST_CASE("the measured per-kernel time in a CUDA graph is the serving model's c
     CHECK(tiny_us == Approx(1.03).margin(0.05));
     CHECK(kGraphKernelFixed_s > tiny_us * 1e-6);
     CHECK(kGraphKernelFixed_s == Approx(2.8e-6));
+    // The launch share of it is the tiny kernels' time; launched one by one, a kernel pays the
+    // accelerator's back-to-back launch time instead (3.64 us in this run's probe).
+    CHECK(kGraphLaunch_s == Approx(tiny_us * 1e-6).epsilon(0.05));
+    AcceleratorSpec a;
+    a.efficiency.kernel_launch_us = 3.64;
+    CHECK(kernel_fixed_s(a, true) == Approx(2.8e-6));
+    CHECK(kernel_fixed_s(a, false) == Approx((2.8 - 1.03 + 3.64) * 1e-6));
 }
 
 TEST_CASE("a layer_truth file with a bad value is refused naming its pointer") {

@@ -374,7 +374,7 @@ TEST_CASE(
         // 70B in bf16 on tp 2 leaves 11.7 GiB of KV per GPU: about 16 requests of 4,500 tokens.
         {"KV capacity (online)",
          serving_scenario("llama-3-70b", 2, 2,
-                          with({{"input_len", 4000}, {"output_len", 500}, {"qps", 0.6}, {"requests", 500}})),
+                          with({{"input_len", 4000}, {"output_len", 500}, {"qps", 0.5}, {"requests", 500}})),
          "KV capacity", "TTFT p99"},
         {"KV capacity (offline)",
          serving_scenario("llama-3-70b", 2, 2, with({{"input_len", 4000}, {"output_len", 500}, {"requests", 300}})),

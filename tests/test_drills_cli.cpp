@@ -158,7 +158,8 @@ TEST_CASE("explain on serving scenarios: the binding constraint, every lever re-
     const auto r = run_llmsim({"explain", "--scenario", chat, "--tp", "8", "--gpus", "16"}, "drills");
     REQUIRE(r.rc == 0);
     CHECK(r.err.empty());
-    CHECK(r.out.find("binding constraint: HBM:") != std::string::npos);
+    // Half the time carries a prefill (compute-bound): that binds before decode HBM.
+    CHECK(r.out.find("binding constraint: compute:") != std::string::npos);
     CHECK(r.out.find("FP8 KV cache") != std::string::npos);
     CHECK(r.out.find("first action: ") != std::string::npos);
     const auto j = run_llmsim({"explain", "--scenario", chat, "--json"}, "drills");

@@ -252,3 +252,45 @@ TEST_CASE("the scheduler says why waiting requests were held back: seats, KV blo
     CHECK(kv.peak_batch < 20);
     CHECK(kv.prefill_iteration_s + kv.decode_iteration_s == Approx(kv.makespan_s).epsilon(1e-9));
 }
+
+TEST_CASE("without max_batch_tokens an iteration takes whole prompts up to the engine's 8192 tokens",
+          "[serving][sim]") {
+    // 100 prompts of 1,000 tokens queued at t = 0: the first iteration prefills 8 of them (8,000 <=
+    // 8,192), never a part of one; a prompt longer than the budget runs alone in its iteration.
+    sim::ServingOptions opt;
+    opt.timeline = true;
+    const auto r = sim::simulate_serving(
+        serving("llama-3-8b", 1, 1,
+                {{"batching", "continuous"}, {"input_len", 1000}, {"output_len", 4}, {"requests", 100}})
+            .serving_job(),
+        opt);
+    REQUIRE(!r.timeline.empty());
+    CHECK(r.timeline.front().prefill_tokens == 8000);
+    for (const auto& it : r.timeline) CHECK(it.prefill_tokens % 1000 == 0);
+    CHECK(r.budget_held_fraction > 0.5);
+    const auto longp = sim::simulate_serving(
+        serving("llama-3-8b", 1, 1,
+                {{"batching", "continuous"}, {"input_len", 12000}, {"output_len", 2}, {"requests", 3}})
+            .serving_job(),
+        opt);
+    for (const auto& it : longp.timeline) CHECK((it.prefill_tokens == 0 || it.prefill_tokens == 12000));
+    CHECK(kDefaultBatchTokens == 8192);
+}
+
+TEST_CASE("kernels launched one by one cost the launch time more than in a CUDA graph", "[serving][decode]") {
+    auto step = [](bool graphs) {
+        const auto s = serving("llama-3-8b", 1, 1, {{"cuda_graphs", graphs}});
+        IterationBatch b;
+        b.decode_seqs = 8;
+        b.decode_kv_tokens = 8 * 1000.0;
+        return iteration_cost(s.serving_job(), b);
+    };
+    const auto eager = step(false), graph = step(true);
+    const auto a = serving("llama-3-8b", 1, 1, Json::object()).system.gpu;
+    // Same roofline; the difference is (launch - graph launch) per kernel.
+    const double per_kernel = a.efficiency.kernel_launch_us * 1e-6 - kGraphLaunch_s;
+    REQUIRE(per_kernel > 0);
+    const double kernels = graph.overhead_s / kGraphKernelFixed_s;
+    CHECK(eager.time_s - graph.time_s == Approx(kernels * per_kernel).epsilon(1e-9));
+    CHECK(eager.time_s > graph.time_s);
+}
