@@ -180,6 +180,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     in.quant_group_size = static_cast<int>(r.int_key_or("quant_group_size", 128));
     in.batching = r.choice_key("batching").value_or("static");
     in.cuda_graphs = r.boolean_or("cuda_graphs", false);
+    in.kv_reserve = r.choice_key("kv_admission").value_or("on_demand") == "reserve";
     in.requests = r.int_key_or("requests", 1000);
     in.qps = r.num_key_or("qps", 0.0);
     in.max_batch = r.int_key_or("max_batch", 0);
@@ -453,6 +454,7 @@ Json to_json(const InferenceConfig& in) {
         j["qps"] = in.qps;
         if (in.max_batch > 0) j["max_batch"] = in.max_batch;
         if (in.max_batch_tokens > 0) j["max_batch_tokens"] = in.max_batch_tokens;
+        j["kv_admission"] = in.kv_reserve ? "reserve" : "on_demand";
         j["prefix_cache_hit"] = in.prefix_cache_hit;
         j["seed"] = in.seed;
     }

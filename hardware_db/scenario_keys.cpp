@@ -770,6 +770,15 @@ std::vector<ScenarioKey> build() {
                     .ext()
                     .dflt("false")
                     .example("true"));
+    t.push_back(K(in, "kv_admission", KT::choice, S,
+                  "on_demand: a request is admitted when its prompt's KV blocks are free and the youngest sequence is "
+                  "preempted when a decode finds none (vLLM, TensorRT-LLM MAX_UTILIZATION); reserve: blocks for the "
+                  "prompt and the whole output are taken at admission, nothing is preempted (TensorRT-LLM "
+                  "GUARANTEED_NO_EVICT)")
+                    .ext()
+                    .one_of({"on_demand", "reserve"})
+                    .dflt("\"on_demand\"")
+                    .example("\"reserve\""));
     t.push_back(K(in, "max_batch", KT::integer, S, "most sequences in flight per replica")
                     .range(1, kMaxRequests)
                     .unit("sequences")

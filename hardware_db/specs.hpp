@@ -280,6 +280,7 @@ struct InferenceConfig {
     int quant_group_size = 128;        // int4/int8 weight group (one fp16 scale per group)
     std::string batching = "static";   // "static" | "continuous"
     bool cuda_graphs = false;          // kernels replayed from CUDA graphs (else launched one by one)
+    bool kv_reserve = false;           // kv_admission "reserve": blocks for prompt + output at admission
 };
 
 // What training cost functions read: the model, the system, the layout and the training settings, by

@@ -138,12 +138,13 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     // Every request must fit the KV cache alone, or it could never finish.
     std::int32_t longest = 0;
     for (const auto& r : reqs) longest = std::max(longest, r.input + r.output);
-    if (pool.blocks <= 0 || blocks_for(longest + step_tokens) > pool.blocks)
+    const double alone = longest + (in.kv_reserve ? 2.0 : 1.0) * step_tokens;   // what admission needs
+    if (pool.blocks <= 0 || blocks_for(alone) > pool.blocks)
         throw ConfigError(fmt::format(
             "/inference/input_len: a request of {} tokens (input + output) needs {} KV blocks of {} tokens; the "
             "KV cache of one replica holds {} ({:.2f} GiB free per GPU): expected shorter requests, more tp/pp, or "
             "a smaller weight/KV precision",
-            longest, blocks_for(longest + step_tokens), kKvBlockTokens, pool.blocks, pool.pool_bytes / kGiB));
+            longest, blocks_for(alone), kKvBlockTokens, pool.blocks, pool.pool_bytes / kGiB));
 
     std::vector<ReqState> st(reqs.size());
     double prefill_time = 0, prefill_compute = 0, decode_time = 0, decode_compute = 0;
@@ -245,7 +246,11 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                     held = Held::seats;
                     break;
                 }
-                const std::int64_t need = blocks_for(waiting.front().prompt + step_tokens);
+                // Reserve: the whole request (+ one step of overshoot) at admission, so a decode never
+                // needs a block and nothing is preempted.
+                const auto& wr = reqs[static_cast<std::size_t>(waiting.front().req)];
+                const std::int64_t need = in.kv_reserve ? blocks_for(wr.input + wr.output + 2.0 * step_tokens)
+                                                        : blocks_for(waiting.front().prompt + step_tokens);
                 if (need > free_blocks) {
                     held = Held::kv;
                     break;

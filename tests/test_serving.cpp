@@ -2,6 +2,8 @@
 // continuous-batching simulator (queueing laws, scheduling effects, determinism, speculation).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "cost_models/inference.hpp"
 #include "cost_models/roofline.hpp"
 #include "hardware_db/errors.hpp"
@@ -293,4 +295,25 @@ TEST_CASE("kernels launched one by one cost the launch time more than in a CUDA 
     const double kernels = graph.overhead_s / kGraphKernelFixed_s;
     CHECK(eager.time_s - graph.time_s == Approx(kernels * per_kernel).epsilon(1e-9));
     CHECK(eager.time_s > graph.time_s);
+}
+
+TEST_CASE("kv_admission reserve: blocks for the whole request at admission, never a preemption", "[serving][sim]") {
+    // Llama 3 70B on tp 2 in bf16 holds ~76k tokens of KV: 4,000 + 500-token requests oversubscribe it
+    // under on-demand admission (preemptions), while reserving 4,501 tokens each runs at most
+    // floor(blocks / 282) of them and preempts none.
+    Json in = {{"batching", "continuous"}, {"input_len", 4000}, {"output_len", 500}, {"requests", 100}};
+    const auto od = serving("llama-3-70b", 2, 2, in);
+    in["kv_admission"] = "reserve";
+    const auto rs = serving("llama-3-70b", 2, 2, in);
+    const auto r_od = sim::simulate_serving(od.serving_job());
+    const auto r_rs = sim::simulate_serving(rs.serving_job());
+    CHECK(r_od.preemptions > 0);
+    CHECK(r_rs.preemptions == 0);
+    const auto blocks_each = static_cast<std::int64_t>(std::ceil((4000 + 500 + 2) / 16.0));
+    CHECK(r_rs.peak_batch == std::min<std::int64_t>(100, r_rs.kv_blocks / blocks_each));
+    CHECK(r_rs.peak_batch < r_od.peak_batch);
+    CHECK_THROWS_WITH(parse_scenario({{"model", "llama-3-8b"},
+                                      {"system", "dgx-h100"},
+                                      {"inference", {{"batching", "continuous"}, {"kv_admission", "lazy"}}}}),
+                      Catch::Contains("/inference/kv_admission"));
 }
