@@ -126,3 +126,29 @@ TEST_CASE("qps-sweep errors: exit 2 naming the flag and the value, nothing on st
         CHECK(r.err.find(why) != std::string::npos);
     }
 }
+
+TEST_CASE("flops on a serving scenario: per prefill and generated token, GEMMs and attention, JSON",
+          "[cli][serving][flops]") {
+    const auto r = run_llmsim({"flops", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000",
+                               "--output-len", "250", "--json"},
+                              "flops");
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out)["flops"];
+    // 32 layers x 4·32·128 = 524,288 FLOPs per token of context; a generated token at 1000 + 250/2.
+    CHECK(j["generated_token"]["context_tokens"] == 1125.0);
+    CHECK(j["generated_token"]["attention_flops"].get<double>() == 524288.0 * 1125);
+    CHECK(j["prefill_token"]["attention_flops"].get<double>() == 524288.0 * 500);
+    CHECK(j["prefill_token"]["gemm_flops"].get<double>() == 15009316864.0);
+    CHECK(j["generated_token"]["model_flops"].get<double>() == 15009316864.0 + 524288.0 * 1125);
+    CHECK(j["two_n_active_flops"].get<double>() == 2.0 * 8030261248.0);
+    const auto t =
+        run_llmsim({"flops", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000"}, "flops");
+    REQUIRE(t.rc == 0);
+    CHECK(t.out.find("attention (QK^T, A.V)") != std::string::npos);
+    // Training flags on a serving scenario stay errors.
+    const auto bad = run_llmsim(
+        {"flops", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000", "--seq-len", "10"}, "flops");
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.empty());
+}
