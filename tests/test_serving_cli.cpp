@@ -152,3 +152,27 @@ TEST_CASE("flops on a serving scenario: per prefill and generated token, GEMMs a
     CHECK(bad.rc == 2);
     CHECK(bad.out.empty());
 }
+
+TEST_CASE("search on a serving scenario: pp, max_batch and chunk in the table and the JSON",
+          "[cli][serving][capacity]") {
+    const std::string file = std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama31-70b-chat-slo.json";
+    const auto r = run_llmsim({"search", "-s", file, "--max-gpus", "16", "--json"}, "capsearch");
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    REQUIRE_FALSE(j["results"].empty());
+    const auto& w = j["results"][0];
+    CHECK(w["slo_met"] == true);
+    CHECK(w["gpus"] ==
+          w["parallel"]["tp"].get<int>() * w["parallel"]["pp"].get<int>() * w["parallel"]["dp"].get<int>());
+    CHECK(j["configurations"].get<int>() == 4 * 2 * 3 * 3);
+    bool chunked = false;
+    for (const auto& c : j["results"]) chunked = chunked || c["inference"].contains("max_batch_tokens");
+    CHECK(chunked);   // 2 x 1 x 7 bf16 with chunk 2048 beats 8 replicas without
+    CHECK(j["one_replica_fewer"]["slo_met"] == false);
+    CHECK(j["one_replica_fewer"]["parallel"]["dp"].get<int>() == w["parallel"]["dp"].get<int>() - 1);
+    const auto t = run_llmsim({"search", "-s", file, "--max-gpus", "16"}, "capsearch");
+    REQUIRE(t.rc == 0);
+    CHECK(t.out.find("tp x pp x replicas") != std::string::npos);
+    CHECK(t.out.find("max batch") != std::string::npos);
+}
