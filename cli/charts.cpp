@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/plot.hpp"
+#include "cli/qps_sweep.hpp"
 #include "hardware_db/units.hpp"
 
 namespace llmsim::cli::plot {
@@ -119,6 +120,30 @@ std::string pareto_chart(const Scenario& base, const search::SearchResult& r) {
         front.y.push_back(e.time.tokens_per_s / e.c.gpus);
     }
     c.series = {top, front};
+    return line_chart(c);
+}
+
+std::string qps_sweep_chart(const QpsSweep& sweep) {
+    const Scenario& s = sweep.scenario;
+    LineChart c;
+    c.title = fmt::format("Latency vs load: {} on {} x {} (tp {} pp {}), {} requests per rate", s.model.name, s.gpus,
+                          s.system.name, s.parallel.tp, s.parallel.pp, s.inference.requests);
+    c.x = {"offered rate (requests/s)", true};
+    c.y = {"latency (ms)", true};
+    Series ttft50{"TTFT p50", {}, {}}, ttft99{"TTFT p99", {}, {}}, tpot50{"TPOT p50", {}, {}},
+        tpot99{"TPOT p99", {}, {}};
+    for (const auto& p : sweep.points) {
+        for (auto* se : {&ttft50, &ttft99, &tpot50, &tpot99}) se->x.push_back(p.qps);
+        ttft50.y.push_back(p.result.ttft_s.p50 * 1e3);
+        ttft99.y.push_back(p.result.ttft_s.p99 * 1e3);
+        tpot50.y.push_back(p.result.tpot_s.p50 * 1e3);
+        tpot99.y.push_back(p.result.tpot_s.p99 * 1e3);
+    }
+    c.series = {ttft50, ttft99, tpot50, tpot99};
+    if (sweep.knee) {
+        c.reference_x = sweep.points[*sweep.knee].qps;
+        c.reference_x_label = fmt::format("capacity knee {:g} req/s", *c.reference_x);
+    }
     return line_chart(c);
 }
 

@@ -9,6 +9,7 @@
 #include "cli/common.hpp"
 #include "cli/estimate_report.hpp"
 #include "cli/plot.hpp"
+#include "cli/qps_sweep.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
@@ -36,9 +37,34 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
         "reports TTFT/TPOT/e2e mean and percentiles, requests/s and tokens/s. --trace FILE writes its iterations "
         "for Perfetto. Training flags on a serving scenario (and the reverse) are errors. docs/serving.md.");
     auto plot_file = std::make_shared<std::string>(), timeline_file = std::make_shared<std::string>();
-    cmd->add_option("--plot", *plot_file, "Write where the step goes (closed form and simulator) as an SVG chart");
+    cmd->add_option("--plot", *plot_file,
+                    "Write where the step goes (closed form and simulator) as an SVG chart; with --qps-sweep, "
+                    "p50/p99 TTFT and TPOT against the rate");
     cmd->add_option("--plot-timeline", *timeline_file, "Write the simulated step, stage by stage, as an SVG chart");
-    cmd->callback([flags, opts, trace, straggler, plot_file, timeline_file, &ctx] {
+    auto sweep = std::make_shared<std::optional<std::string>>();
+    cmd->add_option("--qps-sweep", *sweep,
+                    "Serving: simulate each of these arrival rates (comma-separated, increasing, e.g. 1,2,4,8; at most "
+                    "64) and print the latency-throughput curve and the capacity knee")
+        ->group("Serving");
+    cmd->callback([flags, opts, trace, straggler, plot_file, timeline_file, sweep, &ctx] {
+        if (*sweep) {
+            std::vector<std::string> lines;   // the step simulator's flags and --trace have no sweep meaning
+            for (const auto& [given, flag] :
+                 {std::pair{!straggler->empty(), "--straggler"}, std::pair{opts->timeline, "--timeline"},
+                  std::pair{opts->fast, "--fast"}, std::pair{!trace->empty(), "--trace"},
+                  std::pair{!timeline_file->empty(), "--plot-timeline"}})
+                if (given) lines.push_back(fmt::format("{}: given with --qps-sweep: expected one of them", flag));
+            if (!lines.empty()) throw ConfigError(lines);
+            const auto rates = parse_qps_sweep(**sweep);
+            const auto r = run_qps_sweep(*flags, rates);
+            if (!plot_file->empty()) plot::write(*plot_file, plot::qps_sweep_chart(r));
+            if (flags->json)
+                print_json(qps_sweep_json(r));
+            else
+                std::cout << qps_sweep_text(r);
+            ctx.exit_code = 0;
+            return;
+        }
         const Scenario s = resolve_scenario(*flags);
         sim::EstimateOptions o = *opts;
         o.simulate = !trace->empty() || !timeline_file->empty();

@@ -25,13 +25,16 @@ namespace {
 
 Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
     const auto& r = c.result;
-    return {{"gpus", c.tp * c.replicas},
-            {"parallel", {{"tp", c.tp}, {"pp", 1}, {"dp", c.replicas}}},
-            {"inference",
-             {{"weight_precision", to_string(c.weight_precision)},
-              {"kv_precision", to_string(c.kv_precision)},
-              {"batching", "continuous"},
-              {"qps", s.inference.qps}}},
+    Json inference = {{"weight_precision", to_string(c.weight_precision)},
+                      {"kv_precision", to_string(c.kv_precision)},
+                      {"batching", "continuous"},
+                      {"qps", s.inference.qps}};
+    // Unset keys stay out (the scenario's defaults: as many sequences as the KV cache holds, whole prompts).
+    if (c.max_batch > 0) inference["max_batch"] = c.max_batch;
+    if (c.max_batch_tokens > 0) inference["max_batch_tokens"] = c.max_batch_tokens;
+    return {{"gpus", c.gpus()},
+            {"parallel", {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.replicas}}},
+            {"inference", inference},
             {"replicas", c.replicas},
             {"slo_met", c.meets},
             {"ttft_p99_s", r.ttft_s.p99},
@@ -39,7 +42,8 @@ Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
             {"ttft_s", r.ttft_s.mean},
             {"tpot_s", r.tpot_s.mean},
             {"requests_per_s", r.requests_per_s},
-            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu}};
+            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+            {"mean_batch", r.mean_batch}};
 }
 
 // Capacity planning on a serving scenario (docs/serving.md): the fewest GPUs meeting its SLO at its qps.
@@ -50,24 +54,30 @@ int serving_capacity(const SearchFlags& f, const Json& doc, const std::string& b
     Json results = Json::array();
     for (const auto& c : r.best) results.push_back(candidate_json(s, c));
     if (f.json) {
-        Json j = {{"results", results}, {"simulations", r.simulations}, {"max_gpus", max_gpus}};
+        Json j = {{"results", results},
+                  {"simulations", r.simulations},
+                  {"configurations", r.variants},
+                  {"max_gpus", max_gpus}};
         if (r.fewer) j["one_replica_fewer"] = candidate_json(s, *r.fewer);
         print_json(j);
     } else {
         std::cout << fmt::format(
-            "{} on {} at {:g} req/s, SLO p99 TTFT {} / TPOT {} ({} simulations)\n", s.model.name, s.system.name,
-            s.inference.qps, s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
-            s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.simulations);
-        Table t({"gpus", "tp x replicas", "weights/KV", "TTFT p99", "TPOT p99", "req/s"});
+            "{} on {} at {:g} req/s, SLO p99 TTFT {} / TPOT {} ({} configurations, {} simulations)\n", s.model.name,
+            s.system.name, s.inference.qps,
+            s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
+            s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.variants, r.simulations);
+        Table t({"gpus", "tp x pp x replicas", "weights/KV", "max batch", "chunk", "TTFT p99", "TPOT p99", "req/s"});
         for (const auto& c : r.best)
-            t.row({std::to_string(c.tp * c.replicas), fmt::format("{} x {}", c.tp, c.replicas),
+            t.row({std::to_string(c.gpus()), fmt::format("{} x {} x {}", c.tp, c.pp, c.replicas),
                    fmt::format("{}/{}", to_string(c.weight_precision), to_string(c.kv_precision)),
+                   c.max_batch > 0 ? std::to_string(c.max_batch) : std::string("KV"),
+                   c.max_batch_tokens > 0 ? std::to_string(c.max_batch_tokens) : std::string("none"),
                    human_seconds(c.result.ttft_s.p99), human_seconds(c.result.tpot_s.p99),
                    fmt::format("{:.2f}", c.result.requests_per_s)});
         std::cout << t.str();
         if (r.fewer)
-            std::cout << fmt::format("one replica fewer ({} GPUs): TTFT p99 {}, TPOT p99 {} -> {}\n",
-                                     r.fewer->tp * r.fewer->replicas, human_seconds(r.fewer->result.ttft_s.p99),
+            std::cout << fmt::format("one replica fewer ({} GPUs): TTFT p99 {}, TPOT p99 {} -> {}\n", r.fewer->gpus(),
+                                     human_seconds(r.fewer->result.ttft_s.p99),
                                      human_seconds(r.fewer->result.tpot_s.p99),
                                      r.fewer->meets ? "meets" : "misses the SLO");
     }

@@ -150,7 +150,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         {f.input_len.has_value(), "--input-len"},
         {f.output_len.has_value(), "--output-len"},
         {!f.batching.empty(), "--batching"},
-        {f.qps.has_value(), "--qps"},
+        {f.qps.has_value(), f.qps_flag},
         {f.requests.has_value(), "--requests"},
         {!f.weight_precision.empty(), "--weight-precision"},
         {!f.kv_precision.empty(), "--kv-precision"},
@@ -187,7 +187,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/input_len", "--input-len", f.input_len);
         ov.set("/inference/output_len", "--output-len", f.output_len);
         ov.set("/inference/requests", "--requests", f.requests);
-        ov.set("/inference/qps", "--qps", f.qps);
+        ov.set("/inference/qps", f.qps_flag, f.qps);
         ov.set("/inference/weight_precision", "--weight-precision", f.weight_precision);
         ov.set("/inference/kv_precision", "--kv-precision", f.kv_precision);
         ov.set("/inference/max_batch", "--max-batch", f.max_batch);
@@ -199,7 +199,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/slo/tpot_p99_s", "--slo-tpot-p99", f.slo_tpot_p99);
         ov.set("/inference/batching", "--batching", f.batching);
         // A stream flag asks for continuous batching unless the scenario or --batching says otherwise.
-        const char* stream = f.qps            ? "--qps"
+        const char* stream = f.qps            ? f.qps_flag
                              : f.requests     ? "--requests"
                              : f.max_batch    ? "--max-batch"
                              : f.chunk        ? "--chunk"

@@ -26,6 +26,8 @@ struct ScenarioFlags {
     std::optional<std::int64_t> batch, input_len, output_len, requests, max_batch, chunk, spec_tokens;
     std::optional<double> qps, acceptance, slo_ttft_p99, slo_tpot_p99;
     std::string weight_precision, kv_precision, spec_draft, batching;
+    // The flag named in errors about /inference/qps: --qps, or --qps-sweep when a sweep supplies it.
+    const char* qps_flag = "--qps";
     bool json = false;
 };
 

@@ -108,10 +108,11 @@ std::string frame() {
                        kTop, kPlotW, kPlotH);
 }
 
-std::string y_grid(const std::vector<double>& ticks, double lo, double hi) {
+template <class Fy>
+std::string y_grid(const std::vector<double>& ticks, const Fy& fy) {
     std::string s;
     for (double t : ticks) {
-        const double y = kTop + kPlotH - (t - lo) / (hi - lo) * kPlotH;
+        const double y = fy(t);
         s += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>\n", kLeft, y,
                          kLeft + kPlotW, y);
         s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kLeft - 6, y + 4, tick_text(t));
@@ -124,21 +125,38 @@ bool finite(double v) { return std::isfinite(v); }
 }   // namespace
 
 std::string line_chart(const LineChart& c) {
-    double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = 0, yhi = -xlo;
+    double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = c.y.log ? xlo : 0, yhi = -xlo;
     std::set<double> xs;
+    auto shown = [&](double x, double y) {
+        return finite(x) && finite(y) && !(c.x.log && x <= 0) && !(c.y.log && y <= 0);
+    };
     for (const auto& s : c.series)
         for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-            if (!finite(s.x[i]) || !finite(s.y[i]) || (c.x.log && s.x[i] <= 0)) continue;
+            if (!shown(s.x[i], s.y[i])) continue;
             xlo = std::min(xlo, s.x[i]);
             xhi = std::max(xhi, s.x[i]);
             ylo = std::min(ylo, s.y[i]);
             yhi = std::max(yhi, s.y[i]);
             xs.insert(s.x[i]);
         }
-    if (c.reference) yhi = std::max(yhi, *c.reference);
-    if (xs.empty()) xlo = 0, xhi = 1, yhi = 1;
-    yhi *= 1.05;
-    const auto yt = nice_ticks(ylo, yhi);
+    if (c.reference && !(c.y.log && *c.reference <= 0)) {
+        yhi = std::max(yhi, *c.reference);
+        if (c.y.log) ylo = std::min(ylo, *c.reference);
+    }
+    if (xs.empty()) xlo = 0, xhi = 1, ylo = c.y.log ? 1 : 0, yhi = c.y.log ? 10 : 1;
+    std::vector<double> yt;
+    if (c.y.log) {   // whole decades around the data; 2 and 5 between them when it spans at most two
+        ylo = std::pow(10, std::floor(std::log10(ylo)));
+        yhi = std::pow(10, std::ceil(std::log10(yhi)));
+        if (!(yhi > ylo)) yhi = ylo * 10;
+        const bool fine = yhi / ylo <= 100.5;
+        for (double d = ylo; d <= yhi * 1.0001; d *= 10)
+            for (double m : {1.0, 2.0, 5.0})
+                if ((m == 1.0 || fine) && d * m <= yhi * 1.0001) yt.push_back(d * m);
+    } else {
+        yhi *= 1.05;
+        yt = nice_ticks(ylo, yhi);
+    }
     std::vector<double> xt;
     auto fx = [&](double v) {
         if (c.x.log) {
@@ -158,9 +176,12 @@ std::string line_chart(const LineChart& c) {
     } else {
         xt = nice_ticks(xlo, xhi);
     }
-    auto fy = [&](double v) { return kTop + kPlotH - (v - ylo) / (yhi - ylo) * kPlotH; };
+    auto fy = [&](double v) {
+        const double f = c.y.log ? std::log10(v / ylo) / std::log10(yhi / ylo) : (v - ylo) / (yhi - ylo);
+        return kTop + kPlotH - f * kPlotH;
+    };
 
-    std::string s = header(c.title) + y_grid(yt, ylo, yhi);
+    std::string s = header(c.title) + y_grid(yt, fy);
     for (double t : xt) {
         const double x = fx(t);
         s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#eee\"/>\n", x, kTop, x,
@@ -177,6 +198,15 @@ std::string line_chart(const LineChart& c) {
         s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\">{}</text>\n", kLeft + 6, y - 5,
                          esc(c.reference_label));
     }
+    if (c.reference_x && finite(*c.reference_x) && *c.reference_x >= xlo && *c.reference_x <= xhi &&
+        !(c.x.log && *c.reference_x <= 0)) {
+        const double x = fx(*c.reference_x);
+        s += fmt::format(
+            "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#555\" stroke-dasharray=\"6 4\"/>\n", x,
+            kTop, x, kTop + kPlotH);
+        s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" fill=\"#555\" text-anchor=\"end\">{}</text>\n", x - 6, kTop + 16,
+                         esc(c.reference_x_label));
+    }
     std::vector<std::string> names;
     for (std::size_t k = 0; k < c.series.size(); ++k) {
         const auto& se = c.series[k];
@@ -184,7 +214,7 @@ std::string line_chart(const LineChart& c) {
         std::string pts;
         s += fmt::format("<g class=\"series\" data-name=\"{}\">\n", esc(se.name));
         for (std::size_t i = 0; i < se.x.size() && i < se.y.size(); ++i) {
-            if (!finite(se.x[i]) || !finite(se.y[i]) || (c.x.log && se.x[i] <= 0)) continue;
+            if (!shown(se.x[i], se.y[i])) continue;
             const double x = fx(se.x[i]), y = fy(se.y[i]);
             pts += fmt::format("{:.1f},{:.1f} ", x, y);
             if (c.scatter && k == 0)   // open rings, so the series drawn over them stays visible
@@ -201,7 +231,7 @@ std::string line_chart(const LineChart& c) {
         s += "</g>\n";
     }
     s += legend(names, !c.scatter);
-    s += axis_labels(c.x.label + (c.x.log ? " (log scale)" : ""), c.y.label);
+    s += axis_labels(c.x.label + (c.x.log ? " (log scale)" : ""), c.y.label + (c.y.log ? " (log scale)" : ""));
     return s + "</svg>\n";
 }
 
@@ -216,7 +246,7 @@ std::string stacked_bars(const StackedBars& c) {
     yhi *= 1.05;
     const auto yt = nice_ticks(ylo, yhi);
     auto fy = [&](double v) { return kTop + kPlotH - (v - ylo) / (yhi - ylo) * kPlotH; };
-    std::string s = header(c.title) + y_grid(yt, ylo, yhi) + frame();
+    std::string s = header(c.title) + y_grid(yt, fy) + frame();
     const double n = static_cast<double>(std::max<std::size_t>(c.categories.size(), 1));
     const double slot = kPlotW / n, bar = std::min(80.0, slot * 0.7);
     for (std::size_t i = 0; i < c.categories.size(); ++i) {

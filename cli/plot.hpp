@@ -20,16 +20,19 @@ struct Series {
 
 struct Axis {
     std::string label;   // with its unit: "step time (s)"
-    bool log = false;    // log2 scale (GPU counts); ticks at the data's x values
+    bool log = false;    // x: log2 scale (GPU counts, rates), ticks at the data's x values;
+                         // y: log10 scale (latencies spanning decades), ticks at 1, 2, 5 x 10^k
 };
 
 struct LineChart {
     std::string title;
     Axis x, y;
     std::vector<Series> series;
-    bool scatter = false;              // markers only (a Pareto front: markers joined by a step line)
-    std::optional<double> reference;   // a horizontal dashed line (say 100% efficiency) ...
-    std::string reference_label;       // ... and its label
+    bool scatter = false;                // markers only (a Pareto front: markers joined by a step line)
+    std::optional<double> reference;     // a horizontal dashed line (say 100% efficiency) ...
+    std::string reference_label;         // ... and its label
+    std::optional<double> reference_x;   // a vertical dashed line at this x (a capacity knee) ...
+    std::string reference_x_label;       // ... and its label
 };
 std::string line_chart(const LineChart& c);
 

@@ -4,14 +4,14 @@
 
 namespace llmsim {
 
-LayerFlops layer_flops_per_token(const ModelSpec& m, std::int64_t seq_len, bool moe_layer, bool causal) {
+LayerFlops layer_flops_per_token(const ModelSpec& m, double seq_len, bool moe_layer, bool causal) {
     LayerFlops f;
     const double h = static_cast<double>(m.hidden);
     const double q = static_cast<double>(m.q_dim());
     const double kv = static_cast<double>(m.kv_dim());
     const double gamma = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
     f.qkv = 2.0 * h * (q + 2.0 * kv);
-    f.attn_core = (causal ? 2.0 : 4.0) * static_cast<double>(seq_len) * q;
+    f.attn_core = (causal ? 2.0 : 4.0) * seq_len * q;
     f.attn_out = 2.0 * q * h;
     if (moe_layer && m.moe.enabled()) {
         f.mlp = 2.0 * gamma * h *
@@ -22,6 +22,20 @@ LayerFlops layer_flops_per_token(const ModelSpec& m, std::int64_t seq_len, bool 
         f.mlp = 2.0 * gamma * h * static_cast<double>(m.ffn_hidden);
     }
     return f;
+}
+
+InferenceTokenFlops inference_token_flops(const ModelSpec& m, double context, bool causal) {
+    InferenceTokenFlops r;
+    r.context = context;
+    const auto dense = layer_flops_per_token(m, context, false, causal);
+    const auto moe = layer_flops_per_token(m, context, true, causal);
+    const double n_dense = m.dense_mlp_layers(), n_moe = m.moe_layers();
+    r.lm_head = 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
+    r.gemm =
+        n_dense * (dense.qkv + dense.attn_out + dense.mlp) + n_moe * (moe.qkv + moe.attn_out + moe.mlp) + r.lm_head;
+    r.attention = n_dense * dense.attn_core + n_moe * moe.attn_core;
+    r.router = n_dense * dense.router + n_moe * moe.router;
+    return r;
 }
 
 TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t) {

@@ -17,7 +17,24 @@ struct LayerFlops {
     double total() const { return qkv + attn_core + attn_out + mlp + router; }
 };
 
-[[nodiscard]] LayerFlops layer_flops_per_token(const ModelSpec& m, std::int64_t seq_len, bool moe_layer, bool causal);
+// `seq_len`: the tokens attended to (non-causal), or the sequence whose tokens attend causally (each
+// to seq_len/2 on average, Megatron's convention).
+[[nodiscard]] LayerFlops layer_flops_per_token(const ModelSpec& m, double seq_len, bool moe_layer, bool causal);
+
+// Forward FLOPs of one token at inference (docs/serving.md, "FLOPs per token"), from layer_flops_per_token:
+// a prompt token of a prompt of `context` tokens (`causal`) or a generated token attending to `context`
+// cached tokens. GEMMs are the linear layers (QKV, output projection, MLP with the top-k routed and
+// shared experts) and the LM head; 2·N_active minus the input embedding (a lookup) and the norms.
+struct InferenceTokenFlops {
+    double context = 0;
+    double gemm = 0;        // Σ layers (qkv + attn_out + mlp) + lm_head
+    double lm_head = 0;     // 2·h·V
+    double attention = 0;   // Σ layers attn_core: 4·q·context per layer (2·q·context causal)
+    double router = 0;      // 2·h·E per MoE layer: executed, not model FLOPs (as in training)
+    double model() const { return gemm + attention; }
+    double hardware() const { return gemm + attention + router; }
+};
+[[nodiscard]] InferenceTokenFlops inference_token_flops(const ModelSpec& m, double context, bool causal);
 
 struct TrainingFlops {
     double tokens_per_step = 0;

@@ -15,4 +15,7 @@ mkdir -p "$out"
 "$bin" search --model llama-3-70b --system dgx-h100 --gpus 64 --seq-len 8192 --global-batch 128 --top-k 20 \
     --plot "$out/search-pareto.svg" >/dev/null
 "$bin" run scenarios/sweeps/llama3-70b-tp-pp.json --fast --plot "$out/run-sweep.svg" >/dev/null
+"$bin" estimate --model llama-3-8b --system dgx-h100 --input-len 1000 --output-len 250 --requests 2000 \
+    --weight-precision fp8 --kv-precision fp8 --chunk 2048 --slo-ttft-p99 0.5 --slo-tpot-p99 0.03 \
+    --qps-sweep 1,2,4,8,16,32,64 --plot "$out/serving-qps-sweep.svg" >/dev/null
 echo "wrote $(ls "$out"/*.svg | wc -l) charts in $out"

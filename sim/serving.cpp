@@ -1,9 +1,11 @@
 #include "sim/serving.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -379,31 +381,78 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     return res;
 }
 
-CapacityResult serving_capacity_search(const Scenario& base, int max_gpus) {
+std::vector<std::int64_t> capacity_max_batches(const InferenceConfig& in) {
+    const std::int64_t m = in.max_batch;
+    if (m <= 0) return {0, 256, 128};   // KV-limited, vLLM's default max_num_seqs, its half
+    std::vector<std::int64_t> out{m};
+    if (m / 2 >= 1) out.push_back(m / 2);
+    out.push_back(2 * m);
+    return out;
+}
+
+std::vector<std::int64_t> capacity_chunks(const InferenceConfig& in) {
+    std::vector<std::int64_t> out{in.max_batch_tokens};
+    for (std::int64_t c : {std::int64_t{0}, std::int64_t{2048}, std::int64_t{8192}})
+        if (c != in.max_batch_tokens) out.push_back(c);
+    return out;
+}
+
+namespace {
+
+Scenario capacity_scenario(const Scenario& base, const CapacityCandidate& c) {
+    Scenario s = base;
+    s.inference.batching = "continuous";
+    s.inference.weight_precision = c.weight_precision;
+    s.inference.kv_precision = c.kv_precision;
+    s.inference.max_batch = c.max_batch;
+    s.inference.max_batch_tokens = c.max_batch_tokens;
+    s.parallel = ParallelConfig{};
+    s.parallel.tp = c.tp;
+    s.parallel.pp = c.pp;
+    s.parallel.dp = c.replicas;
+    s.gpus = c.gpus();
+    return s;
+}
+
+}   // namespace
+
+namespace {
+
+// One (tp, pp, precision) group of the capacity search: its max_batch x chunk variants.
+struct GroupOutcome {
+    std::optional<CapacityCandidate> best;
+    std::int64_t simulations = 0, variants = 0;
+};
+
+GroupOutcome search_group(const Scenario& base, const CapacityCandidate& proto,
+                          const std::vector<std::int64_t>& batches, const std::vector<std::int64_t>& chunks,
+                          int max_gpus) {
     const auto& in0 = base.inference;
-    if (!(in0.qps > 0))
-        throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
-    if (!in0.slo.any()) throw ConfigError("/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s");
-    CapacityResult out;
-    std::vector<Precision> precisions{in0.weight_precision};
-    if (in0.weight_precision != Precision::fp8 && base.system.gpu.peak(Precision::fp8) > 0)
-        precisions.push_back(Precision::fp8);
-    const int domain = std::max(1, base.system.scaleup_domain);
-    for (int tp = 1; tp <= std::min(domain, max_gpus); tp *= 2) {
-        for (Precision prec : precisions) {
-            Scenario s = base;
-            s.inference.batching = "continuous";
-            s.inference.weight_precision = prec;
-            s.inference.kv_precision = prec == Precision::fp8 ? Precision::fp8 : in0.kv_precision;
-            s.parallel = ParallelConfig{};
-            s.parallel.tp = tp;
-            s.parallel.dp = 1;
-            s.gpus = tp;
-            if (tp_rules(s.model, tp) != 0) continue;   // heads must divide over tp (hardware_db/layout_rules)
-            const auto pool = kv_pool(s.serving_job());
-            if (pool.blocks * kKvBlockTokens < in0.input_len + in0.output_len) continue;
+    const double step_tokens = in0.speculative.enabled ? in0.speculative.tokens + 1.0 : 1.0;
+    GroupOutcome g;
+    auto simulate = [&](CapacityCandidate& c) {
+        c.result = simulate_serving(capacity_scenario(base, c).serving_job());
+        ++g.simulations;
+        c.meets = c.result.slo_met;
+        return c.meets;
+    };
+    for (std::int64_t mb : batches)
+        for (std::int64_t chunk : chunks) {
+            if (chunk > 0 && static_cast<double>(chunk) < step_tokens) continue;
+            CapacityCandidate c = proto;
+            c.max_batch = mb;
+            c.max_batch_tokens = chunk;
+            ++g.variants;
+            if (g.best) {
+                // A later variant only matters at fewer replicas than the group's best: from one fewer
+                // downwards while it meets (more replicas never hurt latency).
+                std::optional<CapacityCandidate> found;
+                for (c.replicas = g.best->replicas - 1; c.replicas >= 1 && simulate(c); --c.replicas) found = c;
+                if (found) g.best = found;
+                continue;
+            }
             // One replica's capacity (offline) bounds the replicas needed from below.
-            Scenario off = s;
+            Scenario off = capacity_scenario(base, c);
             off.inference.qps = 0;
             off.inference.requests = std::min<std::int64_t>(in0.requests, 1000);
             double cap = 0;
@@ -412,50 +461,84 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus) {
             } catch (const ConfigError&) {
                 continue;
             }
-            ++out.simulations;
+            ++g.simulations;
             if (!(cap > 0)) continue;
-            int replicas = std::max(1, static_cast<int>(std::ceil(in0.qps / cap)));
-            std::optional<CapacityCandidate> missed;
-            while (replicas * tp <= max_gpus) {
-                s.parallel.dp = replicas;
-                s.gpus = replicas * tp;
-                CapacityCandidate c;
-                c.tp = tp;
-                c.replicas = replicas;
-                c.weight_precision = s.inference.weight_precision;
-                c.kv_precision = s.inference.kv_precision;
-                c.result = simulate_serving(s.serving_job());
-                ++out.simulations;
-                c.meets = c.result.slo_met;
-                if (c.meets) {
-                    out.best.push_back(c);
+            for (c.replicas = std::max(1, static_cast<int>(std::ceil(in0.qps / cap))); c.gpus() <= max_gpus;
+                 ++c.replicas)
+                if (simulate(c)) {
+                    g.best = c;
                     break;
                 }
-                missed = c;
-                ++replicas;
+        }
+    return g;
+}
+
+}   // namespace
+
+CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int threads) {
+    const auto& in0 = base.inference;
+    if (!(in0.qps > 0))
+        throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
+    if (!in0.slo.any()) throw ConfigError("/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s");
+    CapacityResult out;
+    std::vector<Precision> precisions{in0.weight_precision};
+    if (in0.weight_precision != Precision::fp8 && base.system.gpu.peak(Precision::fp8) > 0)
+        precisions.push_back(Precision::fp8);
+    const auto batches = capacity_max_batches(in0);
+    const auto chunks = capacity_chunks(in0);
+    // The groups (tp, pp, precision), in a fixed order; searched in parallel, gathered in this order.
+    std::vector<CapacityCandidate> groups;
+    const int domain = std::max(1, base.system.scaleup_domain);
+    for (int tp = 1; tp <= std::min(domain, max_gpus); tp *= 2) {
+        if (tp_rules(base.model, tp) != 0) continue;   // heads must divide over tp (hardware_db/layout_rules)
+        for (Precision prec : precisions) {
+            // pp: the smallest power of two at which a request fits the KV cache. Stages are not overlapped
+            // across iterations (cost_models/inference), so a deeper pipeline only adds GPUs per replica.
+            for (int pp = 1; pp <= base.model.layers && tp * pp <= max_gpus; pp *= 2) {
+                if (pp_rules(base.model, pp, 1) != 0) continue;
+                CapacityCandidate proto;
+                proto.tp = tp;
+                proto.pp = pp;
+                proto.weight_precision = prec;
+                proto.kv_precision = prec == Precision::fp8 ? Precision::fp8 : in0.kv_precision;
+                const auto pool = kv_pool(capacity_scenario(base, proto).serving_job());
+                if (pool.blocks * kKvBlockTokens < in0.input_len + in0.output_len) continue;
+                groups.push_back(proto);
+                break;
             }
-            (void)missed;
         }
     }
-    std::sort(out.best.begin(), out.best.end(), [](const CapacityCandidate& a, const CapacityCandidate& b) {
-        const int ga = a.tp * a.replicas, gb = b.tp * b.replicas;
-        if (ga != gb) return ga < gb;
+    std::vector<GroupOutcome> outcomes(groups.size());
+    std::vector<std::exception_ptr> errors(groups.size());
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < groups.size();) try {
+                outcomes[i] = search_group(base, groups[i], batches, chunks, max_gpus);
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+    };
+    const int n = std::max(1, std::min(threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()),
+                                       static_cast<int>(groups.size())));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < n; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        if (errors[i]) std::rethrow_exception(errors[i]);
+        out.simulations += outcomes[i].simulations;
+        out.variants += outcomes[i].variants;
+        if (outcomes[i].best) out.best.push_back(*outcomes[i].best);
+    }
+    std::stable_sort(out.best.begin(), out.best.end(), [](const CapacityCandidate& a, const CapacityCandidate& b) {
+        if (a.gpus() != b.gpus()) return a.gpus() < b.gpus();
         return a.result.tpot_s.p99 < b.result.tpot_s.p99;
     });
     if (!out.best.empty() && out.best.front().replicas > 1) {
         // Confirm the answer is tight: one replica fewer misses.
-        const auto& w = out.best.front();
-        Scenario s = base;
-        s.inference.batching = "continuous";
-        s.inference.weight_precision = w.weight_precision;
-        s.inference.kv_precision = w.kv_precision;
-        s.parallel = ParallelConfig{};
-        s.parallel.tp = w.tp;
-        s.parallel.dp = w.replicas - 1;
-        s.gpus = w.tp * (w.replicas - 1);
-        CapacityCandidate c = w;
-        c.replicas = w.replicas - 1;
-        c.result = simulate_serving(s.serving_job());
+        CapacityCandidate c = out.best.front();
+        c.replicas -= 1;
+        c.result = simulate_serving(capacity_scenario(base, c).serving_job());
         ++out.simulations;
         c.meets = c.result.slo_met;
         out.fewer = c;

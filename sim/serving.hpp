@@ -68,25 +68,39 @@ struct Request {
 };
 [[nodiscard]] std::vector<Request> request_stream(const InferenceConfig& in);
 
-// Capacity planning: the fewest GPUs (replicas x tp, weight/KV precision) whose simulated percentiles
-// meet the scenario's SLO at its qps. For each tp (powers of two up to the scale-up domain, valid for
-// the model) and precision (the scenario's, and fp8 where the chip has it), the offline capacity of one
-// replica bounds the replicas from below; replicas then grow until the simulation at `qps` meets the
-// SLO. Every answer is a simulation; `fewer_fails` says the same configuration with one replica fewer
-// was simulated and missed.
+// Capacity planning: the fewest GPUs (replicas x tp x pp, weight/KV precision, max_batch, chunk) whose
+// simulated percentiles meet the scenario's SLO at its qps. Searched: tp (powers of two up to the
+// scale-up domain, valid for the model's heads); pp (the smallest power of two the layers allow at
+// which one request fits the KV cache: stages are not overlapped across iterations, so a deeper
+// pipeline only adds GPUs per replica); precision (the scenario's, and fp8
+// where the chip has it); max_batch (the scenario's, its half and double; unset: as many as the KV
+// cache holds, 256 (vLLM's default max_num_seqs) and 128); chunk = max_batch_tokens (the scenario's,
+// none, 2048, 8192). Per (tp, pp, precision) group the variants are tried in that order (the scenario's
+// own first): for the first, the offline capacity of one replica bounds the replicas from below and
+// replicas grow until the simulation at `qps` meets the SLO; a later variant is simulated from one
+// replica fewer than the group's best downwards while it meets (ties keep the earlier variant). Every
+// answer is a simulation; `fewer` is the winner simulated with one replica fewer.
 struct CapacityCandidate {
-    int tp = 1, replicas = 1;
+    int tp = 1, pp = 1, replicas = 1;
     Precision weight_precision = Precision::bf16, kv_precision = Precision::bf16;
+    std::int64_t max_batch = 0;          // 0: as many sequences as the KV cache holds
+    std::int64_t max_batch_tokens = 0;   // chunked-prefill token budget; 0: whole prompts
     bool meets = false;
     ServingResult result;
+    int gpus() const { return tp * pp * replicas; }
 };
 struct CapacityResult {
-    std::vector<CapacityCandidate> best;      // per (tp, precision), the fewest replicas meeting the SLO
-    std::optional<CapacityCandidate> fewer;   // the winner with one replica fewer (simulated, missing)
+    std::vector<CapacityCandidate> best;      // per (tp, pp, precision), the fewest replicas meeting the SLO
+    std::optional<CapacityCandidate> fewer;   // the winner with one replica fewer (simulated)
     std::int64_t simulations = 0;
+    std::int64_t variants = 0;   // (tp, pp, precision, max_batch, chunk) configurations tried
 };
-// Throws ConfigError when the scenario has no qps or no slo.
-[[nodiscard]] CapacityResult serving_capacity_search(const Scenario& base, int max_gpus);
+// Throws ConfigError when the scenario has no qps or no slo. The groups run on `threads` threads (0:
+// every core); the result does not depend on the count.
+[[nodiscard]] CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int threads = 0);
+// The max_batch and chunk values the search tries for `in` (the scenario's first).
+[[nodiscard]] std::vector<std::int64_t> capacity_max_batches(const InferenceConfig& in);
+[[nodiscard]] std::vector<std::int64_t> capacity_chunks(const InferenceConfig& in);
 
 // Writes the iterations as a Chrome/Perfetto trace (one track per replica).
 void write_serving_trace(std::ostream& os, const ServingResult& r);

@@ -171,3 +171,44 @@ TEST_CASE("6N approximates model FLOPs per token for short sequences", "[flops][
     const auto long_ctx = training_flops(zoo("llama-3-8b"), training(131072, 8));
     CHECK(long_ctx.model_flops_per_token > 2.0 * long_ctx.six_n_flops_per_token);
 }
+
+TEST_CASE("inference FLOPs per token by hand: Llama-3-8B GEMMs = 2·(N_active − embedding − norms), attention 4·L·q·c",
+          "[flops][serving]") {
+    const auto m = zoo("llama-3-8b");
+    const auto pc = count_parameters(m);
+    CHECK(pc.active == 8030261248.0);   // the zoo's Llama-3-8B: 8.03e9
+    // Per layer: QKV 2·4096·(4096 + 2·1024), output 2·4096·4096, SwiGLU MLP 2·3·4096·14336; LM head 2·4096·128256.
+    const double per_layer = 2.0 * 4096 * (4096 + 2 * 1024) + 2.0 * 4096 * 4096 + 2.0 * 3 * 4096 * 14336;
+    const double head = 2.0 * 4096 * 128256;
+    const auto gen0 = inference_token_flops(m, 0, false);
+    CHECK(gen0.gemm == 32 * per_layer + head);
+    CHECK(gen0.lm_head == head);
+    CHECK(gen0.attention == 0);
+    CHECK(gen0.router == 0);
+    // 2·N_active less the input embedding (a table lookup) and the norm weights: 1.5009e10 vs 1.6061e10.
+    CHECK(gen0.gemm ==
+          Approx(2.0 * (pc.active - pc.embedding - pc.final_norm - 32 * pc.norms_per_layer)).epsilon(1e-12));
+    CHECK(gen0.gemm == Approx(2.0 * 8.03e9).epsilon(0.07));
+    // A generated token at context c: 4·layers·heads·head_dim·c (QKᵀ and A·V, 2 FLOPs per multiply-add).
+    const auto gen = inference_token_flops(m, 1125, false);
+    CHECK(gen.attention == 4.0 * 32 * 32 * 128 * 1125);
+    CHECK(gen.gemm == gen0.gemm);
+    CHECK(gen.model() == gen.gemm + gen.attention);
+    // A prompt token of a 1000-token prompt attends to 500 on average (causal; training's convention).
+    const auto pre = inference_token_flops(m, 1000, true);
+    CHECK(pre.attention == 4.0 * 32 * 32 * 128 * 500);
+    // The same attention term as the training FLOPs: forward per token of a training step = GEMMs + causal
+    // attention at seq_len (the training model FLOPs are 3x forward).
+    TrainingConfig t = training(1000, 8);
+    CHECK(training_flops(m, t).model_flops_per_token == Approx(3.0 * pre.model()).epsilon(1e-12));
+}
+
+TEST_CASE("inference FLOPs per token, MoE: top-k routed + shared experts in the GEMMs, routers apart",
+          "[flops][serving]") {
+    const auto m = zoo("mixtral-8x7b");   // 32 layers, h 4096, 8 experts top-2, expert ffn 14336
+    const auto f = inference_token_flops(m, 0, false);
+    const double per_layer = 2.0 * 4096 * (4096 + 2 * 1024) + 2.0 * 4096 * 4096 + 2 * (2.0 * 3 * 4096 * 14336);
+    CHECK(f.gemm == Approx(32 * per_layer + 2.0 * 4096 * 32000).epsilon(1e-12));
+    CHECK(f.router == 32 * 2.0 * 4096 * 8);
+    CHECK(f.hardware() == f.model() + f.router);
+}

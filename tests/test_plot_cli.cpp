@@ -119,3 +119,15 @@ TEST_CASE("scaling, search and run --plot: curves, Pareto front, sweep lines", "
         CHECK(has(run, std::string("data-name=\"") + line + "\""));
     CHECK(has(run, "gpus (log scale)"));
 }
+
+TEST_CASE("estimate --qps-sweep --plot: p50/p99 TTFT and TPOT against the rate, log-log, the knee marked", "[plot]") {
+    const auto svg = plot({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000",
+                           "--output-len", "250", "--requests", "300", "--qps-sweep", "1,4,16,64"},
+                          "sweep.svg");
+    for (const char* s : {"TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99"})
+        CHECK(has(svg, std::string("data-name=\"") + s + "\""));
+    CHECK(has(svg, "offered rate (requests/s) (log scale)"));
+    CHECK(has(svg, "latency (ms) (log scale)"));
+    CHECK(has(svg, ">capacity knee 4 req/s<"));   // 16 req/s serves 14.97 < 95%
+    for (const char* tick : {">1<", ">10<", ">100<", ">64<"}) CHECK(has(svg, tick));
+}

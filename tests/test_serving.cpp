@@ -222,10 +222,39 @@ TEST_CASE("capacity search: the fewest GPUs meeting the SLO, confirmed; one repl
     CHECK(w.meets);
     CHECK(w.result.ttft_s.p99 <= 1.0);
     CHECK(w.result.tpot_s.p99 <= 0.03);
-    for (const auto& c : r.best) CHECK(c.tp * c.replicas >= w.tp * w.replicas);
+    for (const auto& c : r.best) CHECK(c.gpus() >= w.gpus());
     REQUIRE(r.fewer);
     CHECK_FALSE(r.fewer->meets);
     CHECK(r.fewer->replicas == w.replicas - 1);
+    // The same configuration (tp, pp, precision, max_batch, chunk) with one replica fewer.
+    CHECK(r.fewer->tp == w.tp);
+    CHECK(r.fewer->pp == w.pp);
+    CHECK(r.fewer->weight_precision == w.weight_precision);
+    CHECK(r.fewer->max_batch == w.max_batch);
+    CHECK(r.fewer->max_batch_tokens == w.max_batch_tokens);
+    // The winner is what a plain simulation of its configuration gives.
+    Scenario again = s;
+    again.parallel.tp = w.tp;
+    again.parallel.pp = w.pp;
+    again.parallel.dp = w.replicas;
+    again.gpus = w.gpus();
+    again.inference.weight_precision = w.weight_precision;
+    again.inference.kv_precision = w.kv_precision;
+    again.inference.max_batch = w.max_batch;
+    again.inference.max_batch_tokens = w.max_batch_tokens;
+    const auto replay = sim::simulate_serving(again.serving_job());
+    CHECK(replay.ttft_s.p99 == w.result.ttft_s.p99);
+    CHECK(replay.tpot_s.p99 == w.result.tpot_s.p99);
+    // Searched: tp 1..8 x fp8/bf16 (pp 1: Llama 3 8B fits one H100) x max_batch {KV, 256, 128} x
+    // chunk {none, 2048, 8192} = 72 configurations; the answer does not depend on the thread count.
+    CHECK(r.variants == 4 * 2 * 3 * 3);
+    const auto one = sim::serving_capacity_search(s, 32, 1);
+    REQUIRE(one.best.size() == r.best.size());
+    for (std::size_t i = 0; i < r.best.size(); ++i) {
+        CHECK(one.best[i].gpus() == r.best[i].gpus());
+        CHECK(one.best[i].result.tpot_s.p99 == r.best[i].result.tpot_s.p99);
+    }
+    CHECK(one.simulations == r.simulations);
     // Without an SLO the question has no answer: an error naming the key.
     const auto no_slo = serving("llama-3-8b", 1, 1, {{"batching", "continuous"}, {"qps", 10.0}});
     CHECK_THROWS_WITH(sim::serving_capacity_search(no_slo, 8), Catch::Contains("/inference/slo"));
@@ -316,4 +345,42 @@ TEST_CASE("kv_admission reserve: blocks for the whole request at admission, neve
                                       {"system", "dgx-h100"},
                                       {"inference", {{"batching", "continuous"}, {"kv_admission", "lazy"}}}}),
                       Catch::Contains("/inference/kv_admission"));
+}
+
+TEST_CASE(
+    "capacity search values: max_batch halves and doubles the scenario's, chunk adds none/2048/8192; pp where "
+    "the weights need it",
+    "[serving][capacity]") {
+    InferenceConfig in;
+    CHECK(sim::capacity_max_batches(in) == std::vector<std::int64_t>{0, 256, 128});
+    in.max_batch = 64;
+    CHECK(sim::capacity_max_batches(in) == std::vector<std::int64_t>{64, 32, 128});
+    in.max_batch = 1;
+    CHECK(sim::capacity_max_batches(in) == std::vector<std::int64_t>{1, 2});
+    CHECK(sim::capacity_chunks(in) == std::vector<std::int64_t>{0, 2048, 8192});
+    in.max_batch_tokens = 8192;
+    CHECK(sim::capacity_chunks(in) == std::vector<std::int64_t>{8192, 0, 2048});
+    in.max_batch_tokens = 4096;
+    CHECK(sim::capacity_chunks(in) == std::vector<std::int64_t>{4096, 0, 2048, 8192});
+    // Llama 3.1 405B in bf16 (810 GB of weights) does not fit 8 H100s (640 GB): tp 8 needs pp 2; in fp8
+    // (405 GB) tp 8 pp 1 holds it.
+    const auto s = serving("llama-3.1-405b", 1, 1,
+                           {{"batching", "continuous"},
+                            {"input_len", 500},
+                            {"output_len", 50},
+                            {"requests", 100},
+                            {"qps", 1.0},
+                            {"max_batch", 64},
+                            {"max_batch_tokens", 2048},
+                            {"slo", {{"ttft_p99_s", 10.0}, {"tpot_p99_s", 1.0}}}});
+    const auto r = sim::serving_capacity_search(s, 16);
+    bool bf16_pp2 = false, fp8_pp1 = false;
+    for (const auto& c : r.best) {
+        CHECK(c.gpus() <= 16);
+        CHECK(c.meets);
+        if (c.weight_precision == Precision::bf16 && c.tp == 8) bf16_pp2 = c.pp == 2;
+        if (c.weight_precision == Precision::fp8 && c.tp == 8) fp8_pp1 = c.pp == 1;
+    }
+    CHECK(bf16_pp2);
+    CHECK(fp8_pp1);
 }

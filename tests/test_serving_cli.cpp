@@ -1,0 +1,178 @@
+// Serving subcommands end to end (the built binary). estimate --qps-sweep: each row is the single estimate at that
+// rate, number for number; past the deployment's capacity the achieved rate saturates and TTFT p99
+// grows; the knee is the last rate within capacity; bad lists exit 2 naming the flag, nothing on stdout.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tests/cli_runner.hpp"
+
+using llmsim::test::run_llmsim;
+using Json = nlohmann::json;
+
+namespace {
+
+// Llama 3 8B on one H100, bf16, 1000/250-token requests: the offline capacity is about 20 req/s.
+std::vector<std::string> deployment(std::vector<std::string> extra) {
+    std::vector<std::string> a = {"estimate",    "--model",        "llama-3-8b",   "--system", "dgx-h100",
+                                  "--input-len", "1000",           "--output-len", "250",      "--requests",
+                                  "400",         "--slo-ttft-p99", "0.5"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+
+}   // namespace
+
+TEST_CASE("qps-sweep rows are the single estimate at each rate, number for number", "[cli][serving][sweep]") {
+    const auto sweep = run_llmsim(deployment({"--qps-sweep", "2,16", "--json"}), "sweep");
+    INFO(sweep.err);
+    REQUIRE(sweep.rc == 0);
+    const Json rows = Json::parse(sweep.out);
+    REQUIRE(rows.is_array());
+    REQUIRE(rows.size() == 2);
+    for (const auto& row : rows) {
+        const double q = row["qps"].get<double>();
+        const auto one = run_llmsim(deployment({"--qps", q == 2 ? "2" : "16", "--json"}), "sweep");
+        REQUIRE(one.rc == 0);
+        const Json j = Json::parse(one.out);
+        int compared = 0;
+        for (const auto& [k, v] : row.items()) {
+            if (k == "qps" || k == "knee" || k == "e2e_latency_p50_s") continue;
+            INFO(k);
+            CHECK(v.dump() == j.at(k).dump());   // byte-identical numbers
+            ++compared;
+        }
+        CHECK(compared >= 19);
+        CHECK(row["e2e_latency_p50_s"].dump() == j["e2e_latency_distribution_s"]["p50"].dump());
+        for (const char* k : {"ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "e2e_latency_s",
+                              "e2e_latency_p99_s", "requests_per_s", "output_tokens_per_s_per_gpu", "slo_met"})
+            CHECK(row.contains(k));
+    }
+}
+
+TEST_CASE("qps-sweep past capacity: achieved requests/s saturates below offered, TTFT p99 grows; the knee",
+          "[cli][serving][sweep]") {
+    // Without an SLO the knee is the last rate whose achieved rate is at least 95% of the offered one.
+    const auto r = run_llmsim({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000",
+                               "--output-len", "250", "--requests", "400", "--qps-sweep", "1,4,200", "--json"},
+                              "sweep");
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json rows = Json::parse(r.out);
+    REQUIRE(rows.size() == 3);
+    const auto& low = rows[0];
+    const auto& high = rows[2];
+    CHECK(low["requests_per_s"].get<double>() >= 0.95);   // 1 req/s offered, 1 served
+    CHECK(rows[1]["requests_per_s"].get<double>() >= 0.95 * 4);
+    // One H100 serves about 20 of these requests per second (offline): at 200 offered it saturates.
+    CHECK(high["requests_per_s"].get<double>() < 0.5 * 200);
+    CHECK(high["requests_per_s"].get<double>() > 5);
+    CHECK(high["ttft_p99_s"].get<double>() > 10 * low["ttft_p99_s"].get<double>());
+    CHECK_FALSE(low.contains("slo_met"));
+    CHECK(rows[1]["knee"] == true);
+    CHECK(low["knee"] == false);
+    CHECK(high["knee"] == false);
+    // The text: one row per rate and the knee named.
+    const auto t = run_llmsim({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000",
+                               "--output-len", "250", "--requests", "400", "--qps-sweep", "1,4,200"},
+                              "sweep");
+    REQUIRE(t.rc == 0);
+    CHECK(t.out.find("capacity knee: 4 req/s, the largest swept rate serving at least 95% of the offered rate "
+                     "(200 req/s does not)") != std::string::npos);
+    // With an SLO, the knee is the last rate meeting it.
+    const auto s = run_llmsim(deployment({"--qps-sweep", "1,4,200"}), "sweep");
+    REQUIRE(s.rc == 0);
+    CHECK(s.out.find("MISSED") != std::string::npos);
+    CHECK(s.out.find("capacity knee: 4 req/s, the largest swept rate meeting the SLO") != std::string::npos);
+}
+
+TEST_CASE("qps-sweep errors: exit 2 naming the flag and the value, nothing on stdout", "[cli][serving][sweep]") {
+    const std::vector<std::pair<std::string, std::string>> lists = {
+        {"", "empty"},
+        {"0,1", "0: expected rates > 0"},
+        {"1,-2", "-2: expected rates > 0"},
+        {"1,nan", "\"nan\" is not a finite number"},
+        {"inf", "\"inf\" is not a finite number"},
+        {"4,2", "2 after 4: expected increasing rates"},
+        {"1,,2", "\"\" is not a finite number"},
+        {"1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,"
+         "38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65",
+         "65 rates: expected at most 64"},
+        {"1e12", "1000000000000.0: expected a number >= 0 and <= 1000000000"}};
+    for (const auto& [list, why] : lists) {
+        INFO(list);
+        const auto r = run_llmsim(deployment({"--qps-sweep", list}), "sweep");
+        CHECK(r.rc == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.find("--qps-sweep: ") != std::string::npos);
+        CHECK(r.err.find(why) != std::string::npos);
+    }
+    const std::string training = std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-70b-h100-64.json";
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"estimate", "--scenario", training, "--qps-sweep", "1,2"}, "--qps-sweep: given with a training scenario"},
+        {deployment({"--qps", "3", "--qps-sweep", "1,2"}), "--qps: 3 given with --qps-sweep: expected one of them"},
+        {deployment({"--batching", "static", "--qps-sweep", "1,2"}), "--qps-sweep: given with batching 'static'"},
+        {deployment({"--trace", "x.json", "--qps-sweep", "1,2"}), "--trace: given with --qps-sweep"},
+        {{"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--seq-len", "100", "--qps-sweep", "1"},
+         "--seq-len: given with --qps-sweep"}};
+    for (const auto& [args, why] : cases) {
+        INFO(why);
+        const auto r = run_llmsim(args, "sweep");
+        CHECK(r.rc == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.find(why) != std::string::npos);
+    }
+}
+
+TEST_CASE("flops on a serving scenario: per prefill and generated token, GEMMs and attention, JSON",
+          "[cli][serving][flops]") {
+    const auto r = run_llmsim({"flops", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000",
+                               "--output-len", "250", "--json"},
+                              "flops");
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out)["flops"];
+    // 32 layers x 4·32·128 = 524,288 FLOPs per token of context; a generated token at 1000 + 250/2.
+    CHECK(j["generated_token"]["context_tokens"] == 1125.0);
+    CHECK(j["generated_token"]["attention_flops"].get<double>() == 524288.0 * 1125);
+    CHECK(j["prefill_token"]["attention_flops"].get<double>() == 524288.0 * 500);
+    CHECK(j["prefill_token"]["gemm_flops"].get<double>() == 15009316864.0);
+    CHECK(j["generated_token"]["model_flops"].get<double>() == 15009316864.0 + 524288.0 * 1125);
+    CHECK(j["two_n_active_flops"].get<double>() == 2.0 * 8030261248.0);
+    const auto t =
+        run_llmsim({"flops", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000"}, "flops");
+    REQUIRE(t.rc == 0);
+    CHECK(t.out.find("attention (QK^T, A.V)") != std::string::npos);
+    // Training flags on a serving scenario stay errors.
+    const auto bad = run_llmsim(
+        {"flops", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000", "--seq-len", "10"}, "flops");
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.empty());
+}
+
+TEST_CASE("search on a serving scenario: pp, max_batch and chunk in the table and the JSON",
+          "[cli][serving][capacity]") {
+    const std::string file = std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama31-70b-chat-slo.json";
+    const auto r = run_llmsim({"search", "-s", file, "--max-gpus", "16", "--json"}, "capsearch");
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    REQUIRE_FALSE(j["results"].empty());
+    const auto& w = j["results"][0];
+    CHECK(w["slo_met"] == true);
+    CHECK(w["gpus"] ==
+          w["parallel"]["tp"].get<int>() * w["parallel"]["pp"].get<int>() * w["parallel"]["dp"].get<int>());
+    CHECK(j["configurations"].get<int>() == 4 * 2 * 3 * 3);
+    bool chunked = false;
+    for (const auto& c : j["results"]) chunked = chunked || c["inference"].contains("max_batch_tokens");
+    CHECK(chunked);   // 2 x 1 x 3 fp8 meets the SLO with chunk 2048 (without it, 4 x 1 x 2: 8 GPUs)
+    CHECK(j["one_replica_fewer"]["slo_met"] == false);
+    CHECK(j["one_replica_fewer"]["parallel"]["dp"].get<int>() == w["parallel"]["dp"].get<int>() - 1);
+    const auto t = run_llmsim({"search", "-s", file, "--max-gpus", "16"}, "capsearch");
+    REQUIRE(t.rc == 0);
+    CHECK(t.out.find("tp x pp x replicas") != std::string::npos);
+    CHECK(t.out.find("max batch") != std::string::npos);
+}
