@@ -165,3 +165,54 @@ TEST_CASE("search request: parallel block as constraints, search block, strict k
     CHECK(parse_batch_range("100:1000", "x") == std::vector<std::int64_t>{128, 256, 512});
     CHECK_THROWS_AS(parse_batch_range("9:15", "x"), ConfigError);
 }
+
+TEST_CASE("llmsim search: overlap policies searched, fixed by flags or keys, shown per result", "[search][cli]") {
+    const std::string base =
+        "search --model gpt3-175b --system dgx-a100-80gb --gpus 64 --seq-len 2048 --global-batch 64 --tp 8 --sp true "
+        "--top-k 3 --confirm 0 --json";
+    // Searched: TP overlap on where it acts (tp 8 with SP), param-gather overlap on.
+    const auto a = run(base);
+    REQUIRE(a.rc == 0);
+    const auto ja = nlohmann::json::parse(a.out);
+    REQUIRE(!ja["results"].empty());
+    for (const auto& e : ja["results"]) {
+        CHECK(e["parallel"]["tp_comm_overlap"] == true);
+        CHECK(e["parallel"]["overlap_param_gather"] == true);
+        CHECK(e["overlap"].get<std::string>().rfind("tp+", 0) == 0);
+    }
+    // Fixed off by the flag: every result has it off and is slower.
+    const auto b = run(base + " --tp-comm-overlap false");
+    REQUIRE(b.rc == 0);
+    const auto jb = nlohmann::json::parse(b.out);
+    for (const auto& e : jb["results"]) CHECK(e["parallel"]["tp_comm_overlap"] == false);
+    CHECK(ja["results"][0]["step_time_s"].get<double>() < jb["results"][0]["step_time_s"].get<double>());
+    // The same constraint from a scenario file.
+    const std::string path = "test_search_cli_overlap.json";
+    std::ofstream(path) << R"({"model": "gpt3-175b", "system": "dgx-a100-80gb", "gpus": 64,
+        "parallel": {"tp": 8, "sequence_parallel": true, "tp_comm_overlap": false, "overlap_grad_reduce": false},
+        "training": {"seq_len": 2048, "global_batch": 64}, "search": {"top_k": 3, "confirm": 0}})";
+    const auto c = run("search --scenario " + path + " --json");
+    std::remove(path.c_str());
+    REQUIRE(c.rc == 0);
+    const auto jc = nlohmann::json::parse(c.out);
+    CHECK(jc["results"][0]["step_time_s"].get<double>() >= jb["results"][0]["step_time_s"].get<double>());
+    for (const auto& e : jc["results"]) {
+        CHECK(e["parallel"]["tp_comm_overlap"] == false);
+        CHECK(e["parallel"]["overlap_grad_reduce"] == false);
+    }
+    // A bad value names the flag; exit 2, nothing on stdout.
+    const auto d = run(base + " --overlap-grad-reduce maybe");
+    CHECK(d.rc == 2);
+    CHECK(d.out.empty());
+    CHECK(d.err.find("--overlap-grad-reduce") != std::string::npos);
+    // The text table shows the overlap column when the search chose the policies, not when all are fixed.
+    const std::string text =
+        "search --model gpt3-175b --system dgx-a100-80gb --gpus 64 --seq-len 2048 "
+        "--global-batch 64 --tp 8 --top-k 2 --confirm 0";
+    const auto t1 = run(text);
+    REQUIRE(t1.rc == 0);
+    CHECK(t1.out.find("overlap") != std::string::npos);
+    const auto t2 = run(text + " --tp-comm-overlap true --overlap-grad-reduce true --overlap-param-gather true");
+    REQUIRE(t2.rc == 0);
+    CHECK(t2.out.find("overlap") == std::string::npos);
+}

@@ -28,6 +28,9 @@ Scenario apply_candidate(const Scenario& base, const Candidate& c) {
     t.global_batch = c.global_batch;
     t.recompute = c.recompute;
     t.offload = c.offload;
+    p.tp_comm_overlap = c.overlap.tp_comm;
+    p.overlap_grad_reduce = c.overlap.grad_reduce;
+    p.overlap_param_gather = c.overlap.param_gather;
     return s;
 }
 
@@ -48,6 +51,9 @@ Candidate candidate_of(const Scenario& s) {
     c.global_batch = s.training.global_batch;
     c.recompute = s.training.recompute;
     c.offload = s.training.offload;
+    c.overlap.tp_comm = p.tp_comm_overlap;
+    c.overlap.grad_reduce = p.overlap_grad_reduce;
+    c.overlap.param_gather = p.overlap_param_gather;
     return c;
 }
 
@@ -100,11 +106,18 @@ FastEvaluator::EdgeScalars edge_scalars(const StageCost& st) {
 }   // namespace
 
 const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, std::int64_t mb, bool sp, Recompute rc,
-                                                      int zero, int dp) {
+                                                      int zero, int dp, const OverlapPolicy& overlap) {
     sp = sp && tp > 1;
     // ZeRO-2/3 layers carry their per-micro-batch data-parallel traffic: keyed by stage and dp·cp.
     const int sharded = zero >= 2 ? (zero == 3 ? -dp * cp : dp * cp) : 0;
-    const auto key = std::make_tuple(tp, cp, ep, mb, sp, static_cast<int>(rc), sharded);
+    // The overlap policies layer_cost() reads, each only where it reads it (userbuffer overlap
+    // needs SP; grad-reduce and param-gather overlap act inside a layer only with ZeRO-2/3), so
+    // layouts that cannot differ share one entry.
+    const bool tco = sp && overlap.tp_comm;
+    const bool ogr = zero >= 2 && overlap.grad_reduce;
+    const bool opg = zero >= 2 && overlap.param_gather;
+    const int overlap_bits = (tco ? 1 : 0) | (ogr ? 2 : 0) | (opg ? 4 : 0);
+    const auto key = std::make_tuple(tp, cp, ep, mb, sp, static_cast<int>(rc), sharded, overlap_bits);
     {
         std::lock_guard<std::mutex> lock(mu_);
         auto it = layers_.find(key);
@@ -120,6 +133,9 @@ const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, st
     p.zero = zero >= 2 ? zero : 0;
     p.sequence_parallel = sp;
     p.schedule = &default_schedule();
+    p.tp_comm_overlap = tco;
+    p.overlap_grad_reduce = ogr;
+    p.overlap_param_gather = opg;
     TrainingConfig t = base_.training;
     t.micro_batch = mb;
     t.global_batch = mb * p.dp;
@@ -315,7 +331,8 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
 }
 
 FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const EdgeEntry& ed, int gpus, int vp,
-                             const ScheduleDef& sched, std::int64_t microbatches, const TrainingFlops& fl) const {
+                             const ScheduleDef& sched, std::int64_t microbatches, const TrainingFlops& fl,
+                             const OverlapPolicy& overlap) const {
     const auto& D = le.dense;
     const auto& E = le.moe;
     // The same closed form as estimate_step() (closed_form_pipeline, step_tail), over runs of
@@ -347,8 +364,7 @@ FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const E
     }
     const std::span<const StageRun> all(runs, n);
     const PipelinePlay play = closed_form_pipeline(sched, vp, microbatches, all);
-    const auto& p = base_.parallel;
-    const StepTail tail = step_tail(p.overlap_grad_reduce, p.overlap_param_gather, all);
+    const StepTail tail = step_tail(overlap.grad_reduce, overlap.param_gather, all);
     FastTime r;
     r.pipeline_s = play.pipeline_s;
     r.step_time_s = r.pipeline_s + tail.dp_exposed_s + tail.gather_exposed_s + tail.optimizer_s;
@@ -362,7 +378,7 @@ FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const E
 
 FastMemory FastEvaluator::memory(const Candidate& c) {
     const auto& st = state(c.tp, c.cp, c.pp, c.dp, c.ep, c.zero, c.offload);
-    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp);
+    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp, c.overlap);
     ParallelConfig p;
     p.dp = c.dp;
     TrainingConfig t;
@@ -374,14 +390,14 @@ FastMemory FastEvaluator::memory(const Candidate& c) {
 
 FastTime FastEvaluator::time(const Candidate& c) {
     const auto& st = state(c.tp, c.cp, c.pp, c.dp, c.ep, c.zero, c.offload);
-    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp);
+    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp, c.overlap);
     const auto& ed = edge(c.tp, c.cp, c.dp, c.pp, c.micro_batch, c.sp, *c.schedule);
     ParallelConfig p;
     p.dp = c.dp;
     TrainingConfig t;
     t.micro_batch = c.micro_batch;
     t.global_batch = c.global_batch;
-    return time(st, le, ed, c.gpus, c.vp, *c.schedule, num_microbatches(p, t), flops(c.global_batch));
+    return time(st, le, ed, c.gpus, c.vp, *c.schedule, num_microbatches(p, t), flops(c.global_batch), c.overlap);
 }
 
 }   // namespace llmsim::search

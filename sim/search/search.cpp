@@ -163,6 +163,20 @@ struct Ctx {
         }
         return out;
     }
+    // Overlap policies of a layout (docs/search.md, "Overlap policies"). tp_comm_overlap and
+    // overlap_param_gather never cost time in the closed form: unless fixed they are on (TP overlap
+    // where it acts, tp > 1 with SP). overlap_grad_reduce can (a later stage's reduction, which the
+    // earlier stages' drain would hide, takes SMs from its own backward when overlapped), but only
+    // with pp > 1 and data parallelism: there, unless fixed, both values are priced and the layout
+    // keeps the faster (on at a tie), so a layout is still one leaf of the tree.
+    int n_overlap(int pp, int dpcp) const { return !sp.overlap_grad_reduce && pp > 1 && dpcp > 1 ? 2 : 1; }
+    OverlapPolicy overlap_value(int tp, bool spv, int i) const {
+        OverlapPolicy o;
+        o.tp_comm = sp.tp_comm_overlap ? *sp.tp_comm_overlap : tp > 1 && spv;
+        o.param_gather = sp.overlap_param_gather.value_or(true);
+        o.grad_reduce = sp.overlap_grad_reduce ? *sp.overlap_grad_reduce : i == 0;
+        return o;
+    }
     std::int64_t n_after_mb(int tp, int pp) const {
         return static_cast<std::int64_t>(n_sp(tp)) * static_cast<std::int64_t>(sp.recompute.size()) *
                static_cast<std::int64_t>(schedules(pp).size());
@@ -293,6 +307,7 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
     const auto& sp = cx.sp;
     const auto scheds = cx.schedules(pp);
     const std::int64_t after_mb = cx.n_after_mb(tp, pp);
+    const int nov = cx.n_overlap(pp, dp * cp);
     const int nsp = cx.n_sp(tp);
     const int nrc = static_cast<int>(sp.recompute.size());
     // Micro-batch sizes used by any global batch of this unit.
@@ -310,8 +325,8 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
             ts.reasons[reason(first_rule(r))] += cx.n_state_level(dp, cp, tp, pp);
             continue;
         }
-        // [mb][sp][rc][zero < 2, 2, 3]
-        std::vector<const FastEvaluator::LayerEntry*> layers(nmb * 2 * nrc * 3, nullptr);
+        // [mb][sp][rc][zero < 2, 2, 3][overlap]
+        std::vector<const FastEvaluator::LayerEntry*> layers(nmb * 2 * nrc * 3 * 2, nullptr);
         for (int zero : cx.zeros(dp, cp)) {
             if (const LayoutRules r = zero_rules(zero, pp, cx.base.parallel.framework)) {
                 ts.reasons[reason(first_rule(r))] +=
@@ -334,20 +349,29 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                             const bool spv = cx.sp_value(tp, si);
                             for (int ri = 0; ri < nrc; ++ri) {
                                 const Recompute rc = sp.recompute[ri];
-                                auto& lp = layers[((mi * 2 + si) * nrc + ri) * 3 +
-                                                  static_cast<std::size_t>(std::max(0, zero - 1))];
-                                if (!lp) lp = &ev.layer(tp, cp, ep, mb, spv, rc, zero, dp);
-                                const auto& le = *lp;
+                                // Layer costs per overlap policy (activations, hence memory, are the same).
+                                const FastEvaluator::LayerEntry* les[2] = {};
+                                OverlapPolicy ovs[2];
+                                for (int oi = 0; oi < nov; ++oi) {
+                                    ovs[oi] = cx.overlap_value(tp, spv, oi);
+                                    auto& lp = layers[(((mi * 2 + si) * nrc + ri) * 3 +
+                                                       static_cast<std::size_t>(std::max(0, zero - 1))) *
+                                                          2 +
+                                                      static_cast<std::size_t>(oi)];
+                                    if (!lp) lp = &ev.layer(tp, cp, ep, mb, spv, rc, zero, dp, ovs[oi]);
+                                    les[oi] = lp;
+                                }
                                 for (const auto& [sched, vp] : scheds) {
                                     const bool inter = sched->overlaps_p2p;
                                     if (sched->m_multiple_of_p && m % pp != 0) {
                                         ++ts.reasons[kInterleavedM];
                                         continue;
                                     }
-                                    const FastMemory mem = ev.memory(st, le, tp, cp, pp, vp, *sched, spv, rc, mb, m);
+                                    const FastMemory mem =
+                                        ev.memory(st, *les[0], tp, cp, pp, vp, *sched, spv, rc, mb, m);
                                     if (cx.opt.on_leaf) {
-                                        const Candidate c{gpus, tp,  pp,    dp, cp,  ep, vp,
-                                                          zero, spv, sched, rc, off, mb, gb};
+                                        const Candidate c{gpus, tp,    pp, dp,  cp, ep, vp,    zero,
+                                                          spv,  sched, rc, off, mb, gb, ovs[0]};
                                         cx.opt.on_leaf(c, mem.total_bytes <= cx.limit && mem.host_fits);
                                     }
                                     if (mem.total_bytes > cx.limit) {
@@ -364,7 +388,18 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                     auto& ep_ = edges[(mi * 2 + si) * 2 + (inter ? 1 : 0)];
                                     if (!ep_) ep_ = &ev.edge(tp, cp, dp, pp, mb, spv, *sched);
                                     SearchEntry e;
-                                    e.time = ev.time(st, le, *ep_, gpus, vp, *sched, m, fl);
+                                    auto price = [&](int oi) {
+                                        return ev.time(st, *les[oi], *ep_, gpus, vp, *sched, m, fl, ovs[oi]);
+                                    };
+                                    e.time = price(0);
+                                    int best_ov = 0;
+                                    for (int oi = 1; oi < nov; ++oi) {
+                                        const FastTime t = price(oi);
+                                        if (t.step_time_s < e.time.step_time_s) {
+                                            e.time = t;
+                                            best_ov = oi;
+                                        }
+                                    }
                                     e.memory = mem;
                                     auto& c = e.c;
                                     c.gpus = gpus;
@@ -381,6 +416,7 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                     c.offload = off;
                                     c.micro_batch = mb;
                                     c.global_batch = gb;
+                                    c.overlap = ovs[best_ov];
                                     e.objective = objective_value(cx.opt.objective, c, e.time, fl.tokens_per_step);
                                     ++ts.evaluated;
                                     add_top(ts, e, keep);
@@ -427,6 +463,7 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
     Ctx cx(base, space, opt);
     SearchResult res;
     res.gpu_counts = counts;
+    res.overlap_searched = !space.tp_comm_overlap || !space.overlap_grad_reduce || !space.overlap_param_gather;
     std::int64_t pre[kReasons] = {};
 
     // Serial part: the (gpus, tp, cp, pp) units and the rules that reject whole subtrees.
