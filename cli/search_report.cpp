@@ -93,6 +93,7 @@ Json search_result_json(const Scenario& base, const SearchResult& r, const Searc
             {"objective", search::to_string(o.objective)},
             {"gpu_counts", r.gpu_counts},
             {"confirmed_by_simulator", r.confirmed},
+            {"step", r.rlhf ? "rlhf_iteration" : "training_step"},
             {"threads", r.threads},
             {"wall_s", r.wall_s},
             {"model", base.model.name},
@@ -132,6 +133,10 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
         gpus = fmt::format("{} to {} GPUs ({} counts)", r.gpu_counts.front(), r.gpu_counts.back(), r.gpu_counts.size());
     out += fmt::format("search: {} on {}, {}, seq {}, {}\n", base.model.name, base.system.name, gpus,
                        base.training.seq_len, to_string(base.training.precision));
+    if (r.rlhf)
+        out +=
+            "RLHF: step = one PPO iteration (rollout, experience forwards, actor and critic training; "
+            "llmsim estimate's rlhf.iteration_s), closed form\n";
     if (r.top.empty()) {
         out += "no layout fits\n";
         out += rejections(r);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cost_models/memory.hpp"
+#include "cost_models/rlhf.hpp"
 #include "cost_models/step_time.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
@@ -456,4 +457,74 @@ TEST_CASE(
     CHECK(tco_faster > 0);
     CHECK(opg_faster > 0);
     CHECK(ogr_faster > 0);
+}
+
+namespace {
+
+// PPO on the 3B test model with a 0.5B critic (reward = critic, reference = actor), 8 A100-40GB.
+Scenario small_rlhf() {
+    Scenario s = small_base();
+    s.training.seq_len = 1024;
+    s.training.rlhf.enabled = true;
+    s.training.rlhf.prompt_len = 512;
+    ModelSpec critic = small_model();
+    critic.name = "test-critic";
+    critic.layers = 8;
+    critic.hidden = 2048;
+    critic.heads = 16;
+    critic.kv_heads = 16;
+    critic.ffn_hidden = 5632;
+    s.training.rlhf.critic = critic;
+    return s;
+}
+
+}   // namespace
+
+TEST_CASE("RLHF scenarios are searched by the PPO iteration time (estimate_rlhf) with RLHF's memory",
+          "[search][rlhf]") {
+    const Scenario base = small_rlhf();
+    SearchSpace sp = fixed(8, 32);
+    std::vector<Candidate> fit;
+    std::int64_t leaves = 0;
+    SearchOptions o;
+    o.threads = 1;
+    o.top_k = 3;
+    o.confirm = 3;   // not applied: the simulator plays a training step, not the iteration
+    o.confirm_step_time = [](const Scenario&) { return 1.0; };
+    o.on_leaf = [&](const Candidate& c, bool fits) {
+        ++leaves;
+        if (fits) fit.push_back(c);
+    };
+    const auto r = run_search(base, sp, o);
+    REQUIRE_FALSE(r.top.empty());
+    CHECK_FALSE(r.confirmed);
+    CHECK(r.evaluated == static_cast<std::int64_t>(fit.size()));
+    REQUIRE(fit.size() > 20);
+    const auto& best = r.top.front();
+    const Scenario s = apply_candidate(base, best.c);
+    const auto job = s.training_job();
+    const RlhfEstimate ref = estimate_rlhf(job);
+    // The reported step is the iteration estimate_rlhf (llmsim estimate's "rlhf.iteration_s") gives for
+    // that layout, and it is more than the actor's training steps alone.
+    CHECK(best.time.step_time_s == Approx(ref.iteration_s).epsilon(1e-12));
+    CHECK(best.time.step_time_s > ref.ppo_epochs * estimate_step(job).step_time_s);
+    CHECK(best.time.tokens_per_s == Approx(32.0 * 1024 / ref.iteration_s).epsilon(1e-12));
+    // Memory is RLHF's (critic states, frozen reference and reward, the critic's activations).
+    const auto mem = training_memory(job);
+    CHECK(best.memory.total_bytes == Approx(mem.total_bytes).epsilon(1e-9));
+    CHECK(mem.frozen_models_bytes > 0);
+    // No fitting layout has a shorter iteration (either grad-reduce overlap value).
+    for (std::size_t i = 0; i < fit.size(); i += 3) {
+        Candidate c = fit[i];
+        const double a = estimate_rlhf(apply_candidate(base, c).training_job()).iteration_s;
+        c.overlap.grad_reduce = !c.overlap.grad_reduce;
+        const double b = estimate_rlhf(apply_candidate(base, c).training_job()).iteration_s;
+        CHECK(best.time.step_time_s <= std::min(a, b) * (1 + 1e-12));
+    }
+    // The SFT search of the same model ranks by the training step: a different objective.
+    Scenario sft = base;
+    sft.training.rlhf = RlhfConfig{};
+    const auto rs = run_search(sft, sp, SearchOptions{});
+    REQUIRE_FALSE(rs.top.empty());
+    CHECK(rs.top.front().time.step_time_s < best.time.step_time_s);
 }

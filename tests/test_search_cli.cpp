@@ -216,3 +216,34 @@ TEST_CASE("llmsim search: overlap policies searched, fixed by flags or keys, sho
     REQUIRE(t2.rc == 0);
     CHECK(t2.out.find("overlap") == std::string::npos);
 }
+
+TEST_CASE("llmsim search on an RLHF scenario: the best layout's step is llmsim estimate's RLHF iteration",
+          "[search][cli][rlhf]") {
+    const std::string path = "test_search_cli_rlhf.json";
+    const std::string model = R"("model": {"name": "opt-1.3b", "layers": 24, "hidden": 2048, "heads": 32,
+        "ffn_hidden": 8192, "vocab": 50272, "mlp": "gelu"}, "system": "dgx-a100-80gb", "gpus": 8)";
+    const std::string rlhf = R"("rlhf": {"enabled": true, "prompt_len": 256, "critic": {"name": "opt-350m",
+        "layers": 24, "hidden": 1024, "heads": 16, "ffn_hidden": 4096, "vocab": 50272, "mlp": "gelu"}})";
+    std::ofstream(path) << "{" << model << R"(, "training": {"seq_len": 512, "global_batch": 64, "precision": "fp16", )"
+                        << rlhf << "}}";
+    const auto r = run("search --scenario " + path + " --top-k 2 --json");
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["step"] == "rlhf_iteration");
+    CHECK(j["confirmed_by_simulator"] == false);
+    REQUIRE(!j["results"].empty());
+    const auto& best = j["results"][0];
+    // The same scenario with the found layout, estimated.
+    std::ofstream(path) << "{" << model << R"(, "parallel": )" << best["parallel"].dump()
+                        << R"(, "training": {"seq_len": 512, "global_batch": 64, "precision": "fp16", "micro_batch": )"
+                        << best["training"]["micro_batch"].dump() << R"(, "recompute": )"
+                        << best["training"]["recompute"].dump() << R"(, "offload": )"
+                        << best["training"]["offload"].dump() << ", " << rlhf << "}}";
+    const auto e = run("estimate --scenario " + path + " --json");
+    std::remove(path.c_str());
+    REQUIRE(e.rc == 0);
+    const auto je = nlohmann::json::parse(e.out);
+    CHECK(best["step_time_s"].get<double>() == Approx(je["rlhf"]["iteration_s"].get<double>()).epsilon(1e-12));
+    CHECK(best["memory"]["total_bytes"].get<double>() ==
+          Approx(je["memory"]["total_bytes"].get<double>()).epsilon(1e-12));
+}

@@ -71,6 +71,9 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
     noflash.training.flash_attention = false;
     Scenario qlora = base("llama-2-70b", "dgx-a100-80gb", 2048);
     qlora.training.finetune.method = FinetuneConfig::Method::qlora;
+    Scenario rlhf = base("llama-2-7b", "dgx-a100-80gb", 1024);   // PPO: critic, frozen models, critic activations
+    rlhf.training.rlhf.enabled = true;
+    rlhf.training.rlhf.critic = Database::builtin().model("gpt3-1.3b");
     Scenario lora = base("llama-3-8b", "dgx-h100", 4096);
     lora.training.finetune.method = FinetuneConfig::Method::lora;
     const Case cases[] = {
@@ -111,6 +114,9 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
          cand(16, 1, 1, 1, 1, 1, 3, false, "1f1b", R::full, O::none, 1, 128)},
         {"llama-3-8b LoRA tp2 pp2 ZeRO-1", lora,
          cand(16, 2, 2, 1, 1, 1, 1, true, "1f1b", R::selective, O::none, 2, 64)},
+        {"llama-2-7b RLHF (1.3B critic) tp2 pp2 ZeRO-1", rlhf,
+         cand(16, 2, 2, 1, 1, 1, 1, true, "1f1b", R::selective, O::none, 2, 64)},
+        {"llama-2-7b RLHF ZeRO-3", rlhf, cand(16, 1, 1, 1, 1, 1, 3, false, "1f1b", R::full, O::none, 2, 64)},
         {"gpt3-6.7b one GPU, optimizer offload", base("gpt3-6.7b", "dgx-a100-80gb", 2048),
          cand(1, 1, 1, 1, 1, 1, 0, false, "1f1b", R::full, O::optimizer, 1, 8)},
     };

@@ -297,6 +297,7 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
     const double live = loss_microbatches_in_flight(sched, pp, microbatches);
     const double emb_per = embedding_activation_bytes(m, tokens_local, sp_div);
     const double logits = live * loss_activation_bytes(m, tokens_local, tp, sp_div);
+    const bool rlhf = base_.training.rlhf.enabled;
     FastMemory best;
     bool first = true;
     for (const auto& g : st.groups) {
@@ -304,6 +305,7 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
         const double inflight = microbatches_in_flight(pc, microbatches, s);
         const double per_mb = g.dense * le.dense.act_total + g.moe * le.moe.act_total;
         double act = per_mb * inflight;
+        if (rlhf) act *= 2.0;   // training_memory(): the critic's activations (same shape as the actor)
         if (rc == Recompute::full) act += std::max(g.dense ? le.dense.act_full : 0.0, g.moe ? le.moe.act_full : 0.0);
         if (s == 0) act += inflight * emb_per;
         if (s == pp - 1) act += logits;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cost_models/layout.hpp"
+#include "cost_models/rlhf.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "hardware_db/limits.hpp"
@@ -123,11 +124,13 @@ struct Ctx {
     double limit = 0;
     int layers = 0;
     bool moe = false;
+    bool rlhf = false;   // objective: the PPO iteration of cost_models/rlhf (estimate_rlhf)
 
     Ctx(const Scenario& b, const SearchSpace& s, const SearchOptions& o) : base(b), sp(s), opt(o) {
         const auto& m = base.model;
         layers = m.layers;
         moe = m.moe.enabled();
+        rlhf = base.training.rlhf.enabled;
         reason_names.resize(kReasons);
         reason_names[kTpDomain] = fmt::format("tp above the scale-up domain ({})", base.system.scaleup_domain);
         reason_names[kTpMax] = fmt::format("tp above max_tp ({})", sp.max_tp);
@@ -301,6 +304,20 @@ void add_top(ThreadState& ts, const SearchEntry& e, std::size_t k) {
     }
 }
 
+// RLHF: the step is one PPO iteration (estimate_rlhf: rollout, experience forwards, ppo_epochs actor
+// and critic training steps) on the layout; `t` holds the actor's training step (the fast closed
+// form), whose pipeline and bubble are kept. Tokens per second count the PPO batch's tokens per
+// iteration; MFU counts the actor's training FLOPs of the iteration (ppo_epochs steps).
+void rlhf_time(const Scenario& base, const Candidate& c, const TrainingFlops& fl, FastTime& t) {
+    const Scenario s = apply_candidate(base, c);
+    const RlhfEstimate r = estimate_rlhf(s.training_job());
+    const double peak = base.system.gpu.peak(base.training.precision) * c.gpus;
+    t.step_time_s = r.iteration_s;
+    t.bubble_fraction = t.bubble_s / t.step_time_s;
+    t.tokens_per_s = fl.tokens_per_step / t.step_time_s;
+    t.mfu = r.ppo_epochs * fl.model_flops_per_step / (t.step_time_s * peak);
+}
+
 void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, std::size_t keep) {
     const int gpus = u.gpus, tp = u.tp, cp = u.cp, pp = u.pp;
     const int dp = gpus / (tp * cp * pp);
@@ -388,8 +405,16 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                     auto& ep_ = edges[(mi * 2 + si) * 2 + (inter ? 1 : 0)];
                                     if (!ep_) ep_ = &ev.edge(tp, cp, dp, pp, mb, spv, *sched);
                                     SearchEntry e;
+                                    const Candidate lc{gpus, tp,    pp, dp,  cp, ep, vp,    zero,
+                                                       spv,  sched, rc, off, mb, gb, ovs[0]};
                                     auto price = [&](int oi) {
-                                        return ev.time(st, *les[oi], *ep_, gpus, vp, *sched, m, fl, ovs[oi]);
+                                        FastTime t = ev.time(st, *les[oi], *ep_, gpus, vp, *sched, m, fl, ovs[oi]);
+                                        if (cx.rlhf) {
+                                            Candidate ci = lc;
+                                            ci.overlap = ovs[oi];
+                                            rlhf_time(ev.base(), ci, fl, t);
+                                        }
+                                        return t;
                                     };
                                     e.time = price(0);
                                     int best_ov = 0;
@@ -443,8 +468,6 @@ bool dominates3(const SearchEntry& a, const SearchEntry& b) {
 SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const SearchOptions& opt) {
     const auto t0 = std::chrono::steady_clock::now();
     SearchSpace space = space_in;
-    if (base.training.rlhf.enabled)
-        throw ConfigError("search: RLHF scenarios are not searched (use `llmsim estimate`)");
     if (base.system.gpu.peak(base.training.precision) <= 0)
         throw ConfigError(fmt::format("/training/precision: \"{}\": expected a precision {} supports",
                                       to_string(base.training.precision), base.system.gpu.name));
@@ -464,6 +487,7 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
     SearchResult res;
     res.gpu_counts = counts;
     res.overlap_searched = !space.tp_comm_overlap || !space.overlap_grad_reduce || !space.overlap_param_gather;
+    res.rlhf = cx.rlhf;
     std::int64_t pre[kReasons] = {};
 
     // Serial part: the (gpus, tp, cp, pp) units and the rules that reject whole subtrees.
@@ -575,7 +599,8 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
     if (all_top.size() > keep) all_top.resize(keep);
 
     // Confirmation on the simulator: re-rank the best `confirm` by the simulated step time.
-    if (opt.confirm > 0 && opt.confirm_step_time && !all_top.empty()) {
+    // (RLHF: the simulator plays one training step, not the PPO iteration; not confirmed.)
+    if (opt.confirm > 0 && opt.confirm_step_time && !all_top.empty() && !cx.rlhf) {
         const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(opt.confirm), all_top.size());
         for (std::size_t i = 0; i < n; ++i) {
             auto& e = all_top[i];

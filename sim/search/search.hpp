@@ -87,6 +87,7 @@ struct SearchResult {
     std::vector<int> gpu_counts;   // the counts searched
     bool confirmed = false;
     bool overlap_searched = false;   // some overlap policy was not fixed by the request
+    bool rlhf = false;               // RLHF: step_time_s is one PPO iteration (estimate_rlhf), not confirmed
 };
 
 // The memory limit the search applies to a GPU of `capacity_bytes`.
