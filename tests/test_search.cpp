@@ -513,6 +513,10 @@ TEST_CASE("RLHF scenarios are searched by the PPO iteration time (estimate_rlhf)
     const auto mem = training_memory(job);
     CHECK(best.memory.total_bytes == Approx(mem.total_bytes).epsilon(1e-9));
     CHECK(mem.frozen_models_bytes > 0);
+    // ... and the rollout's KV cache, as the serving model prices it for the rollout batch per GPU.
+    CHECK(mem.rollout_kv_cache_bytes == Approx(ref.rollout.memory.kv_cache_bytes).epsilon(1e-12));
+    CHECK(mem.rollout_kv_cache_bytes > 0);
+    CHECK(mem.activations_bytes >= mem.rollout_kv_cache_bytes);
     // No fitting layout has a shorter iteration (either grad-reduce overlap value).
     for (std::size_t i = 0; i < fit.size(); i += 3) {
         Candidate c = fit[i];

@@ -144,6 +144,7 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
         CHECK(std::string(memory_part_name(fm.dominant)) == mem.dominant);
         CHECK(fm.host_fits == mem.host_fits);
         CHECK(close(fm.parts[kActivations], mem.activations_bytes));
+        if (k.base.training.rlhf.enabled) CHECK(mem.rollout_kv_cache_bytes > 0);
         // A second evaluation hits the caches and gives the same numbers.
         CHECK(ev.time(k.c).step_time_s == t.step_time_s);
     }

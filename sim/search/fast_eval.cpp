@@ -6,6 +6,7 @@
 #include "cost_models/collectives.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/memory.hpp"
+#include "cost_models/rlhf.hpp"
 #include "cost_models/step_time.hpp"
 
 namespace llmsim::search {
@@ -231,6 +232,11 @@ const FastEvaluator::StateEntry& FastEvaluator::state(int tp, int cp, int pp, in
     const auto per = layers_per_stage(job.model.layers, pp);
     auto entry = std::make_unique<StateEntry>();
     entry->dp = dp;
+    if (t.rlhf.enabled) {   // one sequence per rollout replica (global batch 1): the KV cache is linear in it
+        TrainingConfig t1 = t;
+        t1.global_batch = 1;
+        entry->rollout_kv_per_seq = rlhf_rollout_kv_cache_bytes(TrainingJob{base_.model, base_.system, p, t1});
+    }
     for (int st = 0; st < pp; ++st) {
         StageGroup g;
         g.first = st;
@@ -298,6 +304,12 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
     const double emb_per = embedding_activation_bytes(m, tokens_local, sp_div);
     const double logits = live * loss_activation_bytes(m, tokens_local, tp, sp_div);
     const bool rlhf = base_.training.rlhf.enabled;
+    double rollout_kv = 0;
+    if (rlhf) {   // rlhf_rollout_job(): gpus / tp replicas, each ceil(global batch / replicas) sequences
+        const std::int64_t replicas = static_cast<std::int64_t>(cp) * pp * st.dp;
+        const std::int64_t gb = mb * microbatches * st.dp;
+        rollout_kv = static_cast<double>((gb + replicas - 1) / replicas) * st.rollout_kv_per_seq;
+    }
     FastMemory best;
     bool first = true;
     for (const auto& g : st.groups) {
@@ -309,6 +321,7 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
         if (rc == Recompute::full) act += std::max(g.dense ? le.dense.act_full : 0.0, g.moe ? le.moe.act_full : 0.0);
         if (s == 0) act += inflight * emb_per;
         if (s == pp - 1) act += logits;
+        act = std::max(act, rollout_kv);   // training_memory(): RLHF rollout's KV cache
         const double other = g.other_fixed + frag_ * act;
         const double total = g.weights + g.grads + g.optimizer + act + other;
         if (first || total > best.total_bytes) {

@@ -129,6 +129,7 @@ public:
     };
     struct StateEntry {
         int dp = 1;
+        double rollout_kv_per_seq = 0;   // RLHF: rollout KV cache per GPU of one sequence per replica
         std::vector<StageGroup> groups;
     };
 
