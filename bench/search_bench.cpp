@@ -65,7 +65,7 @@ void cached_closed_form(benchmark::State& state) {
     for (const auto& e : r.top) {
         const auto& c = e.c;
         ps.push_back({c, &ev.state(c.tp, c.cp, c.pp, c.dp, c.ep, c.zero, c.offload),
-                      &ev.layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp),
+                      &ev.layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp, c.overlap),
                       &ev.edge(c.tp, c.cp, c.dp, c.pp, c.micro_batch, c.sp, *c.schedule), &ev.flops(c.global_batch),
                       c.global_batch / (c.micro_batch * c.dp)});
     }
@@ -75,7 +75,7 @@ void cached_closed_form(benchmark::State& state) {
             const auto& c = p.c;
             const auto mem =
                 ev.memory(*p.st, *p.le, c.tp, c.cp, c.pp, c.vp, *c.schedule, c.sp, c.recompute, c.micro_batch, p.m);
-            const auto t = ev.time(*p.st, *p.le, *p.ed, c.gpus, c.vp, *c.schedule, p.m, *p.fl);
+            const auto t = ev.time(*p.st, *p.le, *p.ed, c.gpus, c.vp, *c.schedule, p.m, *p.fl, c.overlap);
             benchmark::DoNotOptimize(mem.total_bytes + t.step_time_s);
         }
         n += static_cast<std::int64_t>(ps.size());

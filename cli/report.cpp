@@ -43,6 +43,7 @@ Json memory_json(const MemoryBreakdown& m) {
               {"fp8_weight_cache_bytes", m.fp8_weight_cache_bytes},
               {"adapter_bytes", m.adapter_bytes},
               {"frozen_models_bytes", m.frozen_models_bytes},
+              {"rollout_kv_cache_bytes", m.rollout_kv_cache_bytes},
               {"reserve_bytes", m.reserve_bytes},
               {"fragmentation_bytes", m.fragmentation_bytes}}},
             {"offload",

@@ -52,6 +52,15 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
     cmd->add_option("--schedules", f.schedules, "Allowed schedules (1f1b,interleaved,zero-bubble,gpipe)");
     cmd->add_option("--sp", f.sp, "Sequence parallelism: true | false (default: both when tp > 1)")
         ->check(true_or_false());
+    cmd->add_option("--tp-comm-overlap", f.tp_comm_overlap,
+                    "TP communication overlap: true | false (default: on where it acts, tp > 1 with SP)")
+        ->check(true_or_false());
+    cmd->add_option("--overlap-grad-reduce", f.overlap_grad_reduce,
+                    "DP gradient-reduce overlap: true | false (default: both with pp > 1 and dp > 1, else on)")
+        ->check(true_or_false());
+    cmd->add_option("--overlap-param-gather", f.overlap_param_gather,
+                    "Distributed-optimizer parameter all-gather overlap: true | false (default: on)")
+        ->check(true_or_false());
 }
 
 namespace {
@@ -100,11 +109,17 @@ void apply_search_flags(const SearchFlags& f, std::string& base_dir, FlagOverlay
             ov.set(std::string("/parallel/") + k, flag, Json(parse_int_list(*v, flag, 0, INT32_MAX)));
         }
     if (!f.schedules.empty()) ov.set("/parallel/schedule", "--schedules", Json(split_list(f.schedules)));
-    if (!f.sp.empty()) {
-        if (f.sp != "true" && f.sp != "false")
-            throw ConfigError(fmt::format("--sp: \"{}\": expected true or false", f.sp));
-        ov.set("/parallel/sequence_parallel", "--sp", Json(f.sp == "true"));
-    }
+    const std::tuple<const std::string*, const char*, const char*> bools[] = {
+        {&f.sp, "--sp", "sequence_parallel"},
+        {&f.tp_comm_overlap, "--tp-comm-overlap", "tp_comm_overlap"},
+        {&f.overlap_grad_reduce, "--overlap-grad-reduce", "overlap_grad_reduce"},
+        {&f.overlap_param_gather, "--overlap-param-gather", "overlap_param_gather"}};
+    for (const auto& [v, flag, key] : bools)
+        if (!v->empty()) {
+            if (*v != "true" && *v != "false")
+                throw ConfigError(fmt::format("{}: \"{}\": expected true or false", flag, *v));
+            ov.set(std::string("/parallel/") + key, flag, Json(*v == "true"));
+        }
     if (!f.micro_batch.empty())
         ov.set("/training/micro_batch", "--micro-batch",
                Json(parse_int_list(f.micro_batch, "--micro-batch", 0, INT64_MAX)));

@@ -28,10 +28,24 @@ std::string layout_brief(const Candidate& c) {
     return s;
 }
 
+std::string overlap_brief(const Candidate& c) {
+    std::string s;
+    auto add = [&s](bool on, const char* name) {
+        if (!on) return;
+        if (!s.empty()) s += "+";
+        s += name;
+    };
+    add(c.overlap.tp_comm, "tp");
+    add(c.overlap.grad_reduce, "grad");
+    add(c.overlap.param_gather, "param");
+    return s.empty() ? "none" : s;
+}
+
 Json search_entry_json(const Scenario& base, const SearchEntry& e, bool detailed, double price) {
     const Scenario s = search::apply_candidate(base, e.c);
     Json j = {{"gpus", e.c.gpus},
               {"layout", layout_brief(e.c)},
+              {"overlap", overlap_brief(e.c)},
               {"parallel", to_json(s.parallel)},
               {"training",
                {{"seq_len", s.training.seq_len},
@@ -79,6 +93,7 @@ Json search_result_json(const Scenario& base, const SearchResult& r, const Searc
             {"objective", search::to_string(o.objective)},
             {"gpu_counts", r.gpu_counts},
             {"confirmed_by_simulator", r.confirmed},
+            {"step", r.rlhf ? "rlhf_iteration" : "training_step"},
             {"threads", r.threads},
             {"wall_s", r.wall_s},
             {"model", base.model.name},
@@ -118,6 +133,10 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
         gpus = fmt::format("{} to {} GPUs ({} counts)", r.gpu_counts.front(), r.gpu_counts.back(), r.gpu_counts.size());
     out += fmt::format("search: {} on {}, {}, seq {}, {}\n", base.model.name, base.system.name, gpus,
                        base.training.seq_len, to_string(base.training.precision));
+    if (r.rlhf)
+        out +=
+            "RLHF: step = one PPO iteration (rollout, experience forwards, actor and critic training; "
+            "llmsim estimate's rlhf.iteration_s), closed form\n";
     if (r.top.empty()) {
         out += "no layout fits\n";
         out += rejections(r);
@@ -126,27 +145,27 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
     {
         const auto& e = r.top.front();
         out += fmt::format(
-            "answer: {} on {} GPUs, global batch {}: step {}, MFU {:.1f}%, {} tokens/s per GPU, {} per GPU\n\n",
-            layout_brief(e.c), with_commas(e.c.gpus), with_commas(e.c.global_batch), human_seconds(e.time.step_time_s),
-            100 * e.time.mfu, with_commas(std::llround(e.time.tokens_per_s / e.c.gpus)), gib(e.memory.total_bytes, 1));
+            "answer: {}{} on {} GPUs, global batch {}: step {}, MFU {:.1f}%, {} tokens/s per GPU, {} per GPU\n\n",
+            layout_brief(e.c), r.overlap_searched ? " (overlap " + overlap_brief(e.c) + ")" : std::string(),
+            with_commas(e.c.gpus), with_commas(e.c.global_batch), human_seconds(e.time.step_time_s), 100 * e.time.mfu,
+            with_commas(std::llround(e.time.tokens_per_s / e.c.gpus)), gib(e.memory.total_bytes, 1));
     }
     auto table = [&](const std::vector<SearchEntry>& v, bool rank) {
-        std::vector<std::string> head{rank ? "#" : "", "gpus", "layout", "gbs",    "step",
-                                      "tok/s/gpu",     "MFU",  "bubble", "mem/GPU"};
+        std::vector<std::string> head{rank ? "#" : "", "gpus", "layout"};
+        if (r.overlap_searched) head.push_back("overlap");
+        for (const char* h : {"gbs", "step", "tok/s/gpu", "MFU", "bubble", "mem/GPU"}) head.push_back(h);
         if (r.confirmed && rank) head.push_back("simulated");
         if (o.price_per_gpu_hour > 0) head.push_back("$/Mtok");
         Table t(head);
         int i = 0;
         for (const auto& e : v) {
-            std::vector<std::string> row{rank ? std::to_string(++i) : "",
-                                         with_commas(e.c.gpus),
-                                         layout_brief(e.c),
-                                         with_commas(e.c.global_batch),
-                                         human_seconds(e.time.step_time_s),
-                                         with_commas(std::llround(e.time.tokens_per_s / e.c.gpus)),
-                                         fmt::format("{:.1f}%", 100 * e.time.mfu),
-                                         fmt::format("{:.1f}%", 100 * e.time.bubble_fraction),
-                                         gib(e.memory.total_bytes, 1)};
+            std::vector<std::string> row{rank ? std::to_string(++i) : "", with_commas(e.c.gpus), layout_brief(e.c)};
+            if (r.overlap_searched) row.push_back(overlap_brief(e.c));
+            for (auto&& x :
+                 {with_commas(e.c.global_batch), human_seconds(e.time.step_time_s),
+                  with_commas(std::llround(e.time.tokens_per_s / e.c.gpus)), fmt::format("{:.1f}%", 100 * e.time.mfu),
+                  fmt::format("{:.1f}%", 100 * e.time.bubble_fraction), gib(e.memory.total_bytes, 1)})
+                row.push_back(x);
             if (r.confirmed && rank)
                 row.push_back(e.confirmed_step_time_s > 0 ? human_seconds(e.confirmed_step_time_s) : "");
             if (o.price_per_gpu_hour > 0)

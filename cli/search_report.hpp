@@ -10,6 +10,8 @@ namespace llmsim::cli {
 
 // "tp8 pp8×3 cp1 ep1 dp16 zero1 sp mb1 selective interleaved"
 std::string layout_brief(const search::Candidate& c);
+// The overlap policies that are on: "tp+grad+param", "grad+param", ..., "none".
+std::string overlap_brief(const search::Candidate& c);
 // One result: {"gpus", "parallel", "training", "step_time_s", "tokens_per_s", "mfu",
 // "bubble_fraction", "memory": {...}, ...}; `detailed` adds the full memory breakdown.
 Json search_entry_json(const Scenario& base, const search::SearchEntry& e, bool detailed, double price_per_gpu_hour);

@@ -112,7 +112,6 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     SearchRequest req;
     auto& sp = req.space;
     auto& opt = req.options;
-    std::optional<bool> ogr, opg, tco;
 
     if (j.contains("parallel")) {
         KeyReader r(j["parallel"], "/parallel", pr, "/parallel");
@@ -127,9 +126,9 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
             sp.sequence_parallel = r.boolean("sequence_parallel");
             for (const auto& s : string_list(r, "schedule", schedule_spellings()))
                 sp.schedules.push_back(find_schedule(s));
-            ogr = r.boolean("overlap_grad_reduce");
-            opg = r.boolean("overlap_param_gather");
-            tco = r.boolean("tp_comm_overlap");
+            sp.overlap_grad_reduce = r.boolean("overlap_grad_reduce");
+            sp.overlap_param_gather = r.boolean("overlap_param_gather");
+            sp.tp_comm_overlap = r.boolean("tp_comm_overlap");
             r.finish();
         }
         j.erase("parallel");
@@ -235,9 +234,6 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
         for (const auto& l : e.problems()) pr.add_raw(l);
     }
     pr.raise_if_any();
-    if (ogr) req.base.parallel.overlap_grad_reduce = *ogr;
-    if (opg) req.base.parallel.overlap_param_gather = *opg;
-    if (tco) req.base.parallel.tp_comm_overlap = *tco;
     if (!sp.gpu_counts.empty()) req.base.gpus = sp.gpu_counts.front();
     return req;
 }

@@ -5,6 +5,7 @@
 
 #include "cost_models/layout.hpp"
 #include "cost_models/model_params.hpp"
+#include "cost_models/rlhf.hpp"
 
 namespace llmsim {
 
@@ -172,6 +173,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
 
     const double tokens_local = static_cast<double>(t.seq_len) / p.cp * t.micro_batch;
     const double sp_div = q.sequence_parallel ? p.tp : 1.0;
+    const double rollout_kv = t.rlhf.enabled ? rlhf_rollout_kv_cache_bytes(TrainingJob{m, sys, p, t}) : 0.0;
 
     for (int s = 0; s < p.pp; ++s) {
         StageMemory sm;
@@ -249,6 +251,11 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
                              loss_activation_bytes(m, tokens_local, p.tp, sp_div);
         }
         d.activations_bytes = act + d.recompute_working_bytes + d.embedding_activations_bytes + d.logits_bytes;
+        // RLHF rollout (DeepSpeed-Chat's hybrid engine): generation runs between the training steps,
+        // with the training activations freed and the rollout batch's KV cache live beside the same
+        // model states; the dynamic part of the peak is the larger of the two.
+        d.rollout_kv_cache_bytes = rollout_kv;
+        d.activations_bytes = std::max(d.activations_bytes, rollout_kv);
 
         // Buffers.
         if (p.zero == 3) {

@@ -83,6 +83,7 @@ struct MemoryBreakdown {
     double fp8_weight_cache_bytes = 0;   // FP8 copies of weights (Transformer Engine)
     double adapter_bytes = 0;            // LoRA adapters with their gradients and Adam states
     double frozen_models_bytes = 0;      // RLHF reference and reward models
+    double rollout_kv_cache_bytes = 0;   // RLHF: the rollout's KV cache (activations_bytes holds the larger)
     double reserve_bytes = 0;            // CUDA context, library workspaces
     double fragmentation_bytes = 0;
     double headroom_bytes = 0;   // capacity − total (negative when it does not fit)

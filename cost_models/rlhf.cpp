@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
 
 namespace llmsim {
@@ -19,6 +20,11 @@ RolloutJob rlhf_rollout_job(const TrainingJob& s) {
     r.inference.kv_precision = t.precision;
     r.inference.compute_precision = t.precision;
     return r;
+}
+
+double rlhf_rollout_kv_cache_bytes(const TrainingJob& s) {
+    const RolloutJob rj = rlhf_rollout_job(s);
+    return inference_memory(s.model, s.system, rj.parallel, rj.inference).kv_cache_bytes;
 }
 
 double forward_only_s(const StepCosts& c) {

@@ -21,6 +21,10 @@ struct RolloutJob {
 };
 [[nodiscard]] RolloutJob rlhf_rollout_job(const TrainingJob& s);
 
+// KV cache per GPU of the rollout (the serving memory model, inference_memory(), on rlhf_rollout_job):
+// each replica's share of the global batch, prompt + response tokens, all layers over tp GPUs.
+[[nodiscard]] double rlhf_rollout_kv_cache_bytes(const TrainingJob& s);
+
 // A forward-only pass over the global batch on the training layout: every micro-batch crosses every
 // stage, (m − 1)·max_s fwd_s + Σ_s fwd_s (a pipeline without backward).
 [[nodiscard]] double forward_only_s(const StepCosts& costs);

@@ -581,15 +581,18 @@ std::vector<ScenarioKey> build() {
             .one_of(schedule_name_list())
             .computed(fmt::format("\"{}\", or \"{}\" when vp > 1", default_schedule(1).name, default_schedule(2).name))
             .example("\"1f1b\""));
-    t.push_back(K(p, "overlap_grad_reduce", KT::boolean, T | Q, "Megatron flag of the same name")
+    t.push_back(K(p, "overlap_grad_reduce", KT::boolean, T | Q,
+                  "Megatron flag of the same name (search: fixes it; absent, it is searched: docs/search.md)")
                     .ext()
                     .dflt("true")
                     .example("false"));
-    t.push_back(K(p, "overlap_param_gather", KT::boolean, T | Q, "Megatron flag of the same name")
+    t.push_back(K(p, "overlap_param_gather", KT::boolean, T | Q,
+                  "Megatron flag of the same name (search: fixes it; absent, it is searched: docs/search.md)")
                     .ext()
                     .dflt("true")
                     .example("false"));
-    t.push_back(K(p, "tp_comm_overlap", KT::boolean, T | Q, "Megatron flag of the same name")
+    t.push_back(K(p, "tp_comm_overlap", KT::boolean, T | Q,
+                  "Megatron flag of the same name (search: fixes it; absent, it is searched: docs/search.md)")
                     .ext()
                     .dflt("false")
                     .example("true"));

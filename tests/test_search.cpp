@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cost_models/memory.hpp"
+#include "cost_models/rlhf.hpp"
 #include "cost_models/step_time.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
@@ -89,8 +90,14 @@ Brute brute_force(const Scenario& base, int gpus, std::int64_t gb) {
                                         for (int v = 2; v * pp <= m.layers; ++v)
                                             sch.emplace_back(find_schedule("interleaved"), v);
                                     }
+                                    // Overlap policies: TP overlap on where it acts, param-gather overlap
+                                    // on; grad-reduce overlap on and off with pp > 1 and dp·cp > 1, the
+                                    // faster kept (on at a tie).
+                                    std::vector<OverlapPolicy> ovs{{tp > 1 && spi == 1, true, true}};
+                                    if (pp > 1 && dp * cp > 1) ovs.push_back({tp > 1 && spi == 1, false, true});
                                     for (auto [s, vp] : sch) {
-                                        Candidate c{gpus, tp, pp, dp, cp, 1, vp, zero, spi == 1, s, rc, off, mb, gb};
+                                        Candidate c{gpus,     tp, pp, dp,  cp, 1,  vp,    zero,
+                                                    spi == 1, s,  rc, off, mb, gb, ovs[0]};
                                         const Scenario sc = apply_candidate(base, c);
                                         Problems pr;
                                         check_layout(sc.model, sc.gpus, sc.parallel, sc.training, pr);
@@ -102,7 +109,16 @@ Brute brute_force(const Scenario& base, int gpus, std::int64_t gb) {
                                             ++b.oom;
                                             continue;
                                         }
-                                        const auto e = estimate_step(sc.training_job());
+                                        auto e = estimate_step(sc.training_job());
+                                        for (std::size_t i = 1; i < ovs.size(); ++i) {
+                                            Candidate ci = c;
+                                            ci.overlap = ovs[i];
+                                            const auto ei = estimate_step(apply_candidate(base, ci).training_job());
+                                            if (ei.step_time_s < e.step_time_s) {
+                                                e = ei;
+                                                c = ci;
+                                            }
+                                        }
                                         ++b.evaluated;
                                         const double obj = e.step_time_s / e.tokens_per_step;
                                         if (obj < b.best_obj || (obj == b.best_obj && c < b.best)) {
@@ -344,4 +360,175 @@ TEST_CASE("LoRA scenarios are searched: the best LoRA layout is faster than the 
     // The fast path prices the LoRA layout as estimate_step() does.
     const Scenario s = apply_candidate(base, lora.top[0].c);
     CHECK(lora.top[0].time.step_time_s == Approx(estimate_step(s.training_job()).step_time_s).epsilon(1e-9));
+}
+
+namespace {
+
+// Fitting layouts of a search space (every `stride`-th leaf that reaches the memory check and fits).
+std::vector<Candidate> fitting_leaves(const Scenario& base, const SearchSpace& sp, std::size_t stride) {
+    std::vector<Candidate> all;
+    SearchOptions o;
+    o.threads = 1;
+    o.on_leaf = [&](const Candidate& c, bool fits) {
+        if (fits) all.push_back(c);
+    };
+    run_search(base, sp, o);
+    std::vector<Candidate> out;
+    for (std::size_t i = 0; i < all.size(); i += stride) out.push_back(all[i]);
+    return out;
+}
+
+double step_s(const Scenario& base, const Candidate& c) {
+    return estimate_step(apply_candidate(base, c).training_job()).step_time_s;
+}
+
+struct Sweep {
+    const char* what;
+    Scenario base;
+    SearchSpace space;
+    std::size_t stride;
+};
+
+std::vector<Sweep> overlap_sweeps() {
+    std::vector<Sweep> v;
+    v.push_back({"test-3b on 16 A100-40GB", small_base(), fixed(16, 64), 11});
+    Scenario g;
+    g.model = Database::builtin().model("gpt3-175b");
+    g.system = Database::builtin().system("dgx-a100-80gb");
+    g.training.seq_len = 2048;
+    SearchSpace gs = fixed(128, 256);
+    gs.offload = {Offload::none};
+    v.push_back({"gpt3-175b on 128 A100-80GB", g, gs, 29});
+    Scenario x;
+    x.model = Database::builtin().model("mixtral-8x7b");
+    x.system = Database::builtin().system("dgx-h100");
+    x.training.seq_len = 4096;
+    x.parallel.framework = Framework::torchtitan;   // ZeRO-2/3 with pipelines too
+    SearchSpace xs = fixed(32, 64);
+    xs.offload = {Offload::none};
+    v.push_back({"mixtral-8x7b on 32 H100 (torchtitan: ZeRO-2/3 with pp)", x, xs, 17});
+    return v;
+}
+
+}   // namespace
+
+TEST_CASE(
+    "overlap knobs: TP-comm and param-gather overlap never slow the closed form; grad-reduce overlap "
+    "never with one stage",
+    "[search][overlap]") {
+    int tco_faster = 0, opg_faster = 0, ogr_faster = 0, ogr_slower_pp = 0, checked = 0;
+    for (const auto& sw : overlap_sweeps()) {
+        INFO(sw.what);
+        const auto leaves = fitting_leaves(sw.base, sw.space, sw.stride);
+        REQUIRE(leaves.size() > 50);
+        for (Candidate c : leaves) {
+            INFO("tp " << c.tp << " pp " << c.pp << " vp " << c.vp << " cp " << c.cp << " dp " << c.dp << " zero "
+                       << c.zero << " sp " << c.sp << " mb " << c.micro_batch);
+            c.overlap = OverlapPolicy{false, true, true};
+            const double base_s = step_s(sw.base, c);
+            // tp_comm_overlap (acts with tp > 1 and SP).
+            Candidate t = c;
+            t.overlap.tp_comm = true;
+            const double tco_s = step_s(sw.base, t);
+            CHECK(tco_s <= base_s * (1 + 1e-12));
+            if (!(c.tp > 1 && c.sp)) CHECK(tco_s == base_s);
+            if (tco_s < base_s * (1 - 1e-6)) ++tco_faster;
+            // overlap_param_gather.
+            Candidate g = c;
+            g.overlap.param_gather = false;
+            const double no_opg_s = step_s(sw.base, g);
+            CHECK(base_s <= no_opg_s * (1 + 1e-12));
+            if (base_s < no_opg_s * (1 - 1e-6)) ++opg_faster;
+            // overlap_grad_reduce: never slower with one stage; with several it can be.
+            Candidate r = c;
+            r.overlap.grad_reduce = false;
+            const double no_ogr_s = step_s(sw.base, r);
+            if (c.pp == 1) CHECK(base_s <= no_ogr_s * (1 + 1e-12));
+            if (base_s < no_ogr_s * (1 - 1e-6)) ++ogr_faster;
+            if (c.pp > 1 && no_ogr_s < base_s) ++ogr_slower_pp;
+            ++checked;
+        }
+    }
+    INFO("checked " << checked << " layouts: TP overlap faster on " << tco_faster << ", param-gather overlap on "
+                    << opg_faster << ", grad-reduce overlap on " << ogr_faster << "; grad-reduce overlap slower on "
+                    << ogr_slower_pp << " with pp > 1");
+    CHECK(checked > 1000);
+    // The sweep exercises every knob where it matters.
+    CHECK(tco_faster > 0);
+    CHECK(opg_faster > 0);
+    CHECK(ogr_faster > 0);
+}
+
+namespace {
+
+// PPO on the 3B test model with a 0.5B critic (reward = critic, reference = actor), 8 A100-40GB.
+Scenario small_rlhf() {
+    Scenario s = small_base();
+    s.training.seq_len = 1024;
+    s.training.rlhf.enabled = true;
+    s.training.rlhf.prompt_len = 512;
+    ModelSpec critic = small_model();
+    critic.name = "test-critic";
+    critic.layers = 8;
+    critic.hidden = 2048;
+    critic.heads = 16;
+    critic.kv_heads = 16;
+    critic.ffn_hidden = 5632;
+    s.training.rlhf.critic = critic;
+    return s;
+}
+
+}   // namespace
+
+TEST_CASE("RLHF scenarios are searched by the PPO iteration time (estimate_rlhf) with RLHF's memory",
+          "[search][rlhf]") {
+    const Scenario base = small_rlhf();
+    SearchSpace sp = fixed(8, 32);
+    std::vector<Candidate> fit;
+    std::int64_t leaves = 0;
+    SearchOptions o;
+    o.threads = 1;
+    o.top_k = 3;
+    o.confirm = 3;   // not applied: the simulator plays a training step, not the iteration
+    o.confirm_step_time = [](const Scenario&) { return 1.0; };
+    o.on_leaf = [&](const Candidate& c, bool fits) {
+        ++leaves;
+        if (fits) fit.push_back(c);
+    };
+    const auto r = run_search(base, sp, o);
+    REQUIRE_FALSE(r.top.empty());
+    CHECK_FALSE(r.confirmed);
+    CHECK(r.evaluated == static_cast<std::int64_t>(fit.size()));
+    REQUIRE(fit.size() > 20);
+    const auto& best = r.top.front();
+    const Scenario s = apply_candidate(base, best.c);
+    const auto job = s.training_job();
+    const RlhfEstimate ref = estimate_rlhf(job);
+    // The reported step is the iteration estimate_rlhf (llmsim estimate's "rlhf.iteration_s") gives for
+    // that layout, and it is more than the actor's training steps alone.
+    CHECK(best.time.step_time_s == Approx(ref.iteration_s).epsilon(1e-12));
+    CHECK(best.time.step_time_s > ref.ppo_epochs * estimate_step(job).step_time_s);
+    CHECK(best.time.tokens_per_s == Approx(32.0 * 1024 / ref.iteration_s).epsilon(1e-12));
+    // Memory is RLHF's (critic states, frozen reference and reward, the critic's activations).
+    const auto mem = training_memory(job);
+    CHECK(best.memory.total_bytes == Approx(mem.total_bytes).epsilon(1e-9));
+    CHECK(mem.frozen_models_bytes > 0);
+    // ... and the rollout's KV cache, as the serving model prices it for the rollout batch per GPU.
+    CHECK(mem.rollout_kv_cache_bytes == Approx(ref.rollout.memory.kv_cache_bytes).epsilon(1e-12));
+    CHECK(mem.rollout_kv_cache_bytes > 0);
+    CHECK(mem.activations_bytes >= mem.rollout_kv_cache_bytes);
+    // No fitting layout has a shorter iteration (either grad-reduce overlap value).
+    for (std::size_t i = 0; i < fit.size(); i += 3) {
+        Candidate c = fit[i];
+        const double a = estimate_rlhf(apply_candidate(base, c).training_job()).iteration_s;
+        c.overlap.grad_reduce = !c.overlap.grad_reduce;
+        const double b = estimate_rlhf(apply_candidate(base, c).training_job()).iteration_s;
+        CHECK(best.time.step_time_s <= std::min(a, b) * (1 + 1e-12));
+    }
+    // The SFT search of the same model ranks by the training step: a different objective.
+    Scenario sft = base;
+    sft.training.rlhf = RlhfConfig{};
+    const auto rs = run_search(sft, sp, SearchOptions{});
+    REQUIRE_FALSE(rs.top.empty());
+    CHECK(rs.top.front().time.step_time_s < best.time.step_time_s);
 }

@@ -165,3 +165,85 @@ TEST_CASE("search request: parallel block as constraints, search block, strict k
     CHECK(parse_batch_range("100:1000", "x") == std::vector<std::int64_t>{128, 256, 512});
     CHECK_THROWS_AS(parse_batch_range("9:15", "x"), ConfigError);
 }
+
+TEST_CASE("llmsim search: overlap policies searched, fixed by flags or keys, shown per result", "[search][cli]") {
+    const std::string base =
+        "search --model gpt3-175b --system dgx-a100-80gb --gpus 64 --seq-len 2048 --global-batch 64 --tp 8 --sp true "
+        "--top-k 3 --confirm 0 --json";
+    // Searched: TP overlap on where it acts (tp 8 with SP), param-gather overlap on.
+    const auto a = run(base);
+    REQUIRE(a.rc == 0);
+    const auto ja = nlohmann::json::parse(a.out);
+    REQUIRE(!ja["results"].empty());
+    for (const auto& e : ja["results"]) {
+        CHECK(e["parallel"]["tp_comm_overlap"] == true);
+        CHECK(e["parallel"]["overlap_param_gather"] == true);
+        CHECK(e["overlap"].get<std::string>().rfind("tp+", 0) == 0);
+    }
+    // Fixed off by the flag: every result has it off and is slower.
+    const auto b = run(base + " --tp-comm-overlap false");
+    REQUIRE(b.rc == 0);
+    const auto jb = nlohmann::json::parse(b.out);
+    for (const auto& e : jb["results"]) CHECK(e["parallel"]["tp_comm_overlap"] == false);
+    CHECK(ja["results"][0]["step_time_s"].get<double>() < jb["results"][0]["step_time_s"].get<double>());
+    // The same constraint from a scenario file.
+    const std::string path = "test_search_cli_overlap.json";
+    std::ofstream(path) << R"({"model": "gpt3-175b", "system": "dgx-a100-80gb", "gpus": 64,
+        "parallel": {"tp": 8, "sequence_parallel": true, "tp_comm_overlap": false, "overlap_grad_reduce": false},
+        "training": {"seq_len": 2048, "global_batch": 64}, "search": {"top_k": 3, "confirm": 0}})";
+    const auto c = run("search --scenario " + path + " --json");
+    std::remove(path.c_str());
+    REQUIRE(c.rc == 0);
+    const auto jc = nlohmann::json::parse(c.out);
+    CHECK(jc["results"][0]["step_time_s"].get<double>() >= jb["results"][0]["step_time_s"].get<double>());
+    for (const auto& e : jc["results"]) {
+        CHECK(e["parallel"]["tp_comm_overlap"] == false);
+        CHECK(e["parallel"]["overlap_grad_reduce"] == false);
+    }
+    // A bad value names the flag; exit 2, nothing on stdout.
+    const auto d = run(base + " --overlap-grad-reduce maybe");
+    CHECK(d.rc == 2);
+    CHECK(d.out.empty());
+    CHECK(d.err.find("--overlap-grad-reduce") != std::string::npos);
+    // The text table shows the overlap column when the search chose the policies, not when all are fixed.
+    const std::string text =
+        "search --model gpt3-175b --system dgx-a100-80gb --gpus 64 --seq-len 2048 "
+        "--global-batch 64 --tp 8 --top-k 2 --confirm 0";
+    const auto t1 = run(text);
+    REQUIRE(t1.rc == 0);
+    CHECK(t1.out.find("overlap") != std::string::npos);
+    const auto t2 = run(text + " --tp-comm-overlap true --overlap-grad-reduce true --overlap-param-gather true");
+    REQUIRE(t2.rc == 0);
+    CHECK(t2.out.find("overlap") == std::string::npos);
+}
+
+TEST_CASE("llmsim search on an RLHF scenario: the best layout's step is llmsim estimate's RLHF iteration",
+          "[search][cli][rlhf]") {
+    const std::string path = "test_search_cli_rlhf.json";
+    const std::string model = R"("model": {"name": "opt-1.3b", "layers": 24, "hidden": 2048, "heads": 32,
+        "ffn_hidden": 8192, "vocab": 50272, "mlp": "gelu"}, "system": "dgx-a100-80gb", "gpus": 8)";
+    const std::string rlhf = R"("rlhf": {"enabled": true, "prompt_len": 256, "critic": {"name": "opt-350m",
+        "layers": 24, "hidden": 1024, "heads": 16, "ffn_hidden": 4096, "vocab": 50272, "mlp": "gelu"}})";
+    std::ofstream(path) << "{" << model << R"(, "training": {"seq_len": 512, "global_batch": 64, "precision": "fp16", )"
+                        << rlhf << "}}";
+    const auto r = run("search --scenario " + path + " --top-k 2 --json");
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["step"] == "rlhf_iteration");
+    CHECK(j["confirmed_by_simulator"] == false);
+    REQUIRE(!j["results"].empty());
+    const auto& best = j["results"][0];
+    // The same scenario with the found layout, estimated.
+    std::ofstream(path) << "{" << model << R"(, "parallel": )" << best["parallel"].dump()
+                        << R"(, "training": {"seq_len": 512, "global_batch": 64, "precision": "fp16", "micro_batch": )"
+                        << best["training"]["micro_batch"].dump() << R"(, "recompute": )"
+                        << best["training"]["recompute"].dump() << R"(, "offload": )"
+                        << best["training"]["offload"].dump() << ", " << rlhf << "}}";
+    const auto e = run("estimate --scenario " + path + " --json");
+    std::remove(path.c_str());
+    REQUIRE(e.rc == 0);
+    const auto je = nlohmann::json::parse(e.out);
+    CHECK(best["step_time_s"].get<double>() == Approx(je["rlhf"]["iteration_s"].get<double>()).epsilon(1e-12));
+    CHECK(best["memory"]["total_bytes"].get<double>() ==
+          Approx(je["memory"]["total_bytes"].get<double>()).epsilon(1e-12));
+}

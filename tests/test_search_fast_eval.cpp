@@ -60,14 +60,20 @@ bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std:
 TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relative)", "[search][fast]") {
     using R = Recompute;
     using O = Offload;
-    Scenario overlap = base("llama-3-70b", "dgx-h100", 8192);
-    overlap.parallel.tp_comm_overlap = true;
-    overlap.parallel.overlap_grad_reduce = false;
-    overlap.parallel.overlap_param_gather = false;
+    // The overlap policies are part of the candidate (searched), not of the base.
+    Candidate overlap = cand(256, 8, 4, 2, 1, 2, 1, true, "interleaved", R::selective, O::none, 1, 64);
+    overlap.overlap = OverlapPolicy{true, false, false};
+    Candidate zero3_no_overlap = cand(64, 2, 1, 2, 1, 1, 3, true, "1f1b", R::none, O::none, 1, 128);
+    zero3_no_overlap.overlap = OverlapPolicy{true, false, false};
+    Candidate zero2_no_grad_overlap = cand(32, 2, 1, 1, 1, 1, 2, true, "1f1b", R::none, O::none, 4, 512);
+    zero2_no_grad_overlap.overlap = OverlapPolicy{true, false, true};
     Scenario noflash = base("gpt3-13b", "dgx-a100-40gb", 2048, Precision::fp16);
     noflash.training.flash_attention = false;
     Scenario qlora = base("llama-2-70b", "dgx-a100-80gb", 2048);
     qlora.training.finetune.method = FinetuneConfig::Method::qlora;
+    Scenario rlhf = base("llama-2-7b", "dgx-a100-80gb", 1024);   // PPO: critic, frozen models, critic activations
+    rlhf.training.rlhf.enabled = true;
+    rlhf.training.rlhf.critic = Database::builtin().model("gpt3-1.3b");
     Scenario lora = base("llama-3-8b", "dgx-h100", 4096);
     lora.training.finetune.method = FinetuneConfig::Method::lora;
     const Case cases[] = {
@@ -97,14 +103,20 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
          cand(32, 1, 4, 1, 1, 1, 0, false, "gpipe", R::none, O::none, 2, 256)},
         {"megatron-1t pp64 dp6 (uneven stages of 2)", base("megatron-1t", "dgx-a100-80gb", 2048),
          cand(3072, 8, 64, 1, 1, 1, 0, false, "1f1b", R::full, O::none, 1, 3072)},
-        {"llama-3-70b tp-comm overlap, no grad/param overlap", overlap,
-         cand(256, 8, 4, 2, 1, 2, 1, true, "interleaved", R::selective, O::none, 1, 64)},
+        {"llama-3-70b tp-comm overlap, no grad/param overlap", base("llama-3-70b", "dgx-h100", 8192), overlap},
+        {"llama-3-8b ZeRO-3 cp2 tp2, tp-comm overlap, no grad/param overlap", base("llama-3-8b", "dgx-h100", 8192),
+         zero3_no_overlap},
+        {"gpt3-13b ZeRO-2, tp-comm overlap, no grad overlap", base("gpt3-13b", "dgx-a100-80gb", 2048),
+         zero2_no_grad_overlap},
         {"gpt3-13b unfused attention fp16 ZeRO-1", noflash,
          cand(64, 4, 2, 1, 1, 1, 1, false, "1f1b", R::selective, O::none, 1, 256)},
         {"llama-2-70b QLoRA ZeRO-3 8 micro-batches", qlora,
          cand(16, 1, 1, 1, 1, 1, 3, false, "1f1b", R::full, O::none, 1, 128)},
         {"llama-3-8b LoRA tp2 pp2 ZeRO-1", lora,
          cand(16, 2, 2, 1, 1, 1, 1, true, "1f1b", R::selective, O::none, 2, 64)},
+        {"llama-2-7b RLHF (1.3B critic) tp2 pp2 ZeRO-1", rlhf,
+         cand(16, 2, 2, 1, 1, 1, 1, true, "1f1b", R::selective, O::none, 2, 64)},
+        {"llama-2-7b RLHF ZeRO-3", rlhf, cand(16, 1, 1, 1, 1, 1, 3, false, "1f1b", R::full, O::none, 2, 64)},
         {"gpt3-6.7b one GPU, optimizer offload", base("gpt3-6.7b", "dgx-a100-80gb", 2048),
          cand(1, 1, 1, 1, 1, 1, 0, false, "1f1b", R::full, O::optimizer, 1, 8)},
     };
@@ -132,7 +144,48 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
         CHECK(std::string(memory_part_name(fm.dominant)) == mem.dominant);
         CHECK(fm.host_fits == mem.host_fits);
         CHECK(close(fm.parts[kActivations], mem.activations_bytes));
+        if (k.base.training.rlhf.enabled) CHECK(mem.rollout_kv_cache_bytes > 0);
         // A second evaluation hits the caches and gives the same numbers.
         CHECK(ev.time(k.c).step_time_s == t.step_time_s);
     }
+}
+
+TEST_CASE("the layer cache is keyed by the overlap policies layer_cost() reads (no stale entry)", "[search][fast]") {
+    const Scenario b = base("gpt3-175b", "dgx-a100-80gb", 2048);
+    FastEvaluator ev(b);
+    OverlapPolicy off{false, true, true}, on{true, true, true};
+    const auto& a = ev.layer(8, 1, 1, 1, true, Recompute::selective, 1, 16, off);
+    const auto& c = ev.layer(8, 1, 1, 1, true, Recompute::selective, 1, 16, on);
+    // Two entries: TP overlap hides the sequence-parallel collectives behind the GEMMs.
+    CHECK(ev.layer_entries() == 2);
+    CHECK(&a != &c);
+    CHECK(c.dense.fwd < a.dense.fwd);
+    CHECK(c.dense.bwd < a.dense.bwd);
+    CHECK(c.dense.tp < a.dense.tp);
+    // Each equals layer_cost() of a job with that flag.
+    for (bool flag : {false, true}) {
+        Candidate k = cand(128, 8, 1, 1, 1, 1, 1, true, "1f1b", Recompute::selective, Offload::none, 1, 16);
+        k.overlap.tp_comm = flag;
+        const LayerCost L = layer_cost(apply_candidate(b, k).training_job(), false);
+        const auto& e = flag ? c : a;
+        CHECK(close(e.dense.fwd, L.fwd_s()));
+        CHECK(close(e.dense.bwd, L.bwd_s()));
+        CHECK(close(e.dense.tp, L.tp_exposed_fwd_s + L.tp_exposed_bwd_s));
+    }
+    // Where the flag cannot act (no SP, or tp 1) the layouts share one entry.
+    const auto& n1 = ev.layer(8, 1, 1, 1, false, Recompute::selective, 1, 16, off);
+    const auto& n2 = ev.layer(8, 1, 1, 1, false, Recompute::selective, 1, 16, on);
+    CHECK(&n1 == &n2);
+    CHECK(ev.layer_entries() == 3);
+    // ZeRO-3 layers carry their gathers and reduce-scatters: keyed by the grad/param overlap too.
+    const auto& z1 = ev.layer(1, 1, 1, 1, false, Recompute::none, 3, 64, OverlapPolicy{false, true, true});
+    const auto& z2 = ev.layer(1, 1, 1, 1, false, Recompute::none, 3, 64, OverlapPolicy{false, false, true});
+    const auto& z3 = ev.layer(1, 1, 1, 1, false, Recompute::none, 3, 64, OverlapPolicy{false, true, false});
+    CHECK(ev.layer_entries() == 6);
+    CHECK(z1.dense.zero3 < z2.dense.zero3);
+    CHECK(z1.dense.zero3 < z3.dense.zero3);
+    // With ZeRO-1 the layer does not read them: one entry.
+    ev.layer(1, 1, 1, 1, false, Recompute::none, 1, 64, OverlapPolicy{false, false, false});
+    ev.layer(1, 1, 1, 1, false, Recompute::none, 1, 64, OverlapPolicy{false, true, true});
+    CHECK(ev.layer_entries() == 7);
 }

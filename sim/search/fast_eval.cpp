@@ -6,6 +6,7 @@
 #include "cost_models/collectives.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/memory.hpp"
+#include "cost_models/rlhf.hpp"
 #include "cost_models/step_time.hpp"
 
 namespace llmsim::search {
@@ -28,6 +29,9 @@ Scenario apply_candidate(const Scenario& base, const Candidate& c) {
     t.global_batch = c.global_batch;
     t.recompute = c.recompute;
     t.offload = c.offload;
+    p.tp_comm_overlap = c.overlap.tp_comm;
+    p.overlap_grad_reduce = c.overlap.grad_reduce;
+    p.overlap_param_gather = c.overlap.param_gather;
     return s;
 }
 
@@ -48,6 +52,9 @@ Candidate candidate_of(const Scenario& s) {
     c.global_batch = s.training.global_batch;
     c.recompute = s.training.recompute;
     c.offload = s.training.offload;
+    c.overlap.tp_comm = p.tp_comm_overlap;
+    c.overlap.grad_reduce = p.overlap_grad_reduce;
+    c.overlap.param_gather = p.overlap_param_gather;
     return c;
 }
 
@@ -100,11 +107,18 @@ FastEvaluator::EdgeScalars edge_scalars(const StageCost& st) {
 }   // namespace
 
 const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, std::int64_t mb, bool sp, Recompute rc,
-                                                      int zero, int dp) {
+                                                      int zero, int dp, const OverlapPolicy& overlap) {
     sp = sp && tp > 1;
     // ZeRO-2/3 layers carry their per-micro-batch data-parallel traffic: keyed by stage and dp·cp.
     const int sharded = zero >= 2 ? (zero == 3 ? -dp * cp : dp * cp) : 0;
-    const auto key = std::make_tuple(tp, cp, ep, mb, sp, static_cast<int>(rc), sharded);
+    // The overlap policies layer_cost() reads, each only where it reads it (userbuffer overlap
+    // needs SP; grad-reduce and param-gather overlap act inside a layer only with ZeRO-2/3), so
+    // layouts that cannot differ share one entry.
+    const bool tco = sp && overlap.tp_comm;
+    const bool ogr = zero >= 2 && overlap.grad_reduce;
+    const bool opg = zero >= 2 && overlap.param_gather;
+    const int overlap_bits = (tco ? 1 : 0) | (ogr ? 2 : 0) | (opg ? 4 : 0);
+    const auto key = std::make_tuple(tp, cp, ep, mb, sp, static_cast<int>(rc), sharded, overlap_bits);
     {
         std::lock_guard<std::mutex> lock(mu_);
         auto it = layers_.find(key);
@@ -120,6 +134,9 @@ const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, st
     p.zero = zero >= 2 ? zero : 0;
     p.sequence_parallel = sp;
     p.schedule = &default_schedule();
+    p.tp_comm_overlap = tco;
+    p.overlap_grad_reduce = ogr;
+    p.overlap_param_gather = opg;
     TrainingConfig t = base_.training;
     t.micro_batch = mb;
     t.global_batch = mb * p.dp;
@@ -215,6 +232,11 @@ const FastEvaluator::StateEntry& FastEvaluator::state(int tp, int cp, int pp, in
     const auto per = layers_per_stage(job.model.layers, pp);
     auto entry = std::make_unique<StateEntry>();
     entry->dp = dp;
+    if (t.rlhf.enabled) {   // one sequence per rollout replica (global batch 1): the KV cache is linear in it
+        TrainingConfig t1 = t;
+        t1.global_batch = 1;
+        entry->rollout_kv_per_seq = rlhf_rollout_kv_cache_bytes(TrainingJob{base_.model, base_.system, p, t1});
+    }
     for (int st = 0; st < pp; ++st) {
         StageGroup g;
         g.first = st;
@@ -281,6 +303,13 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
     const double live = loss_microbatches_in_flight(sched, pp, microbatches);
     const double emb_per = embedding_activation_bytes(m, tokens_local, sp_div);
     const double logits = live * loss_activation_bytes(m, tokens_local, tp, sp_div);
+    const bool rlhf = base_.training.rlhf.enabled;
+    double rollout_kv = 0;
+    if (rlhf) {   // rlhf_rollout_job(): gpus / tp replicas, each ceil(global batch / replicas) sequences
+        const std::int64_t replicas = static_cast<std::int64_t>(cp) * pp * st.dp;
+        const std::int64_t gb = mb * microbatches * st.dp;
+        rollout_kv = static_cast<double>((gb + replicas - 1) / replicas) * st.rollout_kv_per_seq;
+    }
     FastMemory best;
     bool first = true;
     for (const auto& g : st.groups) {
@@ -288,9 +317,11 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
         const double inflight = microbatches_in_flight(pc, microbatches, s);
         const double per_mb = g.dense * le.dense.act_total + g.moe * le.moe.act_total;
         double act = per_mb * inflight;
+        if (rlhf) act *= 2.0;   // training_memory(): the critic's activations (same shape as the actor)
         if (rc == Recompute::full) act += std::max(g.dense ? le.dense.act_full : 0.0, g.moe ? le.moe.act_full : 0.0);
         if (s == 0) act += inflight * emb_per;
         if (s == pp - 1) act += logits;
+        act = std::max(act, rollout_kv);   // training_memory(): RLHF rollout's KV cache
         const double other = g.other_fixed + frag_ * act;
         const double total = g.weights + g.grads + g.optimizer + act + other;
         if (first || total > best.total_bytes) {
@@ -315,7 +346,8 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
 }
 
 FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const EdgeEntry& ed, int gpus, int vp,
-                             const ScheduleDef& sched, std::int64_t microbatches, const TrainingFlops& fl) const {
+                             const ScheduleDef& sched, std::int64_t microbatches, const TrainingFlops& fl,
+                             const OverlapPolicy& overlap) const {
     const auto& D = le.dense;
     const auto& E = le.moe;
     // The same closed form as estimate_step() (closed_form_pipeline, step_tail), over runs of
@@ -347,8 +379,7 @@ FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const E
     }
     const std::span<const StageRun> all(runs, n);
     const PipelinePlay play = closed_form_pipeline(sched, vp, microbatches, all);
-    const auto& p = base_.parallel;
-    const StepTail tail = step_tail(p.overlap_grad_reduce, p.overlap_param_gather, all);
+    const StepTail tail = step_tail(overlap.grad_reduce, overlap.param_gather, all);
     FastTime r;
     r.pipeline_s = play.pipeline_s;
     r.step_time_s = r.pipeline_s + tail.dp_exposed_s + tail.gather_exposed_s + tail.optimizer_s;
@@ -362,7 +393,7 @@ FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const E
 
 FastMemory FastEvaluator::memory(const Candidate& c) {
     const auto& st = state(c.tp, c.cp, c.pp, c.dp, c.ep, c.zero, c.offload);
-    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp);
+    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp, c.overlap);
     ParallelConfig p;
     p.dp = c.dp;
     TrainingConfig t;
@@ -374,14 +405,14 @@ FastMemory FastEvaluator::memory(const Candidate& c) {
 
 FastTime FastEvaluator::time(const Candidate& c) {
     const auto& st = state(c.tp, c.cp, c.pp, c.dp, c.ep, c.zero, c.offload);
-    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp);
+    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp, c.overlap);
     const auto& ed = edge(c.tp, c.cp, c.dp, c.pp, c.micro_batch, c.sp, *c.schedule);
     ParallelConfig p;
     p.dp = c.dp;
     TrainingConfig t;
     t.micro_batch = c.micro_batch;
     t.global_batch = c.global_batch;
-    return time(st, le, ed, c.gpus, c.vp, *c.schedule, num_microbatches(p, t), flops(c.global_batch));
+    return time(st, le, ed, c.gpus, c.vp, *c.schedule, num_microbatches(p, t), flops(c.global_batch), c.overlap);
 }
 
 }   // namespace llmsim::search

@@ -5,7 +5,9 @@
 //
 // What is cached, and by what key:
 //   LayerEntry  layer_cost() of a dense and a MoE layer and layer_activations() of both, keyed by
-//               (tp, cp, ep, micro_batch, sequence_parallel, recompute, ZeRO-2 or 3 with dp·cp).
+//               (tp, cp, ep, micro_batch, sequence_parallel, recompute, ZeRO-2 or 3 with dp·cp, and
+//               the overlap policies layer_cost() reads: tp_comm_overlap where tp > 1 with SP, and
+//               overlap_grad_reduce / overlap_param_gather with ZeRO-2/3).
 //   EdgeEntry   everything assemble_step_costs() adds to a stage besides its layers (embedding on
 //               the first stage, LM head and loss on the last, pipeline send/recv), per stage class
 //               (only / first / middle / last), obtained by calling assemble_step_costs() with
@@ -32,6 +34,16 @@
 
 namespace llmsim::search {
 
+// The three overlap policies (Megatron's --tp-comm-overlap, --overlap-grad-reduce,
+// --overlap-param-gather; ParallelConfig's fields of the same names), searched like the layout.
+struct OverlapPolicy {
+    bool tp_comm = false;
+    bool grad_reduce = true;
+    bool param_gather = true;
+    auto key() const { return std::make_tuple(tp_comm, grad_reduce, param_gather); }
+    bool operator==(const OverlapPolicy& o) const { return key() == o.key(); }
+};
+
 // One point of the search space.
 struct Candidate {
     int gpus = 1, tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 1;
@@ -41,11 +53,13 @@ struct Candidate {
     Recompute recompute = Recompute::none;
     Offload offload = Offload::none;
     std::int64_t micro_batch = 1, global_batch = 1;
+    OverlapPolicy overlap;
 
     // The total order used to break ties (fewer GPUs, then smaller tp, pp, ...).
     auto key() const {
         return std::make_tuple(gpus, global_batch, tp, pp, cp, ep, vp, schedule->id(), zero, static_cast<int>(offload),
-                               micro_batch, static_cast<int>(recompute), sp);
+                               micro_batch, static_cast<int>(recompute), sp, overlap.tp_comm, overlap.grad_reduce,
+                               overlap.param_gather);
     }
     bool operator<(const Candidate& o) const { return key() < o.key(); }
     bool operator==(const Candidate& o) const { return key() == o.key(); }
@@ -80,8 +94,8 @@ struct FastTime {
 
 class FastEvaluator {
 public:
-    // The base scenario supplies the model, system, precision, sequence length, flash attention,
-    // optimizer and overlap flags; candidates supply everything else.
+    // The base scenario supplies the model, system, precision, sequence length, flash attention
+    // and optimizer; candidates supply everything else, the overlap policies included.
     explicit FastEvaluator(const Scenario& base);
 
     const Scenario& base() const { return base_; }
@@ -115,10 +129,12 @@ public:
     };
     struct StateEntry {
         int dp = 1;
+        double rollout_kv_per_seq = 0;   // RLHF: rollout KV cache per GPU of one sequence per replica
         std::vector<StageGroup> groups;
     };
 
-    const LayerEntry& layer(int tp, int cp, int ep, std::int64_t mb, bool sp, Recompute rc, int zero, int dp);
+    const LayerEntry& layer(int tp, int cp, int ep, std::int64_t mb, bool sp, Recompute rc, int zero, int dp,
+                            const OverlapPolicy& overlap);
     const EdgeEntry& edge(int tp, int cp, int dp, int pp, std::int64_t mb, bool sp, const ScheduleDef& sched);
     const StateEntry& state(int tp, int cp, int pp, int dp, int ep, int zero, Offload offload);
     const TrainingFlops& flops(std::int64_t global_batch);
@@ -128,7 +144,8 @@ public:
                       const ScheduleDef& sched, bool sp, Recompute rc, std::int64_t mb,
                       std::int64_t microbatches) const;
     FastTime time(const StateEntry& st, const LayerEntry& le, const EdgeEntry& ed, int gpus, int vp,
-                  const ScheduleDef& sched, std::int64_t microbatches, const TrainingFlops& fl) const;
+                  const ScheduleDef& sched, std::int64_t microbatches, const TrainingFlops& fl,
+                  const OverlapPolicy& overlap) const;
 
     std::size_t layer_entries() const;
 
@@ -137,7 +154,7 @@ private:
     double peak_ = 0;
     double frag_ = 0.05;
     mutable std::mutex mu_;
-    std::map<std::tuple<int, int, int, std::int64_t, bool, int, int>, std::unique_ptr<LayerEntry>> layers_;
+    std::map<std::tuple<int, int, int, std::int64_t, bool, int, int, int>, std::unique_ptr<LayerEntry>> layers_;
     std::map<std::tuple<int, int, std::int64_t, bool, int, bool, int, int>, std::unique_ptr<EdgeEntry>> edges_;
     std::map<std::tuple<int, int, int, int, int, int, int>, std::unique_ptr<StateEntry>> states_;
     std::map<std::int64_t, std::unique_ptr<TrainingFlops>> flops_;

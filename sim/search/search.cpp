@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cost_models/layout.hpp"
+#include "cost_models/rlhf.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "hardware_db/limits.hpp"
@@ -123,11 +124,13 @@ struct Ctx {
     double limit = 0;
     int layers = 0;
     bool moe = false;
+    bool rlhf = false;   // objective: the PPO iteration of cost_models/rlhf (estimate_rlhf)
 
     Ctx(const Scenario& b, const SearchSpace& s, const SearchOptions& o) : base(b), sp(s), opt(o) {
         const auto& m = base.model;
         layers = m.layers;
         moe = m.moe.enabled();
+        rlhf = base.training.rlhf.enabled;
         reason_names.resize(kReasons);
         reason_names[kTpDomain] = fmt::format("tp above the scale-up domain ({})", base.system.scaleup_domain);
         reason_names[kTpMax] = fmt::format("tp above max_tp ({})", sp.max_tp);
@@ -162,6 +165,20 @@ struct Ctx {
                 if (allowed(sp.vp, v)) out.emplace_back(&s, v);
         }
         return out;
+    }
+    // Overlap policies of a layout (docs/search.md, "Overlap policies"). tp_comm_overlap and
+    // overlap_param_gather never cost time in the closed form: unless fixed they are on (TP overlap
+    // where it acts, tp > 1 with SP). overlap_grad_reduce can (a later stage's reduction, which the
+    // earlier stages' drain would hide, takes SMs from its own backward when overlapped), but only
+    // with pp > 1 and data parallelism: there, unless fixed, both values are priced and the layout
+    // keeps the faster (on at a tie), so a layout is still one leaf of the tree.
+    int n_overlap(int pp, int dpcp) const { return !sp.overlap_grad_reduce && pp > 1 && dpcp > 1 ? 2 : 1; }
+    OverlapPolicy overlap_value(int tp, bool spv, int i) const {
+        OverlapPolicy o;
+        o.tp_comm = sp.tp_comm_overlap ? *sp.tp_comm_overlap : tp > 1 && spv;
+        o.param_gather = sp.overlap_param_gather.value_or(true);
+        o.grad_reduce = sp.overlap_grad_reduce ? *sp.overlap_grad_reduce : i == 0;
+        return o;
     }
     std::int64_t n_after_mb(int tp, int pp) const {
         return static_cast<std::int64_t>(n_sp(tp)) * static_cast<std::int64_t>(sp.recompute.size()) *
@@ -287,12 +304,27 @@ void add_top(ThreadState& ts, const SearchEntry& e, std::size_t k) {
     }
 }
 
+// RLHF: the step is one PPO iteration (estimate_rlhf: rollout, experience forwards, ppo_epochs actor
+// and critic training steps) on the layout; `t` holds the actor's training step (the fast closed
+// form), whose pipeline and bubble are kept. Tokens per second count the PPO batch's tokens per
+// iteration; MFU counts the actor's training FLOPs of the iteration (ppo_epochs steps).
+void rlhf_time(const Scenario& base, const Candidate& c, const TrainingFlops& fl, FastTime& t) {
+    const Scenario s = apply_candidate(base, c);
+    const RlhfEstimate r = estimate_rlhf(s.training_job());
+    const double peak = base.system.gpu.peak(base.training.precision) * c.gpus;
+    t.step_time_s = r.iteration_s;
+    t.bubble_fraction = t.bubble_s / t.step_time_s;
+    t.tokens_per_s = fl.tokens_per_step / t.step_time_s;
+    t.mfu = r.ppo_epochs * fl.model_flops_per_step / (t.step_time_s * peak);
+}
+
 void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, std::size_t keep) {
     const int gpus = u.gpus, tp = u.tp, cp = u.cp, pp = u.pp;
     const int dp = gpus / (tp * cp * pp);
     const auto& sp = cx.sp;
     const auto scheds = cx.schedules(pp);
     const std::int64_t after_mb = cx.n_after_mb(tp, pp);
+    const int nov = cx.n_overlap(pp, dp * cp);
     const int nsp = cx.n_sp(tp);
     const int nrc = static_cast<int>(sp.recompute.size());
     // Micro-batch sizes used by any global batch of this unit.
@@ -310,8 +342,8 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
             ts.reasons[reason(first_rule(r))] += cx.n_state_level(dp, cp, tp, pp);
             continue;
         }
-        // [mb][sp][rc][zero < 2, 2, 3]
-        std::vector<const FastEvaluator::LayerEntry*> layers(nmb * 2 * nrc * 3, nullptr);
+        // [mb][sp][rc][zero < 2, 2, 3][overlap]
+        std::vector<const FastEvaluator::LayerEntry*> layers(nmb * 2 * nrc * 3 * 2, nullptr);
         for (int zero : cx.zeros(dp, cp)) {
             if (const LayoutRules r = zero_rules(zero, pp, cx.base.parallel.framework)) {
                 ts.reasons[reason(first_rule(r))] +=
@@ -334,20 +366,29 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                             const bool spv = cx.sp_value(tp, si);
                             for (int ri = 0; ri < nrc; ++ri) {
                                 const Recompute rc = sp.recompute[ri];
-                                auto& lp = layers[((mi * 2 + si) * nrc + ri) * 3 +
-                                                  static_cast<std::size_t>(std::max(0, zero - 1))];
-                                if (!lp) lp = &ev.layer(tp, cp, ep, mb, spv, rc, zero, dp);
-                                const auto& le = *lp;
+                                // Layer costs per overlap policy (activations, hence memory, are the same).
+                                const FastEvaluator::LayerEntry* les[2] = {};
+                                OverlapPolicy ovs[2];
+                                for (int oi = 0; oi < nov; ++oi) {
+                                    ovs[oi] = cx.overlap_value(tp, spv, oi);
+                                    auto& lp = layers[(((mi * 2 + si) * nrc + ri) * 3 +
+                                                       static_cast<std::size_t>(std::max(0, zero - 1))) *
+                                                          2 +
+                                                      static_cast<std::size_t>(oi)];
+                                    if (!lp) lp = &ev.layer(tp, cp, ep, mb, spv, rc, zero, dp, ovs[oi]);
+                                    les[oi] = lp;
+                                }
                                 for (const auto& [sched, vp] : scheds) {
                                     const bool inter = sched->overlaps_p2p;
                                     if (sched->m_multiple_of_p && m % pp != 0) {
                                         ++ts.reasons[kInterleavedM];
                                         continue;
                                     }
-                                    const FastMemory mem = ev.memory(st, le, tp, cp, pp, vp, *sched, spv, rc, mb, m);
+                                    const FastMemory mem =
+                                        ev.memory(st, *les[0], tp, cp, pp, vp, *sched, spv, rc, mb, m);
                                     if (cx.opt.on_leaf) {
-                                        const Candidate c{gpus, tp,  pp,    dp, cp,  ep, vp,
-                                                          zero, spv, sched, rc, off, mb, gb};
+                                        const Candidate c{gpus, tp,    pp, dp,  cp, ep, vp,    zero,
+                                                          spv,  sched, rc, off, mb, gb, ovs[0]};
                                         cx.opt.on_leaf(c, mem.total_bytes <= cx.limit && mem.host_fits);
                                     }
                                     if (mem.total_bytes > cx.limit) {
@@ -364,7 +405,26 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                     auto& ep_ = edges[(mi * 2 + si) * 2 + (inter ? 1 : 0)];
                                     if (!ep_) ep_ = &ev.edge(tp, cp, dp, pp, mb, spv, *sched);
                                     SearchEntry e;
-                                    e.time = ev.time(st, le, *ep_, gpus, vp, *sched, m, fl);
+                                    const Candidate lc{gpus, tp,    pp, dp,  cp, ep, vp,    zero,
+                                                       spv,  sched, rc, off, mb, gb, ovs[0]};
+                                    auto price = [&](int oi) {
+                                        FastTime t = ev.time(st, *les[oi], *ep_, gpus, vp, *sched, m, fl, ovs[oi]);
+                                        if (cx.rlhf) {
+                                            Candidate ci = lc;
+                                            ci.overlap = ovs[oi];
+                                            rlhf_time(ev.base(), ci, fl, t);
+                                        }
+                                        return t;
+                                    };
+                                    e.time = price(0);
+                                    int best_ov = 0;
+                                    for (int oi = 1; oi < nov; ++oi) {
+                                        const FastTime t = price(oi);
+                                        if (t.step_time_s < e.time.step_time_s) {
+                                            e.time = t;
+                                            best_ov = oi;
+                                        }
+                                    }
                                     e.memory = mem;
                                     auto& c = e.c;
                                     c.gpus = gpus;
@@ -381,6 +441,7 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                     c.offload = off;
                                     c.micro_batch = mb;
                                     c.global_batch = gb;
+                                    c.overlap = ovs[best_ov];
                                     e.objective = objective_value(cx.opt.objective, c, e.time, fl.tokens_per_step);
                                     ++ts.evaluated;
                                     add_top(ts, e, keep);
@@ -407,8 +468,6 @@ bool dominates3(const SearchEntry& a, const SearchEntry& b) {
 SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const SearchOptions& opt) {
     const auto t0 = std::chrono::steady_clock::now();
     SearchSpace space = space_in;
-    if (base.training.rlhf.enabled)
-        throw ConfigError("search: RLHF scenarios are not searched (use `llmsim estimate`)");
     if (base.system.gpu.peak(base.training.precision) <= 0)
         throw ConfigError(fmt::format("/training/precision: \"{}\": expected a precision {} supports",
                                       to_string(base.training.precision), base.system.gpu.name));
@@ -427,6 +486,8 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
     Ctx cx(base, space, opt);
     SearchResult res;
     res.gpu_counts = counts;
+    res.overlap_searched = !space.tp_comm_overlap || !space.overlap_grad_reduce || !space.overlap_param_gather;
+    res.rlhf = cx.rlhf;
     std::int64_t pre[kReasons] = {};
 
     // Serial part: the (gpus, tp, cp, pp) units and the rules that reject whole subtrees.
@@ -538,7 +599,8 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
     if (all_top.size() > keep) all_top.resize(keep);
 
     // Confirmation on the simulator: re-rank the best `confirm` by the simulated step time.
-    if (opt.confirm > 0 && opt.confirm_step_time && !all_top.empty()) {
+    // (RLHF: the simulator plays one training step, not the PPO iteration; not confirmed.)
+    if (opt.confirm > 0 && opt.confirm_step_time && !all_top.empty() && !cx.rlhf) {
         const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(opt.confirm), all_top.size());
         for (std::size_t i = 0; i < n; ++i) {
             auto& e = all_top[i];

@@ -37,8 +37,13 @@ struct SearchSpace {
     // Pipeline schedules to try (pointers into the registry); empty: those the registry marks searched.
     std::vector<const ScheduleDef*> schedules;
     std::optional<bool> sequence_parallel;   // unset: both when tp > 1
-    int max_tp = 0;                          // 0: no limit beyond the scale-up domain
-    int min_pp = 0, max_pp = 0;              // 0: no limit
+    // Overlap policies (docs/search.md, "Overlap policies"); unset: searched. tp_comm_overlap and
+    // overlap_param_gather never cost time in the model, so unset they are on (tp_comm_overlap where
+    // it acts: tp > 1 with SP); overlap_grad_reduce can, so unset it is priced on and off where it can
+    // differ (pp > 1 with data parallelism; each layout keeps the faster) and is on elsewhere.
+    std::optional<bool> tp_comm_overlap, overlap_grad_reduce, overlap_param_gather;
+    int max_tp = 0;               // 0: no limit beyond the scale-up domain
+    int min_pp = 0, max_pp = 0;   // 0: no limit
     bool allow_cross_node_tp = false;
     // Memory kept free on each GPU: a fraction of its capacity, and bytes.
     double memory_headroom_fraction = 0;
@@ -81,6 +86,8 @@ struct SearchResult {
     int threads = 1;
     std::vector<int> gpu_counts;   // the counts searched
     bool confirmed = false;
+    bool overlap_searched = false;   // some overlap policy was not fixed by the request
+    bool rlhf = false;               // RLHF: step_time_s is one PPO iteration (estimate_rlhf), not confirmed
 };
 
 // The memory limit the search applies to a GPU of `capacity_bytes`.
