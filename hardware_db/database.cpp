@@ -497,8 +497,7 @@ void Database::read_profile(SystemSpec& s, const std::string& profile_path, cons
         std::string path = resolve_path(profile_path, base_dir);
         // A file wins; a bare name that is no file is a built-in profile.
         const Json* builtin = nullptr;
-        if (profile_path.find('/') == std::string::npos && !file_exists(path))
-            builtin = builtin_profile(profile_path);
+        if (profile_path.find('/') == std::string::npos && !file_exists(path)) builtin = builtin_profile(profile_path);
         if (builtin) {
             prof = *builtin;
             path = "builtin:" + profile_path;
