@@ -308,7 +308,8 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
     if (rlhf) {   // rlhf_rollout_job(): gpus / tp replicas, each ceil(global batch / replicas) sequences
         const std::int64_t replicas = static_cast<std::int64_t>(cp) * pp * st.dp;
         const std::int64_t gb = mb * microbatches * st.dp;
-        rollout_kv = static_cast<double>((gb + replicas - 1) / replicas) * st.rollout_kv_per_seq;
+        const std::int64_t seqs = (gb + replicas - 1) / replicas;   // ceil: whole sequences per replica
+        rollout_kv = static_cast<double>(seqs) * st.rollout_kv_per_seq;
     }
     FastMemory best;
     bool first = true;

@@ -378,7 +378,11 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                     if (!lp) lp = &ev.layer(tp, cp, ep, mb, spv, rc, zero, dp, ovs[oi]);
                                     les[oi] = lp;
                                 }
-                                for (const auto& [sched, vp] : scheds) {
+                                for (const auto& sv : scheds) {
+                                    // Named copies: a lambda below captures them (clang 14 cannot
+                                    // capture structured bindings).
+                                    const auto sched = sv.first;
+                                    const int vp = sv.second;
                                     const bool inter = sched->overlaps_p2p;
                                     if (sched->m_multiple_of_p && m % pp != 0) {
                                         ++ts.reasons[kInterleavedM];
