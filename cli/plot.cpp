@@ -120,6 +120,20 @@ std::string y_grid(const std::vector<double>& ticks, const Fy& fy) {
     return s;
 }
 
+// Vertical grid lines and labels at each x tick.
+template <class Fx>
+std::string x_grid(const std::vector<double>& ticks, const Fx& fx) {
+    std::string s;
+    for (double t : ticks) {
+        const double x = fx(t);
+        s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#eee\"/>\n", x, kTop, x,
+                         kTop + kPlotH);
+        s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x, kTop + kPlotH + 18,
+                         tick_text(t));
+    }
+    return s;
+}
+
 bool finite(double v) { return std::isfinite(v); }
 
 }   // namespace
@@ -182,13 +196,7 @@ std::string line_chart(const LineChart& c) {
     };
 
     std::string s = header(c.title) + y_grid(yt, fy);
-    for (double t : xt) {
-        const double x = fx(t);
-        s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#eee\"/>\n", x, kTop, x,
-                         kTop + kPlotH);
-        s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x, kTop + kPlotH + 18,
-                         tick_text(t));
-    }
+    s += x_grid(xt, fx);
     s += frame();
     if (c.reference) {
         const double y = fy(*c.reference);
@@ -297,13 +305,7 @@ std::string gantt(const Gantt& g) {
     const double lane_h = kPlotH / lanes;
     auto fx = [&](double v) { return kLeft + (v - xlo) / (xhi - xlo) * kPlotW; };
     std::string s = header(g.title);
-    for (double t : xt) {
-        const double x = fx(t);
-        s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#eee\"/>\n", x, kTop, x,
-                         kTop + kPlotH);
-        s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x, kTop + kPlotH + 18,
-                         tick_text(t));
-    }
+    s += x_grid(xt, fx);
     for (std::size_t l = 0; l < g.lanes.size(); ++l)
         s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kLeft - 6,
                          kTop + lane_h * (static_cast<double>(l) + 0.5) + 4, esc(g.lanes[l]));

@@ -164,6 +164,8 @@ double speculative_tokens_per_step(const SpeculativeConfig& sp) noexcept {
     return (1.0 - std::pow(al, k + 1.0)) / (1.0 - al);
 }
 
+double decode_step_tokens(const SpeculativeConfig& sp) noexcept { return sp.enabled ? sp.tokens + 1.0 : 1.0; }
+
 double draft_cost_s(const ServingJob& s, double seqs, double context) {
     const auto& sp = s.inference.speculative;
     if (!sp.enabled || seqs <= 0 || sp.method == "ngram") return 0;
@@ -218,7 +220,7 @@ InferenceEstimate estimate_inference(const ServingJob& s) {
     IterationBatch dec;
     dec.decode_seqs = bsz;
     dec.decode_kv_tokens = bsz * ctx;
-    dec.decode_tokens_per_seq = sp.enabled ? sp.tokens + 1.0 : 1.0;
+    dec.decode_tokens_per_seq = decode_step_tokens(sp);
     const auto decode = iteration_cost(s, dec);
     r.spec_tokens_per_step = speculative_tokens_per_step(sp);
     r.tpot_s = (decode.time_s + draft_cost_s(s, bsz, ctx)) / r.spec_tokens_per_step;

@@ -54,6 +54,8 @@ inline constexpr double kIterationHost_s = 0.0;
 // Speculative decoding per target step: expected tokens emitted, (1 − α^(k+1))/(1 − α) (Leviathan et
 // al. 2023) or the given acceptance length; and the draft's cost for `seqs` sequences at `context`.
 [[nodiscard]] double speculative_tokens_per_step(const SpeculativeConfig& sp) noexcept;
+// Tokens each decoding sequence feeds per target step: k + 1 when verifying a speculation, else 1.
+[[nodiscard]] double decode_step_tokens(const SpeculativeConfig& sp) noexcept;
 [[nodiscard]] double draft_cost_s(const ServingJob& s, double seqs, double context);
 
 // KV cache: bytes per token per GPU (every layer of the most loaded stage, K and V) and the paged

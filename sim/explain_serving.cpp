@@ -35,8 +35,6 @@ std::string secs(double s) {
     return fmt::format("{:.3g} s", s);
 }
 
-double step_tokens(const InferenceConfig& in) { return in.speculative.enabled ? in.speculative.tokens + 1.0 : 1.0; }
-
 std::string slo_text(const Scenario& s, const ServingMeasures& m) {
     const auto& slo = s.inference.slo;
     if (!slo.any()) return "";
@@ -88,9 +86,7 @@ ServingMeasures measure_serving(const Scenario& s) {
     m.need_bytes =
         mem.weights_bytes + mem.other_bytes + pool.bytes_per_token * static_cast<double>(in.input_len + in.output_len);
     // The simulator's own admission condition for the longest request (it refuses the run otherwise).
-    std::int32_t longest = 0;
-    for (const auto& r : request_stream(in)) longest = std::max(longest, r.input + r.output);
-    if (static_cast<double>(longest) + step_tokens(in) > static_cast<double>(pool.blocks * kKvBlockTokens)) {
+    if (admission_blocks(in, longest_request(in)) > pool.blocks) {
         m.fits = false;
         return m;
     }
@@ -307,7 +303,7 @@ ServingExplanation explain_serving(const Scenario& s) {
                   "shorter decode iterations and fewer preemptions; fewer sequences in flight, more queueing",
                   [cap](Scenario& x) { x.inference.max_batch = cap; });
         }
-        const double st = step_tokens(in);
+        const double st = decode_step_tokens(in.speculative);
         if (in.max_batch_tokens > 0) {
             lever("larger prefill chunks",
                   fmt::format("max_batch_tokens {} -> {}", in.max_batch_tokens, 2 * in.max_batch_tokens),

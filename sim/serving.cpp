@@ -107,6 +107,20 @@ std::vector<Request> request_stream(const InferenceConfig& in) {
     return out;
 }
 
+std::int64_t admission_blocks(const InferenceConfig& in, double tokens) {
+    return blocks_for(tokens + (in.kv_reserve ? 2.0 : 1.0) * decode_step_tokens(in.speculative));
+}
+
+namespace {
+std::int32_t longest_of(const std::vector<Request>& reqs) {
+    std::int32_t longest = 0;
+    for (const auto& r : reqs) longest = std::max(longest, r.input + r.output);
+    return longest;
+}
+}   // namespace
+
+std::int32_t longest_request(const InferenceConfig& in) { return longest_of(request_stream(in)); }
+
 ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt) {
     const auto& in = job.inference;
     ServingResult res;
@@ -117,8 +131,8 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const KvPool pool = kv_pool(job);
     res.kv_blocks = pool.blocks;
     const auto& sp = in.speculative;
-    const double step_tokens = sp.enabled ? sp.tokens + 1.0 : 1.0;   // fed per decode sequence
-    const double emitted = speculative_tokens_per_step(sp);          // produced per decode sequence
+    const double step_tokens = decode_step_tokens(sp);        // fed per decode sequence
+    const double emitted = speculative_tokens_per_step(sp);   // produced per decode sequence
     res.spec_tokens_per_step = emitted;
     const double hit = in.prefix_cache_hit;
     // The token budget of one iteration: `max_batch_tokens` with chunked prefill; unset, the engine's
@@ -138,15 +152,14 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                         "step feeds",
                         in.max_batch_tokens, step_tokens));
     // Every request must fit the KV cache alone, or it could never finish.
-    std::int32_t longest = 0;
-    for (const auto& r : reqs) longest = std::max(longest, r.input + r.output);
-    const double alone = longest + (in.kv_reserve ? 2.0 : 1.0) * step_tokens;   // what admission needs
-    if (pool.blocks <= 0 || blocks_for(alone) > pool.blocks)
+    const std::int32_t longest = longest_of(reqs);
+    const std::int64_t alone = admission_blocks(in, longest);
+    if (pool.blocks <= 0 || alone > pool.blocks)
         throw ConfigError(fmt::format(
             "/inference/input_len: a request of {} tokens (input + output) needs {} KV blocks of {} tokens; the "
             "KV cache of one replica holds {} ({:.2f} GiB free per GPU): expected shorter requests, more tp/pp, or "
             "a smaller weight/KV precision",
-            longest, blocks_for(alone), kKvBlockTokens, pool.blocks, pool.pool_bytes / kGiB));
+            longest, alone, kKvBlockTokens, pool.blocks, pool.pool_bytes / kGiB));
 
     std::vector<ReqState> st(reqs.size());
     double prefill_time = 0, prefill_compute = 0, decode_time = 0, decode_compute = 0;
@@ -248,10 +261,10 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                     held = Held::seats;
                     break;
                 }
-                // Reserve: the whole request (+ one step of overshoot) at admission, so a decode never
-                // needs a block and nothing is preempted.
+                // Reserve: the whole request at admission, so a decode never needs a block and nothing
+                // is preempted; on demand: the prompt and one step.
                 const auto& wr = reqs[static_cast<std::size_t>(waiting.front().req)];
-                const std::int64_t need = in.kv_reserve ? blocks_for(wr.input + wr.output + 2.0 * step_tokens)
+                const std::int64_t need = in.kv_reserve ? admission_blocks(in, wr.input + wr.output)
                                                         : blocks_for(waiting.front().prompt + step_tokens);
                 if (need > free_blocks) {
                     held = Held::kv;
@@ -414,10 +427,6 @@ Scenario capacity_scenario(const Scenario& base, const CapacityCandidate& c) {
     return s;
 }
 
-}   // namespace
-
-namespace {
-
 // One (tp, pp, precision) group of the capacity search: its max_batch x chunk variants.
 struct GroupOutcome {
     std::optional<CapacityCandidate> best;
@@ -428,7 +437,7 @@ GroupOutcome search_group(const Scenario& base, const CapacityCandidate& proto,
                           const std::vector<std::int64_t>& batches, const std::vector<std::int64_t>& chunks,
                           int max_gpus) {
     const auto& in0 = base.inference;
-    const double step_tokens = in0.speculative.enabled ? in0.speculative.tokens + 1.0 : 1.0;
+    const double step_tokens = decode_step_tokens(in0.speculative);
     GroupOutcome g;
     auto simulate = [&](CapacityCandidate& c) {
         c.result = simulate_serving(capacity_scenario(base, c).serving_job());
@@ -486,6 +495,7 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
         precisions.push_back(Precision::fp8);
     const auto batches = capacity_max_batches(in0);
     const auto chunks = capacity_chunks(in0);
+    const std::int64_t longest_blocks = admission_blocks(in0, longest_request(in0));
     // The groups (tp, pp, precision), in a fixed order; searched in parallel, gathered in this order.
     std::vector<CapacityCandidate> groups;
     const int domain = std::max(1, base.system.scaleup_domain);
@@ -502,7 +512,7 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
                 proto.weight_precision = prec;
                 proto.kv_precision = prec == Precision::fp8 ? Precision::fp8 : in0.kv_precision;
                 const auto pool = kv_pool(capacity_scenario(base, proto).serving_job());
-                if (pool.blocks * kKvBlockTokens < in0.input_len + in0.output_len) continue;
+                if (pool.blocks < longest_blocks) continue;   // the simulator would refuse the stream
                 groups.push_back(proto);
                 break;
             }

@@ -68,6 +68,13 @@ struct Request {
 };
 [[nodiscard]] std::vector<Request> request_stream(const InferenceConfig& in);
 
+// KV blocks a request of `tokens` (input + output) takes to be admitted on its own: its tokens and the
+// decode step in flight (under kv_admission reserve, taken whole at admission, plus one step of
+// overshoot). The simulator refuses a stream whose longest request needs more than a replica's pool.
+[[nodiscard]] std::int64_t admission_blocks(const InferenceConfig& in, double tokens);
+// Input + output tokens of the stream's longest request.
+[[nodiscard]] std::int32_t longest_request(const InferenceConfig& in);
+
 // Capacity planning: the fewest GPUs (replicas x tp x pp, weight/KV precision, max_batch, chunk) whose
 // simulated percentiles meet the scenario's SLO at its qps. Searched: tp (powers of two up to the
 // scale-up domain, valid for the model's heads); pp (the smallest power of two the layers allow at
