@@ -167,7 +167,7 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
     auto fit = std::make_shared<bool>(false);
     cmd->add_option("files", *files,
                     "Validation JSON files ({\"cases\": [{id, scenario, measured, assumed}]}); default: the published "
-                    "runs in validation/ (training.json, inference.json), compiled into the binary");
+                    "runs in validation/ (training.json, inference.json, serving.json), compiled into the binary");
     cmd->add_flag("--json", *json, "Print JSON");
     cmd->add_flag("--fit-sustained", *fit,
                   "Fit each accelerator's efficiency.sustained_fraction to the training cases (least squares on "

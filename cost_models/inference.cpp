@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cost_models/collectives.hpp"
+#include "cost_models/layer_bytes.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/roofline.hpp"
@@ -86,6 +87,17 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
         const double touched = experts_touched(m.moe.experts, m.moe.top_k, M);
         const double per_expert = M * m.moe.top_k / touched;
         linear(M, m.moe.experts, h, 1);   // router
+        // Routing outside the expert GEMMs, each its own kernel in MoE serving engines (TensorRT-LLM's
+        // MoE plugin; vLLM's fused_moe has the same activation and combine passes): softmax/top-k over
+        // the router logits, dispatch (one row copy per chosen expert), the gated activation between
+        // the grouped GEMMs, and the weighted combine. None of it shrinks with TP except the
+        // activation's FFN width, so it weighs more at high TP.
+        const double routed = M * m.moe.top_k;
+        layer.add(memory_time(a,
+                              moe_permute_bytes(M, m.moe.top_k, h, 2.0) +
+                                  mlp_activation_bytes(routed, f / tp, gate, 2.0) + M * m.moe.experts * 4.0,
+                              0.0, false, 0.0));
+        kernels += 4;
         linear(per_expert, gate * f / tp, h, touched);
         linear(per_expert, h, f / tp, touched);
         if (m.moe.shared_experts > 0) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cost_models/layer_bytes.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/roofline.hpp"
@@ -166,14 +167,14 @@ struct Builder {
         const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
         auto mlp = [&](const std::string& tag, double f, double tokens, double batch) {
             gemm(L, tag + "_fc1", tokens, gate * f / tp, h, batch, full);
-            mem(L, tag + "_act", e * tokens * batch * f / tp * (gate + 1.0), full);
+            mem(L, tag + "_act", mlp_activation_bytes(tokens * batch, f / tp, gate, e), full);
             gemm(L, tag + "_fc2", tokens, h, f / tp, batch, full);
         };
         double ep_fwd = 0, ep_bwd = 0;
         if (moe_layer && m.moe.enabled()) {
             gemm(L, "router", T, m.moe.experts, h, 1.0, full);
             const double routed = T * m.moe.top_k;
-            mem(L, "permute", 4.0 * e * routed * h, full);   // dispatch and combine permutations
+            mem(L, "permute", moe_permute_bytes(T, m.moe.top_k, h, e), full);   // dispatch and combine
             const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
             mlp("expert", static_cast<double>(m.moe.expert_ffn_hidden), routed / local_experts, local_experts);
             if (m.moe.shared_experts > 0)

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "cost_models/inference.hpp"
+#include "cost_models/layer_bytes.hpp"
 #include "cost_models/roofline.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
@@ -383,4 +384,27 @@ TEST_CASE(
     }
     CHECK(bf16_pp2);
     CHECK(fp8_pp1);
+}
+
+TEST_CASE("a MoE serving iteration pays its routing passes: dispatch, gated activation, combine", "[serving][moe]") {
+    // Mixtral-8x7B (h 4096, 8 experts of ffn 14336, top 2), fp8 weights, 2,048 decode tokens at tp 8.
+    // The routing passes do not shrink with TP (except the activation's FFN width): their bytes per
+    // layer are 2·2·T·(1 + 2)·h + 2·(2T)·(14336/8)·3 + 4·T·8 (router logits).
+    const auto s = serving("mixtral-8x7b", 8, 8, {{"weight_precision", "fp8"}, {"kv_precision", "fp8"}});
+    IterationBatch b;
+    b.decode_seqs = 2048;
+    b.decode_kv_tokens = 2048 * 16.0;   // short contexts: the KV reads stay small
+    const auto c = iteration_cost(s.serving_job(), b);
+    const double T = 2048, h = 4096, f_local = 14336.0 / 8;
+    const double routing_bytes = 2.0 * 2.0 * T * 3.0 * h + 2.0 * (2.0 * T) * f_local * 3.0 + 4.0 * T * 8;
+    CHECK(moe_permute_bytes(T, 2, h, 2.0) + mlp_activation_bytes(2.0 * T, f_local, 2.0, 2.0) + 4.0 * T * 8 ==
+          Approx(routing_bytes));
+    const auto& a = s.system.gpu;
+    const double bw = a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency;
+    // The memory-bound kernels of the 32 layers hold at least the routing passes and the 8 passes over
+    // the hidden state of the norms and residuals (8·2·T·h·2 bytes); without the routing passes they
+    // come to less than that.
+    const double norms_bytes = 8.0 * 2.0 * T * h * 2.0;
+    CHECK(c.memory_s >= 32 * (routing_bytes + norms_bytes) / bw);
+    CHECK(32 * routing_bytes / bw / c.time_s > 0.05);
 }

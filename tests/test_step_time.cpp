@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cost_models/collectives.hpp"
+#include "cost_models/layer_bytes.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/rlhf.hpp"
 #include "cost_models/roofline.hpp"
@@ -627,4 +628,24 @@ TEST_CASE("RLHF keys are strict", "[step][rlhf]") {
     const auto ok = scenario(rlhf_job({{"enabled", true}, {"prompt_len", 127}, {"ppo_epochs", 3}}));
     CHECK(ok.training.rlhf.prompt_len == 127);
     CHECK(ok.training.rlhf.ppo_epochs == 3);
+}
+
+TEST_CASE("MoE dispatch and combine move 2e·T·(1 + k)·h bytes per layer (one definition with serving)", "[step][moe]") {
+    // Mixtral-8x7B, top-2 of 8, h = 4096; micro-batch 1 x 4096 tokens, bf16, tp 1: dispatch reads
+    // 4096 rows and writes 2 x 4096; combine reads the 2 x 4096 expert outputs and writes 4096.
+    const auto s = scenario({{"model", "mixtral-8x7b"},
+                             {"system", "dgx-h100"},
+                             {"gpus", 8},
+                             {"parallel", {{"tp", 1}, {"ep", 8}}},
+                             {"training", {{"seq_len", 4096}, {"micro_batch", 1}, {"global_batch", 8}}}});
+    const double by_hand = 2.0 * 2.0 * 4096 * (1 + 2) * 4096;
+    CHECK(moe_permute_bytes(4096, 2, 4096, 2.0) == Approx(by_hand));
+    const auto L = layer_cost(s.training_job(), true);
+    bool found = false;
+    for (const auto& op : L.ops)
+        if (op.name == "permute") {
+            found = true;
+            CHECK(op.bytes_fwd == Approx(by_hand).epsilon(1e-12));
+        }
+    CHECK(found);
 }
