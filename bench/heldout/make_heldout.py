@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Held-out serving runs (not in validation/, never used to fit anything): TensorRT-LLM's published
 tables, transcribed here as llmsim validation files. Run: python3 make_heldout.py (writes the JSON next
-to this script), then `llmsim validate bench/heldout/*.json`.
+to this script), then `llmsim validate bench/heldout/trtllm-*.json`.
 
 Source: github.com/NVIDIA/TensorRT-LLM @ 258c7540c03517def55d9a5aadfa9288af474e1b,
 docs/source/performance/perf-overview.md: 'Throughput Measurements' (v0.17, trtllm-bench throughput,
