@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "cost_models/memory.hpp"
 #include "cost_models/step_time.hpp"
 
 namespace llmsim::calibrate {
@@ -53,14 +54,25 @@ double fit_sustained_fraction(const std::vector<const ValidationCase*>& cases) {
 
 std::vector<SustainedFit> fit_sustained_fractions(const std::vector<ValidationCase>& cases) {
     std::map<std::string, std::vector<const ValidationCase*>> by_gpu;
-    for (const auto& c : cases)
-        if (!c.scenario.is_inference && c.measured.count("step_time_s"))
-            by_gpu[c.scenario.system.gpu.name].push_back(&c);
+    std::map<std::string, std::vector<std::string>> skipped;
+    for (const auto& c : cases) {
+        if (c.scenario.is_inference || !c.measured.count("step_time_s")) continue;
+        // A layout the memory model says cannot fit did not run as written: its inputs (recompute,
+        // gradient precision, sharding) differ from the run's, so its time says nothing about the
+        // fraction. It is left out of the fit and reported as such.
+        const auto& s = c.scenario;
+        if (!training_memory(TrainingJob{s.model, s.system, s.parallel, s.training}).fits) {
+            skipped[c.scenario.system.gpu.name].push_back(c.id);
+            continue;
+        }
+        by_gpu[c.scenario.system.gpu.name].push_back(&c);
+    }
     std::vector<SustainedFit> out;
     for (const auto& [gpu, group] : by_gpu) {
         SustainedFit fit;
         fit.accelerator = gpu;
         fit.cases = group.size();
+        if (auto it = skipped.find(gpu); it != skipped.end()) fit.not_fitting = it->second;
         if (group.size() >= 3) {
             fit.fitted = true;
             fit.fraction = fit_sustained_fraction(group);

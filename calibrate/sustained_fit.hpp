@@ -26,13 +26,16 @@ struct SustainedFit {
     double fraction = 0;
     double mean_abs_error = 0, loo_mean_abs_error = 0;
     std::vector<SustainedCase> per_case;
+    std::vector<std::string> not_fitting;   // cases left out: the layout does not fit in memory
 };
 
 // Minimises Σ log(predicted/measured)² over the fraction in [0.2, 1.5] (golden section; the loss is
 // unimodal because step time is monotone in the fraction).
 double fit_sustained_fraction(const std::vector<const ValidationCase*>& cases);
 
-// One fit per accelerator among the cases that measure step_time_s.
+// One fit per accelerator among the cases that measure step_time_s and whose layout fits in memory
+// (one that cannot fit did not run as written; those are listed in not_fitting). An accelerator whose
+// cases all fail to fit has no entry.
 std::vector<SustainedFit> fit_sustained_fractions(const std::vector<ValidationCase>& cases);
 
 }   // namespace llmsim::calibrate

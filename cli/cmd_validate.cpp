@@ -134,22 +134,22 @@ std::string report_text(const sim::ValidationReport& rep) {
 int fit_sustained(const std::vector<ValidationCase>& cases, bool json) {
     const auto fits = calibrate::fit_sustained_fractions(cases);
     Json out = Json::object();
-    Table t({"accelerator", "cases", "sustained_fraction", "mean |err| in-sample", "mean |err| leave-one-out"});
+    Table t({"accelerator", "cases", "left out (layout does not fit)", "sustained_fraction", "mean |err| in-sample",
+             "mean |err| leave-one-out"});
     for (const auto& f : fits) {
+        const std::string left_out = std::to_string(f.not_fitting.size());
         if (!f.fitted) {
-            t.row({f.accelerator, std::to_string(f.cases), "(too few cases to fit)", "", ""});
+            t.row({f.accelerator, std::to_string(f.cases), left_out, "(too few cases to fit)", "", ""});
             continue;
         }
         Json per = Json::array();
         for (const auto& c : f.per_case)
             per.push_back(
                 {{"id", c.id}, {"error", c.error}, {"loo_fraction", c.loo_fraction}, {"loo_error", c.loo_error}});
-        out[f.accelerator] = {{"sustained_fraction", f.fraction},
-                              {"cases", f.cases},
-                              {"mean_abs_error", f.mean_abs_error},
-                              {"loo_mean_abs_error", f.loo_mean_abs_error},
-                              {"per_case", per}};
-        t.row({f.accelerator, std::to_string(f.cases), fmt::format("{:.4f}", f.fraction),
+        out[f.accelerator] = {
+            {"sustained_fraction", f.fraction},           {"cases", f.cases}, {"mean_abs_error", f.mean_abs_error},
+            {"loo_mean_abs_error", f.loo_mean_abs_error}, {"per_case", per},  {"not_fitting", f.not_fitting}};
+        t.row({f.accelerator, std::to_string(f.cases), left_out, fmt::format("{:.4f}", f.fraction),
                fmt::format("{:.1f}%", 100 * f.mean_abs_error), fmt::format("{:.1f}%", 100 * f.loo_mean_abs_error)});
     }
     if (json)

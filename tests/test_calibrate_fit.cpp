@@ -18,7 +18,10 @@
 #include "calibrate/nccl_tests.hpp"
 #include "calibrate/profile.hpp"
 #include "calibrate/raw.hpp"
+#include "calibrate/sustained_fit.hpp"
+#include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/validation.hpp"
 
 #ifndef LLMSIM_TEST_DATA_DIR
 #define LLMSIM_TEST_DATA_DIR "tests/data"
@@ -414,4 +417,25 @@ TEST_CASE("nominal numbers come from a SystemSpec", "[calibrate][profile]") {
     CHECK(n.peak_flops.count("fp8") == 0);
     CHECK(n.sm_count == 132);
     CHECK(n.tile_m == 128);
+}
+
+TEST_CASE("GB200's sustained fraction is the fit on the published GB200 runs whose layout fits",
+          "[calibrate][sustained]") {
+    // hardware_db/data/accelerators/gb200.json cites `llmsim validate bench/heldout/training-heldout.json
+    // --fit-sustained`: the value in the database is what that fit returns today.
+    const auto cases =
+        llmsim::read_validation_file(std::string(LLMSIM_SOURCE_DIR) + "/bench/heldout/training-heldout.json");
+    const auto fits = llmsim::calibrate::fit_sustained_fractions(cases);
+    bool found = false;
+    for (const auto& f : fits)
+        if (f.accelerator == "gb200") {
+            found = true;
+            REQUIRE(f.fitted);
+            CHECK(f.cases == 6);
+            CHECK(f.not_fitting.size() == 5);   // layouts that cannot fit are left out, not fitted
+            CHECK(f.fraction ==
+                  Approx(llmsim::Database::builtin().accelerator("gb200").efficiency.sustained_fraction).margin(5e-4));
+            CHECK(f.loo_mean_abs_error < 0.12);
+        }
+    CHECK(found);
 }
