@@ -2,6 +2,24 @@
 // the discrete-event simulator (training) or the serving estimate, and the whole `llmsim estimate
 // --json` result hold only finite numbers, and every size, time, rate and count is >= 0 (the few
 // signed figures are listed below). A violation traps.
+//
+// Everything is computed once, as `llmsim estimate --json` computes it (run_estimate), and the
+// harness checks the parts (closed form, simulated step, memory, serving estimate) and the JSON.
+//
+// Fuzz-only work bounds (docs/reliability.md, "Fuzzing"). The simulators' work grows with the input
+// (a pass per micro-batch and stage; an iteration per generated token), and under the sanitizers
+// one pass or decode step costs microseconds, so a few realistic seeds (20,000 requests, 280
+// micro-batches on 105 stage chunks) took seconds each. To keep ~10^2 executions per second the
+// harness bounds the work of each input, never its kind:
+//  - training: a step of more than kFuzzSimPasses F/B/W passes (sim::simulated_passes) is checked in
+//    closed form only (estimate --fast), as the simulator's own work limit does past 2^21 passes;
+//  - continuous-batching serving: the request stream is cut to kFuzzServingTokens input + output
+//    tokens (mean lengths; at least one request), so the scheduler, the KV cache and preemption
+//    still run on every accepted scenario; a stream still longer than twice that (one very long
+//    request) is skipped.
+// The production work limits themselves (2^21 passes, 2*10^8 serving iterations) are guarded by
+// tests/test_bad_input.cpp, not here.
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -14,11 +32,16 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
+#include "sim/serving.hpp"
 #include "sim/step_sim.hpp"
+#include "sim/work_limits.hpp"
 
 namespace {
 
 using namespace llmsim;
+
+constexpr std::int64_t kFuzzSimPasses = std::int64_t{1} << 13;       // F/B/W passes of one simulated step
+constexpr std::int64_t kFuzzServingTokens = std::int64_t{1} << 14;   // input + output tokens of one stream
 
 bool ok(double v) { return std::isfinite(v) && v >= 0; }
 
@@ -73,29 +96,44 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;   // refused: the reader harness checks how
     }
     sim::EstimateOptions options;
+    if (s.is_inference && s.inference.batching == "continuous") {
+        auto& in = s.inference;
+        const std::int64_t per_request = std::max<std::int64_t>(1, in.input_len + in.output_len);
+        in.requests = std::clamp<std::int64_t>(kFuzzServingTokens / per_request, 1, in.requests);
+        std::int64_t tokens = 0;
+        for (const auto& r : sim::request_stream(in)) tokens += r.input + r.output;
+        if (tokens > 2 * kFuzzServingTokens) return 0;
+    }
+    if (!s.is_inference && sim::simulated_passes(s.training_job()) > kFuzzSimPasses) options.fast = true;
+    sim::StepSimulator simulator;
+    cli::Estimate e;
+    try {
+        e = cli::run_estimate(s, options, simulator);
+    } catch (const ConfigError& err) {
+        // Only the simulator's work limit may refuse an accepted scenario, naming the batch.
+        FUZZ_CHECK(!s.is_inference && !options.fast);
+        FUZZ_CHECK(err.problems().size() == 1 && err.problems()[0].rfind("/training/global_batch:", 0) == 0);
+        options.fast = true;
+        e = cli::run_estimate(s, options, simulator);
+    }
     if (s.is_inference) {
-        const InferenceEstimate e = estimate_inference(s.serving_job());
-        for (double v : {e.ttft_s, e.tpot_s, e.e2e_latency_s, e.output_tokens_per_s, e.output_tokens_per_s_per_gpu})
+        FUZZ_CHECK(e.serving.has_value());
+        const InferenceEstimate& r = *e.serving;
+        for (double v : {r.ttft_s, r.tpot_s, r.e2e_latency_s, r.output_tokens_per_s, r.output_tokens_per_s_per_gpu})
             FUZZ_CHECK(ok(v));
-        const auto& m = e.memory;
+        const auto& m = r.memory;
         for (double v : {m.weights_bytes, m.kv_cache_bytes, m.kv_bytes_per_token, m.activations_bytes, m.other_bytes,
                          m.total_bytes, m.capacity_bytes})
             FUZZ_CHECK(ok(v));
         FUZZ_CHECK(m.max_batch >= 0);
     } else {
-        const TrainingJob job = s.training_job();
-        check_memory(training_memory(job));
-        check_step(estimate_step(job));
-        try {
-            check_step(sim::simulate_step(job));
-        } catch (const ConfigError& e) {
-            // Only the simulator's work limit may refuse an accepted scenario, naming the batch.
-            FUZZ_CHECK(e.problems().size() == 1 && e.problems()[0].rfind("/training/global_batch:", 0) == 0);
-            options.fast = true;
-        }
+        FUZZ_CHECK(e.training.has_value());
+        const auto& te = *e.training;
+        check_step(te.closed_form);
+        FUZZ_CHECK(te.simulated.has_value() != options.fast);
+        if (te.simulated) check_step(*te.simulated);
     }
     // Everything `llmsim estimate --json` prints.
-    sim::StepSimulator simulator;
-    check_json(cli::estimate_json(s, cli::run_estimate(s, options, simulator), options), "");
+    check_json(cli::estimate_json(s, e, options), "");
     return 0;
 }
