@@ -58,8 +58,8 @@ void serving_flops(const Scenario& s, bool json) {
                      "hand formula: GEMMs = 2·N_active less the input embedding (a lookup) and norms = {:.4e} "
                      "(2·N_active = {:.4e})\n",
                      gen0.gemm, 2.0 * pc.active)
-              << fmt::format("              attention = 4·layers·heads·head_dim·context = {:.4e} x context\n",
-                             4.0 * s.model.layers * static_cast<double>(s.model.q_dim()));
+              << fmt::format("              attention = 2·layers·heads·(d_qk + d_v)·context = {:.4e} x context\n",
+                             2.0 * s.model.layers * static_cast<double>(s.model.q_dim() + s.model.v_dim()));
 }
 
 }   // namespace

@@ -74,6 +74,11 @@ void setup_model(CLI::App* model, Context& ctx) {
             const Json shape = to_json(m);
             for (auto it = shape.begin(); it != shape.end(); ++it)
                 if (!it->is_object()) t.row({it.key(), it->is_string() ? it->get<std::string>() : it->dump()});
+            if (m.mla.enabled())
+                t.row({"mla", fmt::format("latent {} + RoPE key {} cached per token and layer, q latent {}, "
+                                          "head dims q/k {} v {}",
+                                          m.mla.kv_lora_rank, m.mla.qk_rope_head_dim, m.mla.q_lora_rank, m.head_dim,
+                                          m.mla.v_head_dim)});
             if (m.moe.enabled())
                 t.row({"moe",
                        fmt::format("{} experts, top-{}, expert ffn {}, {} shared, {} dense layers", m.moe.experts,

@@ -11,8 +11,16 @@ LayerFlops layer_flops_per_token(const ModelSpec& m, double seq_len, bool moe_la
     const double kv = static_cast<double>(m.kv_dim());
     const double gamma = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
     f.qkv = 2.0 * h * (q + 2.0 * kv);
-    f.attn_core = (causal ? 2.0 : 4.0) * seq_len * q;
-    f.attn_out = 2.0 * q * h;
+    // QKᵀ over the query/key width and PV over the value width (equal unless MLA).
+    const double vd = static_cast<double>(m.v_dim());
+    f.attn_core = (causal ? 1.0 : 2.0) * seq_len * (q + vd);
+    f.attn_out = 2.0 * vd * h;
+    if (m.mla.enabled()) {
+        // Every projection but the output one: 2 FLOPs per weight (the latent norms are not GEMMs).
+        const double norms = (m.mla.q_lora_rank > 0 ? static_cast<double>(m.mla.q_lora_rank) : 0.0) +
+                             static_cast<double>(m.mla.kv_lora_rank);
+        f.qkv = 2.0 * (mla_attention_params(m) - norms - vd * h - (m.bias ? h : 0.0));
+    }
     if (moe_layer && m.moe.enabled()) {
         f.mlp = 2.0 * gamma * h *
                 (static_cast<double>(m.moe.expert_ffn_hidden) * m.moe.top_k +

@@ -59,6 +59,7 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
     const double h = static_cast<double>(m.hidden);
     const double kv_local = kv_heads_per_tp_rank(m, tp) * static_cast<double>(m.head_dim);
     const double heads_local = m.heads / static_cast<double>(tp);
+    const double kv_cache_elems = kv_cache_elements_per_token_layer(m, tp);   // per token, this rank
 
     Acc layer;   // one transformer layer; each kernel's fixed time is counted apart
     double kernels = 0;
@@ -80,8 +81,31 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
         kernels += 1;
     };
     const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
-    linear(M, m.q_dim() / static_cast<double>(tp) + 2.0 * kv_local, h, 1);
-    linear(M, h, m.q_dim() / static_cast<double>(tp), 1);
+    const double dtok = b.decode_seqs * b.decode_tokens_per_seq;
+    if (m.mla.enabled()) {
+        // MLA (DeepSeek-V2/V3 in vLLM, SGLang, TensorRT-LLM): down-projections whole on every rank,
+        // Q up-projection. Prefill tokens attend with K and V up-projected from the cached latents of
+        // their context; decode tokens attend in the latent space (weights absorbed: q_nope·W_UK before
+        // and the latent output·W_UV after the attention, one small GEMM per head).
+        const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
+        const double dr = static_cast<double>(m.mla.qk_rope_head_dim), dv = static_cast<double>(m.v_head());
+        const double dn = static_cast<double>(m.head_dim) - dr;
+        if (rq > 0) {
+            linear(M, rq, h, 1);
+            linear(M, m.q_dim() / static_cast<double>(tp), rq, 1);
+        } else {
+            linear(M, m.q_dim() / static_cast<double>(tp), h, 1);
+        }
+        linear(M, rkv + dr, h, 1);
+        if (b.prefill_tokens > 0) linear(b.prefill_kv_tokens, heads_local * (dn + dv), rkv, 1);
+        if (dtok > 0) {
+            linear(dtok, rkv, dn, heads_local);
+            linear(dtok, dv, rkv, heads_local);
+        }
+    } else {
+        linear(M, m.q_dim() / static_cast<double>(tp) + 2.0 * kv_local, h, 1);
+    }
+    linear(M, h, static_cast<double>(m.v_dim()) / tp, 1);
     if (m.moe.enabled()) {
         const double f = static_cast<double>(m.moe.expert_ffn_hidden);
         const double touched = experts_touched(m.moe.experts, m.moe.top_k, M);
@@ -111,28 +135,42 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
     }
     // Attention, each sequence's new tokens against its own context: prefill chunks (causal pairs)
     // and decode tokens (reading the whole cached K/V at the KV precision).
-    auto attention = [&](double seqs, double tokens, double pairs, double kv_tokens) {
+    // `d_qk`, `d_v`: head dimensions of QKᵀ and PV; `kv_bytes_per_token`: K/V bytes read per context token.
+    auto attention = [&](double seqs, double tokens, double pairs, double kv_tokens, double d_qk, double d_v,
+                         double kv_bytes_per_token) {
         if (seqs <= 0 || tokens <= 0) return;
         AttentionSpec at;
         at.batch_heads = seqs * heads_local;
         at.s_q = tokens / seqs;
-        at.s_kv = pairs / tokens;   // mean keys per query: FLOPs = 4·heads·d·pairs
-        at.d = static_cast<double>(m.head_dim);
+        at.s_kv = pairs / tokens;   // mean keys per query: FLOPs = 2·heads·(d_qk + d_v)·pairs
+        at.d = 0.5 * (d_qk + d_v);
         at.causal = false;
         at.precision = cp;
-        at.q_o_bytes = 2.0 * tokens * heads_local * m.head_dim * 2.0;
-        at.kv_bytes = kv_tokens * 2.0 * kv_local * kvb;
+        at.q_o_bytes = tokens * heads_local * (d_qk + d_v) * 2.0;
+        at.kv_bytes = kv_tokens * kv_bytes_per_token;
         at.sustained = false;
         at.launches = 0;
         layer.add(attention_time(a, at));
         kernels += 1;
     };
-    attention(b.prefill_seqs, b.prefill_tokens, b.prefill_pairs, b.prefill_kv_tokens);
-    const double dtok = b.decode_seqs * b.decode_tokens_per_seq;
-    attention(b.decode_seqs, dtok, b.decode_kv_tokens * b.decode_tokens_per_seq, b.decode_kv_tokens);
+    const double hd = static_cast<double>(m.head_dim);
+    if (m.mla.enabled()) {
+        // Prefill: per-head K (head_dim) and V (v_head_dim) up-projected in 16 bits; decode: MQA-like over
+        // the cached latent and RoPE key (kv_lora_rank + qk_rope_head_dim for QKᵀ, kv_lora_rank for PV),
+        // read once for all heads (FlashMLA).
+        const double rkv = static_cast<double>(m.mla.kv_lora_rank);
+        attention(b.prefill_seqs, b.prefill_tokens, b.prefill_pairs, b.prefill_kv_tokens, hd,
+                  static_cast<double>(m.v_head()), heads_local * (hd + static_cast<double>(m.v_head())) * 2.0);
+        attention(b.decode_seqs, dtok, b.decode_kv_tokens * b.decode_tokens_per_seq, b.decode_kv_tokens, kv_cache_elems,
+                  rkv, kv_cache_elems * kvb);
+    } else {
+        attention(b.prefill_seqs, b.prefill_tokens, b.prefill_pairs, b.prefill_kv_tokens, hd, hd, kv_cache_elems * kvb);
+        attention(b.decode_seqs, dtok, b.decode_kv_tokens * b.decode_tokens_per_seq, b.decode_kv_tokens, hd, hd,
+                  kv_cache_elems * kvb);
+    }
     // Norms, RoPE and the KV append, activation, residuals: about 8 passes over the hidden state in 4
     // fused kernels; plus writing this iteration's K/V.
-    layer.add(memory_time(a, 8.0 * 2.0 * M * h * 2.0 + M * 2.0 * kv_local * kvb, 0.0, false, 0.0));
+    layer.add(memory_time(a, 8.0 * 2.0 * M * h * 2.0 + M * kv_cache_elems * kvb, 0.0, false, 0.0));
     kernels += 4;
     // Tensor parallelism: two all-reduces of the hidden state per layer.
     double comm = 0;

@@ -22,6 +22,13 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     // K and V of whole heads on this TP rank (replicated when tp > kv_heads), times t so that the /t
     // below leaves one rank's share.
     const double kvd = kv_heads_per_tp_rank(m, q.tp) * static_cast<double>(m.head_dim) * t;
+    // Value width (MLA: heads·v_head_dim; else the K width) and, with MLA, the latents each rank keeps
+    // whole (the down-projections are duplicated over TP): the Q and KV latents as their norms' inputs
+    // (16-bit) and the up-projections' inputs (GEMM-input precision), and the shared RoPE key.
+    const double vd = m.mla.enabled() ? static_cast<double>(m.v_dim()) : kvd;
+    const double od = static_cast<double>(m.v_dim());
+    const double latents = m.mla.enabled() ? static_cast<double>(m.mla.q_lora_rank + m.mla.kv_lora_rank) : 0.0;
+    const double rope_key = m.mla.enabled() ? static_cast<double>(m.mla.qk_rope_head_dim) : 0.0;
     const double e = q.bytes_per_element;
     const double sb = s * b;
     // Tensors outside the tensor-parallel region are split only with sequence parallelism.
@@ -34,7 +41,8 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     // The attention output: FlashAttention saves it (e·q) for its backward; the output projection saves
     // its input, the same tensor in 16-bit training, its FP8 copy (gi·q) in FP8 training.
     const double out = q.flash_attention ? e + (gi < e ? gi : 0.0) : gi;
-    a.attention = sb * (gi * h + mask * h) / outside + sb * (e * qd + 2.0 * e * kvd + out * qd) / t;
+    a.attention = sb * (gi * h + mask * h) / outside + sb * (e * qd + e * kvd + e * vd + out * od) / t +
+                  sb * ((e + gi) * latents + e * rope_key);
     // Scores: softmax output (e), dropout mask (1), dropout output (e) per score: 5·a·s²·b at e = 2.
     const double scores = (2.0 * e + mask) * m.heads * s * (static_cast<double>(q.seq_len)) * b / t;
     // FlashAttention keeps only the softmax statistics (fp32 log-sum-exp per row and head).
@@ -352,8 +360,7 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
     const double embed_bytes = (pc.embedding + pc.position + pc.output) * 2.0 / p.tp;
     weights += p.pp == 1 ? embed_bytes : embed_bytes / 2.0;   // first stage embedding, last stage head
     r.weights_bytes = weights;
-    const double kv_heads_per_gpu = kv_heads_per_tp_rank(m, p.tp);
-    r.kv_bytes_per_token = 2.0 * max_layers * kv_heads_per_gpu * m.head_dim * precision_bytes(in.kv_precision);
+    r.kv_bytes_per_token = max_layers * kv_cache_elements_per_token_layer(m, p.tp) * precision_bytes(in.kv_precision);
     const double tokens_per_seq = static_cast<double>(in.input_len + in.output_len);
     // Prefill working set per sequence: residual, QKV, MLP intermediate (per TP shard), 16-bit,
     // plus fp32 logits of the last position.

@@ -12,6 +12,26 @@ double mlp_params(const ModelSpec& m, double f) {
     return 2.0 * h * f + (m.bias ? f + h : 0.0);
 }
 
+double mla_down_projection_params(const ModelSpec& m) {
+    if (!m.mla.enabled()) return 0.0;
+    const double h = static_cast<double>(m.hidden);
+    const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
+    const double dr = static_cast<double>(m.mla.qk_rope_head_dim);
+    // Q down-projection and its norm (when Q has a latent), KV down-projection (latent and the shared
+    // RoPE key) and the latent's norm.
+    return (rq > 0 ? h * rq + rq : 0.0) + h * (rkv + dr) + rkv;
+}
+
+double mla_attention_params(const ModelSpec& m) {
+    const double h = static_cast<double>(m.hidden), H = m.heads;
+    const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
+    const double dqk = static_cast<double>(m.head_dim), dv = static_cast<double>(m.mla.v_head_dim);
+    const double dn = dqk - static_cast<double>(m.mla.qk_rope_head_dim);
+    const double q_up = (rq > 0 ? rq : h) * H * dqk;   // Q from its latent (or from the hidden state)
+    const double kv_up = rkv * H * (dn + dv);          // K (no-RoPE part) and V of every head from the latent
+    return mla_down_projection_params(m) + q_up + kv_up + H * dv * h + (m.bias ? h : 0.0);
+}
+
 ParamCounts count_parameters(const ModelSpec& m) {
     ParamCounts c;
     const double h = static_cast<double>(m.hidden);
@@ -31,6 +51,7 @@ ParamCounts count_parameters(const ModelSpec& m) {
         c.attention_per_layer += q + 2.0 * kv + h;
     else if (m.qkv_bias)
         c.attention_per_layer += q + 2.0 * kv;
+    if (m.mla.enabled()) c.attention_per_layer = mla_attention_params(m);
     c.norms_per_layer = (m.parallel_block ? 1.0 : 2.0) * norm;
     c.dense_mlp_per_layer = mlp_params(m, static_cast<double>(m.ffn_hidden));
     if (m.moe.enabled()) {
@@ -58,6 +79,13 @@ double kv_heads_per_tp_rank(const ModelSpec& m, int tp) {
     return std::max(1.0, static_cast<double>(m.kv_heads) / std::max(1, tp));
 }
 
+double kv_cache_elements_per_token_layer(const ModelSpec& m, int tp) {
+    // MLA caches the latent and the shared RoPE key, whole on every TP rank (vLLM, SGLang, TensorRT-LLM);
+    // otherwise K and V of the rank's KV heads.
+    if (m.mla.enabled()) return static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+    return 2.0 * kv_heads_per_tp_rank(m, tp) * static_cast<double>(m.head_dim);
+}
+
 namespace {
 // K and V projection weights (and biases) for `kv_heads` heads.
 double kv_projection_params(const ModelSpec& m, double kv_heads) {
@@ -68,6 +96,12 @@ double kv_projection_params(const ModelSpec& m, double kv_heads) {
 
 double layer_params_per_tp_rank(const ModelSpec& m, const ParamCounts& pc, int tp, bool moe_layer) {
     const double layer = moe_layer ? pc.moe_layer - pc.expert_params_per_layer : pc.dense_layer;
+    if (m.mla.enabled()) {
+        // Megatron-Core's MLA keeps the down-projections whole on every TP rank (parallel mode
+        // "duplicated"); the up-projections are column-parallel, the output projection row-parallel.
+        const double whole = mla_down_projection_params(m);
+        return (layer - whole) / std::max(1, tp) + whole;
+    }
     const double kv_all = kv_projection_params(m, m.kv_heads);
     return (layer - kv_all) / std::max(1, tp) + kv_projection_params(m, kv_heads_per_tp_rank(m, tp));
 }

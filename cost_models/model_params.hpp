@@ -31,6 +31,17 @@ struct ParamCounts {
 // KV cache and the context-parallel K/V exchange.
 [[nodiscard]] double kv_heads_per_tp_rank(const ModelSpec& m, int tp);
 
+// Elements one TP rank caches per token and layer: K and V of kv_heads_per_tp_rank() heads, or with
+// MLA the latent plus the shared RoPE key (kv_lora_rank + qk_rope_head_dim), whole on every rank. The
+// one rule for KV-cache bytes.
+[[nodiscard]] double kv_cache_elements_per_token_layer(const ModelSpec& m, int tp);
+
+// MLA (DeepSeek-V2/V3) attention parameters of one layer: Q down/up (or direct), KV down (latent and
+// shared RoPE key), KV up (K no-RoPE part and V of every head), output projection, the two latent norms;
+// and the part of it every TP rank keeps whole (the down-projections and their norms).
+[[nodiscard]] double mla_attention_params(const ModelSpec& m);
+[[nodiscard]] double mla_down_projection_params(const ModelSpec& m);
+
 // Parameters of one layer on one TP rank, routed experts excluded: the K and V projections hold
 // kv_heads_per_tp_rank() whole heads, everything else is split by tp.
 [[nodiscard]] double layer_params_per_tp_rank(const ModelSpec& m, const ParamCounts& pc, int tp, bool moe_layer);

@@ -136,8 +136,27 @@ struct Builder {
 
         // --- attention block ---
         mem(L, "norm1", 2.0 * e * T * h / outside, full);
-        gemm(L, "qkv", T, qd / tp + 2.0 * kv_local, h, 1.0, full);
-        if (m.position == PositionKind::rope) mem(L, "rope", 2.0 * e * T * (qd / tp + kv_local), full);
+        if (m.mla.enabled()) {
+            // MLA (Megatron-Core MLASelfAttention): down-projections duplicated on every TP rank (their
+            // input is the gathered sequence), latent norms, column-parallel up-projections.
+            const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
+            const double dr = static_cast<double>(m.mla.qk_rope_head_dim), dv = static_cast<double>(m.v_head());
+            const double dn = static_cast<double>(m.head_dim) - dr;
+            if (rq > 0) {
+                gemm(L, "q_down", T, rq, h, 1.0, full);
+                mem(L, "q_norm", 2.0 * e * T * rq, full);
+                gemm(L, "q_up", T, qd / tp, rq, 1.0, full);
+            } else {
+                gemm(L, "q", T, qd / tp, h, 1.0, full);
+            }
+            gemm(L, "kv_down", T, rkv + dr, h, 1.0, full);
+            mem(L, "kv_norm", 2.0 * e * T * rkv, full);
+            gemm(L, "kv_up", T, heads_local * (dn + dv), rkv, 1.0, full);
+            if (m.position == PositionKind::rope) mem(L, "rope", 2.0 * e * T * (heads_local * dr + dr), full);
+        } else {
+            gemm(L, "qkv", T, qd / tp + 2.0 * kv_local, h, 1.0, full);
+            if (m.position == PositionKind::rope) mem(L, "rope", 2.0 * e * T * (qd / tp + kv_local), full);
+        }
         const double s_q = static_cast<double>(t.seq_len) / p.cp;
         const double s_kv = static_cast<double>(t.seq_len);
         const double bh = static_cast<double>(t.micro_batch) * heads_local;
@@ -145,7 +164,8 @@ struct Builder {
         as.batch_heads = bh;
         as.s_q = s_q;
         as.s_kv = s_kv;
-        as.d = static_cast<double>(m.head_dim);
+        // QKᵀ over head_dim and PV over the value dimension: the mean gives the FLOPs (MLA: 192 and 128).
+        as.d = 0.5 * static_cast<double>(m.head_dim + m.v_head());
         as.causal = true;
         as.precision = gp;
         as.fused = t.flash_attention;
@@ -159,7 +179,7 @@ struct Builder {
         L.fwd_compute_s += attn_fwd_s;
         L.bwd_compute_s += attn_bwd_s;
         if (full || selective) L.recompute_s += attn_fwd_s;
-        gemm(L, "attn_out", T, h, qd / tp, 1.0, full, false);
+        gemm(L, "attn_out", T, h, static_cast<double>(m.v_dim()) / tp, 1.0, full, false);
         mem(L, "dropout_add1", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, full);
 
         // --- MLP block ---
@@ -261,7 +281,9 @@ struct Builder {
         // --- context parallelism: ring exchange of K and V (backward also dK, dV), overlapped with
         // the attention blocks it feeds ---
         if (p.cp > 1) {
-            const double chunk = 2.0 * T * kv_local * e;
+            // K and V of the rank's heads (MLA: the up-projected K and V of its heads).
+            const double chunk =
+                T * (m.mla.enabled() ? heads_local * static_cast<double>(m.head_dim + m.v_head()) : 2.0 * kv_local) * e;
             const auto c = coll(Collective::send_recv, chunk, g.cp);
             const double fwd = (p.cp - 1) * c.time_s;
             const double bwd = 2.0 * fwd + (full || selective ? fwd : 0.0);

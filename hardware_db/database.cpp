@@ -183,12 +183,29 @@ ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
         m.moe.dense_layers = static_cast<int>(mr.int_key_or("dense_layers", 0));
         mr.finish();
     }
+    if (const Json* mla = r.get("mla")) {
+        KeyReader lr(*mla, r.ptr("mla"), pr, "/model/mla");
+        m.mla.kv_lora_rank = lr.required_int_key("kv_lora_rank");
+        m.mla.q_lora_rank = lr.int_key_or("q_lora_rank", 0);
+        m.mla.qk_rope_head_dim = lr.required_int_key("qk_rope_head_dim");
+        m.mla.v_head_dim = lr.int_key_or("v_head_dim", m.head_dim);
+        lr.finish();
+    }
     r.finish();
     check_model(m, pointer, pr);
     return m;
 }
 
 void check_model(const ModelSpec& m, const std::string& pointer, Problems& pr) {
+    if (m.mla.enabled()) {
+        // Every head has its own K and V after the up-projection: no grouping of KV heads.
+        if (m.kv_heads != m.heads && m.heads > 0)
+            pr.add(pointer + "/kv_heads", Json(m.kv_heads),
+                   fmt::format("heads ({}) with mla: every head has its own up-projected K and V", m.heads));
+        if (m.mla.qk_rope_head_dim >= m.head_dim && m.head_dim > 0)
+            pr.add(pointer + "/mla/qk_rope_head_dim", Json(m.mla.qk_rope_head_dim),
+                   fmt::format("less than head_dim ({}), the query/key head dimension nope + rope", m.head_dim));
+    }
     if (m.heads > 0 && m.kv_heads > 0 && m.heads % m.kv_heads != 0)
         pr.add(pointer + "/kv_heads", Json(m.kv_heads), fmt::format("a divisor of heads ({})", m.heads));
     if (m.kv_heads > m.heads && m.heads > 0)
@@ -653,6 +670,11 @@ Json to_json(const ModelSpec& m) {
                     {"shared_experts", m.moe.shared_experts},
                     {"shared_expert_ffn_hidden", m.moe.shared_expert_ffn_hidden},
                     {"dense_layers", m.moe.dense_layers}};
+    if (m.mla.enabled())
+        j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
+                    {"kv_lora_rank", m.mla.kv_lora_rank},
+                    {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                    {"v_head_dim", m.mla.v_head_dim}};
     return j;
 }
 

@@ -168,6 +168,24 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
                    fmt::format("a multiple of {} ({}) or an explicit head_dim", heads_key, m.heads));
         m.head_dim = std::max<std::int64_t>(1, m.hidden / m.heads);
     }
+    // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2): one KV latent of kv_lora_rank per token;
+    // the query/key head is qk_nope_head_dim + qk_rope_head_dim wide, the value head v_head_dim; every
+    // head has its own K and V after the up-projection.
+    if (const Json* kvl = k.value("kv_lora_rank"); kvl && !kvl->is_null()) {
+        m.mla.kv_lora_rank = k.integer({"kv_lora_rank"}, 1, limits::kHidden).value_or(0);
+        const Json* ql = k.value("q_lora_rank");
+        m.mla.q_lora_rank = ql && !ql->is_null() ? k.integer({"q_lora_rank"}, 1, limits::kHidden).value_or(0) : 0;
+        const auto rope = k.integer({"qk_rope_head_dim"}, 1, limits::kHeadDim);
+        const auto nope = k.integer({"qk_nope_head_dim"}, 1, limits::kHeadDim);
+        if (!rope || !nope)
+            pr.add(k.ptr("kv_lora_rank"), *kvl,
+                   "an integer with qk_rope_head_dim and qk_nope_head_dim beside it (multi-head latent attention)");
+        m.mla.qk_rope_head_dim = rope.value_or(1);
+        m.head_dim = nope.value_or(1) + m.mla.qk_rope_head_dim;
+        m.mla.v_head_dim = k.integer({"v_head_dim"}, 1, limits::kHeadDim).value_or(m.head_dim);
+        m.kv_heads = m.heads;
+        kv_key = nullptr;
+    }
     if (m.heads > 0 && m.kv_heads > 0 && kv_key) {
         if (m.kv_heads > m.heads)
             pr.add(k.ptr(kv_key), Json(m.kv_heads), fmt::format("at most {} ({})", heads_key, m.heads));

@@ -285,6 +285,36 @@ std::vector<ScenarioKey> build() {
             .dflt("0")
             .example("1"));
 
+    t.push_back(K(m, "mla", KT::object, kAllKinds,
+                  "multi-head latent attention (DeepSeek-V2/V3; below): K/V cached as one latent per token; head_dim "
+                  "is then the query/key head dimension (nope + rope) and kv_heads = heads")
+                    .ext()
+                    .computed("absent")
+                    .example("{\"kv_lora_rank\": 512, \"qk_rope_head_dim\": 16}"));
+    const std::string mla = "/model/mla";
+    t.push_back(K(mla, "kv_lora_rank", KT::integer, kAllKinds, "latent width cached per token and layer")
+                    .ext()
+                    .range(1, limits::kHidden)
+                    .required()
+                    .example("512"));
+    t.push_back(K(mla, "qk_rope_head_dim", KT::integer, kAllKinds,
+                  "decoupled RoPE key width, shared by the heads and cached beside the latent (less than head_dim)")
+                    .ext()
+                    .range(1, limits::kHeadDim)
+                    .required()
+                    .example("16"));
+    t.push_back(
+        K(mla, "q_lora_rank", KT::integer, kAllKinds, "query latent width (0: Q projected from the hidden state)")
+            .ext()
+            .range(0, limits::kHidden)
+            .dflt("0")
+            .example("1536"));
+    t.push_back(K(mla, "v_head_dim", KT::integer, kAllKinds, "value head dimension")
+                    .ext()
+                    .range(1, limits::kHeadDim)
+                    .computed("head_dim")
+                    .example("32"));
+
     // ---- system object ----
     const std::string s = "/system";
     t.push_back(

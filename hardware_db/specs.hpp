@@ -138,6 +138,19 @@ struct MoeSpec {
     bool enabled() const { return experts > 0; }
 };
 
+// Multi-head latent attention (DeepSeek-V2/V3, Kimi K2): each token stores one latent of kv_lora_rank
+// plus a decoupled RoPE key of qk_rope_head_dim shared by all heads; K and V of every head are
+// up-projected from the latent, Q from a latent of q_lora_rank (0: projected from the hidden state
+// directly). With MLA, head_dim is the query/key head dimension (nope + rope), v_head_dim the value
+// head dimension, and kv_heads = heads.
+struct MlaSpec {
+    std::int64_t q_lora_rank = 0;
+    std::int64_t kv_lora_rank = 0;   // 0: not MLA
+    std::int64_t qk_rope_head_dim = 0;
+    std::int64_t v_head_dim = 0;
+    bool enabled() const { return kv_lora_rank > 0; }
+};
+
 struct ModelSpec {
     std::string name;
     int layers = 0;
@@ -157,6 +170,7 @@ struct ModelSpec {
     bool parallel_block = false;   // attention and MLP share one norm (GPT-J, PaLM, Falcon)
     bool dropout = true;           // dropout masks are stored as activations
     MoeSpec moe;
+    MlaSpec mla;
     std::string display_name;
     std::string source;                       // where the shape comes from
     std::optional<double> published_params;   // as the authors state it (zoo entries)
@@ -164,6 +178,10 @@ struct ModelSpec {
 
     std::int64_t q_dim() const { return static_cast<std::int64_t>(heads) * head_dim; }
     std::int64_t kv_dim() const { return static_cast<std::int64_t>(kv_heads) * head_dim; }
+    // Value head dimension (MLA: v_head_dim; else head_dim) and the attention output width heads·d_v,
+    // the input of the output projection.
+    std::int64_t v_head() const { return mla.enabled() ? mla.v_head_dim : head_dim; }
+    std::int64_t v_dim() const { return static_cast<std::int64_t>(heads) * v_head(); }
     bool is_moe_layer(int layer) const { return moe.enabled() && layer >= moe.dense_layers; }
     int moe_layers() const { return moe.enabled() ? layers - moe.dense_layers : 0; }
     int dense_mlp_layers() const { return layers - moe_layers(); }

@@ -58,6 +58,10 @@ void require_same_shape(const ModelSpec& hf, const ModelSpec& zoo) {
     CHECK(hf.moe.expert_ffn_hidden == zoo.moe.expert_ffn_hidden);
     CHECK(hf.moe.shared_experts == zoo.moe.shared_experts);
     CHECK(hf.moe.dense_layers == zoo.moe.dense_layers);
+    CHECK(hf.mla.kv_lora_rank == zoo.mla.kv_lora_rank);
+    CHECK(hf.mla.q_lora_rank == zoo.mla.q_lora_rank);
+    CHECK(hf.mla.qk_rope_head_dim == zoo.mla.qk_rope_head_dim);
+    CHECK(hf.mla.v_head_dim == zoo.mla.v_head_dim);
     const ParamCounts a = count_parameters(hf), b = count_parameters(zoo);
     CHECK(a.total == Approx(b.total).epsilon(1e-12));
     CHECK(a.active == Approx(b.active).epsilon(1e-12));
@@ -130,6 +134,36 @@ TEST_CASE("Qwen3-30B-A3B config.json", "[hf_config]") {
     CHECK(m.moe.dense_layers == 0);
     require_same_shape(m, Database::builtin().model("qwen3-30b-a3b"));
     CHECK(count_parameters(m).total == Approx(30.5e9).epsilon(0.005));
+}
+
+TEST_CASE("DeepSeek-V3 config.json: multi-head latent attention and fine-grained MoE", "[hf_config][mla]") {
+    const Json cfg = load_hf("deepseek-v3.json");
+    REQUIRE(looks_like_hf_config(cfg));
+    const ModelSpec m = read_ok(cfg);
+    REQUIRE(m.mla.enabled());
+    CHECK(m.mla.kv_lora_rank == 512);
+    CHECK(m.mla.q_lora_rank == 1536);
+    CHECK(m.mla.qk_rope_head_dim == 64);
+    CHECK(m.mla.v_head_dim == 128);
+    CHECK(m.head_dim == 192);   // qk_nope_head_dim + qk_rope_head_dim
+    CHECK(m.kv_heads == 128);
+    CHECK(m.moe.experts == 256);
+    CHECK(m.moe.top_k == 8);
+    CHECK(m.moe.shared_experts == 1);
+    CHECK(m.moe.dense_layers == 3);
+    require_same_shape(m, Database::builtin().model("deepseek-v3"));
+    CHECK(count_parameters(m).total == Approx(671e9).epsilon(0.001));
+    // q_lora_rank null (DeepSeek-V2-Lite): Q is projected from the hidden state.
+    Json lite = cfg;
+    lite["q_lora_rank"] = nullptr;
+    CHECK(read_ok(lite).mla.q_lora_rank == 0);
+    // A latent without its head dimensions is refused, naming the key.
+    Json bad = cfg;
+    bad.erase("qk_nope_head_dim");
+    Problems pr;
+    (void)model_from_hf_config(bad, "config.json", pr);
+    REQUIRE_FALSE(pr.empty());
+    CHECK(pr.lines.front().find("kv_lora_rank") != std::string::npos);
 }
 
 TEST_CASE("GPT-2 config.json", "[hf_config]") {

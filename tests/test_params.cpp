@@ -52,6 +52,12 @@ const std::map<std::string, Rounded>& rounded_active() {
     // Qwen3-30B-A3B card says "3.3B activated"; the rule gives 3.353B (its 30.5B total matches to 0.11%).
     static const std::map<std::string, Rounded> r{
         {"qwen3-30b-a3b", {0, 0.02, "Qwen3-30B-A3B card: 3.3B activated (rounded down from 3.35B)"}},
+        // DeepSeek-V3 report: "37B activated"; the rule gives 37.55B with both embedding matrices (the
+        // input embedding is a lookup, 0.93B): 36.6B without it.
+        {"deepseek-v3", {0, 0.02, "DeepSeek-V3 report: 37B activated (37.55B with the input embedding)"}},
+        // DeepSeek-V2-Lite card: "2.4B activated"; the rule gives 2.66B with both 0.21B embedding
+        // matrices, 2.45B without the input embedding's lookup.
+        {"deepseek-v2-lite", {0, 0.12, "DeepSeek-V2-Lite card: 2.4B activated (2.45B without the input embedding)"}},
     };
     return r;
 }
@@ -125,6 +131,32 @@ TEST_CASE(
     const auto mix = count_parameters(zoo("mixtral-8x7b"));
     CHECK(rel_err(mix.total, 46.7e9) <= 0.005);
     CHECK(rel_err(mix.active, 12.9e9) <= 0.005);
+}
+
+TEST_CASE(
+    "MLA by hand: DeepSeek-V3 attention 187.1M per layer, 671.0B total, KV cache 576 elements per token "
+    "and layer on every TP rank",
+    "[params][mla]") {
+    // q_down 7168·1536 + q_norm 1536 + q_up 1536·128·192 + kv_down 7168·(512 + 64) + kv_norm 512
+    // + kv_up 512·128·(128 + 128) + o 128·128·7168.
+    const auto m = zoo("deepseek-v3");
+    const double attn =
+        7168.0 * 1536 + 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512 + 512.0 * 128 * 256 + 128.0 * 128 * 7168;
+    CHECK(count_parameters(m).attention_per_layer == attn);
+    CHECK(rel_err(count_parameters(m).total, 671e9) <= 0.001);
+    // The down-projections and latent norms stay whole on every TP rank: per rank at tp 8.
+    const auto pc = count_parameters(m);
+    const double whole = 7168.0 * 1536 + 1536 + 7168.0 * 576 + 512;
+    CHECK(layer_params_per_tp_rank(m, pc, 8, false) == Approx((pc.dense_layer - whole) / 8 + whole).epsilon(1e-12));
+    // KV cache: the latent (512) and the shared RoPE key (64), not 2·128·192 per layer, at any tp.
+    CHECK(kv_cache_elements_per_token_layer(m, 1) == 576);
+    CHECK(kv_cache_elements_per_token_layer(m, 8) == 576);
+    // A model without MLA: K and V of the rank's KV heads.
+    CHECK(kv_cache_elements_per_token_layer(zoo("llama-3-8b"), 2) == 2.0 * 4 * 128);
+    // V2-Lite has no query latent: Q comes straight from the hidden state.
+    const auto lite = zoo("deepseek-v2-lite");
+    CHECK(count_parameters(lite).attention_per_layer ==
+          2048.0 * 16 * 192 + 2048.0 * 576 + 512 + 512.0 * 16 * 256 + 16.0 * 128 * 2048);
 }
 
 TEST_CASE("exact safetensors counts: Llama-2-70B 68,976,648,192 and Llama-3-8B 8,030,261,248", "[params][published]") {

@@ -47,6 +47,7 @@ Json context_for(const ScenarioKey& k) {
     if (starts_with(o, "/model")) {
         j["model"] = {{"layers", 4}, {"hidden", 256}, {"heads", 4}, {"vocab", 1000}};
         if (o == "/model/moe") j["model"]["moe"] = {{"experts", 8}, {"top_k", 2}};
+        if (o == "/model/mla") j["model"]["mla"] = {{"kv_lora_rank", 32}, {"qk_rope_head_dim", 16}};
     } else if (starts_with(o, "/system")) {
         j["system"] = {{"preset", "dgx-h100"}};
         if (starts_with(o, "/system/gpu")) j["system"]["gpu"] = {{"preset", "h100-sxm"}};

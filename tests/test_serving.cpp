@@ -37,7 +37,7 @@ Json mixed(Json extra = Json::object()) {
 
 }   // namespace
 
-TEST_CASE("KV bytes per token by hand: MHA and GQA", "[serving][kv]") {
+TEST_CASE("KV bytes per token by hand: MHA, GQA and MLA", "[serving][kv]") {
     // Llama-2-7B, MHA: 32 layers x 32 KV heads x 128 dims x (K, V) x 2 bytes = 524,288 bytes.
     const auto mha = serving("llama-2-7b", 1, 1, {{"kv_precision", "bf16"}});
     CHECK(kv_pool(mha.serving_job()).bytes_per_token == Approx(32.0 * 32 * 128 * 2 * 2));
@@ -47,6 +47,10 @@ TEST_CASE("KV bytes per token by hand: MHA and GQA", "[serving][kv]") {
     CHECK(kv_pool(gqa.serving_job()).bytes_per_token == Approx(32.0 * 8 * 128 * 2 * 2));
     const auto gqa8 = serving("llama-3-8b", 2, 2, {{"kv_precision", "fp8"}});
     CHECK(kv_pool(gqa8.serving_job()).bytes_per_token == Approx(32.0 * 4 * 128 * 2 * 1));
+    // DeepSeek-V3, MLA: 61 layers x (512 latent + 64 RoPE key) x 1 byte (fp8), whole on every rank of
+    // tp 8 — not 2 x 128 heads x 192 per layer.
+    const auto mla = serving("deepseek-v3", 8, 8, {{"kv_precision", "fp8"}, {"weight_precision", "fp8"}});
+    CHECK(kv_pool(mla.serving_job()).bytes_per_token == Approx(61.0 * 576 * 1));
     // The pool: 90% of what the weights and the 1 GiB runtime leave, in 16-token blocks.
     const auto p = kv_pool(gqa.serving_job());
     const auto m = inference_memory(gqa.model, gqa.system, gqa.parallel, gqa.inference);

@@ -586,14 +586,30 @@ Calc kv_cache_calc(const ModelSpec& m, const AcceleratorSpec& gpu, std::int64_t 
     const auto mem = one_gpu_serving_memory(m, gpu, batch, context, weights, kv);
     Calc c;
     c.title = fmt::format("KV cache of {} ({} KV) on one {}", m.name, to_string(kv), gpu.display_name);
-    c.given = {fmt::format("L = {}, KV heads = {}, head dim = {}, {} B per element, context {} tokens, batch {}",
-                           m.layers, m.kv_heads, m.head_dim, num(precision_bytes(kv)), context, batch)};
-    c.steps.push_back(
-        step("per token", "2 (K and V) · L · kv_heads · d · bytes",
-             fmt::format("2 · {} · {} · {} · {}", m.layers, m.kv_heads, m.head_dim, num(precision_bytes(kv))),
-             mem.kv_bytes_per_token / 1e3, "KB",
-             m.kv_heads < m.heads ? "GQA stores kv_heads, not heads: the cache shrinks by heads/kv_heads"
-                                  : "MHA: every head keeps its own K and V"));
+    if (m.mla.enabled()) {
+        c.given = {fmt::format(
+            "L = {}, MLA latent = {}, shared RoPE key = {}, {} B per element, context {} tokens, "
+            "batch {}",
+            m.layers, m.mla.kv_lora_rank, m.mla.qk_rope_head_dim, num(precision_bytes(kv)), context, batch)};
+        c.steps.push_back(step("per token", "L · (kv_lora_rank + qk_rope_head_dim) · bytes",
+                               fmt::format("{} · ({} + {}) · {}", m.layers, m.mla.kv_lora_rank, m.mla.qk_rope_head_dim,
+                                           num(precision_bytes(kv))),
+                               mem.kv_bytes_per_token / 1e3, "KB",
+                               fmt::format("MLA caches one latent per token for all {} heads, not K and V per head "
+                                           "(MHA would need 2·{}·{} per layer: {:.0f}x more)",
+                                           m.heads, m.heads, m.head_dim,
+                                           2.0 * m.heads * static_cast<double>(m.head_dim) /
+                                               static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim))));
+    } else {
+        c.given = {fmt::format("L = {}, KV heads = {}, head dim = {}, {} B per element, context {} tokens, batch {}",
+                               m.layers, m.kv_heads, m.head_dim, num(precision_bytes(kv)), context, batch)};
+        c.steps.push_back(
+            step("per token", "2 (K and V) · L · kv_heads · d · bytes",
+                 fmt::format("2 · {} · {} · {} · {}", m.layers, m.kv_heads, m.head_dim, num(precision_bytes(kv))),
+                 mem.kv_bytes_per_token / 1e3, "KB",
+                 m.kv_heads < m.heads ? "GQA stores kv_heads, not heads: the cache shrinks by heads/kv_heads"
+                                      : "MHA: every head keeps its own K and V"));
+    }
     c.steps.push_back(
         step("for the batch", "per token · context · batch",
              fmt::format("{} · {} · {}", bytes_str(mem.kv_bytes_per_token), context, batch), mem.kv_cache_bytes / kGB,
