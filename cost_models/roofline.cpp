@@ -157,7 +157,11 @@ KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noex
     t.bytes = q_o + kv;
     const Precision ap =
         (s.precision == Precision::fp8 || s.precision == Precision::fp32) ? Precision::bf16 : s.precision;
-    const double eff = s.backward ? a.efficiency.attention_bwd : a.efficiency.attention_fwd;
+    double eff = s.backward ? a.efficiency.attention_bwd : a.efficiency.attention_fwd;
+    if (s.fa2) {
+        const double fa2 = s.backward ? a.efficiency.fa2_attention_bwd : a.efficiency.fa2_attention_fwd;
+        if (fa2 > 0) eff = fa2;
+    }
     // Short sequences cannot fill the machine: one (batch·head, 128-query block) per SM at a time.
     const double blocks = s.batch_heads * std::ceil(s.s_q / 128.0);
     const double sms = std::max(1, a.sm_count);

@@ -84,6 +84,7 @@ struct AttentionSpec {
     bool sustained = true;
     bool fused = true;
     bool dropout = false;   // unfused: attention dropout over the scores
+    bool fa2 = false;       // fused: the FlashAttention-2 kernels (uses_fa2_attention), not the chip's best
     double launches = 1;    // kernel launches it takes
 };
 // Bytes per score element the unfused elementwise kernels move (softmax, and dropout when `dropout`):

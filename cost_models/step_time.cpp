@@ -167,6 +167,7 @@ struct Builder {
         // QKᵀ over head_dim and PV over the value dimension: the mean gives the FLOPs (MLA: 192 and 128).
         as.d = 0.5 * static_cast<double>(m.head_dim + m.v_head());
         as.causal = true;
+        as.fa2 = uses_fa2_attention(p.framework);
         as.precision = gp;
         as.fused = t.flash_attention;
         as.dropout = m.dropout;

@@ -61,6 +61,8 @@ void parse_efficiency(const Json& j, const std::string& pointer, Problems& pr, E
     e.hbm_efficiency = r.num_key_or("hbm_efficiency", e.hbm_efficiency);
     e.attention_fwd = r.num_key_or("attention_fwd", e.attention_fwd);
     e.attention_bwd = r.num_key_or("attention_bwd", e.attention_bwd);
+    e.fa2_attention_fwd = r.num_key_or("fa2_attention_fwd", e.fa2_attention_fwd);
+    e.fa2_attention_bwd = r.num_key_or("fa2_attention_bwd", e.fa2_attention_bwd);
     e.kernel_launch_us = r.num_key_or("kernel_launch_us", e.kernel_launch_us);
     e.sustained_fraction = r.num_key_or("sustained_fraction", e.sustained_fraction);
     r.finish();
@@ -710,6 +712,8 @@ Json to_json(const AcceleratorSpec& a, bool with_provenance) {
                 {"hbm_efficiency", a.efficiency.hbm_efficiency},
                 {"attention_fwd", a.efficiency.attention_fwd},
                 {"attention_bwd", a.efficiency.attention_bwd},
+                {"fa2_attention_fwd", a.efficiency.fa2_attention_fwd},
+                {"fa2_attention_bwd", a.efficiency.fa2_attention_bwd},
                 {"kernel_launch_us", a.efficiency.kernel_launch_us},
                 {"sustained_fraction", a.efficiency.sustained_fraction}}}};
     if (with_provenance) j["provenance"] = provenance_json(a.provenance);

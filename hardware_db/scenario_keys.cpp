@@ -568,6 +568,19 @@ std::vector<ScenarioKey> build() {
                     .real(limits::kMinFraction, true, 1.0)
                     .computed("the preset's")
                     .example("0.5"));
+    t.push_back(K(e, "fa2_attention_fwd", KT::number, kAllKinds,
+                  "FlashAttention-2 forward share of the dense peak (the kernels of framework torchtitan and "
+                  "deepspeed: PyTorch SDPA, flash-attn 2); 0: as attention_fwd")
+                    .ext()
+                    .real(0.0, true, 1.0)
+                    .computed("the preset's")
+                    .example("0.33"));
+    t.push_back(K(e, "fa2_attention_bwd", KT::number, kAllKinds,
+                  "FlashAttention-2 backward share of the dense peak; 0: as attention_bwd")
+                    .ext()
+                    .real(0.0, true, 1.0)
+                    .computed("the preset's")
+                    .example("0.285"));
     t.push_back(K(e, "kernel_launch_us", KT::number, kAllKinds, "launch overhead per kernel")
                     .ext()
                     .real(0.0, true, limits::kMaxLatencyUs)

@@ -63,6 +63,8 @@ const char* to_string(Framework f) {
     return "unspecified";
 }
 
+bool uses_fa2_attention(Framework f) { return f == Framework::torchtitan || f == Framework::deepspeed; }
+
 const char* to_string(Offload o) {
     switch (o) {
         case Offload::none: return "none";

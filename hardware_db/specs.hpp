@@ -55,6 +55,11 @@ struct EfficiencyModel {
     // FlashAttention kernels: fraction of dense peak reached, forward and backward.
     double attention_fwd = 0.6;
     double attention_bwd = 0.5;
+    // The FlashAttention-2 kernels that PyTorch-native frameworks run (SDPA's flash backend,
+    // flash-attn 2) where they differ from the best fused kernel above (Hopper: FlashAttention-3 and
+    // cuDNN reach 0.55-0.62 of the peak, FlashAttention-2 0.31-0.35). 0: the same as attention_fwd/bwd.
+    double fa2_attention_fwd = 0;
+    double fa2_attention_bwd = 0;
     // Per-kernel launch and scheduling overhead (us).
     double kernel_launch_us = 4.0;
     // Fraction of isolated-kernel throughput that kernels sustain inside an end-to-end multi-GPU
@@ -199,6 +204,10 @@ enum class Optimizer { adam, sgd, adafactor };
 const char* to_string(Recompute r);
 const char* to_string(Offload o);
 const char* to_string(Framework f);
+// Whether a framework's attention runs the FlashAttention-2 kernels (PyTorch SDPA / flash-attn 2:
+// torchtitan, DeepSpeed with Hugging Face models or Megatron-DeepSpeed) rather than Transformer Engine's
+// fused attention (cuDNN / FlashAttention-3 on Hopper; Megatron-LM, NeMo, and an unnamed framework).
+bool uses_fa2_attention(Framework f);
 const char* to_string(Optimizer o);
 const char* to_string(MlpKind m);
 
