@@ -447,13 +447,41 @@ Calc params_calc(const ModelSpec& m) {
     c.given = {fmt::format("L = {}, h = {}, heads = {} (KV heads {}), head dim {}, FFN {} ({}), V = {}{}", m.layers,
                            m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn_hidden, to_string(m.mlp), m.vocab,
                            m.tied_embeddings ? ", tied embeddings" : "")};
-    const double qkv = h * (m.q_dim() + 2.0 * m.kv_dim());
-    c.steps.push_back(step("QKV projection per layer (GQA: K and V have kv_heads·d columns)", "h·(q + 2·kv)",
-                           fmt::format("{}·({} + 2·{})", m.hidden, m.q_dim(), m.kv_dim()), qkv / 1e6, "M",
-                           m.kv_heads < m.heads ? "MHA would need 3·h·q; GQA shrinks K and V by heads/kv_heads" : ""));
-    c.steps.push_back(step("attention per layer (QKV + output projection + biases)", "h·(q + 2·kv) + q·h",
-                           fmt::format("{} + {}·{}", count_str(qkv), m.q_dim(), m.hidden), pc.attention_per_layer / 1e6,
-                           "M"));
+    if (m.mla.enabled()) {
+        // Multi-head latent attention: the one count is mla_attention_params (cost_models/model_params).
+        const auto& a = m.mla;
+        const std::int64_t dn = m.head_dim - a.qk_rope_head_dim;
+        c.given.push_back(
+            fmt::format("MLA: q latent r_q = {}, KV latent r_kv = {}, RoPE key d_r = {}, d_qk = {}, "
+                        "d_v = {}",
+                        a.q_lora_rank, a.kv_lora_rank, a.qk_rope_head_dim, m.head_dim, a.v_head_dim));
+        c.steps.push_back(step(
+            "attention per layer (MLA: down-projections to the latents, their norms, up-projections, output)",
+            a.q_lora_rank > 0 ? "h·r_q + r_q + r_q·H·d_qk + h·(r_kv + d_r) + r_kv + r_kv·H·(d_qk − d_r + d_v) + H·d_v·h"
+                              : "h·H·d_qk + h·(r_kv + d_r) + r_kv + r_kv·H·(d_qk − d_r + d_v) + H·d_v·h",
+            a.q_lora_rank > 0
+                ? fmt::format(
+                      "{h}·{rq} + {rq} + {rq}·{H}·{dqk} + {h}·({rkv} + {dr}) + {rkv} + {rkv}·{H}·({dn} + {dv}) + "
+                      "{H}·{dv}·{h}",
+                      fmt::arg("h", m.hidden), fmt::arg("rq", a.q_lora_rank), fmt::arg("H", m.heads),
+                      fmt::arg("dqk", m.head_dim), fmt::arg("rkv", a.kv_lora_rank), fmt::arg("dr", a.qk_rope_head_dim),
+                      fmt::arg("dn", dn), fmt::arg("dv", a.v_head_dim))
+                : fmt::format("{h}·{H}·{dqk} + {h}·({rkv} + {dr}) + {rkv} + {rkv}·{H}·({dn} + {dv}) + {H}·{dv}·{h}",
+                              fmt::arg("h", m.hidden), fmt::arg("H", m.heads), fmt::arg("dqk", m.head_dim),
+                              fmt::arg("rkv", a.kv_lora_rank), fmt::arg("dr", a.qk_rope_head_dim), fmt::arg("dn", dn),
+                              fmt::arg("dv", a.v_head_dim)),
+            pc.attention_per_layer / 1e6, "M",
+            "K and V of every head come from one shared latent: the cache holds r_kv + d_r per token, not 2·H·d"));
+    } else {
+        const double qkv = h * (m.q_dim() + 2.0 * m.kv_dim());
+        c.steps.push_back(
+            step("QKV projection per layer (GQA: K and V have kv_heads·d columns)", "h·(q + 2·kv)",
+                 fmt::format("{}·({} + 2·{})", m.hidden, m.q_dim(), m.kv_dim()), qkv / 1e6, "M",
+                 m.kv_heads < m.heads ? "MHA would need 3·h·q; GQA shrinks K and V by heads/kv_heads" : ""));
+        c.steps.push_back(step("attention per layer (QKV + output projection + biases)", "h·(q + 2·kv) + q·h",
+                               fmt::format("{} + {}·{}", count_str(qkv), m.q_dim(), m.hidden),
+                               pc.attention_per_layer / 1e6, "M"));
+    }
     c.steps.push_back(step(
         m.mlp == MlpKind::swiglu ? "MLP per layer (SwiGLU: gate, up, down)" : "MLP per layer (up, down)",
         m.mlp == MlpKind::swiglu ? "3·h·f" : "2·h·f (+ biases)",
