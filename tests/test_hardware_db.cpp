@@ -366,3 +366,35 @@ TEST_CASE("an inline model's bias and dropout default by its MLP family: SwiGLU 
     CHECK(explicit_bias.bias);
     CHECK(explicit_bias.dropout);
 }
+
+TEST_CASE("AMD Instinct and Blackwell Ultra entries carry their datasheet and MAMF numbers", "[hwdb][peaks]") {
+    const double T = 1e12;
+    // AMD MI300X datasheet: 1307.4 TFLOPS dense BF16, 2614.9 FP8, 192 GB HBM3 at 5.3 TB/s, 304 CUs, 750 W;
+    // rocm-smi reports 205822885888 B of VRAM.
+    const auto mi300x = db().accelerator("mi300x");
+    CHECK(mi300x.vendor == "amd");
+    CHECK(mi300x.peak(Precision::bf16) == Approx(1307.4 * T));
+    CHECK(mi300x.peak(Precision::fp8) == Approx(2614.9 * T));
+    CHECK(mi300x.hbm_GBps == 5300.0);
+    CHECK(mi300x.hbm_capacity_bytes == Approx(205822885888.0).epsilon(1e-4));
+    CHECK(mi300x.sm_count == 304);
+    // ml-engineering MAMF: MI300X BF16 668.4 TFLOPS (over the 1307.4 peak, not the table's rounded 1300).
+    CHECK(mi300x.gemm_max(Precision::bf16) == Approx(668.4 / 1307.4).margin(5e-4));
+    // B300: 288 GB HBM3e (nvidia-smi 275040 MiB), 8 TB/s, BF16 2250 / FP8 4500 dense; MAMF 1769.0 and 3353.3.
+    const auto b300 = db().accelerator("b300");
+    CHECK(b300.hbm_capacity_bytes == Approx(275040.0 * 1024 * 1024).epsilon(1e-4));
+    CHECK(b300.hbm_capacity_bytes < 288e9);
+    CHECK(b300.hbm_GBps == 8000.0);
+    CHECK(b300.peak(Precision::bf16) == 2250 * T);
+    CHECK(b300.gemm_max(Precision::bf16) == Approx(1769.0 / 2250).margin(5e-4));
+    CHECK(b300.gemm_max(Precision::fp8) == Approx(3353.3 / 4500).margin(5e-4));
+    CHECK(db().accelerator("gb300").peak(Precision::fp4) == 15000 * T);
+    // MI300X platform: 7 XGMI links x 64 GB/s per direction, no switch; DGX B300: 8x 800 Gb/s ConnectX-8.
+    const auto mi = db().system("mi300x-8x");
+    CHECK(mi.intra_node_GBps == 7 * 64.0);
+    CHECK_FALSE(mi.nvls);
+    CHECK(mi.inter_node_GBps == 8 * 400 / 8.0 / 8);
+    const auto dgx = db().system("dgx-b300");
+    CHECK(dgx.inter_node_GBps == 8 * 800 / 8.0 / 8);
+    CHECK(db().system("gb300-nvl72").scaleup_domain == 72);
+}
