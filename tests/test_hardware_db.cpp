@@ -397,4 +397,15 @@ TEST_CASE("AMD Instinct and Blackwell Ultra entries carry their datasheet and MA
     const auto dgx = db().system("dgx-b300");
     CHECK(dgx.inter_node_GBps == 8 * 800 / 8.0 / 8);
     CHECK(db().system("gb300-nvl72").scaleup_domain == 72);
+    // MI325X: MI300X compute, 256 GB HBM3e at 6 TB/s, 1000 W; MI355X: 2516.6 BF16 (2400 MHz x 512 x 2 x 1024),
+    // 288 GB at 8 TB/s, 256 CUs; MAMF 784.9 and 1565.0 over those peaks.
+    const auto mi325x = db().accelerator("mi325x"), mi355x = db().accelerator("mi355x");
+    CHECK(mi325x.peak(Precision::bf16) == mi300x.peak(Precision::bf16));
+    CHECK(mi325x.hbm_GBps == 6000.0);
+    CHECK(mi325x.gemm_max(Precision::bf16) == Approx(784.9 / 1307.4).margin(5e-4));
+    CHECK(mi355x.peak(Precision::bf16) == Approx(2400e6 * 512 * 2 * 1024));
+    CHECK(mi355x.hbm_GBps == 8000.0);
+    CHECK(mi355x.sm_count == 256);
+    CHECK(mi355x.gemm_max(Precision::bf16) == Approx(1565.0 / 2516.6).margin(5e-4));
+    CHECK(db().system("mi355x-8x").intra_node_GBps == Approx(7 * 153.6 / 2));
 }
