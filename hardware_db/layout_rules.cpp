@@ -19,11 +19,17 @@ LayoutRules tp_rules(const ModelSpec& m, int tp) {
     return r;
 }
 
+std::int64_t max_pipeline_chunks(int layers) {
+    // The embedding and the loss may each fill a model chunk of their own (Llama 3.1 405B's 126 layers on
+    // pp 16 x vp 8 = 128 chunks, as Megatron-Bridge runs it); beyond that a chunk would hold nothing.
+    return static_cast<std::int64_t>(layers) + 2;
+}
+
 LayoutRules pp_rules(const ModelSpec& m, int pp, int vp) {
     LayoutRules r = 0;
     if (pp > m.layers)
         r |= bit(LayoutRule::pp_layers);
-    else if (static_cast<std::int64_t>(pp) * vp > m.layers)
+    else if (static_cast<std::int64_t>(pp) * vp > max_pipeline_chunks(m.layers))
         r |= bit(LayoutRule::vp_layers);
     if (vp > 1 && pp == 1) r |= bit(LayoutRule::vp_needs_pp);
     return r;
@@ -66,7 +72,10 @@ RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p
                     fmt::format("a divisor of moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden)};
         case LayoutRule::pp_layers: return {"/parallel/pp", p.pp, fmt::format("at most layers ({})", m.layers)};
         case LayoutRule::vp_layers:
-            return {"/parallel/vp", p.vp, fmt::format("pp·vp at most layers ({}), pp = {}", m.layers, p.pp)};
+            return {"/parallel/vp", p.vp,
+                    fmt::format("pp·vp at most layers + 2 ({}: the embedding and the loss may fill a chunk each), "
+                                "pp = {}",
+                                max_pipeline_chunks(m.layers), p.pp)};
         case LayoutRule::vp_needs_pp:
             return {"/parallel/vp", p.vp, "1 when pp = 1 (interleaving needs pipeline stages)"};
         case LayoutRule::ep_dense: return {"/parallel/ep", p.ep, "1 for a dense model (expert parallelism needs moe)"};
@@ -103,7 +112,7 @@ std::string rule_summary(LayoutRule r, const ModelSpec& m, const TrainingConfig&
         case LayoutRule::tp_expert_ffn:
             return fmt::format("tp does not divide moe.expert_ffn_hidden ({})", m.moe.expert_ffn_hidden);
         case LayoutRule::pp_layers: return fmt::format("pp above layers ({})", m.layers);
-        case LayoutRule::vp_layers: return fmt::format("pp·vp above layers ({})", m.layers);
+        case LayoutRule::vp_layers: return fmt::format("pp·vp above layers + 2 ({})", max_pipeline_chunks(m.layers));
         case LayoutRule::vp_needs_pp: return "vp > 1 without pipeline stages";
         case LayoutRule::ep_dense: return "ep > 1 on a dense model";
         case LayoutRule::ep_experts: return fmt::format("ep does not divide moe.experts ({})", m.moe.experts);

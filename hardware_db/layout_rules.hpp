@@ -16,7 +16,7 @@ enum class LayoutRule : std::uint8_t {
     tp_ffn,          // tp divides ffn_hidden
     tp_expert_ffn,   // tp divides moe.expert_ffn_hidden
     pp_layers,       // pp at most layers
-    vp_layers,       // pp·vp at most layers
+    vp_layers,       // pp·vp at most layers + 2 (embedding and loss chunks)
     vp_needs_pp,     // model chunks need pipeline stages
     ep_dense,        // expert parallelism needs a MoE model
     ep_experts,      // ep divides moe.experts
@@ -35,6 +35,9 @@ constexpr LayoutRules bit(LayoutRule r) { return LayoutRules{1} << static_cast<i
 
 // The rules one dimension of a layout breaks.
 [[nodiscard]] LayoutRules tp_rules(const ModelSpec& m, int tp);
+// Model chunks a pipeline may hold (pp·vp): every transformer layer, plus one chunk each for the embedding
+// and the loss (Megatron-Core's account_for_embedding/loss_in_pipeline_split).
+[[nodiscard]] std::int64_t max_pipeline_chunks(int layers);
 [[nodiscard]] LayoutRules pp_rules(const ModelSpec& m, int pp, int vp);
 [[nodiscard]] LayoutRules ep_rules(const ModelSpec& m, int ep, int dp_cp);
 [[nodiscard]] LayoutRules cp_rules(std::int64_t seq_len, int cp);

@@ -303,3 +303,20 @@ TEST_CASE("parse_scenario: defaults without a training object (dp from gpus, glo
         "parallel": {"pp": 2, "vp": 4}, "training": {"global_batch": 64}})"));
     CHECK(v.parallel.schedule == find_schedule("interleaved"));
 }
+
+TEST_CASE("pp·vp may reach layers + 2 (embedding and loss chunks), not beyond", "[errors][library]") {
+    // Llama 3.1 405B: 126 layers on pp 16 x vp 8 = 128 model chunks, the layout Megatron-Bridge runs with
+    // account_for_embedding/loss_in_pipeline_split.
+    const Scenario ok = parse_scenario(Json::parse(R"({"model": "llama-3.1-405b", "system": "gb200-nvl72",
+        "gpus": 256, "parallel": {"tp": 4, "pp": 16, "vp": 8}, "training": {"global_batch": 64}})"));
+    CHECK(ok.parallel.vp == 8);
+    try {
+        (void)parse_scenario(Json::parse(R"({"model": "llama-3.1-405b", "system": "gb200-nvl72",
+            "gpus": 256, "parallel": {"tp": 4, "pp": 16, "vp": 9}, "training": {"global_batch": 64}})"));
+        FAIL("expected a ConfigError");
+    } catch (const ConfigError& e) {
+        REQUIRE_FALSE(e.problems().empty());
+        CHECK(e.problems()[0].find("/parallel/vp: 9") != std::string::npos);
+        CHECK(e.problems()[0].find("layers + 2 (128:") != std::string::npos);
+    }
+}
