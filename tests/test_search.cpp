@@ -87,7 +87,8 @@ Brute brute_force(const Scenario& base, int gpus, std::int64_t gb) {
                                     else {
                                         sch.emplace_back(find_schedule("1f1b"), 1);
                                         sch.emplace_back(find_schedule("zero-bubble"), 1);
-                                        for (int v = 2; v * pp <= max_pipeline_chunks(m.layers); ++v)
+                                        for (int v = 2;
+                                             static_cast<std::int64_t>(v) * pp <= max_pipeline_chunks(m.layers); ++v)
                                             sch.emplace_back(find_schedule("interleaved"), v);
                                     }
                                     // Overlap policies: TP overlap on where it acts, param-gather overlap

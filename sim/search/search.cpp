@@ -161,7 +161,7 @@ struct Ctx {
                 if (allowed(sp.vp, 1)) out.emplace_back(&s, 1);
                 continue;
             }
-            for (int v = 2; pp * v <= max_pipeline_chunks(layers); ++v)
+            for (int v = 2; static_cast<std::int64_t>(pp) * v <= max_pipeline_chunks(layers); ++v)
                 if (allowed(sp.vp, v)) out.emplace_back(&s, v);
         }
         return out;
