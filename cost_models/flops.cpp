@@ -15,12 +15,7 @@ LayerFlops layer_flops_per_token(const ModelSpec& m, double seq_len, bool moe_la
     const double vd = static_cast<double>(m.v_dim());
     f.attn_core = (causal ? 1.0 : 2.0) * seq_len * (q + vd);
     f.attn_out = 2.0 * vd * h;
-    if (m.mla.enabled()) {
-        // Every projection but the output one: 2 FLOPs per weight (the latent norms are not GEMMs).
-        const double norms = (m.mla.q_lora_rank > 0 ? static_cast<double>(m.mla.q_lora_rank) : 0.0) +
-                             static_cast<double>(m.mla.kv_lora_rank);
-        f.qkv = 2.0 * (mla_attention_params(m) - norms - vd * h - (m.bias ? h : 0.0));
-    }
+    if (m.mla.enabled()) f.qkv = 2.0 * mla_projection_weights(m);
     if (moe_layer && m.moe.enabled()) {
         f.mlp = 2.0 * gamma * h *
                 (static_cast<double>(m.moe.expert_ffn_hidden) * m.moe.top_k +

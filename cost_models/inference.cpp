@@ -89,7 +89,7 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
         // and the latent output·W_UV after the attention, one small GEMM per head).
         const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
         const double dr = static_cast<double>(m.mla.qk_rope_head_dim), dv = static_cast<double>(m.v_head());
-        const double dn = static_cast<double>(m.head_dim) - dr;
+        const double dn = static_cast<double>(m.qk_nope_head_dim());
         if (rq > 0) {
             linear(M, rq, h, 1);
             linear(M, m.q_dim() / static_cast<double>(tp), rq, 1);

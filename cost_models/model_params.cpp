@@ -12,24 +12,36 @@ double mlp_params(const ModelSpec& m, double f) {
     return 2.0 * h * f + (m.bias ? f + h : 0.0);
 }
 
+namespace {
+// The two latent norms (the Q latent's when Q has one, the KV latent's).
+double mla_latent_norm_params(const ModelSpec& m) {
+    return static_cast<double>(m.mla.q_lora_rank + m.mla.kv_lora_rank);
+}
+// The down-projection matrices: hidden -> Q latent (when Q has one), hidden -> KV latent + RoPE key.
+double mla_down_projection_weights(const ModelSpec& m) {
+    const double h = static_cast<double>(m.hidden);
+    return h * static_cast<double>(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+}
+}   // namespace
+
 double mla_down_projection_params(const ModelSpec& m) {
     if (!m.mla.enabled()) return 0.0;
-    const double h = static_cast<double>(m.hidden);
+    return mla_down_projection_weights(m) + mla_latent_norm_params(m);
+}
+
+double mla_projection_weights(const ModelSpec& m) {
+    const double h = static_cast<double>(m.hidden), H = m.heads;
     const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
-    const double dr = static_cast<double>(m.mla.qk_rope_head_dim);
-    // Q down-projection and its norm (when Q has a latent), KV down-projection (latent and the shared
-    // RoPE key) and the latent's norm.
-    return (rq > 0 ? h * rq + rq : 0.0) + h * (rkv + dr) + rkv;
+    const double q_up = (rq > 0 ? rq : h) * H * static_cast<double>(m.head_dim);   // Q from its latent (or h)
+    // K (no-RoPE part) and V of every head from the KV latent.
+    const double kv_up = rkv * H * static_cast<double>(m.qk_nope_head_dim() + m.v_head());
+    return mla_down_projection_weights(m) + q_up + kv_up;
 }
 
 double mla_attention_params(const ModelSpec& m) {
-    const double h = static_cast<double>(m.hidden), H = m.heads;
-    const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
-    const double dqk = static_cast<double>(m.head_dim), dv = static_cast<double>(m.mla.v_head_dim);
-    const double dn = dqk - static_cast<double>(m.mla.qk_rope_head_dim);
-    const double q_up = (rq > 0 ? rq : h) * H * dqk;   // Q from its latent (or from the hidden state)
-    const double kv_up = rkv * H * (dn + dv);          // K (no-RoPE part) and V of every head from the latent
-    return mla_down_projection_params(m) + q_up + kv_up + H * dv * h + (m.bias ? h : 0.0);
+    const double h = static_cast<double>(m.hidden);
+    return mla_projection_weights(m) + mla_latent_norm_params(m) + static_cast<double>(m.v_dim()) * h +
+           (m.bias ? h : 0.0);
 }
 
 ParamCounts count_parameters(const ModelSpec& m) {
@@ -44,14 +56,17 @@ ParamCounts count_parameters(const ModelSpec& m) {
     c.output = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * h;
     c.final_norm = norm;
 
-    c.attention_per_layer = h * q + 2.0 * h * kv + q * h;
-    // Transformer-XL relative positions (Gopher, Chinchilla): one h×q projection per layer.
-    if (m.position == PositionKind::relative) c.attention_per_layer += h * q;
-    if (m.bias)
-        c.attention_per_layer += q + 2.0 * kv + h;
-    else if (m.qkv_bias)
-        c.attention_per_layer += q + 2.0 * kv;
-    if (m.mla.enabled()) c.attention_per_layer = mla_attention_params(m);
+    if (m.mla.enabled()) {
+        c.attention_per_layer = mla_attention_params(m);
+    } else {
+        c.attention_per_layer = h * q + 2.0 * h * kv + q * h;
+        // Transformer-XL relative positions (Gopher, Chinchilla): one h×q projection per layer.
+        if (m.position == PositionKind::relative) c.attention_per_layer += h * q;
+        if (m.bias)
+            c.attention_per_layer += q + 2.0 * kv + h;
+        else if (m.qkv_bias)
+            c.attention_per_layer += q + 2.0 * kv;
+    }
     c.norms_per_layer = (m.parallel_block ? 1.0 : 2.0) * norm;
     c.dense_mlp_per_layer = mlp_params(m, static_cast<double>(m.ffn_hidden));
     if (m.moe.enabled()) {

@@ -40,6 +40,9 @@ struct ParamCounts {
 // shared RoPE key), KV up (K no-RoPE part and V of every head), output projection, the two latent norms;
 // and the part of it every TP rank keeps whole (the down-projections and their norms).
 [[nodiscard]] double mla_attention_params(const ModelSpec& m);
+// The MLA projection matrices of one layer but the output projection (Q down/up or direct, KV down and
+// up): the weights the attention's input GEMMs read, 2 FLOPs each per token.
+[[nodiscard]] double mla_projection_weights(const ModelSpec& m);
 [[nodiscard]] double mla_down_projection_params(const ModelSpec& m);
 
 // Parameters of one layer on one TP rank, routed experts excluded: the K and V projections hold

@@ -141,7 +141,7 @@ struct Builder {
             // input is the gathered sequence), latent norms, column-parallel up-projections.
             const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
             const double dr = static_cast<double>(m.mla.qk_rope_head_dim), dv = static_cast<double>(m.v_head());
-            const double dn = static_cast<double>(m.head_dim) - dr;
+            const double dn = static_cast<double>(m.qk_nope_head_dim());
             if (rq > 0) {
                 gemm(L, "q_down", T, rq, h, 1.0, full);
                 mem(L, "q_norm", 2.0 * e * T * rq, full);

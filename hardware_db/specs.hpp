@@ -187,6 +187,8 @@ struct ModelSpec {
     // the input of the output projection.
     std::int64_t v_head() const { return mla.enabled() ? mla.v_head_dim : head_dim; }
     std::int64_t v_dim() const { return static_cast<std::int64_t>(heads) * v_head(); }
+    // MLA: the query/key width without the shared RoPE part (head_dim − qk_rope_head_dim).
+    std::int64_t qk_nope_head_dim() const { return head_dim - mla.qk_rope_head_dim; }
     bool is_moe_layer(int layer) const { return moe.enabled() && layer >= moe.dense_layers; }
     int moe_layers() const { return moe.enabled() ? layers - moe.dense_layers : 0; }
     int dense_mlp_layers() const { return layers - moe_layers(); }

@@ -212,3 +212,12 @@ TEST_CASE("inference FLOPs per token, MoE: top-k routed + shared experts in the 
     CHECK(f.router == 32 * 2.0 * 4096 * 8);
     CHECK(f.hardware() == f.model() + f.router);
 }
+
+TEST_CASE("MLA FLOPs per token by hand: DeepSeek-V3 projections, QKᵀ over 192 and PV over 128", "[flops][mla]") {
+    const ModelSpec m = zoo("deepseek-v3");
+    const auto f = layer_flops_per_token(m, 4096, false, false);
+    // q_down 7168·1536, q_up 1536·128·192, kv_down 7168·(512 + 64), kv_up 512·128·(128 + 128).
+    CHECK(f.qkv == 2.0 * (7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256));
+    CHECK(f.attn_core == 2.0 * 4096 * 128 * (192 + 128));   // non-causal: 2·s·H·(d_qk + d_v)
+    CHECK(f.attn_out == 2.0 * 128 * 128 * 7168);
+}

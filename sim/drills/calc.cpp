@@ -450,7 +450,7 @@ Calc params_calc(const ModelSpec& m) {
     if (m.mla.enabled()) {
         // Multi-head latent attention: the one count is mla_attention_params (cost_models/model_params).
         const auto& a = m.mla;
-        const std::int64_t dn = m.head_dim - a.qk_rope_head_dim;
+        const std::int64_t dn = m.qk_nope_head_dim();
         c.given.push_back(
             fmt::format("MLA: q latent r_q = {}, KV latent r_kv = {}, RoPE key d_r = {}, d_qk = {}, "
                         "d_v = {}",
