@@ -77,7 +77,7 @@ void setup_flops(CLI::App* cmd, Context& ctx) {
             ctx.exit_code = 0;
             return;
         }
-        const auto f = training_flops(s.model, s.training);
+        const auto f = training_flops(s.model, s.training, s.parallel.framework);
         const auto pc = count_parameters(s.model);
         if (flags->json) {
             Json j = flops_json(f);

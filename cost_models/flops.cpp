@@ -1,6 +1,7 @@
 #include "cost_models/flops.hpp"
 
 #include "cost_models/model_params.hpp"
+#include "cost_models/recompute.hpp"
 
 namespace llmsim {
 
@@ -41,7 +42,29 @@ InferenceTokenFlops inference_token_flops(const ModelSpec& m, double context, bo
     return r;
 }
 
-TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t) {
+namespace {
+
+// Forward FLOPs per token of one layer that torchtitan's op-level selective recompute runs again
+// (op_sac_plan: every other GEMM; SDPA is saved unless attention is unfused).
+double op_sac_recompute_flops(const ModelSpec& m, const LayerFlops& f, bool moe_layer, bool flash) {
+    const auto plan = op_sac_plan(m, 1, 1.0, moe_layer);
+    const double gamma = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
+    const double h = static_cast<double>(m.hidden);
+    double routed = f.mlp, shared = 0;
+    if (moe_layer && m.moe.enabled()) {
+        shared = 2.0 * gamma * h * static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts;
+        routed = f.mlp - shared;
+    }
+    // fc1 holds gate and up ((γ − 1)/γ of the MLP's FLOPs), fc2 the rest.
+    const double fc1 = (gamma - 1.0) / gamma, fc2 = 1.0 / gamma;
+    return f.qkv * plan.qkv + f.attn_out * plan.attn_out + f.router * plan.router +
+           routed * (fc1 * plan.fc1 + fc2 * plan.fc2) + shared * (fc1 * plan.shared_fc1 + fc2 * plan.shared_fc2) +
+           (flash ? 0.0 : f.attn_core);
+}
+
+}   // namespace
+
+TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t, Framework framework) {
     TrainingFlops r;
     const double T = static_cast<double>(t.global_batch) * static_cast<double>(t.seq_len);
     r.tokens_per_step = T;
@@ -69,7 +92,10 @@ TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t) {
     const double fwd_exec = n_dense * d_ex.total() + n_moe * e_ex.total() + logits;
     r.forward_flops_per_step = T * fwd_exec;
     double recompute = 0;
-    if (t.recompute == Recompute::selective)
+    if (op_level_selective(framework, t.recompute))
+        recompute = n_dense * op_sac_recompute_flops(m, d_ex, false, t.flash_attention) +
+                    n_moe * op_sac_recompute_flops(m, e_ex, true, t.flash_attention);
+    else if (t.recompute == Recompute::selective)
         recompute = n_dense * d_ex.attn_core + n_moe * e_ex.attn_core;
     else if (t.recompute == Recompute::full)
         recompute = n_dense * d_ex.total() + n_moe * e_ex.total();

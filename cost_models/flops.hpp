@@ -50,6 +50,8 @@ struct TrainingFlops {
     double narayanan_flops_per_step = 0;   // 96·B·s·l·h²·(1 + s/6h + V/16lh), Narayanan et al. 2021 Eq. 3
 };
 
-[[nodiscard]] TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t);
+// `framework` decides what `recompute: selective` recomputes (op_level_selective, cost_models/recompute).
+[[nodiscard]] TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t,
+                                           Framework framework = Framework::unspecified);
 
 }   // namespace llmsim

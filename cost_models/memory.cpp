@@ -5,6 +5,7 @@
 
 #include "cost_models/layout.hpp"
 #include "cost_models/model_params.hpp"
+#include "cost_models/recompute.hpp"
 #include "cost_models/rlhf.hpp"
 
 namespace llmsim {
@@ -71,11 +72,21 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     a.full = a.attention + a.attention_scores + a.mlp + a.norms;
     switch (q.recompute) {
         case Recompute::none: a.total = a.full; break;
-        case Recompute::selective:   // the attention core is recomputed: no score tensors stored
-            a.total = a.attention + a.mlp + a.norms + (q.flash_attention ? flash_stats : 0.0);
+        case Recompute::selective:
+            if (q.op_sac) {
+                // torchtitan's op-level policy: the block input, the outputs of every other GEMM and
+                // SDPA's output and log-sum-exp (an unfused attention is recomputed).
+                const auto plan = op_sac_plan(m, q.tp, outside, q.moe_layer);
+                a.total = e * h * sb / outside + e * plan.saved_elements_per_token * sb +
+                          (q.flash_attention ? sb * e * od / t + flash_stats : 0.0);
+                a.recompute_working = a.full;
+            } else {   // the attention core is recomputed: no score tensors stored
+                a.total = a.attention + a.mlp + a.norms + (q.flash_attention ? flash_stats : 0.0);
+            }
             break;
         case Recompute::full:   // only the layer input is kept
             a.total = e * h * sb / outside;
+            a.recompute_working = a.full;
             break;
     }
     return a;
@@ -102,6 +113,7 @@ ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& 
     q.flash_attention = t.flash_attention;
     q.bytes_per_element = training_element_bytes(t.precision);
     q.gemm_input_bytes = t.precision == Precision::fp8 ? 1.0 : q.bytes_per_element;
+    q.op_sac = op_level_selective(p.framework, t.recompute);
     return q;
 }
 
@@ -248,8 +260,8 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
         d.activations_per_layer_bytes = per[s] > 0 ? per_mb / per[s] : 0.0;
         double act = per_mb * d.microbatches_in_flight;
         if (t.rlhf.enabled) act *= 2.0;   // the critic's activations (same shape as the actor)
-        if (t.recompute == Recompute::full)
-            d.recompute_working_bytes = std::max(dense ? dense_act.full : 0.0, moe ? moe_act.full : 0.0);
+        d.recompute_working_bytes =
+            std::max(dense ? dense_act.recompute_working : 0.0, moe ? moe_act.recompute_working : 0.0);
         if (s == 0) {
             d.embedding_activations_bytes =
                 d.microbatches_in_flight * embedding_activation_bytes(m, tokens_local, sp_div);

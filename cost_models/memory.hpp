@@ -24,6 +24,8 @@ struct ActivationQuery {
     // Bytes of a saved GEMM input: FP8 training (Transformer Engine) keeps the FP8 copy it cast for
     // the forward GEMM, not the 16-bit tensor.
     double gemm_input_bytes = 2.0;
+    // `recompute: selective` as torchtitan's op-level policy (op_level_selective, cost_models/recompute).
+    bool op_sac = false;
 };
 
 struct LayerActivations {
@@ -33,6 +35,9 @@ struct LayerActivations {
     double norms = 0;              // inputs of the layer norms
     double total = 0;              // what is kept for backward under the recompute policy
     double full = 0;               // what a layer holds without any recompute (working set in backward)
+    // Held besides `total` while backward recomputes one layer's forward (full recompute and op-level
+    // selective recompute rebuild the whole layer's activations; none and attention-core recompute: 0).
+    double recompute_working = 0;
 };
 
 [[nodiscard]] LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q);

@@ -6,6 +6,7 @@
 #include "cost_models/layer_bytes.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/model_params.hpp"
+#include "cost_models/recompute.hpp"
 #include "cost_models/roofline.hpp"
 
 namespace llmsim {
@@ -73,20 +74,21 @@ struct Builder {
 
     // Forward GEMM plus its two backward GEMMs (data gradient and weight gradient).
     // A frozen weight (LoRA's base model) needs no weight gradient; its input gradient still flows.
-    void gemm(LayerCost& L, const std::string& name, double M, double N, double K, double batch, bool recompute,
+    // `recompute`: the share of the forward that backward runs again (0 or 1, or op-level selective
+    // recompute's share of a fused GEMM group).
+    void gemm(LayerCost& L, const std::string& name, double M, double N, double K, double batch, double recompute,
               bool fused_fp8_input = true, bool adapter = false) {
         const bool trainable = adapter || !lora;
         const auto f = gemm_time(a, gp, M, N, K, batch);
         const auto dgrad = gemm_time(a, gp, M, K, N, batch);
         const auto wgrad = trainable ? gemm_time(a, gp, K, N, M, batch) : KernelTime{};
-        OpTime op{name,    "gemm",  f.time_s, dgrad.time_s + wgrad.time_s, recompute ? f.time_s : 0.0,
-                  f.flops, f.bytes, true};
+        OpTime op{name, "gemm", f.time_s, dgrad.time_s + wgrad.time_s, recompute * f.time_s, f.flops, f.bytes, true};
         L.fwd_compute_s += f.time_s;
         L.bwd_compute_s += dgrad.time_s + wgrad.time_s;
         L.wgrad_s += wgrad.time_s;
         gemm_fwd_s += f.time_s;
         gemm_bwd_s += dgrad.time_s + wgrad.time_s;
-        if (recompute) L.recompute_s += f.time_s;
+        L.recompute_s += recompute * f.time_s;
         L.ops.push_back(op);
         if (gp == Precision::fp8) {
             // Transformer Engine: a GEMM input is cast to FP8 with a transposed copy for the
@@ -100,9 +102,9 @@ struct Builder {
             const double cf_s = fwd_bytes > 0 ? cf.time_s : 0.0;
             L.fwd_compute_s += cf_s;
             L.bwd_compute_s += cb.time_s;
-            if (recompute) L.recompute_s += cf_s;
+            L.recompute_s += recompute * cf_s;
             L.ops.push_back(
-                OpTime{name + "_fp8_cast", "memory", cf_s, cb.time_s, recompute ? cf_s : 0.0, 0.0, fwd_bytes, true});
+                OpTime{name + "_fp8_cast", "memory", cf_s, cb.time_s, recompute * cf_s, 0.0, fwd_bytes, true});
         }
     }
 
@@ -130,12 +132,19 @@ struct Builder {
         const double qd = static_cast<double>(m.q_dim());
         const double outside = sp ? tp : 1.0;
         const bool full = t.recompute == Recompute::full;
-        const bool selective = t.recompute == Recompute::selective;
+        // Selective recompute: the attention core (Megatron) or torchtitan's op-level policy, which
+        // recomputes every memory-bound pass and every other GEMM but keeps SDPA's output.
+        const bool op_sac = op_level_selective(p.framework, t.recompute);
+        const bool selective = t.recompute == Recompute::selective && !op_sac;
+        const OpSacPlan plan = op_sac ? op_sac_plan(m, p.tp, sp ? p.tp : 1.0, moe_layer) : OpSacPlan{};
+        auto share = [&](double op_sac_share) { return full ? 1.0 : op_sac ? op_sac_share : 0.0; };
+        const bool passes = full || op_sac;   // memory-bound passes recomputed
+        const bool attn_recompute = full || selective || (op_sac && !t.flash_attention);
         const double kv_local = kv_heads_per_tp_rank(m, p.tp) * static_cast<double>(m.head_dim);
         const double heads_local = m.heads / tp;
 
         // --- attention block ---
-        mem(L, "norm1", 2.0 * e * T * h / outside, full);
+        mem(L, "norm1", 2.0 * e * T * h / outside, passes);
         if (m.mla.enabled()) {
             // MLA (Megatron-Core MLASelfAttention): down-projections duplicated on every TP rank (their
             // input is the gathered sequence), latent norms, column-parallel up-projections.
@@ -143,19 +152,19 @@ struct Builder {
             const double dr = static_cast<double>(m.mla.qk_rope_head_dim), dv = static_cast<double>(m.v_head());
             const double dn = static_cast<double>(m.qk_nope_head_dim());
             if (rq > 0) {
-                gemm(L, "q_down", T, rq, h, 1.0, full);
-                mem(L, "q_norm", 2.0 * e * T * rq, full);
-                gemm(L, "q_up", T, qd / tp, rq, 1.0, full);
+                gemm(L, "q_down", T, rq, h, 1.0, share(plan.qkv));
+                mem(L, "q_norm", 2.0 * e * T * rq, passes);
+                gemm(L, "q_up", T, qd / tp, rq, 1.0, share(plan.qkv));
             } else {
-                gemm(L, "q", T, qd / tp, h, 1.0, full);
+                gemm(L, "q", T, qd / tp, h, 1.0, share(plan.qkv));
             }
-            gemm(L, "kv_down", T, rkv + dr, h, 1.0, full);
-            mem(L, "kv_norm", 2.0 * e * T * rkv, full);
-            gemm(L, "kv_up", T, heads_local * (dn + dv), rkv, 1.0, full);
-            if (m.position == PositionKind::rope) mem(L, "rope", 2.0 * e * T * (heads_local * dr + dr), full);
+            gemm(L, "kv_down", T, rkv + dr, h, 1.0, share(plan.qkv));
+            mem(L, "kv_norm", 2.0 * e * T * rkv, passes);
+            gemm(L, "kv_up", T, heads_local * (dn + dv), rkv, 1.0, share(plan.qkv));
+            if (m.position == PositionKind::rope) mem(L, "rope", 2.0 * e * T * (heads_local * dr + dr), passes);
         } else {
-            gemm(L, "qkv", T, qd / tp + 2.0 * kv_local, h, 1.0, full);
-            if (m.position == PositionKind::rope) mem(L, "rope", 2.0 * e * T * (qd / tp + kv_local), full);
+            gemm(L, "qkv", T, qd / tp + 2.0 * kv_local, h, 1.0, share(plan.qkv));
+            if (m.position == PositionKind::rope) mem(L, "rope", 2.0 * e * T * (qd / tp + kv_local), passes);
         }
         const double s_q = static_cast<double>(t.seq_len) / p.cp;
         const double s_kv = static_cast<double>(t.seq_len);
@@ -176,43 +185,45 @@ struct Builder {
         const auto ab = attention_time(a, as);
         const double attn_fwd_s = af.time_s, attn_bwd_s = ab.time_s;
         L.ops.push_back(OpTime{t.flash_attention ? "attention (flash)" : "attention (unfused)", "attention", attn_fwd_s,
-                               attn_bwd_s, (full || selective) ? attn_fwd_s : 0.0, af.flops, af.bytes, true});
+                               attn_bwd_s, attn_recompute ? attn_fwd_s : 0.0, af.flops, af.bytes, true});
         L.fwd_compute_s += attn_fwd_s;
         L.bwd_compute_s += attn_bwd_s;
-        if (full || selective) L.recompute_s += attn_fwd_s;
-        gemm(L, "attn_out", T, h, static_cast<double>(m.v_dim()) / tp, 1.0, full, false);
-        mem(L, "dropout_add1", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, full);
+        if (attn_recompute) L.recompute_s += attn_fwd_s;
+        gemm(L, "attn_out", T, h, static_cast<double>(m.v_dim()) / tp, 1.0, share(plan.attn_out), false);
+        mem(L, "dropout_add1", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, passes);
 
         // --- MLP block ---
-        if (!m.parallel_block) mem(L, "norm2", 2.0 * e * T * h / outside, full);
+        if (!m.parallel_block) mem(L, "norm2", 2.0 * e * T * h / outside, passes);
         const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
-        auto mlp = [&](const std::string& tag, double f, double tokens, double batch) {
-            gemm(L, tag + "_fc1", tokens, gate * f / tp, h, batch, full);
-            mem(L, tag + "_act", mlp_activation_bytes(tokens * batch, f / tp, gate, e), full);
-            gemm(L, tag + "_fc2", tokens, h, f / tp, batch, full);
+        auto mlp = [&](const std::string& tag, double f, double tokens, double batch, double fc1_share,
+                       double fc2_share) {
+            gemm(L, tag + "_fc1", tokens, gate * f / tp, h, batch, share(fc1_share));
+            mem(L, tag + "_act", mlp_activation_bytes(tokens * batch, f / tp, gate, e), passes);
+            gemm(L, tag + "_fc2", tokens, h, f / tp, batch, share(fc2_share));
         };
         double ep_fwd = 0, ep_bwd = 0;
         if (moe_layer && m.moe.enabled()) {
-            gemm(L, "router", T, m.moe.experts, h, 1.0, full);
+            gemm(L, "router", T, m.moe.experts, h, 1.0, share(plan.router));
             const double routed = T * m.moe.top_k;
-            mem(L, "permute", moe_permute_bytes(T, m.moe.top_k, h, e), full);   // dispatch and combine
+            mem(L, "permute", moe_permute_bytes(T, m.moe.top_k, h, e), passes);   // dispatch and combine
             const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
-            mlp("expert", static_cast<double>(m.moe.expert_ffn_hidden), routed / local_experts, local_experts);
+            mlp("expert", static_cast<double>(m.moe.expert_ffn_hidden), routed / local_experts, local_experts, plan.fc1,
+                plan.fc2);
             if (m.moe.shared_experts > 0)
                 mlp("shared_expert", static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts, T,
-                    1.0);
+                    1.0, plan.shared_fc1, plan.shared_fc2);
             if (p.ep > 1) {
                 const double bytes = routed * h * e / outside;
                 const auto c = coll(Collective::all_to_all, bytes, g.ep);
                 ep_fwd = 2.0 * c.time_s;
-                ep_bwd = 2.0 * c.time_s + (full ? 2.0 * c.time_s : 0.0);
+                ep_bwd = 2.0 * c.time_s + (passes ? 2.0 * c.time_s : 0.0);
                 record("ep all-to-all (dispatch + combine)", "ep", Collective::all_to_all, bytes, g.ep, c,
-                       (4.0 + (full ? 2.0 : 0.0)) * mb_per_step, 0);
+                       (4.0 + (passes ? 2.0 : 0.0)) * mb_per_step, 0);
             }
         } else {
-            mlp("mlp", static_cast<double>(m.ffn_hidden), T, 1.0);
+            mlp("mlp", static_cast<double>(m.ffn_hidden), T, 1.0, plan.fc1, plan.fc2);
         }
-        mem(L, "dropout_add2", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, full);
+        mem(L, "dropout_add2", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, passes);
 
         // --- LoRA (Hu et al. 2021): the frozen base runs forward and input-gradient GEMMs only (above);
         // the adapters x·A·B of every target matrix are trained: 2·T·r·Σ(d_in + d_out) FLOPs forward,
@@ -222,7 +233,7 @@ struct Builder {
         // write the 16-bit copy. ---
         if (lora) {
             const double k = lora_params_per_layer(m, t.finetune) / t.finetune.rank / tp;
-            gemm(L, "lora_adapters", T, t.finetune.rank, k, 1.0, full, true, true);
+            gemm(L, "lora_adapters", T, t.finetune.rank, k, 1.0, full ? 1.0 : 0.0, true, true);
             if (qlora) {
                 const auto pc = count_parameters(m);
                 const double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled()) +
@@ -231,32 +242,35 @@ struct Builder {
                 const double d = memory_time(a, bytes).time_s;
                 L.fwd_compute_s += d;
                 L.bwd_compute_s += d;
-                if (full) L.recompute_s += d;
-                L.ops.push_back(OpTime{"nf4_dequantize", "memory", d, d, full ? d : 0.0, 0.0, bytes, true});
+                if (passes) L.recompute_s += d;
+                L.ops.push_back(OpTime{"nf4_dequantize", "memory", d, d, passes ? d : 0.0, 0.0, bytes, true});
             }
         }
 
         // --- tensor-parallel communication: 2 all-reduces (or 2 all-gathers + 2 reduce-scatters with
-        // sequence parallelism) forward and backward; full recompute repeats the forward ones ---
+        // sequence parallelism) forward and backward; full recompute repeats the forward ones, op-level
+        // selective recompute the all-gathers (it saves reduce-scatter outputs) or the all-reduces ---
         if (p.tp > 1) {
             const double bytes = T * h * e;
-            double fwd = 0, rs_s = 0;
+            double fwd = 0, rs_s = 0, redo = 0;
             if (sp) {
                 const auto ag = coll(Collective::all_gather, bytes, g.tp);
                 const auto rs = coll(Collective::reduce_scatter, bytes, g.tp);
                 fwd = 2.0 * (ag.time_s + rs.time_s);
                 rs_s = rs.time_s;
+                redo = full ? fwd : op_sac ? 2.0 * ag.time_s : 0.0;
                 record("tp all-gather (sequence parallel)", "tp", Collective::all_gather, bytes, g.tp, ag,
-                       (4.0 + (full ? 2.0 : 0.0)) * mb_per_step, 0);
+                       (4.0 + (passes ? 2.0 : 0.0)) * mb_per_step, 0);
                 record("tp reduce-scatter (sequence parallel)", "tp", Collective::reduce_scatter, bytes, g.tp, rs,
                        (4.0 + (full ? 2.0 : 0.0)) * mb_per_step, 0);
             } else {
                 const auto ar = coll(Collective::all_reduce, bytes, g.tp);
                 fwd = 2.0 * ar.time_s;
+                redo = passes ? fwd : 0.0;
                 record("tp all-reduce", "tp", Collective::all_reduce, bytes, g.tp, ar,
-                       (4.0 + (full ? 2.0 : 0.0)) * mb_per_step, 0);
+                       (4.0 + (passes ? 2.0 : 0.0)) * mb_per_step, 0);
             }
-            const double bwd = fwd + (full ? fwd : 0.0);
+            const double bwd = fwd + redo;
             L.tp_total_s = fwd + bwd;
             if (p.tp_comm_overlap && sp) {
                 // Userbuffer overlap (Transformer Engine initialize_ub defaults, which Megatron-Core and
@@ -270,7 +284,7 @@ struct Builder {
                 // exceeds the layer's GEMM time stays exposed; a recomputed forward exposes its tail again.
                 const double rs_tail = 2.0 * rs_s / kTpOverlapSplits;
                 L.tp_exposed_fwd_s = rs_tail + std::max(0.0, fwd - rs_tail - gemm_fwd_s);
-                L.tp_exposed_bwd_s = std::max(0.0, fwd - gemm_bwd_s) + (full ? L.tp_exposed_fwd_s : 0.0);
+                L.tp_exposed_bwd_s = std::max(0.0, fwd - gemm_bwd_s) + L.tp_exposed_fwd_s * redo / fwd;
                 L.fwd_compute_s += (fwd - L.tp_exposed_fwd_s) * sm_fraction(sys, g.tp);
                 L.bwd_compute_s += (bwd - L.tp_exposed_bwd_s) * sm_fraction(sys, g.tp);
             } else {
@@ -287,7 +301,7 @@ struct Builder {
                 T * (m.mla.enabled() ? heads_local * static_cast<double>(m.head_dim + m.v_head()) : 2.0 * kv_local) * e;
             const auto c = coll(Collective::send_recv, chunk, g.cp);
             const double fwd = (p.cp - 1) * c.time_s;
-            const double bwd = 2.0 * fwd + (full || selective ? fwd : 0.0);
+            const double bwd = 2.0 * fwd + (attn_recompute ? fwd : 0.0);
             L.cp_total_s = fwd + bwd;
             const double hide_f = attn_fwd_s * (p.cp - 1.0) / p.cp;
             const double hide_b = attn_bwd_s * (p.cp - 1.0) / p.cp;
@@ -296,7 +310,7 @@ struct Builder {
             L.fwd_compute_s += (fwd - L.cp_exposed_fwd_s) * sm_fraction(sys, g.cp);
             L.bwd_compute_s += (bwd - L.cp_exposed_bwd_s) * sm_fraction(sys, g.cp);
             record("cp ring attention K/V exchange", "cp", Collective::send_recv, chunk, g.cp, c,
-                   (p.cp - 1) * (3.0 + (full || selective ? 1.0 : 0.0)) * mb_per_step, 0);
+                   (p.cp - 1) * (3.0 + (attn_recompute ? 1.0 : 0.0)) * mb_per_step, 0);
         }
         L.ep_exposed_fwd_s = ep_fwd;
         L.ep_exposed_bwd_s = ep_bwd;
@@ -308,7 +322,7 @@ struct Builder {
         // stage 2 reduces its gradient buckets in every backward; FSDP without no_sync does the same;
         // no_sync keeps a full gradient buffer and saves nothing). ZeRO-3 / FSDP FULL_SHARD also
         // all-gathers the layer's parameters in every forward and, resharded after forward, again in
-        // backward; full recompute runs the forward (and its gather) a third time (DeepSpeed's
+        // backward; a recomputed forward (full, or op-level selective) gathers a third time (DeepSpeed's
         // pre-forward hook fetches again). Prefetch is one layer ahead (FSDP BACKWARD_PRE and
         // limit_all_gathers, DeepSpeed's prefetch bucket), so a layer's traffic hides only behind
         // the neighbouring layer's compute; what exceeds it is exposed. ---
@@ -319,7 +333,7 @@ struct Builder {
             // LoRA: only the adapters (fp32) have gradients.
             const double gbytes =
                 lora ? lora_params_per_layer(m, t.finetune) / tp * 4.0 : params * precision_bytes(t.grad_precision);
-            const double gathers_bwd = 1.0 + (full ? 1.0 : 0.0);
+            const double gathers_bwd = 1.0 + (passes ? 1.0 : 0.0);
             const auto rs = coll(Collective::reduce_scatter, gbytes, g.dp_cp);
             double gather = 0, reduce = rs.time_s;
             CollectiveCost ag;
@@ -591,7 +605,7 @@ void finish_estimate(const TrainingJob& s, StepEstimate& e, double pipeline_s, d
     e.bubble_fraction = e.step_time_s > 0 ? b.bubble / e.step_time_s : 0.0;
     e.dominant = dominant_cost(b);
 
-    e.flops = training_flops(s.model, s.training);
+    e.flops = training_flops(s.model, s.training, s.parallel.framework);
     e.tokens_per_step = e.flops.tokens_per_step;
     e.model_flops_per_step = e.flops.model_flops_per_step;
     e.hardware_flops_per_step = e.flops.hardware_flops_per_step;

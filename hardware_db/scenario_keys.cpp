@@ -640,8 +640,9 @@ std::vector<ScenarioKey> build() {
                     .dflt("false")
                     .example("true"));
     t.push_back(K(p, "framework", KT::choice, T,
-                  "the training framework, for layouts only some allow: zero >= 2 with pp > 1 is refused unless "
-                  "\"torchtitan\" (FSDP2 with pipeline stages); echoed when set")
+                  "the training framework: zero >= 2 with pp > 1 is refused unless \"torchtitan\" (FSDP2 with "
+                  "pipeline stages); torchtitan and deepspeed attend with FlashAttention-2; under torchtitan, "
+                  "recompute \"selective\" is its op-level policy (every other GEMM saved); echoed when set")
                     .ext()
                     .one_of({"megatron", "deepspeed", "torchtitan"})
                     .computed("unset")

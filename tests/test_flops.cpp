@@ -221,3 +221,20 @@ TEST_CASE("MLA FLOPs per token by hand: DeepSeek-V3 projections, QKᵀ over 192 
     CHECK(f.attn_core == 2.0 * 4096 * 128 * (192 + 128));   // non-causal: 2·s·H·(d_qk + d_v)
     CHECK(f.attn_out == 2.0 * 128 * 128 * 7168);
 }
+
+TEST_CASE("torchtitan's selective op AC recomputes every other GEMM of a block (by hand, Llama-3-8B)",
+          "[flops][recompute][torchtitan]") {
+    // torchtitan _get_custom_policy: per block, the 1st, 3rd, 5th and 7th aten.mm outputs are saved
+    // (wq, wv, w1, w2); wk, wo and w3 are recomputed, SDPA is saved. Per token and layer:
+    // 2·h·(kv + h + f) = 2·4096·(1024 + 4096 + 14336) FLOPs.
+    const ModelSpec m = zoo("llama-3-8b");
+    const double T = 16.0 * 8192;
+    const auto tt = training_flops(m, training(8192, 16, Recompute::selective), Framework::torchtitan);
+    const auto megatron = training_flops(m, training(8192, 16, Recompute::selective), Framework::megatron);
+    CHECK(tt.recompute_flops_per_step == Approx(T * 32 * 2.0 * 4096 * (1024 + 4096 + 14336)).epsilon(1e-12));
+    CHECK(tt.model_flops_per_step == megatron.model_flops_per_step);
+    CHECK(tt.hardware_flops_per_step == Approx(tt.model_flops_per_step + tt.recompute_flops_per_step));
+    // Megatron's selective recompute re-runs only the attention core.
+    CHECK(megatron.recompute_flops_per_step ==
+          Approx(T * 32 * layer_flops_per_token(m, 8192, false, true).attn_core));
+}

@@ -610,3 +610,33 @@ TEST_CASE("attention output: FlashAttention keeps it for backward, FP8 adds the 
     q.flash_attention = false;
     CHECK(layer_activations(m, q).attention == Approx(4096.0 * (4096.0 + 8192.0 + 4096.0 + 4096.0)));
 }
+
+TEST_CASE("torchtitan's selective op AC keeps the block input, every other GEMM output and SDPA's output",
+          "[memory][recompute][torchtitan]") {
+    // Llama-3-8B, tp 1, 8192 tokens, bf16 with FlashAttention. Saved per token: the block input (h), wq's
+    // output (q = 4096), wv's (kv = 1024), w1's (f = 14336), w2's (h), SDPA's output (q) at 2 bytes, and
+    // the fp32 log-sum-exp per head (4·32): 2·(4096 + 4096 + 1024 + 14336 + 4096 + 4096) + 128 bytes.
+    const ModelSpec m = zoo("llama-3-8b");
+    ParallelConfig p;
+    p.framework = Framework::torchtitan;
+    TrainingConfig t;
+    t.seq_len = 8192;
+    t.micro_batch = 1;
+    t.global_batch = 1;
+    t.recompute = Recompute::selective;
+    t.precision = Precision::bf16;
+    const auto q = activation_query(p, t);
+    CHECK(q.op_sac);
+    const auto a = layer_activations(m, q);
+    CHECK(a.total == Approx(8192.0 * (2.0 * (4096 + 4096 + 1024 + 14336 + 4096 + 4096) + 4.0 * 32)));
+    // Backward rebuilds one whole layer while it recomputes it.
+    CHECK(a.recompute_working == a.full);
+    // Megatron's selective recompute (attention core only) keeps far more with FlashAttention, and
+    // torchtitan's policy keeps more than full recompute.
+    p.framework = Framework::megatron;
+    const auto megatron = layer_activations(m, activation_query(p, t));
+    CHECK(megatron.recompute_working == 0.0);
+    CHECK(a.total < 0.5 * megatron.total);
+    t.recompute = Recompute::full;
+    CHECK(layer_activations(m, activation_query(p, t)).total < a.total);
+}

@@ -680,3 +680,49 @@ TEST_CASE("PyTorch-native frameworks run FlashAttention-2 on Hopper: attention a
     // An A100 has no faster kernel than FlashAttention-2: the same time under every framework.
     CHECK(Database::builtin().accelerator("a100-sxm-80gb").efficiency.fa2_attention_fwd == 0);
 }
+
+TEST_CASE("torchtitan's selective op AC recomputes the memory-bound passes and every other GEMM, not SDPA",
+          "[step][recompute][torchtitan]") {
+    auto cost = [](const char* framework, const char* recompute) {
+        const Scenario s =
+            scenario({{"model", "llama-3-8b"},
+                      {"system", "dgx-h100"},
+                      {"gpus", 8},
+                      {"parallel", {{"tp", 2}, {"dp", 4}, {"sequence_parallel", true}, {"framework", framework}}},
+                      {"training",
+                       {{"seq_len", 8192}, {"micro_batch", 1}, {"global_batch", 4}, {"recompute", recompute}}}});
+        return layer_cost(s.training_job(), false);
+    };
+    const auto none = cost("torchtitan", "none");
+    const auto op = cost("torchtitan", "selective");
+    const auto full = cost("torchtitan", "full");
+    const auto megatron = cost("megatron", "selective");
+    // Megatron-Core's selective recompute checkpoints the core attention (FlashAttention included).
+    for (const auto& o : megatron.ops)
+        if (o.kind == "attention") CHECK(megatron.recompute_s == Approx(o.fwd_s));
+    CHECK(none.recompute_s == 0.0);
+    CHECK(op.recompute_s > 0.0);
+    CHECK(op.recompute_s < full.recompute_s);
+    double gemm = 0, passes = 0, attention = 0;
+    for (const auto& o : op.ops) {
+        if (o.kind == "gemm") gemm += o.recompute_s;
+        if (o.kind == "memory") passes += o.recompute_s;
+        if (o.kind == "attention") attention += o.recompute_s;
+    }
+    CHECK(attention == 0.0);
+    double passes_full = 0;
+    for (const auto& o : full.ops)
+        if (o.kind == "memory") passes_full += o.recompute_s;
+    CHECK(passes == Approx(passes_full));   // every norm, RoPE, activation and residual pass
+    // GEMMs: k of the fused QKV, the output projection and up (w3) of fc1 — the op names tell which.
+    double expect = 0;
+    for (const auto& o : op.ops) {
+        if (o.name == "attn_out") expect += o.fwd_s;
+        if (o.name == "qkv") expect += o.fwd_s * 512.0 / (2048.0 + 2.0 * 512.0);   // k of q + k + v on a rank
+        if (o.name == "mlp_fc1") expect += 0.5 * o.fwd_s;
+    }
+    CHECK(gemm == Approx(expect));
+    // Sequence parallelism: the recomputed forward all-gathers again but keeps the reduce-scatters.
+    CHECK(op.tp_exposed_bwd_s > none.tp_exposed_bwd_s);
+    CHECK(op.tp_exposed_bwd_s < full.tp_exposed_bwd_s);
+}

@@ -89,7 +89,7 @@ FastEvaluator::LayerScalars scalars(const LayerCost& L, const LayerActivations& 
     s.ep = L.ep_exposed_fwd_s + L.ep_exposed_bwd_s;
     s.zero3 = L.zero3_exposed_fwd_s + L.zero3_exposed_bwd_s;
     s.act_total = a.total;
-    s.act_full = a.full;
+    s.act_working = a.recompute_working;
     return s;
 }
 
@@ -284,13 +284,13 @@ const TrainingFlops& FastEvaluator::flops(std::int64_t global_batch) {
     if (it != flops_.end()) return *it->second;
     TrainingConfig t = base_.training;
     t.global_batch = global_batch;
-    auto f = std::make_unique<TrainingFlops>(training_flops(base_.model, t));
+    auto f = std::make_unique<TrainingFlops>(training_flops(base_.model, t, base_.parallel.framework));
     auto [ins, ok] = flops_.emplace(global_batch, std::move(f));
     return *ins->second;
 }
 
 FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int tp, int cp, int pp, int vp,
-                                 const ScheduleDef& sched, bool sp, Recompute rc, std::int64_t mb,
+                                 const ScheduleDef& sched, bool sp, std::int64_t mb,
                                  std::int64_t microbatches) const {
     const auto& m = base_.model;
     const bool spx = sp && tp > 1;
@@ -319,7 +319,7 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
         const double per_mb = g.dense * le.dense.act_total + g.moe * le.moe.act_total;
         double act = per_mb * inflight;
         if (rlhf) act *= 2.0;   // training_memory(): the critic's activations (same shape as the actor)
-        if (rc == Recompute::full) act += std::max(g.dense ? le.dense.act_full : 0.0, g.moe ? le.moe.act_full : 0.0);
+        act += std::max(g.dense ? le.dense.act_working : 0.0, g.moe ? le.moe.act_working : 0.0);
         if (s == 0) act += inflight * emb_per;
         if (s == pp - 1) act += logits;
         act = std::max(act, rollout_kv);   // training_memory(): RLHF rollout's KV cache
@@ -400,7 +400,7 @@ FastMemory FastEvaluator::memory(const Candidate& c) {
     TrainingConfig t;
     t.micro_batch = c.micro_batch;
     t.global_batch = c.global_batch;
-    return memory(st, le, c.tp, c.cp, c.pp, c.vp, *c.schedule, c.sp, c.recompute, c.micro_batch,
+    return memory(st, le, c.tp, c.cp, c.pp, c.vp, *c.schedule, c.sp, c.micro_batch,
                   num_microbatches(p, t));
 }
 

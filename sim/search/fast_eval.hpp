@@ -107,7 +107,7 @@ public:
     // --- cached pieces -------------------------------------------------------------------------
     struct LayerScalars {
         double fwd = 0, bwd = 0, wgrad = 0, compute = 0, tp = 0, cp = 0, ep = 0, zero3 = 0;
-        double act_total = 0, act_full = 0;   // activations kept for backward; without recompute
+        double act_total = 0, act_working = 0;   // activations kept for backward; recompute working set
     };
     struct LayerEntry {
         LayerScalars dense, moe;
@@ -141,7 +141,7 @@ public:
 
     // The arithmetic on cached pieces (no lookups, no allocation).
     FastMemory memory(const StateEntry& st, const LayerEntry& le, int tp, int cp, int pp, int vp,
-                      const ScheduleDef& sched, bool sp, Recompute rc, std::int64_t mb,
+                      const ScheduleDef& sched, bool sp, std::int64_t mb,
                       std::int64_t microbatches) const;
     FastTime time(const StateEntry& st, const LayerEntry& le, const EdgeEntry& ed, int gpus, int vp,
                   const ScheduleDef& sched, std::int64_t microbatches, const TrainingFlops& fl,

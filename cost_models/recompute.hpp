@@ -1,0 +1,37 @@
+#pragma once
+// What a selective activation-checkpointing policy keeps and recomputes: one definition, used by the
+// activation memory (cost_models/memory), the step time (cost_models/step_time) and the FLOP count
+// (cost_models/flops).
+
+#include "hardware_db/specs.hpp"
+
+namespace llmsim {
+
+// `recompute: selective` means what the scenario's framework means by it:
+// - Megatron-LM / NeMo / Megatron-Bridge / DeepSpeed (and an unnamed framework): Korthikanti et al. 2022
+//   "selective recomputation": only the attention core (softmax, dropout over the s² scores) is
+//   recomputed. With FlashAttention nothing is left to recompute.
+// - torchtitan: selective *op* AC, torchtitan's default (`activation_checkpoint.mode = "selective"`,
+//   `selective_ac_option = "op"`; _apply_ac_to_transformer_block's _get_custom_policy): inside each
+//   transformer block it counts the aten.mm calls in forward order and saves the output of every
+//   odd-numbered one (1st, 3rd, ...), plus the outputs of SDPA (attention output and log-sum-exp) and of
+//   reduce-scatters. Everything else (the other GEMMs, norms, RoPE, activation functions, residual adds,
+//   all-gathers) is recomputed in backward from the block's input, which the checkpoint keeps.
+[[nodiscard]] bool op_level_selective(Framework f, Recompute r) noexcept;
+
+// The forward GEMMs of one transformer block in the order torchtitan's models call them (q, k, v, output
+// projection; MLA: q_down, q_up, kv_down, kv_up; then the MLP: gate (w1), up (w3), down (w2), or fc1, fc2
+// without a gate; MoE: router, routed experts, shared experts), and what the op-level policy does with
+// them: the share of each GEMM group's forward FLOPs that backward recomputes (groups as the step-time
+// model runs them: the fused QKV projection, the output projection, fc1 with gate and up, fc2) and the
+// elements per token of the outputs it saves on one TP rank.
+struct OpSacPlan {
+    double qkv = 0, attn_out = 0, fc1 = 0, fc2 = 0, router = 0;   // recomputed share of forward FLOPs
+    double shared_fc1 = 0, shared_fc2 = 0;                        // shared experts (MoE)
+    double saved_elements_per_token = 0;   // column-parallel outputs at local width; row-parallel h / sp_div
+};
+
+// `sp_div`: tp with sequence parallelism (the row-parallel outputs are reduce-scattered), else 1.
+[[nodiscard]] OpSacPlan op_sac_plan(const ModelSpec& m, int tp, double sp_div, bool moe_layer);
+
+}   // namespace llmsim
