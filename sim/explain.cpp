@@ -19,7 +19,8 @@ bool valid(const Scenario& s) {
     const auto& t = s.training;
     if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vp < 1 || t.micro_batch < 1) return false;
     if (tp_rules(s.model, p.tp) | pp_rules(s.model, p.pp, p.vp) | cp_rules(t.seq_len, p.cp) |
-        batch_rules(t.global_batch, t.micro_batch, p.dp) | ep_rules(s.model, p.ep, p.dp * p.cp))
+        batch_rules(t.global_batch, t.micro_batch, p.dp) | ep_rules(s.model, p.ep, p.dp * p.cp) |
+        zero_rules(p.zero, p.pp, p.framework))
         return false;
     if (p.vp > 1 && !p.schedule->uses_chunks) return false;
     if (p.schedule->m_multiple_of_p) {
@@ -180,7 +181,8 @@ Explanation explain_training(const Scenario& s) {
     if (p0.zero < 3 && p0.dp > 1)
         lever("higher ZeRO stage", fmt::format("zero {} -> {}", p0.zero, p0.zero + 1),
               p0.zero == 2 ? "shards weights too: an all-gather per layer forward and backward (1.5x DDP volume)"
-                           : "shards optimizer states / gradients over dp at almost no extra communication",
+              : p0.zero == 1 ? "shards gradients too: a reduce-scatter in every micro-batch's backward"
+                             : "shards optimizer states over dp at no extra communication",
               [](Scenario& x) { x.parallel.zero += 1; });
     if (p0.zero > 0)
         lever("lower ZeRO stage", fmt::format("zero {} -> {}", p0.zero, p0.zero - 1), "less communication, more memory",
@@ -196,6 +198,10 @@ Explanation explain_training(const Scenario& s) {
         lever("optimizer offload", "offload none -> optimizer",
               "optimizer states and step on the host; PCIe traffic and a CPU Adam step each iteration",
               [](Scenario& x) { x.training.offload = Offload::optimizer; });
+    if (t0.grad_precision == Precision::fp32 && t0.precision != Precision::fp32)
+        lever("bf16 gradient reduction", "grad_precision fp32 -> bf16",
+              "halves gradient memory and DP gradient traffic (NeMo recipes' grad_sync_dtype); bf16 accumulation",
+              [](Scenario& x) { x.training.grad_precision = Precision::bf16; });
     if (t0.precision != Precision::fp8 && s.system.gpu.peak(Precision::fp8) > 0)
         lever("FP8 training", fmt::format("precision {} -> fp8", to_string(t0.precision)),
               "about 2x GEMM peak on Hopper and later; needs scaling recipes and convergence checks",

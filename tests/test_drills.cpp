@@ -492,3 +492,32 @@ TEST_CASE(
     CHECK(after.total_bytes < e.binding_value);
     CHECK(l.gpus == 1);
 }
+
+TEST_CASE("explain: no lever proposes a layout the framework refuses; bf16 gradients halve the gradient memory",
+          "[explain]") {
+    // GPT-3 175B with pp 8 under ZeRO-1: Megatron and DeepSpeed do not run ZeRO-2/3 with pipeline stages.
+    Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.json");
+    REQUIRE(s.parallel.pp > 1);
+    REQUIRE(s.parallel.zero == 1);
+    auto levers = sim::explain_training(s).levers;
+    bool bf16_grads = false;
+    for (const auto& l : levers) {
+        CHECK(!(l.scenario.parallel.zero >= 2 && l.scenario.parallel.pp > 1));
+        if (l.name == "bf16 gradient reduction") {
+            bf16_grads = true;
+            sim::EstimateOptions o;
+            o.fast = true;
+            sim::StepSimulator simulator;
+            const auto before = sim::estimate_training(s.training_job(), o, simulator).chosen();
+            const auto after = sim::estimate_training(l.scenario.training_job(), o, simulator).chosen();
+            CHECK(after.memory.gradients_bytes == Approx(before.memory.gradients_bytes / 2));
+        }
+    }
+    CHECK(bf16_grads);
+    // torchtitan runs FSDP (ZeRO-2/3) with pipeline stages: there the lever is offered.
+    s.parallel.framework = Framework::torchtitan;
+    levers = sim::explain_training(s).levers;
+    bool zero2 = false;
+    for (const auto& l : levers) zero2 = zero2 || (l.scenario.parallel.zero == 2 && l.scenario.parallel.pp > 1);
+    CHECK(zero2);
+}
