@@ -73,8 +73,7 @@ void cached_closed_form(benchmark::State& state) {
     for (auto _ : state) {
         for (const auto& p : ps) {
             const auto& c = p.c;
-            const auto mem =
-                ev.memory(*p.st, *p.le, c.tp, c.cp, c.pp, c.vp, *c.schedule, c.sp, c.micro_batch, p.m);
+            const auto mem = ev.memory(*p.st, *p.le, c.tp, c.cp, c.pp, c.vp, *c.schedule, c.sp, c.micro_batch, p.m);
             const auto t = ev.time(*p.st, *p.le, *p.ed, c.gpus, c.vp, *c.schedule, p.m, *p.fl, c.overlap);
             benchmark::DoNotOptimize(mem.total_bytes + t.step_time_s);
         }

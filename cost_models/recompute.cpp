@@ -54,8 +54,8 @@ OpSacPlan op_sac_plan(const ModelSpec& m, int tp, double sp_div, bool moe_layer)
         slots.push_back({router, static_cast<double>(m.moe.experts) * h, static_cast<double>(m.moe.experts)});
         mlp(fc1, fc2, static_cast<double>(m.moe.expert_ffn_hidden), m.moe.top_k);
         if (m.moe.shared_experts > 0)
-            mlp(shared_fc1, shared_fc2,
-                static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts, 1.0);
+            mlp(shared_fc1, shared_fc2, static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts,
+                1.0);
     } else {
         mlp(fc1, fc2, static_cast<double>(m.ffn_hidden), 1.0);
     }

@@ -210,8 +210,8 @@ struct Builder {
             mlp("expert", static_cast<double>(m.moe.expert_ffn_hidden), routed / local_experts, local_experts, plan.fc1,
                 plan.fc2);
             if (m.moe.shared_experts > 0)
-                mlp("shared_expert", static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts, T,
-                    1.0, plan.shared_fc1, plan.shared_fc2);
+                mlp("shared_expert", static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts, T, 1.0,
+                    plan.shared_fc1, plan.shared_fc2);
             if (p.ep > 1) {
                 const double bytes = routed * h * e / outside;
                 const auto c = coll(Collective::all_to_all, bytes, g.ep);

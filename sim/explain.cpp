@@ -180,7 +180,7 @@ Explanation explain_training(const Scenario& s) {
               [](Scenario& x) { x.training.recompute = Recompute::none; });
     if (p0.zero < 3 && p0.dp > 1)
         lever("higher ZeRO stage", fmt::format("zero {} -> {}", p0.zero, p0.zero + 1),
-              p0.zero == 2 ? "shards weights too: an all-gather per layer forward and backward (1.5x DDP volume)"
+              p0.zero == 2   ? "shards weights too: an all-gather per layer forward and backward (1.5x DDP volume)"
               : p0.zero == 1 ? "shards gradients too: a reduce-scatter in every micro-batch's backward"
                              : "shards optimizer states over dp at no extra communication",
               [](Scenario& x) { x.parallel.zero += 1; });

@@ -235,6 +235,5 @@ TEST_CASE("torchtitan's selective op AC recomputes every other GEMM of a block (
     CHECK(tt.model_flops_per_step == megatron.model_flops_per_step);
     CHECK(tt.hardware_flops_per_step == Approx(tt.model_flops_per_step + tt.recompute_flops_per_step));
     // Megatron's selective recompute re-runs only the attention core.
-    CHECK(megatron.recompute_flops_per_step ==
-          Approx(T * 32 * layer_flops_per_token(m, 8192, false, true).attn_core));
+    CHECK(megatron.recompute_flops_per_step == Approx(T * 32 * layer_flops_per_token(m, 8192, false, true).attn_core));
 }

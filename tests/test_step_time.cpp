@@ -684,13 +684,12 @@ TEST_CASE("PyTorch-native frameworks run FlashAttention-2 on Hopper: attention a
 TEST_CASE("torchtitan's selective op AC recomputes the memory-bound passes and every other GEMM, not SDPA",
           "[step][recompute][torchtitan]") {
     auto cost = [](const char* framework, const char* recompute) {
-        const Scenario s =
-            scenario({{"model", "llama-3-8b"},
-                      {"system", "dgx-h100"},
-                      {"gpus", 8},
-                      {"parallel", {{"tp", 2}, {"dp", 4}, {"sequence_parallel", true}, {"framework", framework}}},
-                      {"training",
-                       {{"seq_len", 8192}, {"micro_batch", 1}, {"global_batch", 4}, {"recompute", recompute}}}});
+        const Scenario s = scenario(
+            {{"model", "llama-3-8b"},
+             {"system", "dgx-h100"},
+             {"gpus", 8},
+             {"parallel", {{"tp", 2}, {"dp", 4}, {"sequence_parallel", true}, {"framework", framework}}},
+             {"training", {{"seq_len", 8192}, {"micro_batch", 1}, {"global_batch", 4}, {"recompute", recompute}}}});
         return layer_cost(s.training_job(), false);
     };
     const auto none = cost("torchtitan", "none");

@@ -290,8 +290,7 @@ const TrainingFlops& FastEvaluator::flops(std::int64_t global_batch) {
 }
 
 FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int tp, int cp, int pp, int vp,
-                                 const ScheduleDef& sched, bool sp, std::int64_t mb,
-                                 std::int64_t microbatches) const {
+                                 const ScheduleDef& sched, bool sp, std::int64_t mb, std::int64_t microbatches) const {
     const auto& m = base_.model;
     const bool spx = sp && tp > 1;
     const double tokens_local = static_cast<double>(base_.training.seq_len) / cp * mb;
@@ -400,8 +399,7 @@ FastMemory FastEvaluator::memory(const Candidate& c) {
     TrainingConfig t;
     t.micro_batch = c.micro_batch;
     t.global_batch = c.global_batch;
-    return memory(st, le, c.tp, c.cp, c.pp, c.vp, *c.schedule, c.sp, c.micro_batch,
-                  num_microbatches(p, t));
+    return memory(st, le, c.tp, c.cp, c.pp, c.vp, *c.schedule, c.sp, c.micro_batch, num_microbatches(p, t));
 }
 
 FastTime FastEvaluator::time(const Candidate& c) {

@@ -141,8 +141,7 @@ public:
 
     // The arithmetic on cached pieces (no lookups, no allocation).
     FastMemory memory(const StateEntry& st, const LayerEntry& le, int tp, int cp, int pp, int vp,
-                      const ScheduleDef& sched, bool sp, std::int64_t mb,
-                      std::int64_t microbatches) const;
+                      const ScheduleDef& sched, bool sp, std::int64_t mb, std::int64_t microbatches) const;
     FastTime time(const StateEntry& st, const LayerEntry& le, const EdgeEntry& ed, int gpus, int vp,
                   const ScheduleDef& sched, std::int64_t microbatches, const TrainingFlops& fl,
                   const OverlapPolicy& overlap) const;

@@ -388,8 +388,7 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                         ++ts.reasons[kInterleavedM];
                                         continue;
                                     }
-                                    const FastMemory mem =
-                                        ev.memory(st, *les[0], tp, cp, pp, vp, *sched, spv, mb, m);
+                                    const FastMemory mem = ev.memory(st, *les[0], tp, cp, pp, vp, *sched, spv, mb, m);
                                     if (cx.opt.on_leaf) {
                                         const Candidate c{gpus, tp,    pp, dp,  cp, ep, vp,    zero,
                                                           spv,  sched, rc, off, mb, gb, ovs[0]};
