@@ -10,7 +10,8 @@ namespace llmsim {
 // `recompute: selective` means what the scenario's framework means by it:
 // - Megatron-LM / NeMo / Megatron-Bridge / DeepSpeed (and an unnamed framework): Korthikanti et al. 2022
 //   "selective recomputation": only the attention core (softmax, dropout over the s² scores) is
-//   recomputed. With FlashAttention nothing is left to recompute.
+//   recomputed. With FlashAttention that frees only the score tensors it never stored, while
+//   Megatron-Core still re-runs the checkpointed attention kernel in backward.
 // - torchtitan: selective *op* AC, torchtitan's default (`activation_checkpoint.mode = "selective"`,
 //   `selective_ac_option = "op"`; _apply_ac_to_transformer_block's _get_custom_policy): inside each
 //   transformer block it counts the aten.mm calls in forward order and saves the output of every
