@@ -7,6 +7,7 @@
 #include "cost_models/model_params.hpp"
 #include "cost_models/recompute.hpp"
 #include "cost_models/rlhf.hpp"
+#include "hardware_db/layout_rules.hpp"
 
 namespace llmsim {
 
@@ -150,17 +151,18 @@ ModelStates stage_model_states(const ModelSpec& m, const ParallelConfig& p, cons
                      : st.params * bytes_per_param;
     };
     const double wb = training_element_bytes(t.precision);
+    const int zero = zero_stage_in_step(p);
     if (!trainable) {
-        st.weights = sharded(wb, p.zero >= 3);
+        st.weights = sharded(wb, zero >= 3);
         return st;
     }
     const double gb = precision_bytes(t.grad_precision);
     const double ob = optimizer_bytes_per_param(t.optimizer, t.precision);
     const double master = t.precision == Precision::fp32 ? 0.0 : 4.0;
-    st.weights = sharded(wb, p.zero >= 3);
-    st.grads = sharded(gb, p.zero >= 2);
-    st.optimizer = sharded(ob, p.zero >= 1);
-    st.master = sharded(master, p.zero >= 1);
+    st.weights = sharded(wb, zero >= 3);
+    st.grads = sharded(gb, zero >= 2);
+    st.optimizer = sharded(ob, zero >= 1);
+    st.master = sharded(master, zero >= 1);
     st.states = st.optimizer - st.master;
     if (t.offload != Offload::none) {
         st.offloaded += st.optimizer;
@@ -215,7 +217,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
                 // embedding and LM head stay 16-bit (bitsandbytes quantises nn.Linear layers only and
                 // Hugging Face keeps the output head unquantised).
                 const double wb = training_element_bytes(t.precision);
-                const double shard = p.zero >= 3 ? static_cast<double>(p.dp) * p.cp : 1.0;
+                const double shard = zero_stage_in_step(p) >= 3 ? static_cast<double>(p.dp) * p.cp : 1.0;
                 const double embed_bytes = embedding_params_on_stage(m, pc, p, s) * wb / shard;
                 wbytes = (wbytes - embed_bytes) / wb * weight_bytes_per_param(Precision::nf4, 64) + embed_bytes;
                 // One dequantised layer.
@@ -278,7 +280,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
         d.activations_bytes = std::max(d.activations_bytes, rollout_kv);
 
         // Buffers.
-        if (p.zero == 3) {
+        if (zero_stage_in_step(p) == 3) {
             const double layer_params =
                 moe ? layer_params_per_tp_rank(m, pc, p.tp, true) + pc.expert_params_per_layer / (p.tp * p.ep)
                     : layer_params_per_tp_rank(m, pc, p.tp, false);
@@ -295,7 +297,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
             // modules and run in 16-bit (Megatron-Core's VocabParallelEmbedding, ColumnParallelLinear).
             const double layer_weights =
                 d.params_on_gpu - embedding_params_on_stage(m, pc, p, s) - (s == p.pp - 1 ? pc.final_norm : 0.0);
-            d.fp8_weight_cache_bytes = layer_weights * 1.0 / (p.zero == 3 ? p.dp * p.cp : 1);
+            d.fp8_weight_cache_bytes = layer_weights * 1.0 / (zero_stage_in_step(p) == 3 ? p.dp * p.cp : 1);
         }
         d.reserve_bytes = t.runtime_reserve_bytes;
         d.fragmentation_bytes = t.fragmentation_fraction * (d.activations_bytes + d.zero3_gather_bytes);

@@ -8,6 +8,7 @@
 #include "cost_models/model_params.hpp"
 #include "cost_models/recompute.hpp"
 #include "cost_models/roofline.hpp"
+#include "hardware_db/layout_rules.hpp"
 
 namespace llmsim {
 
@@ -326,7 +327,8 @@ struct Builder {
         // pre-forward hook fetches again). Prefetch is one layer ahead (FSDP BACKWARD_PRE and
         // limit_all_gathers, DeepSpeed's prefetch bucket), so a layer's traffic hides only behind
         // the neighbouring layer's compute; what exceeds it is exposed. ---
-        if (p.zero >= 2 && g.dp_cp.n > 1) {
+        const int zero = zero_stage_in_step(p);   // torchtitan with pipeline stages: ZeRO-1's traffic
+        if (zero >= 2 && g.dp_cp.n > 1) {
             const auto pc = count_parameters(m);
             const double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled());
             const double wbytes = params * e;
@@ -337,13 +339,13 @@ struct Builder {
             const auto rs = coll(Collective::reduce_scatter, gbytes, g.dp_cp);
             double gather = 0, reduce = rs.time_s;
             CollectiveCost ag;
-            if (p.zero == 3) {
+            if (zero == 3) {
                 ag = coll(Collective::all_gather, wbytes, g.dp_cp);
                 gather = ag.time_s;
             }
             const double ep_params = moe_layer && m.moe.enabled() ? pc.expert_params_per_layer / (tp * p.ep) : 0.0;
             if (ep_params > 0 && g.expert_dp.n > 1) {
-                if (p.zero == 3) gather += coll(Collective::all_gather, ep_params * e, g.expert_dp).time_s;
+                if (zero == 3) gather += coll(Collective::all_gather, ep_params * e, g.expert_dp).time_s;
                 if (!lora)
                     reduce +=
                         coll(Collective::reduce_scatter, ep_params * precision_bytes(t.grad_precision), g.expert_dp)
@@ -363,7 +365,7 @@ struct Builder {
             L.zero3_exposed_bwd_s = (bwd_gather + reduce - bwd_hidden_max) + bwd_over;
             L.fwd_compute_s += (fwd_hidden_max - fwd_over) * sm_fraction(sys, g.dp_cp);
             L.bwd_compute_s += (bwd_hidden_max - bwd_over) * sm_fraction(sys, g.dp_cp);
-            if (p.zero == 3)
+            if (zero == 3)
                 record("zero-3 parameter all-gather (per micro-batch)", "dp", Collective::all_gather, wbytes, g.dp_cp,
                        ag, (1.0 + gathers_bwd) * mb_per_step, 0);
             record("zero-2/3 gradient reduce-scatter (per micro-batch)", "dp", Collective::reduce_scatter, gbytes,
@@ -513,36 +515,41 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
         const double gbytes = b.lora ? 4.0 : precision_bytes(t.grad_precision);
         const double wbytes = b.lora ? 4.0 : e;
         {
-            const Collective gc = p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+            // torchtitan with pipeline stages runs a named ZeRO-2/3 as ZeRO-1 (zero_stage_in_step).
+            const int zero = zero_stage_in_step(p);
+            const bool fsdp_pp = zero != p.zero;
+            const Collective gc = zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
             const double layer_params = dense * layer_params_per_tp_rank(m, pc, p.tp, false) +
                                         sc.moe_layers * layer_params_per_tp_rank(m, pc, p.tp, true);
             const double reduced =
-                p.zero >= 2 ? (b.lora ? 0.0 : std::max(0.0, dense_params - layer_params)) : dense_params;
-            const double times = p.zero >= 2 ? mb : 1.0;   // calls per step
+                zero >= 2 ? (b.lora ? 0.0 : std::max(0.0, dense_params - layer_params)) : dense_params;
+            const double times = zero >= 2 ? mb : 1.0;   // calls per step
             double dp = 0;
             if (b.g.dp_cp.n > 1 && reduced > 0) {
                 const auto cc = collective_time(s.system, gc, reduced * gbytes, b.g.dp_cp);
                 dp += cc.time_s;
                 if (st == 0)
-                    b.record(p.zero >= 2   ? "dp reduce-scatter gradients (embedding, head; per micro-batch)"
-                             : p.zero == 1 ? "dp reduce-scatter gradients"
-                                           : "dp all-reduce gradients",
+                    b.record(zero >= 2   ? "dp reduce-scatter gradients (embedding, head; per micro-batch)"
+                             : fsdp_pp   ? "dp reduce-scatter gradients (FSDP with pipeline stages: last micro-batch)"
+                             : zero == 1 ? "dp reduce-scatter gradients"
+                                         : "dp all-reduce gradients",
                              "dp", gc, reduced * gbytes, b.g.dp_cp, cc, times, 0);
             }
-            if (p.zero < 2 && expert_params > 0 && b.g.expert_dp.n > 1)
+            if (zero < 2 && expert_params > 0 && b.g.expert_dp.n > 1)
                 dp += collective_time(s.system, gc, expert_params * gbytes, b.g.expert_dp).time_s;
             sc.dp_grad_s = dp;
             sc.dp_sm_fraction = sm_fraction(s.system, b.g.dp_cp);
-            if ((p.zero == 1 || p.zero == 2) && b.g.dp_cp.n > 1) {
+            if ((zero == 1 || zero == 2) && b.g.dp_cp.n > 1) {
                 const auto ag = collective_time(s.system, Collective::all_gather, dense_params * wbytes, b.g.dp_cp);
                 sc.dp_param_gather_s = ag.time_s;
                 if (st == 0)
-                    b.record("dp all-gather parameters (distributed optimizer)", "dp", Collective::all_gather,
-                             dense_params * wbytes, b.g.dp_cp, ag, 1, 0);
+                    b.record(fsdp_pp ? "dp all-gather parameters (FSDP with pipeline stages: kept for the step)"
+                                     : "dp all-gather parameters (distributed optimizer)",
+                             "dp", Collective::all_gather, dense_params * wbytes, b.g.dp_cp, ag, 1, 0);
             }
         }
         // Optimizer step over this GPU's shard of the parameters.
-        const double shard = p.zero >= 1 ? static_cast<double>(p.dp) * p.cp : 1.0;
+        const double shard = zero_stage_in_step(p) >= 1 ? static_cast<double>(p.dp) * p.cp : 1.0;
         const double local = dense_params / shard + expert_params / std::max(1.0, shard / p.ep);
         if (t.offload == Offload::none) {
             TrainingConfig states = t;   // LoRA: fp32 adapters, no separate master copy

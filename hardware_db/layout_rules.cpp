@@ -58,6 +58,12 @@ LayoutRules zero_rules(int zero, int pp, Framework framework) {
     return zero >= 2 && pp > 1 && framework != Framework::torchtitan ? bit(LayoutRule::zero_pp) : 0;
 }
 
+int zero_stage_in_step(int zero, int pp, Framework framework) {
+    return zero >= 2 && pp > 1 && framework == Framework::torchtitan ? 1 : zero;
+}
+
+int zero_stage_in_step(const ParallelConfig& p) { return zero_stage_in_step(p.zero, p.pp, p.framework); }
+
 RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t) {
     switch (r) {
         case LayoutRule::tp_heads: return {"/parallel/tp", p.tp, fmt::format("a divisor of heads ({})", m.heads)};

@@ -45,6 +45,14 @@ constexpr LayoutRules bit(LayoutRule r) { return LayoutRules{1} << static_cast<i
 // DeepSpeed's pipeline engine asserts ZeRO stage < 2 and Megatron-Core offers ZeRO-1 (distributed
 // optimizer) with pipelines; torchtitan composes FSDP2 with pipeline parallelism.
 [[nodiscard]] LayoutRules zero_rules(int zero, int pp, Framework framework);
+// The ZeRO stage a training step runs with. torchtitan with pipeline stages keeps FSDP's parameters and
+// gradients unsharded for the whole step: its apply_fsdp passes reshard_after_forward = not pp_enabled, and
+// the pipeline stage (torch.distributed.pipelining, backward_maybe_with_nosync) turns reshard-after-backward
+// and gradient sync off until the last micro-batch. The parameters are gathered once and the gradients
+// reduce-scattered once per step, and the GPU holds the stage's unsharded 16-bit parameters and gradients
+// beside the sharded fp32 master and optimizer states: ZeRO-1's traffic and memory. Otherwise `zero`.
+[[nodiscard]] int zero_stage_in_step(int zero, int pp, Framework framework);
+[[nodiscard]] int zero_stage_in_step(const ParallelConfig& p);
 
 // What a violation says: the JSON pointer of the key to change, its value and what is expected.
 struct RuleViolation {

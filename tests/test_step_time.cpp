@@ -7,6 +7,7 @@
 
 #include "cost_models/collectives.hpp"
 #include "cost_models/layer_bytes.hpp"
+#include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/rlhf.hpp"
 #include "cost_models/roofline.hpp"
@@ -404,6 +405,35 @@ TEST_CASE("ZeRO-3 traffic per step by hand: (2 or 3 with recompute) gathers and 
         const double by_hand = m * (gathers * layer * 2.0 + (layer + edge) * 4.0);
         CHECK(dp_bytes_per_step(e.costs) == Approx(by_hand).epsilon(1e-9));
     }
+}
+
+TEST_CASE("torchtitan FSDP with pipeline stages: gathered and reduce-scattered once per step, unsharded in memory",
+          "[step][zero][memory]") {
+    // torchtitan passes reshard_after_forward = not pp_enabled to fully_shard, and the pipeline stage turns
+    // reshard-after-backward and gradient sync off until the last micro-batch: ZeRO-1's traffic and memory.
+    const std::int64_t m = 8;
+    auto job = [&](int zero, int pp) {
+        Json j = zero_job("gpt3-6.7b", 16, zero, 1, 16 / pp * m);
+        j["parallel"]["pp"] = pp;
+        j["parallel"]["framework"] = "torchtitan";
+        return j;
+    };
+    const auto z3 = scenario(job(3, 2)), z2 = scenario(job(2, 2)), z1 = scenario(job(1, 2));
+    const auto e3 = estimate_step(z3.training_job()), e1 = estimate_step(z1.training_job());
+    REQUIRE(e3.microbatches == m);
+    CHECK(dp_bytes_per_step(e3.costs) == Approx(dp_bytes_per_step(e1.costs)).epsilon(1e-12));
+    CHECK(e3.step_time_s == Approx(e1.step_time_s).epsilon(1e-12));
+    CHECK(estimate_step(z2.training_job()).step_time_s == Approx(e1.step_time_s).epsilon(1e-12));
+    const auto m3 = training_memory(z3.training_job()), m1 = training_memory(z1.training_job());
+    CHECK(m3.weights_bytes == Approx(m1.weights_bytes).epsilon(1e-12));
+    CHECK(m3.gradients_bytes == Approx(m1.gradients_bytes).epsilon(1e-12));
+    CHECK(m3.total_bytes == Approx(m1.total_bytes).epsilon(1e-12));
+    // Without pipeline stages FSDP reshards: ZeRO-3 gathers and reduce-scatters in every micro-batch.
+    const auto flat3 = scenario(job(3, 1)), flat1 = scenario(job(1, 1));
+    const auto f3 = estimate_step(flat3.training_job()), f1 = estimate_step(flat1.training_job());
+    CHECK(dp_bytes_per_step(f3.costs) > 2.0 * dp_bytes_per_step(f1.costs));
+    CHECK(training_memory(flat3.training_job()).weights_bytes <
+          training_memory(flat1.training_job()).weights_bytes / 8.0);
 }
 
 TEST_CASE("exposed ZeRO-3 time is never below its traffic minus the compute it overlaps", "[step][zero]") {

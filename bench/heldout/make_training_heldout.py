@@ -240,9 +240,14 @@ def torchtitan():
         assumed = [GT_NOTE]
         mb = lbs
         if pp > 1:
-            mb = 1
-            assumed.append("micro_batch 1 (torchtitan's pipeline_parallel_microbatch_size default; the table gives "
-                           "the local batch only)")
+            # torchtitan 9dec370 (the commit the tables name, 2024-12-26): build_pipeline_schedule sets
+            # n_microbatches = experimental.pipeline_parallel_microbatches, default None ->
+            # pipeline_parallel_degree (torchtitan/parallelisms/pipelining_utils.py); the later
+            # pipeline_parallel_microbatch_size key (default 1) did not exist yet.
+            mb = lbs // pp
+            assumed.append(f"micro_batch {mb}: the local batch {lbs} in pp = {pp} micro-batches (torchtitan 9dec370 "
+                           "pipelining_utils.py: n_microbatches defaults to pipeline_parallel_degree; the table does "
+                           "not set it)")
         if vp > 1:
             assumed.append("vp 2 (Interleaved 1F1B with torchtitan's default two stages per rank)")
         if table in ("Table 1", "Table 3"):

@@ -8,6 +8,7 @@
 #include "cost_models/memory.hpp"
 #include "cost_models/rlhf.hpp"
 #include "cost_models/step_time.hpp"
+#include "hardware_db/layout_rules.hpp"
 
 namespace llmsim::search {
 
@@ -392,8 +393,9 @@ FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const E
 }
 
 FastMemory FastEvaluator::memory(const Candidate& c) {
-    const auto& st = state(c.tp, c.cp, c.pp, c.dp, c.ep, c.zero, c.offload);
-    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp, c.overlap);
+    const int zero = zero_stage_in_step(c.zero, c.pp, base_.parallel.framework);
+    const auto& st = state(c.tp, c.cp, c.pp, c.dp, c.ep, zero, c.offload);
+    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, zero, c.dp, c.overlap);
     ParallelConfig p;
     p.dp = c.dp;
     TrainingConfig t;
@@ -403,8 +405,9 @@ FastMemory FastEvaluator::memory(const Candidate& c) {
 }
 
 FastTime FastEvaluator::time(const Candidate& c) {
-    const auto& st = state(c.tp, c.cp, c.pp, c.dp, c.ep, c.zero, c.offload);
-    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, c.zero, c.dp, c.overlap);
+    const int zero = zero_stage_in_step(c.zero, c.pp, base_.parallel.framework);
+    const auto& st = state(c.tp, c.cp, c.pp, c.dp, c.ep, zero, c.offload);
+    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, zero, c.dp, c.overlap);
     const auto& ed = edge(c.tp, c.cp, c.dp, c.pp, c.micro_batch, c.sp, *c.schedule);
     ParallelConfig p;
     p.dp = c.dp;
