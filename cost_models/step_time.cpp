@@ -324,7 +324,9 @@ struct Builder {
         // no_sync keeps a full gradient buffer and saves nothing). ZeRO-3 / FSDP FULL_SHARD also
         // all-gathers the layer's parameters in every forward and, resharded after forward, again in
         // backward; a recomputed forward (full, or op-level selective) gathers a third time (DeepSpeed's
-        // pre-forward hook fetches again). Prefetch is one layer ahead (FSDP BACKWARD_PRE and
+        // pre-forward hook fetches again) except under torchtitan, which wraps each block in its
+        // checkpoint wrapper before fully_shard: the recompute runs inside the unit's backward on the
+        // parameters its pre-backward hook gathered. Prefetch is one layer ahead (FSDP BACKWARD_PRE and
         // limit_all_gathers, DeepSpeed's prefetch bucket), so a layer's traffic hides only behind
         // the neighbouring layer's compute; what exceeds it is exposed. ---
         const int zero = zero_stage_in_step(p);   // torchtitan with pipeline stages: ZeRO-1's traffic
@@ -335,7 +337,7 @@ struct Builder {
             // LoRA: only the adapters (fp32) have gradients.
             const double gbytes =
                 lora ? lora_params_per_layer(m, t.finetune) / tp * 4.0 : params * precision_bytes(t.grad_precision);
-            const double gathers_bwd = 1.0 + (passes ? 1.0 : 0.0);
+            const double gathers_bwd = 1.0 + (passes && p.framework != Framework::torchtitan ? 1.0 : 0.0);
             const auto rs = coll(Collective::reduce_scatter, gbytes, g.dp_cp);
             double gather = 0, reduce = rs.time_s;
             CollectiveCost ag;

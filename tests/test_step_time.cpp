@@ -404,6 +404,12 @@ TEST_CASE("ZeRO-3 traffic per step by hand: (2 or 3 with recompute) gathers and 
         const double gathers = std::string(rc) == "full" ? 3.0 : 2.0;
         const double by_hand = m * (gathers * layer * 2.0 + (layer + edge) * 4.0);
         CHECK(dp_bytes_per_step(e.costs) == Approx(by_hand).epsilon(1e-9));
+        // torchtitan checkpoints inside the FSDP unit: the recompute reuses the backward's gather.
+        Json tj = zero_job("gpt3-6.7b", 16, 3, 2, 16 * 2 * m, rc);
+        tj["parallel"]["framework"] = "torchtitan";
+        const auto tt = scenario(tj);
+        const auto et = estimate_step(tt.training_job());
+        CHECK(dp_bytes_per_step(et.costs) == Approx(m * (2.0 * layer * 2.0 + (layer + edge) * 4.0)).epsilon(1e-9));
     }
 }
 
