@@ -161,7 +161,28 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
             "a smaller weight/KV precision",
             longest, alone, kKvBlockTokens, pool.blocks, pool.pool_bytes / kGiB));
 
+    // The work, bounded from below before anything runs: every decode step of a request is a
+    // sequence-step, and a request holds its context in the KV cache for each of its decode steps, so the
+    // iterations of a replica are at least the KV token-steps it must hold over its cache's tokens.
+    {
+        double steps = 0, kv_token_steps = 0;
+        for (const auto& r : reqs) {
+            const double o = std::ceil(r.output / emitted);
+            steps += o;
+            kv_token_steps += o * (r.input * (1.0 - hit) + 0.5 * r.output);
+        }
+        const double kv_tokens = static_cast<double>(pool.blocks) * kKvBlockTokens * replicas;
+        const double min_iterations = kv_token_steps / kv_tokens;
+        if (steps > opt.max_sequence_steps || min_iterations > static_cast<double>(opt.max_iterations))
+            throw ConfigError(fmt::format(
+                "/inference/requests: {}: {:.3g} decode steps in at least {:.3g} iterations are past the serving "
+                "simulator's work limit ({:.3g} steps, {:.3g} iterations): expected fewer requests or shorter "
+                "outputs",
+                in.requests, steps, min_iterations, opt.max_sequence_steps, static_cast<double>(opt.max_iterations)));
+    }
+
     std::vector<ReqState> st(reqs.size());
+    double sequence_steps = 0;
     double prefill_time = 0, prefill_compute = 0, decode_time = 0, decode_compute = 0;
     double batch_time = 0, batch_weighted = 0;
     double kv_held = 0, seats_held = 0, budget_held = 0;
@@ -289,11 +310,13 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                 t = std::max(t, reqs[static_cast<std::size_t>(mine[next_arrival])].arrival_s);
                 continue;
             }
-            if (++iterations > opt.max_iterations)
+            sequence_steps += static_cast<double>(running.size());
+            if (++iterations > opt.max_iterations || sequence_steps > opt.max_sequence_steps)
                 throw ConfigError(
                     fmt::format("/inference/requests: {}: the simulation passed its work limit of {} "
-                                "iterations: expected fewer requests",
-                                in.requests, opt.max_iterations));
+                                "iterations or {:.3g} sequence-steps (preemptions recompute): expected fewer "
+                                "requests",
+                                in.requests, opt.max_iterations, opt.max_sequence_steps));
             const auto cost = iteration_cost(job, b);
             double dt = cost.time_s;
             if (b.decode_seqs > 0) dt += draft_cost_s(job, b.decode_seqs, b.decode_kv_tokens / b.decode_seqs);

@@ -54,7 +54,11 @@ struct ServingResult {
 
 struct ServingOptions {
     bool timeline = false;
-    std::int64_t max_iterations = 200'000'000;   // work limit: ConfigError past it
+    // Work limits (ConfigError past them, checked before simulating against lower bounds of the work, and
+    // while simulating): iterations of all replicas (~0.25 us each), and sequence-steps, the sequences run
+    // summed over iterations (~7 ns each): about 12 s and 7 s on one core.
+    std::int64_t max_iterations = 50'000'000;
+    double max_sequence_steps = 1e9;
 };
 
 // Throws ConfigError (naming the /inference key) when a request can never fit the KV cache or the

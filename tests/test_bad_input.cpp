@@ -130,6 +130,19 @@ TEST_CASE("a global batch beyond the simulator's work limit names the flag and t
     expect_refused({"estimate", "-s", f.string()}, {"bigbatch.json#/training/global_batch: 16000000"});
 }
 
+TEST_CASE("a serving stream past the simulator's work limit is refused before simulating (was minutes of CPU)",
+          "[bad-input]") {
+    // 10^7 requests x 1,000 tokens: 10^10 decode steps. One 400,000-token request at a time: 4 x 10^8 steps
+    // in at least 1.7 x 10^8 iterations (each holds its growing context in the 470k-token KV cache).
+    expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000", "--output-len",
+                    "1000", "--qps", "1e9", "--requests", "10000000"},
+                   {"--requests: 10000000: 1e+10 decode steps", "past the serving simulator's work limit",
+                    "expected fewer requests or shorter outputs"});
+    expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "10", "--output-len",
+                    "400000", "--qps", "1e9", "--requests", "1000"},
+                   {"--requests: 1000: 4e+08 decode steps in at least 1.7e+08 iterations"});
+}
+
 TEST_CASE("a validation case beyond the simulator's work limit is an input error with its pointer", "[bad-input]") {
     const auto f =
         write("val-limit.json",
