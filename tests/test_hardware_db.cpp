@@ -409,3 +409,87 @@ TEST_CASE("AMD Instinct and Blackwell Ultra entries carry their datasheet and MA
     CHECK(mi355x.gemm_max(Precision::bf16) == Approx(1565.0 / 2516.6).margin(5e-4));
     CHECK(db().system("mi355x-8x").intra_node_GBps == Approx(7 * 153.6 / 2));
 }
+
+TEST_CASE("L40S, L4, H20, A800, H100 NVL and GH200 carry their datasheet peaks, bandwidth and nvidia-smi capacity",
+          "[hwdb][peaks]") {
+    const double T = 1e12, MiB = 1024.0 * 1024.0;
+    // NVIDIA L40S datasheet, dense column: BF16 362.05, FP8 733; 864 GB/s GDDR6; nvidia-smi 46068 MiB; 142 SMs.
+    const auto l40s = db().accelerator("l40s");
+    CHECK(l40s.peak(Precision::bf16) == Approx(362.05 * T));
+    CHECK(l40s.peak(Precision::fp8) == Approx(733 * T));
+    CHECK(l40s.hbm_GBps == 864.0);
+    CHECK(l40s.hbm_capacity_bytes == Approx(46068 * MiB).epsilon(1e-4));
+    CHECK(l40s.sm_count == 142);
+    // mag-/gpu_benchmark MAMF: L40S 252.0 and L4 91.4 TFLOPS BF16.
+    CHECK(l40s.gemm_max(Precision::bf16) == Approx(252.0 / 362.05).margin(5e-4));
+    // NVIDIA L4 datasheet (2:4-sparse figures halved): BF16 242 / 2, FP8 485 / 2; 300 GB/s; 23034 MiB; 58 SMs.
+    const auto l4 = db().accelerator("l4");
+    CHECK(l4.peak(Precision::bf16) == Approx(242.0 / 2 * T));
+    CHECK(l4.peak(Precision::fp8) == Approx(485.0 / 2 * T));
+    CHECK(l4.hbm_GBps == 300.0);
+    CHECK(l4.hbm_capacity_bytes == Approx(23034 * MiB).epsilon(1e-4));
+    CHECK(l4.sm_count == 58);
+    CHECK(l4.gemm_max(Precision::bf16) == Approx(91.4 / 121).margin(5e-4));
+    // H20: 148 BF16 / 296 FP8 dense, 4.0 TB/s HBM3, nvidia-smi 97871 MiB, 78 SMs.
+    const auto h20 = db().accelerator("h20");
+    CHECK(h20.peak(Precision::bf16) == 148 * T);
+    CHECK(h20.peak(Precision::fp8) == 296 * T);
+    CHECK(h20.hbm_GBps == 4000.0);
+    CHECK(h20.hbm_capacity_bytes == Approx(97871 * MiB).epsilon(1e-4));
+    CHECK(h20.sm_count == 78);
+    // A800 SXM4 80GB: A100's chip (312 BF16, no FP8, 2039 GB/s, 81920 MiB) with NVLink cut to 400 GB/s.
+    const auto a800 = db().accelerator("a800-sxm-80gb"), a100 = db().accelerator("a100-sxm-80gb");
+    CHECK(a800.peak(Precision::bf16) == 312 * T);
+    CHECK(a800.peak(Precision::fp8) == 0.0);
+    CHECK(a800.hbm_GBps == a100.hbm_GBps);
+    CHECK(a800.hbm_capacity_bytes == 81920 * MiB);
+    CHECK(a800.efficiency.sustained_fraction == a100.efficiency.sustained_fraction);
+    // H100 NVL: 1,671 / 3,341 sparse -> 835.5 / 1670.5 dense; 3.9 TB/s; 95830 MiB; 132 SMs; MAMF 488.5.
+    const auto nvl = db().accelerator("h100-nvl");
+    CHECK(nvl.peak(Precision::bf16) == Approx(1671.0 / 2 * T));
+    CHECK(nvl.peak(Precision::fp8) == Approx(3341.0 / 2 * T));
+    CHECK(nvl.hbm_GBps == 3900.0);
+    CHECK(nvl.hbm_capacity_bytes == Approx(95830 * MiB).epsilon(1e-4));
+    CHECK(nvl.sm_count == 132);
+    CHECK(nvl.gemm_max(Precision::bf16) == Approx(488.5 / 835.5).margin(5e-4));
+    // GH200 144GB HBM3e: H100 SXM peaks, 4.9 TB/s, nvidia-smi 146831 MiB; ml-engineering MAMF 828.6 / 1535.0.
+    const auto gh200 = db().accelerator("gh200"), h100 = db().accelerator("h100-sxm");
+    CHECK(gh200.peak(Precision::bf16) == h100.peak(Precision::bf16));
+    CHECK(gh200.peak(Precision::fp8) == h100.peak(Precision::fp8));
+    CHECK(gh200.hbm_GBps == 4900.0);
+    CHECK(gh200.hbm_capacity_bytes == Approx(146831 * MiB).epsilon(1e-4));
+    CHECK(gh200.gemm_max(Precision::bf16) == Approx(828.6 / 989.4).margin(5e-4));
+    CHECK(gh200.gemm_max(Precision::fp8) == Approx(1535.0 / 1978.9).margin(5e-4));
+
+    // Their systems: PCIe-only Ada servers (PCIe Gen4 x16 = 31.5 GB/s per direction, no NVLS), NVLink
+    // 900 / 400 GB/s bidirectional (450 / 200 per direction), H100 NVL bridged pairs, one GH200 per node
+    // with NVLink-C2C 900 GB/s bidirectional as its host link.
+    for (const std::string n : {"l40s-8x", "l4-8x"}) {
+        INFO(n);
+        const auto s = db().system(n);
+        CHECK(s.gpus_per_node == 8);
+        CHECK(s.scaleup_domain == 8);
+        CHECK(s.intra_node_GBps == Approx(16 * 16 * 128.0 / 130 / 8).epsilon(1e-3));
+        CHECK(s.pcie_GBps == s.intra_node_GBps);
+        CHECK_FALSE(s.nvls);
+    }
+    CHECK(db().system("l40s-8x").gpu.name == "l40s");
+    CHECK(db().system("l4-8x").gpu.name == "l4");
+    const auto hgx = db().system("hgx-h20");
+    CHECK(hgx.gpu.name == "h20");
+    CHECK(hgx.intra_node_GBps == 900 / 2.0);
+    CHECK(hgx.nvls);
+    const auto dgx = db().system("dgx-a800");
+    CHECK(dgx.gpu.name == "a800-sxm-80gb");
+    CHECK(dgx.intra_node_GBps == 400 / 2.0);
+    CHECK(dgx.inter_node_GBps == 8 * 200 / 8.0 / 8);
+    const auto nvl8 = db().system("h100-nvl-8x");
+    CHECK(nvl8.gpu.name == "h100-nvl");
+    CHECK(nvl8.scaleup_domain == 2);
+    CHECK(nvl8.intra_node_GBps == 600 / 2.0);
+    const auto gh = db().system("gh200");
+    CHECK(gh.gpus_per_node == 1);
+    CHECK(gh.inter_node_GBps == 400 / 8.0);
+    CHECK(gh.pcie_GBps == 900 / 2.0);
+    CHECK(gh.host_memory_bytes == 480 * 1024.0 * MiB);
+}

@@ -96,6 +96,52 @@ TEST_CASE("TPOT of Llama-3-8B bf16 on H100 is memory-bound to batch >= 200 and n
     }
 }
 
+TEST_CASE(
+    "Llama-3-8B bf16 decode on one GPU of each added system: KV pool from the card's capacity, TPOT near "
+    "bytes / bandwidth",
+    "[serving][decode][hwdb]") {
+    // One GPU of L40S (GDDR6 864 GB/s, 46068 MiB), L4 (300 GB/s, 23034 MiB), H20, A800, H100 NVL and GH200:
+    // a decode step of 16 sequences x 1,024 tokens reads the weights once and each sequence's KV cache, so
+    // TPOT = (weights + KV bytes) / (bandwidth x hbm_efficiency) + the kernels' fixed overhead (within 15%).
+    for (const std::string sys : {"l40s-8x", "l4-8x", "hgx-h20", "dgx-a800", "h100-nvl-8x", "gh200"}) {
+        INFO(sys);
+        Json j = {{"model", "llama-3-8b"},
+                  {"system", sys},
+                  {"gpus", 1},
+                  {"parallel", {{"tp", 1}, {"pp", 1}}},
+                  {"inference", {{"weight_precision", "bf16"}, {"kv_precision", "bf16"}}}};
+        const auto s = parse_scenario(j);
+        const auto job = s.serving_job();
+        const auto m = inference_memory(s.model, s.system, s.parallel, s.inference);
+        const auto& a = s.system.gpu;
+        // The KV pool: 90% of what the card's nvidia-smi capacity leaves after weights and runtime.
+        CHECK(m.capacity_bytes == Approx(a.hbm_capacity_bytes));
+        const auto p = kv_pool(job);
+        CHECK(p.bytes_per_token == Approx(32.0 * 8 * 128 * 2 * 2));
+        CHECK(p.pool_bytes == Approx(0.9 * (m.capacity_bytes - m.weights_bytes - m.other_bytes)));
+        CHECK(p.pool_bytes > 16 * 1024.0 * p.bytes_per_token);
+        IterationBatch b;
+        b.decode_seqs = 16;
+        b.decode_kv_tokens = 16 * 1024.0;
+        const auto c = iteration_cost(job, b);
+        CHECK_FALSE(c.compute_bound());
+        const double kv = b.decode_kv_tokens * p.bytes_per_token;
+        const double expect = (m.weights_bytes + kv) / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency) + c.overhead_s;
+        CHECK(c.time_s == Approx(expect).epsilon(0.15));
+    }
+    // L40S at batch 1: the 16.06 GB of bf16 weights over 864 GB/s x 0.85, ~22 ms a step.
+    Json j = {{"model", "llama-3-8b"},
+              {"system", "l40s-8x"},
+              {"gpus", 1},
+              {"parallel", {{"tp", 1}, {"pp", 1}}},
+              {"inference", {{"weight_precision", "bf16"}, {"kv_precision", "bf16"}}}};
+    IterationBatch one;
+    one.decode_seqs = 1;
+    one.decode_kv_tokens = 1024;
+    const double t_l40s = iteration_cost(parse_scenario(j).serving_job(), one).time_s;
+    CHECK(t_l40s == Approx(16.06e9 / (864e9 * 0.85)).epsilon(0.15));
+}
+
 TEST_CASE("continuous batching beats static batching on a mixed-length stream", "[serving][sim]") {
     const auto cont = serving("llama-3-8b", 1, 1, mixed({{"max_batch", 64}}));
     const auto stat = serving("llama-3-8b", 1, 1, mixed({{"batching", "static"}, {"batch", 64}}));
