@@ -283,10 +283,15 @@ Nominal nominal_from_system(const SystemSpec& s) {
 std::string guess_system_preset(const std::string& gpu_name) {
     const std::string g = lower(gpu_name);
     auto has = [&](const char* s) { return g.find(s) != std::string::npos; };
+    if (has("gh200")) return "gh200";   // before "h200": "NVIDIA GH200 144G HBM3e" contains it
     if (has("h200")) return "hgx-h200";
     if (has("h800")) return "dgx-h800";
-    if (has("h100")) return has("pcie") ? "h100-pcie-8x" : "dgx-h100";
+    if (has("h100")) return has("nvl") ? "h100-nvl-8x" : has("pcie") ? "h100-pcie-8x" : "dgx-h100";
+    if (has("h20")) return "hgx-h20";   // after "h200"
     if (has("a100")) return has("40gb") ? "dgx-a100-40gb" : "dgx-a100-80gb";
+    if (has("a800")) return "dgx-a800";
+    if (has("l40s")) return "l40s-8x";
+    if (g == "nvidia l4") return "l4-8x";   // not "NVIDIA L40" (no entry)
     if (has("b200")) return "dgx-b200";
     if (has("v100")) return "dgx-v100";
     return "";

@@ -399,6 +399,13 @@ TEST_CASE("system preset guessed from the GPU name", "[calibrate][profile]") {
     CHECK(guess_system_preset("NVIDIA A100-SXM4-40GB") == "dgx-a100-40gb");
     CHECK(guess_system_preset("NVIDIA H100 PCIe") == "h100-pcie-8x");
     CHECK(guess_system_preset("NVIDIA H200") == "hgx-h200");
+    CHECK(guess_system_preset("NVIDIA GH200 144G HBM3e") == "gh200");
+    CHECK(guess_system_preset("NVIDIA H100 NVL") == "h100-nvl-8x");
+    CHECK(guess_system_preset("NVIDIA H20") == "hgx-h20");
+    CHECK(guess_system_preset("NVIDIA A800-SXM4-80GB") == "dgx-a800");
+    CHECK(guess_system_preset("NVIDIA L40S") == "l40s-8x");
+    CHECK(guess_system_preset("NVIDIA L4") == "l4-8x");
+    CHECK(guess_system_preset("NVIDIA L40") == "");
     CHECK(guess_system_preset("NVIDIA GeForce RTX 5090") == "");
 }
 
