@@ -58,6 +58,8 @@ const std::map<std::string, Rounded>& rounded_active() {
         // DeepSeek-V2-Lite card: "2.4B activated"; the rule gives 2.66B with both 0.21B embedding
         // matrices, 2.45B without the input embedding's lookup.
         {"deepseek-v2-lite", {0, 0.12, "DeepSeek-V2-Lite card: 2.4B activated (2.45B without the input embedding)"}},
+        // DeepSeek-V2 card: "21B activated"; the rule gives 21.4B with both 0.52B embedding matrices.
+        {"deepseek-v2", {0, 0.02, "DeepSeek-V2 card: 21B activated (21.4B with the input embedding)"}},
     };
     return r;
 }
@@ -131,6 +133,31 @@ TEST_CASE(
     const auto mix = count_parameters(zoo("mixtral-8x7b"));
     CHECK(rel_err(mix.total, 46.7e9) <= 0.005);
     CHECK(rel_err(mix.active, 12.9e9) <= 0.005);
+}
+
+TEST_CASE(
+    "published parameter counts beyond the headline set: Qwen2.5-72B 72.7B (QKV bias), Gemma-2-27B 27.23B "
+    "(head_dim 128 with hidden 4608, tied), DeepSeek-V2 236B / 21B active",
+    "[params][published]") {
+    // Numbers written out here, independent of the zoo files' published_params.
+    // Qwen2.5-72B model card: 72.7B. Attention by hand: Wq, Wo 8192x8192, Wk, Wv 8192x1024, and
+    // biases on Q (8192), K and V (1024 each) only.
+    const auto qwen = count_parameters(zoo("qwen2.5-72b"));
+    CHECK(qwen.attention_per_layer == 2.0 * 8192 * 8192 + 2.0 * 8192 * 1024 + 8192 + 2.0 * 1024);
+    CHECK(rel_err(qwen.total, 72.7e9) <= 0.005);
+    // Gemma 2 report Table 1: 26,047,480,320 non-embedding + 256000 x 4608 embedding (tied).
+    // 32 heads of 128 = 4096 attention channels, not hidden 4608: Wq, Wo 4608x4096, Wk, Wv 4608x2048.
+    const auto gemma = count_parameters(zoo("gemma-2-27b"));
+    CHECK(gemma.attention_per_layer == 2.0 * 4608 * 4096 + 2.0 * 4608 * 2048);
+    CHECK(gemma.output == 0.0);
+    CHECK(rel_err(gemma.total, 26047480320.0 + 256000.0 * 4608) <= 0.005);
+    CHECK(rel_err(gemma.non_embedding, 26047480320.0) <= 0.005);
+    // DeepSeek-V2 model card: 236B total, 21B activated. The rule counts both embedding matrices as
+    // active (21.4B, +1.8%); without the input embedding's lookup (0.52B) it is 20.85B (-0.7%).
+    const auto ds = count_parameters(zoo("deepseek-v2"));
+    CHECK(rel_err(ds.total, 236e9) <= 0.005);
+    CHECK(rel_err(ds.active, 21e9) <= 0.02);
+    CHECK(rel_err(ds.active - ds.embedding, 21e9) <= 0.01);
 }
 
 TEST_CASE(
