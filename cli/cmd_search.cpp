@@ -47,8 +47,7 @@ Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
 }
 
 // Capacity planning on a serving scenario (docs/serving.md): the fewest GPUs meeting its SLO at its qps.
-int serving_capacity(const SearchFlags& f, const Json& doc, const std::string& base_dir) {
-    const Scenario s = parse_scenario(doc, base_dir);
+int serving_capacity(const SearchFlags& f, const Scenario& s) {
     const int max_gpus = f.max_gpus.value_or(f.gpus.value_or(64));
     const auto r = sim::serving_capacity_search(s, max_gpus);
     Json results = Json::array();
@@ -97,14 +96,61 @@ void setup_search(CLI::App* cmd, Context& ctx) {
     cmd->add_flag("--json", f->json, "Print JSON instead of tables");
     auto plot_file = std::make_shared<std::string>();
     cmd->add_option("--plot", *plot_file, "Write the reported layouts and the Pareto front as an SVG chart");
-    cmd->callback([f, plot_file, &ctx] {
+    // Capacity planning without a file: the serving flags of `estimate` that describe the stream and the
+    // SLO (docs/serving.md); any of them makes the search a serving one.
+    auto serving = std::make_shared<ScenarioFlags>();
+    const std::string g = "Serving (capacity planning: the fewest GPUs meeting the SLO at --qps)";
+    cmd->add_option("--input-len", serving->input_len, "Prompt tokens per request")->group(g);
+    cmd->add_option("--output-len", serving->output_len, "Generated tokens per request")->group(g);
+    cmd->add_option("--qps", serving->qps, "Poisson arrival rate the deployment must serve")->group(g);
+    cmd->add_option("--requests", serving->requests, "Requests simulated per configuration")->group(g);
+    cmd->add_option("--weight-precision", serving->weight_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4 | nf4")
+        ->group(g);
+    cmd->add_option("--kv-precision", serving->kv_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4")->group(g);
+    cmd->add_option("--slo-ttft-p99", serving->slo_ttft_p99, "SLO: p99 time to first token (s)")->group(g);
+    cmd->add_option("--slo-tpot-p99", serving->slo_tpot_p99, "SLO: p99 time per output token (s)")->group(g);
+    cmd->callback([f, serving, plot_file, &ctx] {
+        const bool serving_flag = serving->input_len || serving->output_len || serving->qps || serving->requests ||
+                                  !serving->weight_precision.empty() || !serving->kv_precision.empty() ||
+                                  serving->slo_ttft_p99 || serving->slo_tpot_p99;
+        bool file_inference = false;
         if (!f->scenario.empty()) {
             std::string base_dir;
             const Json doc = read_scenario_file(f->scenario, base_dir);
-            if (doc.is_object() && doc.contains("inference")) {
-                ctx.exit_code = serving_capacity(*f, doc, base_dir);
-                return;
+            file_inference = doc.is_object() && doc.contains("inference");
+        }
+        if (serving_flag || file_inference) {
+            // Layout-search flags do not apply to a serving search: refused, never silently ignored.
+            std::vector<std::string> lines;
+            for (const auto& [given, flag] :
+                 {std::pair{f->seq_len.has_value(), "--seq-len"},
+                  std::pair{f->global_batch.has_value(), "--global-batch"},
+                  std::pair{!f->global_batch_range.empty(), "--global-batch-range"},
+                  std::pair{!f->precision.empty(), "--precision"}, std::pair{!f->micro_batch.empty(), "--micro-batch"},
+                  std::pair{!f->recompute.empty(), "--recompute"}, std::pair{!f->zero.empty(), "--zero"},
+                  std::pair{!f->offload.empty(), "--offload"}, std::pair{!f->schedules.empty(), "--schedules"},
+                  std::pair{!f->tp.empty(), "--tp"}, std::pair{!f->pp.empty(), "--pp"},
+                  std::pair{!f->cp.empty(), "--cp"}, std::pair{!f->ep.empty(), "--ep"},
+                  std::pair{!f->vp.empty(), "--vp"}, std::pair{!f->dp.empty(), "--dp"}})
+                if (given)
+                    lines.push_back(
+                        fmt::format("{}: given with a serving search: expected {} only when searching "
+                                    "training layouts (serving: --input-len, --output-len, --qps, "
+                                    "--slo-ttft-p99, --slo-tpot-p99, --max-gpus)",
+                                    flag, flag));
+            if (f->scenario.empty()) {
+                if (!serving->qps)
+                    lines.emplace_back("--qps: missing: expected the arrival rate the deployment must serve");
+                if (!serving->slo_ttft_p99 && !serving->slo_tpot_p99)
+                    lines.emplace_back("--slo-ttft-p99: missing: expected --slo-ttft-p99 and/or --slo-tpot-p99");
             }
+            if (!lines.empty()) throw ConfigError(lines);
+            ScenarioFlags sf = *serving;
+            sf.scenario = f->scenario;
+            sf.model = f->model;
+            sf.system = f->system;
+            ctx.exit_code = serving_capacity(*f, resolve_scenario(sf));
+            return;
         }
         auto req = resolve_search_request(*f);
         if (f->top_k) req.options.top_k = *f->top_k;

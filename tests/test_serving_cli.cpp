@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -175,4 +177,61 @@ TEST_CASE("search on a serving scenario: pp, max_batch and chunk in the table an
     REQUIRE(t.rc == 0);
     CHECK(t.out.find("tp x pp x replicas") != std::string::npos);
     CHECK(t.out.find("max batch") != std::string::npos);
+}
+
+TEST_CASE("search by flags on a serving stream: the same answer as the scenario file; layout flags refused",
+          "[cli][serving][capacity]") {
+    const auto dir = llmsim::test::temp_dir("capflags");
+    const auto file = (dir / "stream.json").string();
+    {
+        std::ofstream(file) << R"({"model": "llama-3.1-70b", "system": "dgx-h100", "gpus": 1,
+            "inference": {"batching": "continuous", "input_len": 1000, "output_len": 250, "requests": 400,
+                          "qps": 8, "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.05}}})";
+    }
+    const auto by_file = run_llmsim({"search", "-s", file, "--max-gpus", "16", "--json"}, "capflags");
+    const std::vector<std::string> flags = {"search",
+                                            "--model",
+                                            "llama-3.1-70b",
+                                            "--system",
+                                            "dgx-h100",
+                                            "--input-len",
+                                            "1000",
+                                            "--output-len",
+                                            "250",
+                                            "--requests",
+                                            "400",
+                                            "--qps",
+                                            "8",
+                                            "--slo-ttft-p99",
+                                            "2",
+                                            "--slo-tpot-p99",
+                                            "0.05",
+                                            "--max-gpus",
+                                            "16",
+                                            "--json"};
+    const auto by_flags = run_llmsim(flags, "capflags");
+    INFO(by_flags.err);
+    REQUIRE(by_file.rc == 0);
+    REQUIRE(by_flags.rc == 0);
+    CHECK(by_flags.out == by_file.out);
+    CHECK_FALSE(Json::parse(by_flags.out)["results"].empty());
+    // A training-layout flag on a serving search, or a search without its SLO, is an error naming the flag.
+    auto with = [&](std::vector<std::string> extra, const std::vector<std::string>& drop = {}) {
+        std::vector<std::string> a;
+        for (std::size_t i = 0; i < flags.size(); ++i) {
+            bool skip = false;
+            for (const auto& d : drop) skip = skip || flags[i] == d || (i > 0 && flags[i - 1] == d);
+            if (!skip) a.push_back(flags[i]);
+        }
+        a.insert(a.end(), extra.begin(), extra.end());
+        return run_llmsim(a, "capflags");
+    };
+    const auto seq = with({"--seq-len", "4096"});
+    CHECK(seq.rc == 2);
+    CHECK(seq.out.empty());
+    CHECK(seq.err.find("--seq-len: given with a serving search") != std::string::npos);
+    const auto no_slo = with({}, {"--slo-ttft-p99", "--slo-tpot-p99"});
+    CHECK(no_slo.rc == 2);
+    CHECK(no_slo.err.find("--slo-ttft-p99: missing") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }
