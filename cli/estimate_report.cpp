@@ -202,6 +202,11 @@ Json serving_json(const Scenario& s, const Estimate& e) {
         j["decode_compute_bound_fraction"] = c.decode_compute_fraction;
         if (s.inference.speculative.enabled) j["speculative_tokens_per_step"] = c.spec_tokens_per_step;
         if (s.inference.slo.any()) j["slo_met"] = c.slo_met;
+    } else if (s.inference.batching == "continuous") {
+        // The stream cannot be simulated without room for one request's KV cache.
+        j["method"] =
+            "static batching, closed form: one request alone, as if it fit (continuous batching needs "
+            "room for one request's KV cache)";
     } else {
         j["method"] = "static batching, closed form";
     }
@@ -266,6 +271,10 @@ std::string serving_text(const Scenario& s, const Estimate& e) {
     const std::string lens = fmt::format("{}{} in / {}{} out", in.input_dist.is_fixed() ? "" : "mean ", in.input_len,
                                          in.output_dist.is_fixed() ? "" : "mean ", in.output_len);
     if (!e.continuous) {
+        if (in.batching == "continuous")
+            out +=
+                "continuous batching cannot run without room for one request's KV cache; below: one request "
+                "alone (static batch 1), as if it fit\n";
         out += fmt::format("{} serving on {} x {} (tp {}, pp {}, static batch {}, {}, weights {}, KV {})\n",
                            s.model.name, s.gpus, s.system.name, p.tp, p.pp, in.batch, lens,
                            to_string(in.weight_precision), to_string(in.kv_precision));

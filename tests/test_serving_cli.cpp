@@ -235,3 +235,19 @@ TEST_CASE("search by flags on a serving stream: the same answer as the scenario 
     CHECK(no_slo.err.find("--slo-ttft-p99: missing") != std::string::npos);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a continuous stream whose weights do not fit says so first and why the figures below are one request",
+          "[cli][serving][memory]") {
+    const std::vector<std::string> a = {
+        "estimate",     "--model", "llama-3.1-405b", "--system", "dgx-h100",   "--input-len", "300",
+        "--output-len", "50",      "--qps",          "3",        "--requests", "100"};
+    const auto t = run_llmsim(a, "nofit");
+    REQUIRE(t.rc == 0);
+    CHECK(t.out.rfind("DOES NOT FIT: weights ", 0) == 0);
+    CHECK(t.out.find("continuous batching cannot run without room for one request's KV cache") != std::string::npos);
+    auto aj = a;
+    aj.push_back("--json");
+    const auto j = Json::parse(run_llmsim(aj, "nofit").out);
+    CHECK(j["fits"] == false);
+    CHECK(j["method"].get<std::string>().find("one request alone, as if it fit") != std::string::npos);
+}
