@@ -131,8 +131,11 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
         gpus = fmt::format("{} GPUs", r.gpu_counts.front());
     else
         gpus = fmt::format("{} to {} GPUs ({} counts)", r.gpu_counts.front(), r.gpu_counts.back(), r.gpu_counts.size());
-    out += fmt::format("search: {} on {}, {}, seq {}, {}\n", base.model.name, base.system.name, gpus,
-                       base.training.seq_len, to_string(base.training.precision));
+    out += fmt::format("search: {} on {}, {}, seq {}, {}{}\n", base.model.name, base.system.name, gpus,
+                       base.training.seq_len, to_string(base.training.precision),
+                       base.parallel.framework == Framework::unspecified
+                           ? std::string()
+                           : fmt::format(", framework {}", to_string(base.parallel.framework)));
     if (r.rlhf)
         out +=
             "RLHF: step = one PPO iteration (rollout, experience forwards, actor and critic training; "

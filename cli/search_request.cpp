@@ -1,5 +1,7 @@
 #include "cli/search_request.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "hardware_db/errors.hpp"
@@ -114,6 +116,12 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     auto& opt = req.options;
 
     if (j.contains("parallel")) {
+        // The framework is not searched: it goes to the base scenario (its reader checks it).
+        std::optional<Json> framework;
+        if (j["parallel"].is_object() && j["parallel"].contains("framework")) {
+            framework = j["parallel"]["framework"];
+            j["parallel"].erase("framework");
+        }
         KeyReader r(j["parallel"], "/parallel", pr, "/parallel");
         if (r.ok()) {
             sp.tp = int_list<int>(r, "tp");
@@ -132,6 +140,7 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
             r.finish();
         }
         j.erase("parallel");
+        if (framework) j["parallel"] = Json{{"framework", *framework}};
     }
     if (j.contains("training") && j["training"].is_object()) {
         Json& t = j["training"];

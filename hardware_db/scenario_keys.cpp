@@ -639,10 +639,12 @@ std::vector<ScenarioKey> build() {
                     .ext()
                     .dflt("false")
                     .example("true"));
-    t.push_back(K(p, "framework", KT::choice, T,
+    t.push_back(K(p, "framework", KT::choice, T | Q,
                   "the training framework: zero >= 2 with pp > 1 is refused unless \"torchtitan\" (FSDP2 with "
-                  "pipeline stages); torchtitan and deepspeed attend with FlashAttention-2; under torchtitan, "
-                  "recompute \"selective\" is its op-level policy (every other GEMM saved); echoed when set")
+                  "pipeline stages, run as ZeRO-1: parameters and gradients unsharded through the step); torchtitan "
+                  "and deepspeed attend with FlashAttention-2; under torchtitan, recompute \"selective\" is its "
+                  "op-level policy (every other GEMM saved); in `search`, the framework every layout runs on; "
+                  "echoed when set")
                     .ext()
                     .one_of({"megatron", "deepspeed", "torchtitan"})
                     .computed("unset")

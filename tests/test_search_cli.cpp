@@ -166,6 +166,34 @@ TEST_CASE("search request: parallel block as constraints, search block, strict k
     CHECK_THROWS_AS(parse_batch_range("9:15", "x"), ConfigError);
 }
 
+TEST_CASE("search request: parallel.framework goes to the base scenario; torchtitan admits FSDP with pipelines",
+          "[search][spec]") {
+    Json j = Json::parse(R"({
+        "model": "gpt3-6.7b", "system": "dgx-h100", "gpus": 32,
+        "parallel": {"pp": [2, 4], "zero": [3], "framework": "torchtitan"},
+        "training": {"seq_len": 2048, "global_batch": 256}
+    })");
+    const auto req = parse_search_request(j);
+    CHECK(req.base.parallel.framework == Framework::torchtitan);
+    const auto r = run_search(req.base, req.space, req.options);
+    REQUIRE(!r.top.empty());
+    for (const auto& e : r.top) {
+        CHECK(e.c.zero == 3);
+        CHECK(e.c.pp >= 2);
+    }
+    // Without the framework the same space is refused by the zero_pp rule, counted as such.
+    j["parallel"].erase("framework");
+    const auto plain = parse_search_request(j);
+    const auto none = run_search(plain.base, plain.space, plain.options);
+    CHECK(none.top.empty());
+    bool zero_pp = false;
+    for (const auto& [reason, n] : none.rejected)
+        zero_pp = zero_pp || (reason.find("ZeRO-2/3 with pipeline") == 0 && n > 0);
+    CHECK(zero_pp);
+    j["parallel"]["framework"] = "jax";
+    CHECK_THROWS_WITH(parse_search_request(j), Catch::Contains("/parallel/framework: \"jax\""));
+}
+
 TEST_CASE("llmsim search: overlap policies searched, fixed by flags or keys, shown per result", "[search][cli]") {
     const std::string base =
         "search --model gpt3-175b --system dgx-a100-80gb --gpus 64 --seq-len 2048 --global-batch 64 --tp 8 --sp true "
