@@ -37,6 +37,8 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
     cmd->add_option("--precision", f.precision, "fp32 | fp16 | bf16 | fp8");
     cmd->add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zero-bubble");
     cmd->add_option("--offload", f.offload, "none | optimizer | optimizer+params");
+    cmd->add_option("--framework", f.framework,
+                    "megatron | deepspeed | torchtitan (training; docs/scenario-reference.md)");
     cmd->add_option("--token-budget", f.token_budget, "Tokens to train on (reports days and GPU-hours)")
         ->check(number_in(0, limits::kMaxTokens, false));
     // Serving: any of these makes the scenario a serving one (training flags are then errors).
@@ -176,7 +178,8 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
              {std::pair{f.micro_batch.has_value(), "--micro-batch"},
               std::pair{f.global_batch.has_value(), "--global-batch"}, std::pair{f.seq_len.has_value(), "--seq-len"},
               std::pair{!f.recompute.empty(), "--recompute"}, std::pair{!f.precision.empty(), "--precision"},
-              std::pair{!f.offload.empty(), "--offload"}, std::pair{f.token_budget.has_value(), "--token-budget"}})
+              std::pair{!f.offload.empty(), "--offload"}, std::pair{f.token_budget.has_value(), "--token-budget"},
+              std::pair{!f.framework.empty(), "--framework"}})
             if (given)
                 lines.push_back(
                     fmt::format("{}: given with {}: expected {} only with training scenarios (serving: --batch, "
@@ -222,6 +225,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
     ov.set("/training/recompute", "--recompute", f.recompute);
     ov.set("/training/precision", "--precision", f.precision);
     ov.set("/training/offload", "--offload", f.offload);
+    ov.set("/parallel/framework", "--framework", f.framework);
     ov.set("/training/token_budget", "--token-budget", f.token_budget);
 }
 

@@ -17,7 +17,7 @@ namespace llmsim::cli {
 
 struct ScenarioFlags {
     std::string scenario;
-    std::string model, system, precision, recompute, schedule, offload;
+    std::string model, system, precision, recompute, schedule, offload, framework;
     std::optional<int> gpus, tp, pp, dp, cp, ep, vp, zero;
     std::optional<std::int64_t> micro_batch, global_batch, seq_len;
     std::optional<double> token_budget;

@@ -9,6 +9,7 @@
 #include "cost_models/inference.hpp"
 #include "cost_models/step_time.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/layout_rules.hpp"
 #include "hardware_db/scenario.hpp"
 #include "sim/step_sim.hpp"
 
@@ -351,10 +352,15 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
     const StepEstimate& e = te.chosen();
     const double step = e.step_time_s;
     const auto& p = s.parallel;
+    const int zero_run = zero_stage_in_step(p);
+    const std::string zero = zero_run == p.zero
+                                 ? std::to_string(p.zero)
+                                 : fmt::format("{} (runs as {}: FSDP with pipeline stages)", p.zero, zero_run);
     std::string out = fmt::format(
-        "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {} recompute\n",
-        s.model.name, s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, p.schedule->name, p.zero,
-        s.training.micro_batch, e.microbatches, to_string(s.training.precision), to_string(s.training.recompute));
+        "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {} recompute{}\n",
+        s.model.name, s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, p.schedule->name, zero,
+        s.training.micro_batch, e.microbatches, to_string(s.training.precision), to_string(s.training.recompute),
+        p.framework == Framework::unspecified ? std::string() : std::string(" | ") + to_string(p.framework));
     if (!e.memory.fits)
         out += fmt::format("DOES NOT FIT: {} per GPU needed, {} available (the numbers below assume it did)\n",
                            gib(e.memory.total_bytes), gib(e.memory.capacity_bytes));

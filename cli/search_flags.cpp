@@ -50,6 +50,8 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
     cmd->add_option("--recompute", f.recompute, "Allowed recompute policies (none,selective,full)");
     cmd->add_option("--offload", f.offload, "Allowed offload policies (none,optimizer,optimizer+params)");
     cmd->add_option("--schedules", f.schedules, "Allowed schedules (1f1b,interleaved,zero-bubble,gpipe)");
+    cmd->add_option("--framework", f.framework,
+                    "megatron | deepspeed | torchtitan: the framework every layout runs on (not searched)");
     cmd->add_option("--sp", f.sp, "Sequence parallelism: true | false (default: both when tp > 1)")
         ->check(true_or_false());
     cmd->add_option("--tp-comm-overlap", f.tp_comm_overlap,
@@ -109,6 +111,7 @@ void apply_search_flags(const SearchFlags& f, std::string& base_dir, FlagOverlay
             ov.set(std::string("/parallel/") + k, flag, Json(parse_int_list(*v, flag, 0, INT32_MAX)));
         }
     if (!f.schedules.empty()) ov.set("/parallel/schedule", "--schedules", Json(split_list(f.schedules)));
+    ov.set("/parallel/framework", "--framework", f.framework);
     const std::tuple<const std::string*, const char*, const char*> bools[] = {
         {&f.sp, "--sp", "sequence_parallel"},
         {&f.tp_comm_overlap, "--tp-comm-overlap", "tp_comm_overlap"},

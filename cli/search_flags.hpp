@@ -21,7 +21,7 @@ struct SearchFlags {
     std::optional<double> memory_headroom, memory_headroom_bytes, price;
     bool allow_cross_node_tp = false;
     std::string tp, pp, cp, ep, vp, dp, zero, micro_batch, recompute, offload, schedules, sp;
-    std::string tp_comm_overlap, overlap_grad_reduce, overlap_param_gather;
+    std::string tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, framework;
     bool json = false;
 };
 

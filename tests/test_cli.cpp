@@ -170,3 +170,38 @@ TEST_CASE("llmsim estimate: a continuous-batching what-if by flags; the same see
     CHECK(c.out.empty());
     CHECK_THAT(c.err, Catch::Contains("--micro-batch"));
 }
+
+TEST_CASE("--framework: estimate and search take it like parallel.framework; serving refuses it", "[cli][estimate]") {
+    const std::vector<std::string> base = {
+        "estimate", "--model", "gpt3-6.7b", "--system",       "dgx-h100", "--gpus",        "32", "--pp",
+        "2",        "--zero",  "3",         "--global-batch", "256",      "--micro-batch", "4"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto a = base;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return llmsim_cli(a);
+    };
+    // ZeRO-3 with pipeline stages: refused unless the framework composes them, then run as ZeRO-1.
+    const auto refused = with({});
+    CHECK(refused.rc == 2);
+    CHECK(refused.err.find("--zero: 3: expected at most 1 with pp > 1") != std::string::npos);
+    const auto tt = with({"--framework", "torchtitan"});
+    REQUIRE(tt.rc == 0);
+    CHECK(tt.out.find("zero 3 (runs as 1: FSDP with pipeline stages)") != std::string::npos);
+    CHECK(tt.out.find("| torchtitan") != std::string::npos);
+    const auto j = Json::parse(with({"--framework", "torchtitan", "--json"}).out);
+    CHECK(j["scenario"]["parallel"]["framework"] == "torchtitan");
+    const auto bad = with({"--framework", "jax"});
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.empty());
+    CHECK(bad.err.find("--framework: \"jax\": expected one of") != std::string::npos);
+    const auto serving = llmsim_cli({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "100",
+                                     "--framework", "torchtitan"});
+    CHECK(serving.rc == 2);
+    CHECK(serving.err.find("--framework: given with --input-len") != std::string::npos);
+    const auto search =
+        llmsim_cli({"search", "--model", "gpt3-6.7b", "--system", "dgx-h100", "--gpus", "32", "--global-batch", "256",
+                    "--pp", "2,4", "--zero", "3", "--framework", "torchtitan", "--confirm", "0"});
+    REQUIRE(search.rc == 0);
+    CHECK(search.out.find("framework torchtitan") != std::string::npos);
+    CHECK(search.out.find("zero3") != std::string::npos);
+}
