@@ -96,23 +96,12 @@ void setup_search(CLI::App* cmd, Context& ctx) {
     cmd->add_flag("--json", f->json, "Print JSON instead of tables");
     auto plot_file = std::make_shared<std::string>();
     cmd->add_option("--plot", *plot_file, "Write the reported layouts and the Pareto front as an SVG chart");
-    // Capacity planning without a file: the serving flags of `estimate` that describe the stream and the
-    // SLO (docs/serving.md); any of them makes the search a serving one.
+    // Capacity planning without a file: estimate's serving flags describe the stream, the SLO and the
+    // search's starting points (docs/serving.md); any of them makes the search a serving one.
     auto serving = std::make_shared<ScenarioFlags>();
-    const std::string g = "Serving (capacity planning: the fewest GPUs meeting the SLO at --qps)";
-    cmd->add_option("--input-len", serving->input_len, "Prompt tokens per request")->group(g);
-    cmd->add_option("--output-len", serving->output_len, "Generated tokens per request")->group(g);
-    cmd->add_option("--qps", serving->qps, "Poisson arrival rate the deployment must serve")->group(g);
-    cmd->add_option("--requests", serving->requests, "Requests simulated per configuration")->group(g);
-    cmd->add_option("--weight-precision", serving->weight_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4 | nf4")
-        ->group(g);
-    cmd->add_option("--kv-precision", serving->kv_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4")->group(g);
-    cmd->add_option("--slo-ttft-p99", serving->slo_ttft_p99, "SLO: p99 time to first token (s)")->group(g);
-    cmd->add_option("--slo-tpot-p99", serving->slo_tpot_p99, "SLO: p99 time per output token (s)")->group(g);
+    add_serving_flags(cmd, *serving, "Serving (capacity planning: the fewest GPUs meeting the SLO at --qps)");
     cmd->callback([f, serving, plot_file, &ctx] {
-        const bool serving_flag = serving->input_len || serving->output_len || serving->qps || serving->requests ||
-                                  !serving->weight_precision.empty() || !serving->kv_precision.empty() ||
-                                  serving->slo_ttft_p99 || serving->slo_tpot_p99;
+        const bool serving_flag = first_serving_flag(*serving) != nullptr;
         bool file_inference = false;
         if (!f->scenario.empty()) {
             std::string base_dir;

@@ -41,8 +41,10 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
                     "megatron | deepspeed | torchtitan (training; docs/scenario-reference.md)");
     cmd->add_option("--token-budget", f.token_budget, "Tokens to train on (reports days and GPU-hours)")
         ->check(number_in(0, limits::kMaxTokens, false));
-    // Serving: any of these makes the scenario a serving one (training flags are then errors).
-    const std::string g = "Serving";
+    add_serving_flags(cmd, f, "Serving");
+}
+
+void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
     cmd->add_option("--batch", f.batch, "Static batch (sequences)")->group(g);
     cmd->add_option("--input-len", f.input_len, "Prompt tokens per request")->group(g);
     cmd->add_option("--output-len", f.output_len, "Generated tokens per request")->group(g);
@@ -60,6 +62,28 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
     cmd->add_option("--acceptance", f.acceptance, "Speculative decoding: per-token acceptance probability")->group(g);
     cmd->add_option("--slo-ttft-p99", f.slo_ttft_p99, "SLO: p99 time to first token (s)")->group(g);
     cmd->add_option("--slo-tpot-p99", f.slo_tpot_p99, "SLO: p99 time per output token (s)")->group(g);
+}
+
+const char* first_serving_flag(const ScenarioFlags& f) {
+    const std::vector<std::pair<bool, const char*>> serving_flags = {
+        {f.batch.has_value(), "--batch"},
+        {f.input_len.has_value(), "--input-len"},
+        {f.output_len.has_value(), "--output-len"},
+        {!f.batching.empty(), "--batching"},
+        {f.qps.has_value(), f.qps_flag},
+        {f.requests.has_value(), "--requests"},
+        {!f.weight_precision.empty(), "--weight-precision"},
+        {!f.kv_precision.empty(), "--kv-precision"},
+        {f.max_batch.has_value(), "--max-batch"},
+        {f.chunk.has_value(), "--chunk"},
+        {!f.spec_draft.empty(), "--spec-draft"},
+        {f.spec_tokens.has_value(), "--spec-tokens"},
+        {f.acceptance.has_value(), "--acceptance"},
+        {f.slo_ttft_p99.has_value(), "--slo-ttft-p99"},
+        {f.slo_tpot_p99.has_value(), "--slo-tpot-p99"}};
+    for (const auto& [given, flag] : serving_flags)
+        if (given) return flag;
+    return nullptr;
 }
 
 void FlagOverlay::set(const std::string& pointer, const std::string& flag, Json value) {
@@ -147,25 +171,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
     ov.set("/parallel/zero", "--zero", f.zero);
     ov.set("/parallel/sequence_parallel", "--sp", f.sp);
     ov.set("/parallel/schedule", "--schedule", f.schedule);
-    const std::vector<std::pair<bool, const char*>> serving_flags = {
-        {f.batch.has_value(), "--batch"},
-        {f.input_len.has_value(), "--input-len"},
-        {f.output_len.has_value(), "--output-len"},
-        {!f.batching.empty(), "--batching"},
-        {f.qps.has_value(), f.qps_flag},
-        {f.requests.has_value(), "--requests"},
-        {!f.weight_precision.empty(), "--weight-precision"},
-        {!f.kv_precision.empty(), "--kv-precision"},
-        {f.max_batch.has_value(), "--max-batch"},
-        {f.chunk.has_value(), "--chunk"},
-        {!f.spec_draft.empty(), "--spec-draft"},
-        {f.spec_tokens.has_value(), "--spec-tokens"},
-        {f.acceptance.has_value(), "--acceptance"},
-        {f.slo_ttft_p99.has_value(), "--slo-ttft-p99"},
-        {f.slo_tpot_p99.has_value(), "--slo-tpot-p99"}};
-    const char* a_serving = nullptr;
-    for (const auto& [given, flag] : serving_flags)
-        if (given && !a_serving) a_serving = flag;
+    const char* a_serving = first_serving_flag(f);
     const bool file_inference = j.is_object() && j.contains("inference");
     const bool file_training = j.is_object() && j.contains("training");
     if (file_inference || (a_serving && !file_training)) {

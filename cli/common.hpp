@@ -61,17 +61,18 @@ std::vector<std::string> split_list(const std::string& text);
 std::vector<std::int64_t> parse_int_list(const std::string& text, const std::string& flag, std::int64_t lo,
                                          std::int64_t hi);
 
-// Adds --scenario, --json and the layout flags to `cmd`.
+// Adds --scenario, --json and the layout flags to `cmd`, and the serving flags (add_serving_flags).
 void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json = true);
+// Adds the serving flags (--batch, --input-len, --qps, ..., --slo-tpot-p99) to `cmd` in help group `group`.
+void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& group);
+// The first serving flag given (any makes the scenario a serving one), or nullptr.
+const char* first_serving_flag(const ScenarioFlags& f);
 
 // Reads a scenario file; `base_dir` becomes its folder (for relative paths inside it).
 Json read_scenario_file(const std::string& path, std::string& base_dir);
 
 // Parses it; ConfigError messages name the flag where a flag supplied the value.
 Scenario resolve_scenario(const ScenarioFlags& f);
-// A ConfigError about the scenario of `f` met after parsing (a work limit): its pointers replaced by
-// the flag that supplied the value, or prefixed with the scenario file.
-ConfigError locate_problems(const ScenarioFlags& f, const ConfigError& e);
 // A ConfigError about the scenario of `f` (from the parser or a later work limit), its pointers
 // replaced by the flag that supplied the value, or prefixed with the scenario file.
 ConfigError locate_problems(const ScenarioFlags& f, const ConfigError& e);
