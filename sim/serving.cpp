@@ -162,17 +162,17 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
             longest, alone, kKvBlockTokens, pool.blocks, pool.pool_bytes / kGiB));
 
     // The work, bounded from below before anything runs: every decode step of a request is a
-    // sequence-step, and a request holds its context in the KV cache for each of its decode steps, so the
-    // iterations of a replica are at least the KV token-steps it must hold over its cache's tokens.
+    // sequence-step, and a request holds its whole context in its replica's KV cache (a cached prefix
+    // too) for each of its decode steps, so the iterations, summed over replicas as the limit counts
+    // them, are at least the KV token-steps of all requests over one replica's cache tokens.
     {
         double steps = 0, kv_token_steps = 0;
         for (const auto& r : reqs) {
             const double o = std::ceil(r.output / emitted);
             steps += o;
-            kv_token_steps += o * (r.input * (1.0 - hit) + 0.5 * r.output);
+            kv_token_steps += o * (r.input + 0.5 * r.output);
         }
-        const double kv_tokens = static_cast<double>(pool.blocks) * kKvBlockTokens * replicas;
-        const double min_iterations = kv_token_steps / kv_tokens;
+        const double min_iterations = kv_token_steps / (static_cast<double>(pool.blocks) * kKvBlockTokens);
         if (steps > opt.max_sequence_steps || min_iterations > static_cast<double>(opt.max_iterations))
             throw ConfigError(fmt::format(
                 "/inference/requests: {}: {:.3g} decode steps in at least {:.3g} iterations are past the serving "
