@@ -413,30 +413,33 @@ TEST_CASE("AMD Instinct and Blackwell Ultra entries carry their datasheet and MA
 TEST_CASE("L40S, L4, H20, A800, H100 NVL and GH200 carry their datasheet peaks, bandwidth and nvidia-smi capacity",
           "[hwdb][peaks]") {
     const double T = 1e12, MiB = 1024.0 * 1024.0;
-    // NVIDIA L40S datasheet, dense column: BF16 362.05, FP8 733; 864 GB/s GDDR6; nvidia-smi 46068 MiB; 142 SMs.
-    const auto l40s = db().accelerator("l40s");
-    CHECK(l40s.peak(Precision::bf16) == Approx(362.05 * T));
-    CHECK(l40s.peak(Precision::fp8) == Approx(733 * T));
-    CHECK(l40s.hbm_GBps == 864.0);
-    CHECK(l40s.hbm_capacity_bytes == Approx(46068 * MiB).epsilon(1e-4));
-    CHECK(l40s.sm_count == 142);
-    // mag-/gpu_benchmark MAMF: L40S 252.0 and L4 91.4 TFLOPS BF16.
-    CHECK(l40s.gemm_max(Precision::bf16) == Approx(252.0 / 362.05).margin(5e-4));
-    // NVIDIA L4 datasheet (2:4-sparse figures halved): BF16 242 / 2, FP8 485 / 2; 300 GB/s; 23034 MiB; 58 SMs.
-    const auto l4 = db().accelerator("l4");
-    CHECK(l4.peak(Precision::bf16) == Approx(242.0 / 2 * T));
-    CHECK(l4.peak(Precision::fp8) == Approx(485.0 / 2 * T));
-    CHECK(l4.hbm_GBps == 300.0);
-    CHECK(l4.hbm_capacity_bytes == Approx(23034 * MiB).epsilon(1e-4));
-    CHECK(l4.sm_count == 58);
-    CHECK(l4.gemm_max(Precision::bf16) == Approx(91.4 / 121).margin(5e-4));
-    // H20: 148 BF16 / 296 FP8 dense, 4.0 TB/s HBM3, nvidia-smi 97871 MiB, 78 SMs.
-    const auto h20 = db().accelerator("h20");
-    CHECK(h20.peak(Precision::bf16) == 148 * T);
-    CHECK(h20.peak(Precision::fp8) == 296 * T);
-    CHECK(h20.hbm_GBps == 4000.0);
-    CHECK(h20.hbm_capacity_bytes == Approx(97871 * MiB).epsilon(1e-4));
-    CHECK(h20.sm_count == 78);
+    // Datasheet dense peaks (2:4-sparse figures halved), bandwidth, nvidia-smi MiB, SMs, and the measured
+    // BF16 matmul (MAMF: mag-/gpu_benchmark for L40S, L4, H100 NVL; ml-engineering for GH200; 0: none).
+    struct Sheet {
+        const char* name;
+        double bf16_tflops, fp8_tflops, GBps, MiB_total;
+        int sms;
+        double mamf_bf16_tflops;
+    };
+    const Sheet sheets[] = {
+        {"l40s", 362.05, 733, 864, 46068, 142, 252.0},                   // NVIDIA L40S datasheet
+        {"l4", 242.0 / 2, 485.0 / 2, 300, 23034, 58, 91.4},              // NVIDIA L4 datasheet
+        {"h20", 148, 296, 4000, 97871, 78, 0},                           // NVIDIA H20
+        {"h100-nvl", 1671.0 / 2, 3341.0 / 2, 3900, 95830, 132, 488.5},   // NVIDIA H100 NVL datasheet
+        {"gh200", 989.4, 1978.9, 4900, 146831, 132, 828.6},              // GH200 144GB HBM3e: H100 SXM peaks
+    };
+    for (const auto& x : sheets) {
+        INFO(x.name);
+        const auto a = db().accelerator(x.name);
+        CHECK(a.peak(Precision::bf16) == Approx(x.bf16_tflops * T).epsilon(1e-4));
+        CHECK(a.peak(Precision::fp8) == Approx(x.fp8_tflops * T).epsilon(1e-4));
+        CHECK(a.hbm_GBps == x.GBps);
+        CHECK(a.hbm_capacity_bytes == Approx(x.MiB_total * MiB).epsilon(1e-4));
+        CHECK(a.sm_count == x.sms);
+        if (x.mamf_bf16_tflops > 0)
+            CHECK(a.gemm_max(Precision::bf16) == Approx(x.mamf_bf16_tflops / x.bf16_tflops).margin(5e-4));
+    }
+    CHECK(db().accelerator("gh200").gemm_max(Precision::fp8) == Approx(1535.0 / 1978.9).margin(5e-4));
     // A800 SXM4 80GB: A100's chip (312 BF16, no FP8, 2039 GB/s, 81920 MiB) with NVLink cut to 400 GB/s.
     const auto a800 = db().accelerator("a800-sxm-80gb"), a100 = db().accelerator("a100-sxm-80gb");
     CHECK(a800.peak(Precision::bf16) == 312 * T);
@@ -444,22 +447,6 @@ TEST_CASE("L40S, L4, H20, A800, H100 NVL and GH200 carry their datasheet peaks, 
     CHECK(a800.hbm_GBps == a100.hbm_GBps);
     CHECK(a800.hbm_capacity_bytes == 81920 * MiB);
     CHECK(a800.efficiency.sustained_fraction == a100.efficiency.sustained_fraction);
-    // H100 NVL: 1,671 / 3,341 sparse -> 835.5 / 1670.5 dense; 3.9 TB/s; 95830 MiB; 132 SMs; MAMF 488.5.
-    const auto nvl = db().accelerator("h100-nvl");
-    CHECK(nvl.peak(Precision::bf16) == Approx(1671.0 / 2 * T));
-    CHECK(nvl.peak(Precision::fp8) == Approx(3341.0 / 2 * T));
-    CHECK(nvl.hbm_GBps == 3900.0);
-    CHECK(nvl.hbm_capacity_bytes == Approx(95830 * MiB).epsilon(1e-4));
-    CHECK(nvl.sm_count == 132);
-    CHECK(nvl.gemm_max(Precision::bf16) == Approx(488.5 / 835.5).margin(5e-4));
-    // GH200 144GB HBM3e: H100 SXM peaks, 4.9 TB/s, nvidia-smi 146831 MiB; ml-engineering MAMF 828.6 / 1535.0.
-    const auto gh200 = db().accelerator("gh200"), h100 = db().accelerator("h100-sxm");
-    CHECK(gh200.peak(Precision::bf16) == h100.peak(Precision::bf16));
-    CHECK(gh200.peak(Precision::fp8) == h100.peak(Precision::fp8));
-    CHECK(gh200.hbm_GBps == 4900.0);
-    CHECK(gh200.hbm_capacity_bytes == Approx(146831 * MiB).epsilon(1e-4));
-    CHECK(gh200.gemm_max(Precision::bf16) == Approx(828.6 / 989.4).margin(5e-4));
-    CHECK(gh200.gemm_max(Precision::fp8) == Approx(1535.0 / 1978.9).margin(5e-4));
 
     // Their systems: PCIe-only Ada servers (PCIe Gen4 x16 = 31.5 GB/s per direction, no NVLS), NVLink
     // 900 / 400 GB/s bidirectional (450 / 200 per direction), H100 NVL bridged pairs, one GH200 per node
