@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/report.hpp"
 #include "hardware_db/scenario.hpp"
 #include "sim/explain.hpp"
 
@@ -212,11 +213,10 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
             return;
         }
         std::cout << fmt::format(
-            "{} on {} x {} | tp {} pp {} dp {} cp {} vp {} | zero {} | mb {} | gb {} | {} "
-            "recompute | seq {}\n",
-            s.model.name, s.gpus, s.system.name, s.parallel.tp, s.parallel.pp, s.parallel.dp, s.parallel.cp,
-            s.parallel.vp, s.parallel.zero, s.training.micro_batch, s.training.global_batch,
-            to_string(s.training.recompute), s.training.seq_len);
+            "{} on {} x {} | tp {} pp {} dp {} cp {} vp {} | zero {} | mb {} | gb {} | {} | seq {}\n", s.model.name,
+            s.gpus, s.system.name, s.parallel.tp, s.parallel.pp, s.parallel.dp, s.parallel.cp, s.parallel.vp,
+            s.parallel.zero, s.training.micro_batch, s.training.global_batch, recompute_text(s.training),
+            s.training.seq_len);
         std::cout << "\nbinding constraint: " << e.constraint << "\n\n";
         Table mt({"memory (most loaded GPU)", "GiB"});
         for (const auto& [k, v] : e.memory_parts) mt.row({k, fmt::format("{:.1f}", v / kGiB)});

@@ -8,6 +8,7 @@
 #include "cli/report.hpp"
 #include "cost_models/flops.hpp"
 #include "cost_models/model_params.hpp"
+#include "cost_models/recompute.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
 
@@ -77,7 +78,8 @@ void setup_flops(CLI::App* cmd, Context& ctx) {
             ctx.exit_code = 0;
             return;
         }
-        const auto f = training_flops(s.model, s.training, s.parallel.framework);
+        const auto f = training_flops(s.model, s.training, s.parallel.framework,
+                                      full_recompute_share(s.model.layers, s.parallel, s.training));
         const auto pc = count_parameters(s.model);
         if (flags->json) {
             Json j = flops_json(f);

@@ -46,11 +46,10 @@ void setup_memory(CLI::App* cmd, Context& ctx) {
             print_json({{"memory", memory_json(m)}, {"scenario", to_json(s)}});
         } else {
             std::cout << fmt::format(
-                             "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} | zero {} | mb {} | {} "
-                             "recompute | seq {}\n",
+                             "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} | zero {} | mb {} | {} | seq {}\n",
                              s.model.name, s.gpus, s.system.name, s.parallel.tp, s.parallel.pp, s.parallel.dp,
                              s.parallel.cp, s.parallel.ep, s.parallel.vp, s.parallel.zero, s.training.micro_batch,
-                             to_string(s.training.recompute), s.training.seq_len)
+                             recompute_text(s.training), s.training.seq_len)
                       << memory_text(m);
         }
         ctx.exit_code = 0;

@@ -33,6 +33,12 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
     cmd->add_option("--global-batch", f.global_batch, "Global batch (sequences)")->check(int_in(1, kBatch));
     cmd->add_option("--seq-len", f.seq_len, "Sequence length (tokens)")->check(int_in(1, limits::kSeqLen));
     cmd->add_option("--recompute", f.recompute, "none | selective | full");
+    cmd->add_option("--recompute-num-layers", f.recompute_num_layers,
+                    "With --recompute full: recompute only the first N layers of every model chunk")
+        ->check(int_in(1, limits::kLayers));
+    cmd->add_option("--activation-offload-layers", f.activation_offload_layers,
+                    "Offload the first N layers' activations to host memory (pp 1, no recompute)")
+        ->check(int_in(0, limits::kLayers));
     cmd->add_option("--sp", f.sp, "Sequence parallelism (true/false)")->check(true_or_false());
     cmd->add_option("--precision", f.precision, "fp32 | fp16 | bf16 | fp8");
     cmd->add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zero-bubble");
@@ -183,9 +189,11 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         for (const auto& [given, flag] :
              {std::pair{f.micro_batch.has_value(), "--micro-batch"},
               std::pair{f.global_batch.has_value(), "--global-batch"}, std::pair{f.seq_len.has_value(), "--seq-len"},
-              std::pair{!f.recompute.empty(), "--recompute"}, std::pair{!f.precision.empty(), "--precision"},
-              std::pair{!f.offload.empty(), "--offload"}, std::pair{f.token_budget.has_value(), "--token-budget"},
-              std::pair{!f.framework.empty(), "--framework"}})
+              std::pair{!f.recompute.empty(), "--recompute"},
+              std::pair{f.recompute_num_layers.has_value(), "--recompute-num-layers"},
+              std::pair{f.activation_offload_layers.has_value(), "--activation-offload-layers"},
+              std::pair{!f.precision.empty(), "--precision"}, std::pair{!f.offload.empty(), "--offload"},
+              std::pair{f.token_budget.has_value(), "--token-budget"}, std::pair{!f.framework.empty(), "--framework"}})
             if (given)
                 lines.push_back(
                     fmt::format("{}: given with {}: expected {} only with training scenarios (serving: --batch, "
@@ -229,6 +237,8 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
     ov.set("/training/global_batch", "--global-batch", f.global_batch);
     ov.set("/training/seq_len", "--seq-len", f.seq_len);
     ov.set("/training/recompute", "--recompute", f.recompute);
+    ov.set("/training/recompute_num_layers", "--recompute-num-layers", f.recompute_num_layers);
+    ov.set("/training/activation_offload_layers", "--activation-offload-layers", f.activation_offload_layers);
     ov.set("/training/precision", "--precision", f.precision);
     ov.set("/training/offload", "--offload", f.offload);
     ov.set("/parallel/framework", "--framework", f.framework);

@@ -19,7 +19,7 @@ struct ScenarioFlags {
     std::string scenario;
     std::string model, system, precision, recompute, schedule, offload, framework;
     std::optional<int> gpus, tp, pp, dp, cp, ep, vp, zero;
-    std::optional<std::int64_t> micro_batch, global_batch, seq_len;
+    std::optional<std::int64_t> micro_batch, global_batch, seq_len, recompute_num_layers, activation_offload_layers;
     std::optional<double> token_budget;
     std::optional<bool> sp;
     // Serving what-if (written under /inference; a serving flag makes the scenario a serving one).

@@ -77,6 +77,7 @@ Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const sim
                 {"dp_comm", b.dp_comm},
                 {"bubble", b.bubble},
                 {"optimizer", b.optimizer},
+                {"offload", b.offload},
                 {"exposed_comm", b.exposed_comm}}},
               {"stages", stages},
               {"communication", comms},
@@ -357,9 +358,9 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
                                  ? std::to_string(p.zero)
                                  : fmt::format("{} (runs as {}: FSDP with pipeline stages)", p.zero, zero_run);
     std::string out = fmt::format(
-        "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {} recompute{}\n",
-        s.model.name, s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, p.schedule->name, zero,
-        s.training.micro_batch, e.microbatches, to_string(s.training.precision), to_string(s.training.recompute),
+        "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {}{}\n", s.model.name,
+        s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, p.schedule->name, zero, s.training.micro_batch,
+        e.microbatches, to_string(s.training.precision), recompute_text(s.training),
         p.framework == Framework::unspecified ? std::string() : std::string(" | ") + to_string(p.framework));
     if (!e.memory.fits)
         out += fmt::format("DOES NOT FIT: {} per GPU needed, {} available (the numbers below assume it did)\n",
@@ -372,8 +373,9 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
     Table t({"where the step goes", "time", "share"});
     const auto& b = e.breakdown;
     const std::pair<const char*, double> parts[] = {
-        {"compute", b.compute}, {"tp_comm", b.tp_comm}, {"cp_comm", b.cp_comm}, {"ep_comm", b.ep_comm},
-        {"pp_comm", b.pp_comm}, {"dp_comm", b.dp_comm}, {"bubble", b.bubble},   {"optimizer", b.optimizer}};
+        {"compute", b.compute}, {"tp_comm", b.tp_comm},     {"cp_comm", b.cp_comm},
+        {"ep_comm", b.ep_comm}, {"pp_comm", b.pp_comm},     {"dp_comm", b.dp_comm},
+        {"bubble", b.bubble},   {"optimizer", b.optimizer}, {"offload", b.offload}};
     for (const auto& [k, v] : parts) {
         if (v <= 0 && std::string(k) != "compute") continue;
         t.row({k, human_seconds(v), fmt::format("{:.1f}%", 100.0 * v / step)});

@@ -48,10 +48,20 @@ Json memory_json(const MemoryBreakdown& m) {
               {"fragmentation_bytes", m.fragmentation_bytes}}},
             {"offload",
              {{"offloaded_bytes_per_gpu", m.offloaded_bytes_per_gpu},
+              {"activations_offloaded_bytes", m.activations_offloaded_bytes},
               {"host_bytes_per_node", m.host_bytes_per_node},
               {"host_capacity_bytes", m.host_capacity_bytes},
               {"host_fits", m.host_fits}}},
             {"stages", stages}};
+}
+
+std::string recompute_text(const TrainingConfig& t) {
+    std::string out = std::string(to_string(t.recompute)) + " recompute";
+    if (t.recompute == Recompute::full && t.recompute_num_layers > 0)
+        out += fmt::format(" (first {} layers of each chunk)", t.recompute_num_layers);
+    if (t.activation_offload_layers > 0)
+        out += fmt::format(" | activations of {} layers offloaded", t.activation_offload_layers);
+    return out;
 }
 
 Json inference_memory_json(const InferenceMemory& m) {

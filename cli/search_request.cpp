@@ -144,6 +144,13 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     }
     if (j.contains("training") && j["training"].is_object()) {
         Json& t = j["training"];
+        // Per-layer activation policies are not searched (their share depends on the layout's chunks and
+        // the layer cache prices whole-model policies): refused rather than applied to some layouts.
+        for (const char* k : {"recompute_num_layers", "activation_offload_layers"})
+            if (t.contains(k) && t[k] != Json(0))
+                pr.add(std::string("/training/") + k, t[k],
+                       "absent in a layout search (it searches recompute none|selective|full for every layer and no "
+                       "activation offload; estimate the found layout with it)");
         Json sub = Json::object();
         for (const char* k : {"micro_batch", "recompute", "offload"})
             if (t.contains(k)) {

@@ -1,5 +1,7 @@
 #include "cost_models/flops.hpp"
 
+#include <algorithm>
+
 #include "cost_models/model_params.hpp"
 #include "cost_models/recompute.hpp"
 
@@ -64,7 +66,7 @@ double op_sac_recompute_flops(const ModelSpec& m, const LayerFlops& f, bool moe_
 
 }   // namespace
 
-TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t, Framework framework) {
+TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t, Framework framework, double full_share) {
     TrainingFlops r;
     const double T = static_cast<double>(t.global_batch) * static_cast<double>(t.seq_len);
     r.tokens_per_step = T;
@@ -98,7 +100,7 @@ TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t, Framew
     else if (t.recompute == Recompute::selective)
         recompute = n_dense * d_ex.attn_core + n_moe * e_ex.attn_core;
     else if (t.recompute == Recompute::full)
-        recompute = n_dense * d_ex.total() + n_moe * e_ex.total();
+        recompute = std::clamp(full_share, 0.0, 1.0) * (n_dense * d_ex.total() + n_moe * e_ex.total());
     r.recompute_flops_per_step = T * recompute;
     r.hardware_flops_per_step = 3.0 * T * fwd_exec + r.recompute_flops_per_step;
     r.model_flops_per_token = r.model_flops_per_step / T;

@@ -50,8 +50,10 @@ struct TrainingFlops {
     double narayanan_flops_per_step = 0;   // 96·B·s·l·h²·(1 + s/6h + V/16lh), Narayanan et al. 2021 Eq. 3
 };
 
-// `framework` decides what `recompute: selective` recomputes (op_level_selective, cost_models/recompute).
+// `framework` decides what `recompute: selective` recomputes (op_level_selective, cost_models/recompute);
+// `full_share` is the share of the layers `recompute: full` recomputes (full_recompute_share: it depends on
+// the pipeline layout through training.recompute_num_layers).
 [[nodiscard]] TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t,
-                                           Framework framework = Framework::unspecified);
+                                           Framework framework = Framework::unspecified, double full_share = 1.0);
 
 }   // namespace llmsim

@@ -90,6 +90,14 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
             a.recompute_working = a.full;
             break;
     }
+    // recompute_num_layers: the layers outside the policy keep everything.
+    const double share = std::clamp(q.recompute_share, 0.0, 1.0);
+    if (share < 1.0) {
+        a.total = share * a.total + (1.0 - share) * a.full;
+        if (share <= 0.0) a.recompute_working = 0.0;
+    }
+    a.offloaded = std::clamp(q.offload_share, 0.0, 1.0) * a.total;
+    a.total -= a.offloaded;
     return a;
 }
 
@@ -103,7 +111,7 @@ double loss_activation_bytes(const ModelSpec& m, double tokens_local, int tp, do
     return tokens_local * 4.0 * (static_cast<double>(m.hidden) / sp_div + static_cast<double>(m.vocab) / tp);
 }
 
-ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& t) {
+ActivationQuery activation_query(const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t) {
     ActivationQuery q;
     q.seq_len = t.seq_len;
     q.micro_batch = t.micro_batch;
@@ -115,6 +123,8 @@ ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& 
     q.bytes_per_element = training_element_bytes(t.precision);
     q.gemm_input_bytes = t.precision == Precision::fp8 ? 1.0 : q.bytes_per_element;
     q.op_sac = op_level_selective(p.framework, t.recompute);
+    if (t.recompute == Recompute::full) q.recompute_share = full_recompute_share(m.layers, p, t);
+    q.offload_share = activation_offload_share(m.layers, t);
     return q;
 }
 
@@ -188,7 +198,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
     const bool lora = t.finetune.method != FinetuneConfig::Method::none;
     const double e = training_element_bytes(t.precision);
 
-    ActivationQuery q = activation_query(p, t);
+    ActivationQuery q = activation_query(m, p, t);
     const auto dense_act = layer_activations(m, q);
     q.moe_layer = true;
     const auto moe_act = layer_activations(m, q);
@@ -261,6 +271,11 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
         const double per_mb = dense * dense_act.total + moe * moe_act.total;
         d.activations_per_layer_bytes = per[s] > 0 ? per_mb / per[s] : 0.0;
         double act = per_mb * d.microbatches_in_flight;
+        // Activation offload: the offloaded layers' activations wait in host memory (Megatron-Core
+        // offloads only with pp 1, where one micro-batch is in flight).
+        d.activations_offloaded_bytes =
+            (dense * dense_act.offloaded + moe * moe_act.offloaded) * d.microbatches_in_flight;
+        d.offloaded_bytes_per_gpu += d.activations_offloaded_bytes;
         if (t.rlhf.enabled) act *= 2.0;   // the critic's activations (same shape as the actor)
         d.recompute_working_bytes =
             std::max(dense ? dense_act.recompute_working : 0.0, moe ? moe_act.recompute_working : 0.0);

@@ -26,6 +26,11 @@ struct ActivationQuery {
     double gemm_input_bytes = 2.0;
     // `recompute: selective` as torchtitan's op-level policy (op_level_selective, cost_models/recompute).
     bool op_sac = false;
+    // Share of the layers under the recompute policy (the rest keep everything: recompute_num_layers)
+    // and share whose activations are offloaded to host memory (cost_models/recompute): `total` is the
+    // layer-weighted mean over the model's layers.
+    double recompute_share = 1.0;
+    double offload_share = 0.0;
 };
 
 struct LayerActivations {
@@ -38,6 +43,7 @@ struct LayerActivations {
     // Held besides `total` while backward recomputes one layer's forward (full recompute and op-level
     // selective recompute rebuild the whole layer's activations; none and attention-core recompute: 0).
     double recompute_working = 0;
+    double offloaded = 0;   // kept in host memory instead (activation offload), layer-weighted mean
 };
 
 [[nodiscard]] LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q);
@@ -49,7 +55,7 @@ struct LayerActivations {
 [[nodiscard]] double loss_activation_bytes(const ModelSpec& m, double tokens_local, int tp, double sp_div);
 
 // The query of a dense layer under a training layout (set moe_layer for a MoE layer).
-[[nodiscard]] ActivationQuery activation_query(const ParallelConfig& p, const TrainingConfig& t);
+[[nodiscard]] ActivationQuery activation_query(const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t);
 
 struct StageMemory {
     int stage = 0;
@@ -79,6 +85,7 @@ struct MemoryBreakdown {
     double master_weights_bytes = 0;     // fp32 master copy (part of optimizer_bytes)
     double optimizer_states_bytes = 0;   // Adam m and v (part of optimizer_bytes)
     double activations_per_layer_bytes = 0;
+    double activations_offloaded_bytes = 0;   // in host memory (training.activation_offload_layers)
     double layers_on_stage = 0;
     double microbatches_in_flight = 0;
     double recompute_working_bytes = 0;   // one layer re-materialised during backward (full recompute)

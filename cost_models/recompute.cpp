@@ -1,13 +1,33 @@
 #include "cost_models/recompute.hpp"
 
+#include <algorithm>
 #include <vector>
 
+#include "cost_models/layout.hpp"
 #include "cost_models/model_params.hpp"
 
 namespace llmsim {
 
 bool op_level_selective(Framework f, Recompute r) noexcept {
     return r == Recompute::selective && f == Framework::torchtitan;
+}
+
+double full_recompute_share(int layers, const ParallelConfig& p, const TrainingConfig& t) {
+    if (t.recompute != Recompute::full || layers <= 0) return 0.0;
+    if (t.recompute_num_layers <= 0) return 1.0;
+    const int chunks = p.schedule && p.schedule->uses_chunks ? std::max(1, p.vp) : 1;
+    double recomputed = 0;
+    for (const int n : layers_per_stage(layers, p.pp))
+        for (int c = 0; c < chunks; ++c) {
+            const int size = n / chunks + (c < n % chunks ? 1 : 0);
+            recomputed += std::min(t.recompute_num_layers, size);
+        }
+    return std::min(1.0, recomputed / layers);
+}
+
+double activation_offload_share(int layers, const TrainingConfig& t) {
+    if (t.activation_offload_layers <= 0 || layers <= 0) return 0.0;
+    return std::min(1.0, static_cast<double>(t.activation_offload_layers) / layers);
 }
 
 OpSacPlan op_sac_plan(const ModelSpec& m, int tp, double sp_div, bool moe_layer) {

@@ -32,6 +32,17 @@ struct OpSacPlan {
     double saved_elements_per_token = 0;   // column-parallel outputs at local width; row-parallel h / sp_div
 };
 
+// Share of the transformer layers that backward recomputes under `recompute: full`: 1, unless
+// training.recompute_num_layers = N limits it to the first N layers of every model chunk (Megatron's block
+// method): Σ over stages and chunks of min(N, layers in the chunk) / layers, the chunks of a stage splitting
+// its layers as evenly as they can. 0 for any other policy. One definition for the activation memory, the
+// step time and the FLOP count.
+[[nodiscard]] double full_recompute_share(int layers, const ParallelConfig& p, const TrainingConfig& t);
+
+// Share of the transformer layers whose activations are offloaded to host memory
+// (training.activation_offload_layers / layers; Megatron-Core offloads the first N layers).
+[[nodiscard]] double activation_offload_share(int layers, const TrainingConfig& t);
+
 // `sp_div`: tp with sequence parallelism (the row-parallel outputs are reduce-scattered), else 1.
 [[nodiscard]] OpSacPlan op_sac_plan(const ModelSpec& m, int tp, double sp_div, bool moe_layer);
 

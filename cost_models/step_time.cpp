@@ -57,6 +57,8 @@ struct Builder {
     bool lora = false, qlora = false;   // frozen base weights: no weight-gradient GEMMs
     std::vector<CommEvent>* comms = nullptr;
     double gemm_fwd_s = 0, gemm_bwd_s = 0;   // GEMM time of the layer being built (TP overlap)
+    // Share of the layers whose recompute repeats the recorded collectives (recompute_num_layers).
+    double redo_share = 1.0;
 
     Builder(const TrainingJob& s, std::vector<CommEvent>* c)
         : m(s.model), sys(s.system), p(s.parallel), t(s.training), a(s.system.gpu), comms(c) {
@@ -219,7 +221,7 @@ struct Builder {
                 ep_fwd = 2.0 * c.time_s;
                 ep_bwd = 2.0 * c.time_s + (passes ? 2.0 * c.time_s : 0.0);
                 record("ep all-to-all (dispatch + combine)", "ep", Collective::all_to_all, bytes, g.ep, c,
-                       (4.0 + (passes ? 2.0 : 0.0)) * mb_per_step, 0);
+                       (4.0 + (passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
             }
         } else {
             mlp("mlp", static_cast<double>(m.ffn_hidden), T, 1.0, plan.fc1, plan.fc2);
@@ -261,15 +263,15 @@ struct Builder {
                 rs_s = rs.time_s;
                 redo = full ? fwd : op_sac ? 2.0 * ag.time_s : 0.0;
                 record("tp all-gather (sequence parallel)", "tp", Collective::all_gather, bytes, g.tp, ag,
-                       (4.0 + (passes ? 2.0 : 0.0)) * mb_per_step, 0);
+                       (4.0 + (passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
                 record("tp reduce-scatter (sequence parallel)", "tp", Collective::reduce_scatter, bytes, g.tp, rs,
-                       (4.0 + (full ? 2.0 : 0.0)) * mb_per_step, 0);
+                       (4.0 + (full ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
             } else {
                 const auto ar = coll(Collective::all_reduce, bytes, g.tp);
                 fwd = 2.0 * ar.time_s;
                 redo = passes ? fwd : 0.0;
                 record("tp all-reduce", "tp", Collective::all_reduce, bytes, g.tp, ar,
-                       (4.0 + (passes ? 2.0 : 0.0)) * mb_per_step, 0);
+                       (4.0 + (passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
             }
             const double bwd = fwd + redo;
             L.tp_total_s = fwd + bwd;
@@ -311,7 +313,7 @@ struct Builder {
             L.fwd_compute_s += (fwd - L.cp_exposed_fwd_s) * sm_fraction(sys, g.cp);
             L.bwd_compute_s += (bwd - L.cp_exposed_bwd_s) * sm_fraction(sys, g.cp);
             record("cp ring attention K/V exchange", "cp", Collective::send_recv, chunk, g.cp, c,
-                   (p.cp - 1) * (3.0 + (attn_recompute ? 1.0 : 0.0)) * mb_per_step, 0);
+                   (p.cp - 1) * (3.0 + (attn_recompute ? redo_share : 0.0)) * mb_per_step, 0);
         }
         L.ep_exposed_fwd_s = ep_fwd;
         L.ep_exposed_bwd_s = ep_bwd;
@@ -369,7 +371,7 @@ struct Builder {
             L.bwd_compute_s += (bwd_hidden_max - bwd_over) * sm_fraction(sys, g.dp_cp);
             if (zero == 3)
                 record("zero-3 parameter all-gather (per micro-batch)", "dp", Collective::all_gather, wbytes, g.dp_cp,
-                       ag, (1.0 + gathers_bwd) * mb_per_step, 0);
+                       ag, (2.0 + (gathers_bwd - 1.0) * redo_share) * mb_per_step, 0);
             record("zero-2/3 gradient reduce-scatter (per micro-batch)", "dp", Collective::reduce_scatter, gbytes,
                    g.dp_cp, rs, mb_per_step, 0);
         }
@@ -392,13 +394,58 @@ double optimizer_bytes_per_param(const TrainingConfig& t) {
     return 30.0;
 }
 
+// a + w·(b − a) for every time of a layer; the operators are b's, their recompute scaled by w.
+LayerCost blend_layers(const LayerCost& a, const LayerCost& b, double w) {
+    LayerCost L = b;
+    for (double LayerCost::*f :
+         {&LayerCost::fwd_compute_s, &LayerCost::bwd_compute_s, &LayerCost::recompute_s, &LayerCost::wgrad_s,
+          &LayerCost::tp_exposed_fwd_s, &LayerCost::tp_exposed_bwd_s, &LayerCost::cp_exposed_fwd_s,
+          &LayerCost::cp_exposed_bwd_s, &LayerCost::ep_exposed_fwd_s, &LayerCost::ep_exposed_bwd_s,
+          &LayerCost::zero3_exposed_fwd_s, &LayerCost::zero3_exposed_bwd_s, &LayerCost::offload_exposed_fwd_s,
+          &LayerCost::offload_exposed_bwd_s, &LayerCost::tp_total_s, &LayerCost::cp_total_s, &LayerCost::ep_total_s,
+          &LayerCost::zero3_total_s, &LayerCost::offload_total_s})
+        L.*f = a.*f + w * (b.*f - a.*f);
+    for (auto& op : L.ops) op.recompute_s *= w;
+    return L;
+}
+
 }   // namespace
 
 LayerCost layer_cost(const TrainingJob& s, bool moe_layer, std::vector<CommEvent>* comms) {
-    Builder b(s, comms);
-    const double mb = static_cast<double>(num_microbatches(s.parallel, s.training));
+    const auto& t = s.training;
+    const double mb = static_cast<double>(num_microbatches(s.parallel, t));
     const double layers = moe_layer ? s.model.moe_layers() : s.model.dense_mlp_layers();
-    return b.layer(moe_layer, mb * layers / s.parallel.pp);
+    const double mb_per_step = mb * layers / s.parallel.pp;
+    Builder b(s, comms);
+    // recompute_num_layers: the representative layer is the layer-weighted mean of a recomputed layer
+    // and one that keeps its activations (each priced whole, its own overlaps included).
+    const double share = t.recompute == Recompute::full ? full_recompute_share(s.model.layers, s.parallel, t) : 1.0;
+    b.redo_share = share;
+    LayerCost L = b.layer(moe_layer, mb_per_step);
+    if (share < 1.0) {
+        TrainingConfig kept = t;
+        kept.recompute = Recompute::none;
+        kept.recompute_num_layers = 0;
+        Builder b0(TrainingJob{s.model, s.system, s.parallel, kept}, nullptr);
+        L = blend_layers(b0.layer(moe_layer, mb_per_step), L, share);
+    }
+    // Activation offload (Megatron-Core cpu_offloading_num_layers = N of L layers, pp 1; Transformer
+    // Engine's offload handlers): the N layers' activations are copied to the host one after another on
+    // a copy stream, layer i's copy starting after layer i's forward and due several layers later, so the
+    // copies run behind the forward of the L − 1 later layers; the reloads run behind the backward the
+    // same way. A layer's activations are whole (no recompute with offload). Per layer (the mean over
+    // the L layers): exposed = max(0, (N/L)·copy − (L−1)/L · the layer's compute).
+    const double offload = activation_offload_share(s.model.layers, t);
+    if (offload > 0.0 && s.system.pcie_GBps > 0) {
+        ActivationQuery q = activation_query(s.model, s.parallel, t);
+        q.moe_layer = moe_layer;
+        const double copy_s = layer_activations(s.model, q).full / (s.system.pcie_GBps * 1e9);
+        const double behind = (s.model.layers - 1.0) / s.model.layers;
+        L.offload_exposed_fwd_s = std::max(0.0, offload * copy_s - behind * L.fwd_compute_s);
+        L.offload_exposed_bwd_s = std::max(0.0, offload * copy_s - behind * (L.bwd_compute_s + L.recompute_s));
+        L.offload_total_s = offload * 2.0 * copy_s;
+    }
+    return L;
 }
 
 StepCosts step_costs(const TrainingJob& s) {
@@ -457,6 +504,7 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
         sc.cp_s = sum([](const LayerCost& L) { return L.cp_exposed_fwd_s + L.cp_exposed_bwd_s; });
         sc.ep_s = sum([](const LayerCost& L) { return L.ep_exposed_fwd_s + L.ep_exposed_bwd_s; });
         sc.zero3_s = sum([](const LayerCost& L) { return L.zero3_exposed_fwd_s + L.zero3_exposed_bwd_s; });
+        sc.offload_s = sum([](const LayerCost& L) { return L.offload_exposed_fwd_s + L.offload_exposed_bwd_s; });
 
         // Embedding on the first stage, LM head and loss on the last.
         const double vocab_local = static_cast<double>(m.vocab) / p.tp;
@@ -581,7 +629,8 @@ const char* dominant_cost(const StepBreakdown& b) {
                                                     {b.pp_comm, "pipeline send/recv"},
                                                     {b.dp_comm, "data-parallel communication"},
                                                     {b.bubble, "pipeline bubble"},
-                                                    {b.optimizer, "optimizer step"}};
+                                                    {b.optimizer, "optimizer step"},
+                                                    {b.offload, "activation offload (host link)"}};
     return std::max_element(std::begin(parts), std::end(parts),
                             [](const auto& x, const auto& y) { return x.first < y.first; })
         ->second;
@@ -607,6 +656,7 @@ void finish_estimate(const TrainingJob& s, StepEstimate& e, double pipeline_s, d
     b.ep_comm = m * cs.ep_s;
     b.pp_comm = m * cs.pp_s;
     b.dp_comm = m * cs.zero3_s + dp_exposed + gather_exposed;
+    b.offload = m * cs.offload_s;
     b.optimizer = opt;
     b.bubble = bubble_s;
     b.bubble = reported_bubble_s(pipeline_s, bubble_s, C.microbatches, stage_work_s(cs));
@@ -614,7 +664,8 @@ void finish_estimate(const TrainingJob& s, StepEstimate& e, double pipeline_s, d
     e.bubble_fraction = e.step_time_s > 0 ? b.bubble / e.step_time_s : 0.0;
     e.dominant = dominant_cost(b);
 
-    e.flops = training_flops(s.model, s.training, s.parallel.framework);
+    e.flops = training_flops(s.model, s.training, s.parallel.framework,
+                             full_recompute_share(s.model.layers, s.parallel, s.training));
     e.tokens_per_step = e.flops.tokens_per_step;
     e.model_flops_per_step = e.flops.model_flops_per_step;
     e.hardware_flops_per_step = e.flops.hardware_flops_per_step;
@@ -647,7 +698,9 @@ double exposed_param_gather_s(bool overlap, double gather_s, double first_forwar
     return overlap ? std::max(0.0, gather_s - first_forward_s) : gather_s;
 }
 
-double stage_work_s(const StageCost& st) { return st.compute_s + st.tp_s + st.cp_s + st.ep_s + st.pp_s + st.zero3_s; }
+double stage_work_s(const StageCost& st) {
+    return st.compute_s + st.tp_s + st.cp_s + st.ep_s + st.pp_s + st.zero3_s + st.offload_s;
+}
 
 double reported_bubble_s(double pipeline_s, double bubble_s, std::int64_t microbatches, double critical_work_s) {
     // Whatever the schedule adds beyond the critical stage's work (uneven stages) is bubble too.

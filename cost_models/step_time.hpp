@@ -49,14 +49,18 @@ struct LayerCost {
     double cp_exposed_fwd_s = 0, cp_exposed_bwd_s = 0;
     double ep_exposed_fwd_s = 0, ep_exposed_bwd_s = 0;
     double zero3_exposed_fwd_s = 0, zero3_exposed_bwd_s = 0;
+    // Activation offload: host-link copies not hidden by the next layer's compute.
+    double offload_exposed_fwd_s = 0, offload_exposed_bwd_s = 0;
     double tp_total_s = 0, cp_total_s = 0, ep_total_s = 0, zero3_total_s = 0;   // per micro-batch, hidden or not
+    double offload_total_s = 0;
     std::vector<OpTime> ops;
     double fwd_s() const {
-        return fwd_compute_s + tp_exposed_fwd_s + cp_exposed_fwd_s + ep_exposed_fwd_s + zero3_exposed_fwd_s;
+        return fwd_compute_s + tp_exposed_fwd_s + cp_exposed_fwd_s + ep_exposed_fwd_s + zero3_exposed_fwd_s +
+               offload_exposed_fwd_s;
     }
     double bwd_s() const {
         return bwd_compute_s + recompute_s + tp_exposed_bwd_s + cp_exposed_bwd_s + ep_exposed_bwd_s +
-               zero3_exposed_bwd_s;
+               zero3_exposed_bwd_s + offload_exposed_bwd_s;
     }
 };
 
@@ -71,6 +75,7 @@ struct StageCost {
     // Components of fwd_s + bwd_s.
     double compute_s = 0;
     double tp_s = 0, cp_s = 0, ep_s = 0, zero3_s = 0, pp_s = 0;
+    double offload_s = 0;           // exposed activation-offload copies
     double p2p_s = 0;               // one activation (or gradient) transfer to the next stage
     double dp_grad_s = 0;           // end-of-step gradient reduction of this stage's parameters
     double dp_sm_fraction = 0;      // compute share the reduction takes while it overlaps backward
@@ -100,6 +105,7 @@ struct StepCosts {
 struct StepBreakdown {
     double compute = 0, tp_comm = 0, cp_comm = 0, ep_comm = 0, pp_comm = 0, dp_comm = 0, bubble = 0, optimizer = 0,
            exposed_comm = 0;
+    double offload = 0;   // activation-offload copies over the host link not hidden by compute
 };
 
 struct StepEstimate {

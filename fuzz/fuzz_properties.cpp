@@ -79,8 +79,8 @@ void check_step(const StepEstimate& e) {
           e.hardware_flops_per_step, e.mfu, e.hfu, e.bubble_fraction, e.achieved_tflops_per_gpu})
         FUZZ_CHECK(ok(v));
     const auto& b = e.breakdown;
-    for (double v :
-         {b.compute, b.tp_comm, b.cp_comm, b.ep_comm, b.pp_comm, b.dp_comm, b.bubble, b.optimizer, b.exposed_comm})
+    for (double v : {b.compute, b.tp_comm, b.cp_comm, b.ep_comm, b.pp_comm, b.dp_comm, b.bubble, b.optimizer, b.offload,
+                     b.exposed_comm})
         FUZZ_CHECK(ok(v));
     FUZZ_CHECK(e.microbatches >= 1);
     check_memory(e.memory);

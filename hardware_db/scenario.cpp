@@ -76,6 +76,8 @@ void read_training(KeyReader& r, Scenario& s, const Database& db, const std::str
     t.grad_precision = read_precision(r, "grad_precision", Precision::fp32);
     const auto rc = r.choice_key("recompute").value_or("none");
     t.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
+    t.recompute_num_layers = static_cast<int>(r.int_key_or("recompute_num_layers", 0));
+    t.activation_offload_layers = static_cast<int>(r.int_key_or("activation_offload_layers", 0));
     t.flash_attention = r.boolean_or("flash_attention", true);
     const auto opt = r.choice_key("optimizer").value_or("adam");
     t.optimizer = opt == "sgd" ? Optimizer::sgd : opt == "adafactor" ? Optimizer::adafactor : Optimizer::adam;
@@ -278,6 +280,28 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
     if (t.offload == Offload::optimizer_params && p.zero != 3)
         pr.add("/training/offload", Json("optimizer+params"),
                "parallel.zero = 3 (parameter offload shards parameters)");
+    // Megatron-Core's TransformerConfig: a recompute method needs full granularity; CPU offloading needs
+    // fewer offloaded layers than the model has, no pipeline parallelism and no recomputation.
+    if (t.recompute_num_layers > 0 && t.recompute != Recompute::full)
+        pr.add("/training/recompute_num_layers", Json(t.recompute_num_layers),
+               fmt::format("only with training.recompute = \"full\" (here \"{}\")", to_string(t.recompute)));
+    if (t.activation_offload_layers > 0) {
+        const std::string where = "/training/activation_offload_layers";
+        if (t.activation_offload_layers >= m.layers)
+            pr.add(
+                where, Json(t.activation_offload_layers),
+                fmt::format("fewer than the model's {} layers (Megatron-Core offloads layers < num_layers)", m.layers));
+        if (p.pp > 1)
+            pr.add(where, Json(t.activation_offload_layers),
+                   fmt::format("0 with pipeline parallelism (pp = {}): Megatron-Core offloads activations only "
+                               "with pp 1",
+                               p.pp));
+        if (t.recompute != Recompute::none)
+            pr.add(where, Json(t.activation_offload_layers),
+                   fmt::format("0 with training.recompute = \"{}\": Megatron-Core offloads activations only "
+                               "without recomputation",
+                               to_string(t.recompute)));
+    }
 }
 
 Scenario parse_scenario(const Json& j, const std::string& base_dir, const Database& db) {
@@ -362,6 +386,9 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     }
     if (pr.empty()) {
         check_layout(s.model, s.gpus, p, s.training, pr, s.is_inference);
+        if (!s.is_inference && s.training.activation_offload_layers > 0 && !(s.system.pcie_GBps > 0))
+            pr.add("/system/pcie_GBps", Json(s.system.pcie_GBps),
+                   "a host link bandwidth > 0 for training.activation_offload_layers");
         if (!s.is_inference && s.training.offload != Offload::none && !(s.system.pcie_GBps > 0))
             pr.add(
                 "/system/pcie_GBps", Json(s.system.pcie_GBps),
@@ -412,6 +439,8 @@ Json to_json(const TrainingConfig& t) {
               {"offload", to_string(t.offload)},
               {"runtime_reserve_bytes", t.runtime_reserve_bytes},
               {"fragmentation_fraction", t.fragmentation_fraction}};
+    if (t.recompute_num_layers > 0) j["recompute_num_layers"] = t.recompute_num_layers;
+    j["activation_offload_layers"] = t.activation_offload_layers;
     if (t.token_budget) j["token_budget"] = *t.token_budget;
     if (t.finetune.method != FinetuneConfig::Method::none)
         j["finetune"] = {{"method", t.finetune.method == FinetuneConfig::Method::lora ? "lora" : "qlora"},

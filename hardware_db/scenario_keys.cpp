@@ -682,6 +682,22 @@ std::vector<ScenarioKey> build() {
             .one_of({"none", "selective", "full"})
             .dflt("\"none\"")
             .example("\"selective\""));
+    t.push_back(K(tr, "recompute_num_layers", KT::integer, T,
+                  "with recompute \"full\": only the first N layers of every model chunk are recomputed, the others "
+                  "keep their activations (Megatron's --recompute-method block --recompute-num-layers)")
+                    .ext()
+                    .range(1, limits::kLayers)
+                    .unit("layers")
+                    .computed("every layer")
+                    .example("5"));
+    t.push_back(K(tr, "activation_offload_layers", KT::integer, T,
+                  "the first N layers' activations go to host memory in forward and come back for backward "
+                  "(Megatron-Core cpu_offloading_num_layers; pp 1, no recompute)")
+                    .ext()
+                    .range(0, limits::kLayers)
+                    .unit("layers")
+                    .dflt("0")
+                    .example("20"));
     t.push_back(
         K(tr, "flash_attention", KT::boolean, T | Q, "fused attention (no s² tensors; causal FLOPs as executed)")
             .dflt("true")

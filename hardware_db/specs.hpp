@@ -255,6 +255,14 @@ struct TrainingConfig {
     Precision precision = Precision::bf16;
     Precision grad_precision = Precision::fp32;   // Megatron keeps fp32 main grads
     Recompute recompute = Recompute::none;
+    // Megatron's --recompute-method block --recompute-num-layers N: with `recompute: full`, only the first
+    // N transformer layers of every model chunk are recomputed, the others keep all their activations
+    // (0: every layer, Megatron's uniform method with one layer per checkpoint).
+    int recompute_num_layers = 0;
+    // Megatron-Core's cpu_offloading_num_layers: the activations of the first N transformer layers go to
+    // host memory during forward and come back for backward (pp 1 and no recompute, as Megatron-Core
+    // requires; 0: none).
+    int activation_offload_layers = 0;
     bool flash_attention = true;
     Optimizer optimizer = Optimizer::adam;
     Offload offload = Offload::none;

@@ -318,8 +318,8 @@ void StepSimulator::measure(const StepCosts& c, const PipelineSetup& setup) {
 void apply_straggler(StepCosts& c, int stage, double f) {
     if (stage < 0 || stage >= static_cast<int>(c.stages.size()) || f == 1.0) return;
     auto& s = c.stages[static_cast<std::size_t>(stage)];
-    for (double* x : {&s.fwd_s, &s.bwd_s, &s.wgrad_s, &s.compute_s, &s.tp_s, &s.cp_s, &s.ep_s, &s.zero3_s, &s.pp_s,
-                      &s.p2p_s, &s.dp_grad_s, &s.dp_param_gather_s, &s.optimizer_s})
+    for (double* x : {&s.fwd_s, &s.bwd_s, &s.wgrad_s, &s.compute_s, &s.tp_s, &s.cp_s, &s.ep_s, &s.zero3_s, &s.offload_s,
+                      &s.pp_s, &s.p2p_s, &s.dp_grad_s, &s.dp_param_gather_s, &s.optimizer_s})
         *x *= f;
 }
 
@@ -335,7 +335,7 @@ PipelineSetup make_setup(const TrainingJob& s, const StepCosts& costs, const Sim
     st.grads_reduce_scatter = p.zero >= 1;
 
     // One micro-batch's activations through each stage's layers (the memory model's per-layer bytes).
-    ActivationQuery q = activation_query(p, t);
+    ActivationQuery q = activation_query(s.model, p, t);
     const double dense = layer_activations(s.model, q).total;
     q.moe_layer = true;
     const double moe = s.model.moe.enabled() ? layer_activations(s.model, q).total : 0.0;

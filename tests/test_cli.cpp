@@ -67,8 +67,8 @@ TEST_CASE("llmsim estimate --json: the contract's training keys, equal to the si
     for (const char* k : {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "other_bytes",
                           "total_bytes", "capacity_bytes", "fits"})
         CHECK(j["memory"].contains(k));
-    for (const char* k :
-         {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "optimizer", "exposed_comm"})
+    for (const char* k : {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "optimizer",
+                          "offload", "exposed_comm"})
         CHECK(j["breakdown_s"].contains(k));
     const Scenario s = load_scenario_file(path);
     const auto e = sim::simulate_step(s.training_job());
@@ -204,4 +204,31 @@ TEST_CASE("--framework: estimate and search take it like parallel.framework; ser
     REQUIRE(search.rc == 0);
     CHECK(search.out.find("framework torchtitan") != std::string::npos);
     CHECK(search.out.find("zero3") != std::string::npos);
+}
+
+TEST_CASE("--recompute-num-layers and --activation-offload-layers set their keys; the header names them",
+          "[cli][estimate]") {
+    const std::vector<std::string> base = {
+        "estimate", "--model",   "llama-3-70b", "--system",      "gb200-nvl72", "--gpus",         "64", "--zero",
+        "3",        "--seq-len", "8192",        "--micro-batch", "2",           "--global-batch", "128"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto a = base;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return llmsim_cli(a);
+    };
+    const auto off = with({"--precision", "fp8", "--activation-offload-layers", "40"});
+    REQUIRE(off.rc == 0);
+    CHECK(off.out.find("none recompute | activations of 40 layers offloaded") != std::string::npos);
+    const auto j = Json::parse(with({"--precision", "fp8", "--activation-offload-layers", "40", "--json"}).out);
+    CHECK(j["scenario"]["training"]["activation_offload_layers"] == 40);
+    CHECK(j["memory"]["offload"]["activations_offloaded_bytes"].get<double>() > 0);
+    CHECK(j["breakdown_s"]["offload"].get<double>() >= 0);
+    const auto rc = with({"--recompute", "full", "--recompute-num-layers", "3"});
+    REQUIRE(rc.rc == 0);
+    CHECK(rc.out.find("full recompute (first 3 layers of each chunk)") != std::string::npos);
+    const auto bad = with({"--recompute", "full", "--activation-offload-layers", "40"});
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.empty());
+    CHECK(bad.err.find("--activation-offload-layers: 40: expected 0 with training.recompute = \"full\"") !=
+          std::string::npos);
 }

@@ -625,7 +625,7 @@ TEST_CASE("torchtitan's selective op AC keeps the block input, every other GEMM 
     t.global_batch = 1;
     t.recompute = Recompute::selective;
     t.precision = Precision::bf16;
-    const auto q = activation_query(p, t);
+    const auto q = activation_query(m, p, t);
     CHECK(q.op_sac);
     const auto a = layer_activations(m, q);
     CHECK(a.total == Approx(8192.0 * (2.0 * (4096 + 4096 + 1024 + 14336 + 4096 + 4096) + 4.0 * 32)));
@@ -634,9 +634,9 @@ TEST_CASE("torchtitan's selective op AC keeps the block input, every other GEMM 
     // Megatron's selective recompute (attention core only) keeps far more with FlashAttention, and
     // torchtitan's policy keeps more than full recompute.
     p.framework = Framework::megatron;
-    const auto megatron = layer_activations(m, activation_query(p, t));
+    const auto megatron = layer_activations(m, activation_query(m, p, t));
     CHECK(megatron.recompute_working == 0.0);
     CHECK(a.total < 0.5 * megatron.total);
     t.recompute = Recompute::full;
-    CHECK(layer_activations(m, activation_query(p, t)).total < a.total);
+    CHECK(layer_activations(m, activation_query(m, p, t)).total < a.total);
 }

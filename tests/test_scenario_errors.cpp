@@ -124,6 +124,18 @@ TEST_CASE("non-positive sizes are rejected with their allowed range", "[errors][
                     {"/parallel/framework", "megatron", "deepspeed", "torchtitan"});
 }
 
+TEST_CASE("activation offload and partial recompute where Megatron-Core refuses them", "[errors][cli]") {
+    expect_rejected("offload_pp",
+                    "{" + kBase + R"(, "parallel": {"pp": 2}, "training": {"activation_offload_layers": 4}})",
+                    {"/training/activation_offload_layers", ": 4:", "pipeline parallelism (pp = 2)"});
+    expect_rejected("offload_recompute",
+                    "{" + kBase + R"(, "training": {"recompute": "full", "activation_offload_layers": 4}})",
+                    {"/training/activation_offload_layers", ": 4:", "without recomputation"});
+    expect_rejected("recompute_layers_selective",
+                    "{" + kBase + R"(, "training": {"recompute": "selective", "recompute_num_layers": 2}})",
+                    {"/training/recompute_num_layers", ": 2:", "\"full\""});
+}
+
 TEST_CASE("torchtitan composes FSDP with pipeline parallelism: ZeRO-3 with pp is accepted", "[errors][cli]") {
     const fs::path file = write_scenario(
         "zero3_pp_torchtitan",

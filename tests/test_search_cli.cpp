@@ -72,6 +72,14 @@ TEST_CASE("llmsim search --scenario: parallel block as constraints, search block
     CHECK(bad.rc == 2);
     CHECK(bad.out.empty());
     CHECK(bad.err.find("/search/top_kk") != std::string::npos);
+    // Per-layer activation policies are not searched: refused, naming the key.
+    std::ofstream(path) << R"({"model": "llama-2-7b", "system": "dgx-h100", "gpus": 8,
+        "training": {"global_batch": 64, "activation_offload_layers": 4}, "search": {}})";
+    const auto off = run("search --scenario " + path);
+    CHECK(off.rc == 2);
+    CHECK(off.out.empty());
+    CHECK(off.err.find("/training/activation_offload_layers: 4: expected absent in a layout search") !=
+          std::string::npos);
     std::remove(path.c_str());
 }
 

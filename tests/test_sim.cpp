@@ -280,7 +280,8 @@ TEST_CASE("simulate_step keeps the estimate's invariants", "[sim]") {
     const Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.json");
     const auto e = simulate_step(s.training_job());
     const auto& b = e.breakdown;
-    const double sum = b.compute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm + b.bubble + b.optimizer;
+    const double sum =
+        b.compute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm + b.bubble + b.optimizer + b.offload;
     CHECK(sum == Approx(e.step_time_s).epsilon(1e-6));
     CHECK(e.mfu > 0);
     CHECK(e.mfu < 1);

@@ -9,12 +9,14 @@
 #include "cost_models/layer_bytes.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
+#include "cost_models/recompute.hpp"
 #include "cost_models/rlhf.hpp"
 #include "cost_models/roofline.hpp"
 #include "cost_models/step_time.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
+#include "schedules/schedule.hpp"
 
 using namespace llmsim;
 
@@ -229,7 +231,8 @@ TEST_CASE("more data parallelism with fixed per-GPU work never speeds a step", "
 TEST_CASE("breakdown adds up to the step time", "[step]") {
     const auto e = estimate_step(scenario(gpt_1024()).training_job());
     const auto& b = e.breakdown;
-    const double sum = b.compute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm + b.bubble + b.optimizer;
+    const double sum =
+        b.compute + b.tp_comm + b.cp_comm + b.ep_comm + b.pp_comm + b.dp_comm + b.bubble + b.optimizer + b.offload;
     CHECK(sum == Approx(e.step_time_s).epsilon(1e-9));
     CHECK(e.tokens_per_s == Approx(1536 * 2048 / e.step_time_s));
     CHECK(e.bubble_fraction > 0);
@@ -760,4 +763,137 @@ TEST_CASE("torchtitan's selective op AC recomputes the memory-bound passes and e
     // Sequence parallelism: the recomputed forward all-gathers again but keeps the reduce-scatters.
     CHECK(op.tp_exposed_bwd_s > none.tp_exposed_bwd_s);
     CHECK(op.tp_exposed_bwd_s < full.tp_exposed_bwd_s);
+}
+
+// --- Partial recompute (Megatron's block method) and activation offload (Megatron-Core) -----------------
+
+namespace {
+
+Json llama70b_layout(const Json& parallel, const Json& training, const char* system = "dgx-h100", int gpus = 64) {
+    Json t = {{"seq_len", 8192}, {"micro_batch", 1}, {"global_batch", 128}, {"precision", "bf16"}};
+    for (auto it = training.begin(); it != training.end(); ++it) t[it.key()] = it.value();
+    return {{"model", "llama-3-70b"}, {"system", system}, {"gpus", gpus}, {"parallel", parallel}, {"training", t}};
+}
+
+}   // namespace
+
+TEST_CASE("recompute_num_layers: the first N layers of every model chunk, by hand", "[step][recompute]") {
+    // 80 layers on pp 4 × vp 5: chunks of 4 layers.
+    ParallelConfig p;
+    p.pp = 4;
+    p.vp = 5;
+    p.schedule = find_schedule("interleaved");
+    TrainingConfig t;
+    t.recompute = Recompute::full;
+    CHECK(full_recompute_share(80, p, t) == 1.0);
+    t.recompute_num_layers = 1;
+    CHECK(full_recompute_share(80, p, t) == Approx(20.0 / 80));
+    t.recompute_num_layers = 3;
+    CHECK(full_recompute_share(80, p, t) == Approx(60.0 / 80));
+    t.recompute_num_layers = 9;   // more than a chunk holds: the whole chunk
+    CHECK(full_recompute_share(80, p, t) == 1.0);
+    // Llama 3 405B: 126 layers on 16 stages (7, 8 × 14, 7), no chunks: N = 7 recomputes 7 per stage.
+    ParallelConfig q;
+    q.pp = 16;
+    q.schedule = find_schedule("1f1b");
+    t.recompute_num_layers = 7;
+    CHECK(full_recompute_share(126, q, t) == Approx(16.0 * 7 / 126));
+    t.recompute = Recompute::selective;
+    CHECK(full_recompute_share(126, q, t) == 0.0);
+}
+
+TEST_CASE("recompute_num_layers trades memory for time between none and full", "[step][recompute]") {
+    const Json par = {{"tp", 4}, {"pp", 4}, {"vp", 5}};
+    auto run = [&](const Json& tr) {
+        const Scenario s = scenario(llama70b_layout(par, tr));
+        return estimate_step(s.training_job());
+    };
+    const auto none = run({{"recompute", "none"}});
+    const auto full = run({{"recompute", "full"}});
+    double last_time = none.step_time_s, last_act = none.memory.activations_bytes;
+    for (int n = 1; n <= 4; ++n) {
+        INFO("recompute_num_layers " << n);
+        const auto e = run({{"recompute", "full"}, {"recompute_num_layers", n}});
+        CHECK(e.step_time_s > last_time);
+        CHECK(e.memory.activations_bytes < last_act);
+        last_time = e.step_time_s;
+        last_act = e.memory.activations_bytes;
+        // The recomputed FLOPs are that share of full recompute's, by hand.
+        CHECK(e.flops.recompute_flops_per_step == Approx(full.flops.recompute_flops_per_step * n / 4.0));
+        // Per layer: n of 4 keep only their input, the others everything.
+        const double phi = n / 4.0;
+        CHECK(e.memory.activations_per_layer_bytes == Approx(phi * full.memory.activations_per_layer_bytes +
+                                                             (1 - phi) * none.memory.activations_per_layer_bytes));
+    }
+    // Four layers per chunk: N = 4 is full recompute.
+    CHECK(last_time == Approx(full.step_time_s).epsilon(1e-12));
+    CHECK(last_act == Approx(full.memory.activations_bytes).epsilon(1e-12));
+}
+
+TEST_CASE("activation offload: the offloaded layers' activations wait in host memory", "[step][offload]") {
+    const Json par = {{"tp", 1}, {"pp", 1}, {"zero", 3}};
+    const Json tr = {{"micro_batch", 2}, {"precision", "fp8"}, {"grad_precision", "bf16"}};
+    const Scenario base = scenario(llama70b_layout(par, tr, "gb200-nvl72"));
+    Json with = tr;
+    with["activation_offload_layers"] = 40;
+    const Scenario off = scenario(llama70b_layout(par, with, "gb200-nvl72"));
+    const auto m0 = training_memory(base.training_job());
+    const auto m1 = training_memory(off.training_job());
+    // 40 of 80 layers off the GPU: half of the layers' activations, to the byte.
+    const double layers0 = m0.activations_per_layer_bytes * 80;
+    CHECK(m1.activations_offloaded_bytes == Approx(layers0 / 2));
+    CHECK(m0.activations_bytes - m1.activations_bytes == Approx(layers0 / 2));
+    CHECK(m1.offloaded_bytes_per_gpu == Approx(layers0 / 2));
+    // NVIDIA's 25.09 GB200 recipe (Megatron-Bridge llama3_70b_llm_pretrain.yaml: FSDP, mbs 2, 40 layers
+    // offloaded) ran: it fits with offload and not without.
+    CHECK_FALSE(m0.fits);
+    CHECK(m1.fits);
+    CHECK(m1.host_fits);
+}
+
+TEST_CASE("activation offload: copies hide behind the later layers' compute, by hand", "[step][offload]") {
+    const Json par = {{"tp", 1}, {"pp", 1}, {"zero", 3}};
+    Json tr = {{"micro_batch", 2}, {"precision", "fp8"}, {"activation_offload_layers", 40}};
+    auto layer = [&](double link_GBps) {
+        Json j = llama70b_layout(par, tr, "gb200-nvl72");
+        j["system"] = {{"preset", "gb200-nvl72"}, {"pcie_GBps", link_GBps}};
+        const Scenario s = scenario(j);
+        return std::make_pair(layer_cost(s.training_job(), false), estimate_step(s.training_job()));
+    };
+    const auto [fast, fast_e] = layer(225);   // NVLink-C2C: hidden
+    CHECK(fast.offload_exposed_fwd_s == 0.0);
+    CHECK(fast.offload_exposed_bwd_s == 0.0);
+    CHECK(fast_e.breakdown.offload == 0.0);
+    const auto [slow, slow_e] = layer(2);   // a slow host link: exposed
+    Json j = llama70b_layout(par, tr, "gb200-nvl72");
+    const Scenario s = scenario(j);
+    ActivationQuery q = activation_query(s.model, s.parallel, s.training);
+    const double copy_s = layer_activations(s.model, q).full / 2e9;
+    const double fwd = std::max(0.0, 0.5 * copy_s - 79.0 / 80 * slow.fwd_compute_s);
+    CHECK(fwd > 0);
+    CHECK(slow.offload_exposed_fwd_s == Approx(fwd));
+    CHECK(slow_e.breakdown.offload == Approx(80 * (slow.offload_exposed_fwd_s + slow.offload_exposed_bwd_s)));
+    CHECK(slow_e.step_time_s > fast_e.step_time_s);
+    // Time never falls when the bandwidth falls.
+    double last = 0;
+    for (double bw : {1000.0, 225.0, 64.0, 16.0, 4.0, 1.0}) {
+        const double t = layer(bw).second.step_time_s;
+        CHECK(t >= last);
+        last = t;
+    }
+}
+
+TEST_CASE("recompute_num_layers and activation offload are refused where Megatron-Core refuses them",
+          "[step][offload]") {
+    const Json par1 = {{"tp", 1}, {"pp", 1}};
+    CHECK_THROWS_AS(scenario(llama70b_layout(par1, {{"recompute", "selective"}, {"recompute_num_layers", 2}})),
+                    ConfigError);
+    CHECK_THROWS_AS(scenario(llama70b_layout(par1, {{"activation_offload_layers", 80}})), ConfigError);
+    CHECK_THROWS_AS(scenario(llama70b_layout({{"pp", 2}}, {{"activation_offload_layers", 8}})), ConfigError);
+    CHECK_THROWS_AS(scenario(llama70b_layout(par1, {{"recompute", "full"}, {"activation_offload_layers", 8}})),
+                    ConfigError);
+    Json no_link = llama70b_layout(par1, {{"activation_offload_layers", 8}});
+    no_link["system"] = {{"preset", "dgx-h100"}, {"pcie_GBps", 0}};
+    CHECK_THROWS_AS(scenario(no_link), ConfigError);
+    CHECK_NOTHROW(scenario(llama70b_layout(par1, {{"activation_offload_layers", 79}})));
 }

@@ -145,7 +145,7 @@ const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, st
     t.offload = Offload::none;
     const TrainingJob job{base_.model, base_.system, p, t};
     auto entry = std::make_unique<LayerEntry>();
-    ActivationQuery q = activation_query(p, t);
+    ActivationQuery q = activation_query(job.model, p, t);
     entry->dense = scalars(layer_cost(job, false), layer_activations(job.model, q));
     if (job.model.moe.enabled()) {
         q.moe_layer = true;
