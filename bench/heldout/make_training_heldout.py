@@ -69,12 +69,39 @@ MB = [
 ]
 
 
+# The recipe revision of each container (Megatron-Bridge docs/releases/software-versions.md and docs/versions1.json
+# @ MB_COMMIT; the 25.09 perf scripts were cherry-picked into v0.1.0rc4) and where it sets grad_reduce_in_fp32 = False
+# (bf16 main gradients and reduction; mixed_precision.setup() copies it onto the DDP config).
+MB_REV = {"25.09": "v0.1.0rc4", "25.11": "v0.2.0", "26.04.01": "v0.4.2", "26.06": "v0.5.0", "26.08": "v0.6.0"}
+MB_GRAD = {
+    ("25.09", "LLAMA3_70B"): "scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml:42-43",
+    ("25.09", "LLAMA3.1_405B"): "scripts/performance/configs/llama31/llama31_405b_llm_pretrain.yaml:43-44",
+    ("25.11", "LLAMA3_8B"): "scripts/performance/configs/llama3/llama3_llm_pretrain.py:46-47",
+    ("25.11", "LLAMA3.1_405B"): "scripts/performance/configs/llama31/llama31_llm_pretrain.py:45-46",
+    ("26.04.01", "LLAMA3_70B"): "scripts/performance/configs/llama/llama3_llm_pretrain.py:43-44",
+    ("26.04.01", "Qwen3_30B_a3B"): "scripts/performance/configs/qwen/qwen3_llm_pretrain.py:41-42",
+    ("26.06", "LLAMA3.1_405B"): "scripts/performance/configs/llama/llama31_llm_pretrain.py:42-43",
+    ("26.06", "Qwen3_30B_a3B"): "scripts/performance/configs/qwen/qwen3_llm_pretrain.py:42-43",
+    ("26.06", "LLAMA3_70B"): "scripts/performance/configs/llama/llama3_llm_finetune.py:43-44",
+    ("26.08", "Qwen3_30B_a3B"): "src/megatron/bridge/perf_recipes/_common.py:70-72",
+}
+# Megatron-Core cpu_offloading_num_layers in the recipe (the other rows offload nothing).
+MB_OFFLOAD = {
+    ("25.09", "DGX-GB200", "LLAMA3_70B", "FP8-CS"): (40, "scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml:146"),
+    ("25.09", "DGX-GB200", "LLAMA3.1_405B", "FP8-CS"): (95, "scripts/performance/configs/llama31/llama31_405b_llm_pretrain.yaml:123"),
+    ("26.04.01", "DGX-GB200", "LLAMA3_70B", "FP8"): (40, "scripts/performance/configs/llama/llama3_workload_base_configs.py:241-246"),
+}
+
+
 def megatron_bridge():
     n = 0
     for (sec, task, system, model, gpus, prec, gbs, mbs, seq, fsdp, tp, pp, cp, vp, ep, tps, note) in MB:
         n += 1
         cid = f"MB-{system.split('-')[1]}-{model}-{gpus}-{prec}-{sec.split()[0]}" + ("" if task == "pretrain" else f"-{task.upper()}")
-        assumed = ["recompute none (not stated; NVIDIA performance recipes train without recomputation)"]
+        ver = sec.split()[0]
+        rev = MB_REV[ver]
+        assumed = [f"recompute none: the performance recipe at {rev} sets none (the table does not state it)",
+                   f"grad_precision bf16: grad_reduce_in_fp32 = False, {rev}:{MB_GRAD[(ver, model)]}"]
         if fsdp == 0:
             assumed.append("zero 1 (FSDP 0 = DDP; the recipes use Megatron's distributed optimizer)")
         if tp > 1:
@@ -87,14 +114,20 @@ def megatron_bridge():
             assumed.append(note)
         par = {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "vp": vp or 1, "sequence_parallel": tp > 1,
                "zero": 3 if fsdp else 1, "tp_comm_overlap": tp > 1}
-        tr = {"seq_len": seq, "micro_batch": mbs, "global_batch": gbs, "precision": "fp8",
+        tr = {"seq_len": seq, "micro_batch": mbs, "global_batch": gbs, "precision": "fp8", "grad_precision": "bf16",
               "recompute": "none", "flash_attention": True, "optimizer": "adam", "offload": "none"}
+        if (ver, system, model, prec) in MB_OFFLOAD:
+            n, where = MB_OFFLOAD[(ver, system, model, prec)]
+            tr["activation_offload_layers"] = n
+            assumed.append(f"activation_offload_layers {n}: cpu_offloading_num_layers = {n}, {rev}:{where}")
         if task == "lora":
-            tr["finetune"] = {"method": "lora", "rank": 32, "targets": ["q", "k", "v", "o", "gate", "up", "down"]}
-            assumed.append("LoRA dim 32 on linear_qkv/proj/fc1/fc2: Megatron-Bridge defaults "
-                           f"(src/megatron/bridge/peft/lora.py:143-146 @ {MB_COMMIT[:9]}), the table does not state them")
+            tr["finetune"] = {"method": "lora", "rank": 16, "targets": ["q", "k", "v"]}
+            assumed.append(f"LoRA dim 16 on linear_qkv only: {rev}:src/megatron/bridge/recipes/llama/llama3.py:2470-2475 "
+                           f"(dim) and {rev}:scripts/performance/configs/llama/llama3_llm_finetune.py:260,354 (targets)")
         if task != "pretrain":
-            assumed.append("packed sequences of seq_len tokens (SFT/LoRA on packed data as the NeMo recipes do)")
+            assumed.append("seq_len tokens per micro-batch: the perf launcher's default mock data is one unpacked "
+                           f"sequence of seq_len ({rev}:scripts/performance/argument_parser.py, --data mock), packed "
+                           "SQuAD would be one packed sequence of seq_len; the docs do not say which ran")
         src = (MB_HEAD if sec.startswith("26.08") else MB_ARCHIVE) + f", '{sec}', {task}, {system}"
         cat = "B200/GB200" if system != "DGX-H100" else ("FP8 >= 1k H100" if gpus >= 1000 else "H100 Megatron (other)")
         add(cid, cat, src, {"model": MODEL[model], "system": SYS[system], "gpus": gpus, "parallel": par,
