@@ -23,6 +23,7 @@ std::string layout_brief(const Candidate& c) {
     s += fmt::format(" cp{} ep{} dp{} zero{}", c.cp, c.ep, c.dp, c.zero);
     if (c.sp) s += " sp";
     s += fmt::format(" mb{} {}", c.micro_batch, to_string(c.recompute));
+    if (c.recompute == Recompute::full && c.recompute_layers > 0) s += fmt::format("({}/chunk)", c.recompute_layers);
     if (c.pp > 1) s += " " + std::string(c.schedule->name);
     if (c.offload != Offload::none) s += std::string(" offload:") + to_string(c.offload);
     return s;
@@ -43,17 +44,18 @@ std::string overlap_brief(const Candidate& c) {
 
 Json search_entry_json(const Scenario& base, const SearchEntry& e, bool detailed, double price) {
     const Scenario s = search::apply_candidate(base, e.c);
+    Json training = {{"seq_len", s.training.seq_len},
+                     {"micro_batch", s.training.micro_batch},
+                     {"global_batch", s.training.global_batch},
+                     {"recompute", to_string(s.training.recompute)},
+                     {"offload", to_string(s.training.offload)},
+                     {"precision", to_string(s.training.precision)}};
+    if (s.training.recompute_num_layers > 0) training["recompute_num_layers"] = s.training.recompute_num_layers;
     Json j = {{"gpus", e.c.gpus},
               {"layout", layout_brief(e.c)},
               {"overlap", overlap_brief(e.c)},
               {"parallel", to_json(s.parallel)},
-              {"training",
-               {{"seq_len", s.training.seq_len},
-                {"micro_batch", s.training.micro_batch},
-                {"global_batch", s.training.global_batch},
-                {"recompute", to_string(s.training.recompute)},
-                {"offload", to_string(s.training.offload)},
-                {"precision", to_string(s.training.precision)}}},
+              {"training", training},
               {"step_time_s", e.time.step_time_s},
               {"tokens_per_s", e.time.tokens_per_s},
               {"tokens_per_s_per_gpu", e.time.tokens_per_s / e.c.gpus},

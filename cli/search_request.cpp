@@ -144,13 +144,16 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     }
     if (j.contains("training") && j["training"].is_object()) {
         Json& t = j["training"];
-        // Per-layer activation policies are not searched (their share depends on the layout's chunks and
-        // the layer cache prices whole-model policies): refused rather than applied to some layouts.
-        for (const char* k : {"recompute_num_layers", "activation_offload_layers"})
-            if (t.contains(k) && t[k] != Json(0))
-                pr.add(std::string("/training/") + k, t[k],
-                       "absent in a layout search (it searches recompute none|selective|full for every layer and no "
-                       "activation offload; estimate the found layout with it)");
+        // recompute_num_layers is searched (the fewest layers per chunk that fit, when none and full are
+        // allowed); activation offload is not: both refused as inputs rather than applied to some layouts.
+        if (t.contains("recompute_num_layers"))
+            pr.add("/training/recompute_num_layers", t["recompute_num_layers"],
+                   "absent in a layout search (with recompute none and full allowed, the search tries the fewest "
+                   "recomputed layers per chunk that fit)");
+        if (t.contains("activation_offload_layers") && t["activation_offload_layers"] != Json(0))
+            pr.add("/training/activation_offload_layers", t["activation_offload_layers"],
+                   "absent in a layout search (it does not search activation offload; estimate the found layout "
+                   "with it)");
         Json sub = Json::object();
         for (const char* k : {"micro_batch", "recompute", "offload"})
             if (t.contains(k)) {

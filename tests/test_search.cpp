@@ -97,8 +97,8 @@ Brute brute_force(const Scenario& base, int gpus, std::int64_t gb) {
                                     std::vector<OverlapPolicy> ovs{{tp > 1 && spi == 1, true, true}};
                                     if (pp > 1 && dp * cp > 1) ovs.push_back({tp > 1 && spi == 1, false, true});
                                     for (auto [s, vp] : sch) {
-                                        Candidate c{gpus,     tp, pp, dp,  cp, 1,  vp,    zero,
-                                                    spi == 1, s,  rc, off, mb, gb, ovs[0]};
+                                        Candidate c{gpus,     tp, pp, dp, cp,  1,  vp, zero,
+                                                    spi == 1, s,  rc, 0,  off, mb, gb, ovs[0]};
                                         const Scenario sc = apply_candidate(base, c);
                                         Problems pr;
                                         check_layout(sc.model, sc.gpus, sc.parallel, sc.training, pr);
@@ -107,10 +107,30 @@ Brute brute_force(const Scenario& base, int gpus, std::int64_t gb) {
                                         if (s->m_multiple_of_p && micro % pp != 0) continue;
                                         const auto mem = training_memory(sc.training_job());
                                         if (!mem.fits) {
-                                            ++b.oom;
-                                            continue;
+                                            // Too large without recompute: the fewest recomputed layers per
+                                            // chunk that fit, if any below every layer (recompute_num_layers).
+                                            if (rc != Recompute::none) {
+                                                ++b.oom;
+                                                continue;
+                                            }
+                                            const int chunks = s->uses_chunks ? vp : 1;
+                                            const int most = ((m.layers + pp - 1) / pp + chunks - 1) / chunks;
+                                            bool found = false;
+                                            for (int n = 1; n < most && !found; ++n) {
+                                                Candidate cn = c;
+                                                cn.recompute = Recompute::full;
+                                                cn.recompute_layers = n;
+                                                if (!training_memory(apply_candidate(base, cn).training_job()).fits)
+                                                    continue;
+                                                found = true;
+                                                c = cn;
+                                            }
+                                            if (!found) {
+                                                ++b.oom;
+                                                continue;
+                                            }
                                         }
-                                        auto e = estimate_step(sc.training_job());
+                                        auto e = estimate_step(apply_candidate(base, c).training_job());
                                         for (std::size_t i = 1; i < ovs.size(); ++i) {
                                             Candidate ci = c;
                                             ci.overlap = ovs[i];

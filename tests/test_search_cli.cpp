@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/search_request.hpp"
@@ -282,4 +283,37 @@ TEST_CASE("llmsim search on an RLHF scenario: the best layout's step is llmsim e
     CHECK(best["step_time_s"].get<double>() == Approx(je["rlhf"]["iteration_s"].get<double>()).epsilon(1e-12));
     CHECK(best["memory"]["total_bytes"].get<double>() ==
           Approx(je["memory"]["total_bytes"].get<double>()).epsilon(1e-12));
+}
+
+TEST_CASE("search: a layout too large without recompute is evaluated with the fewest recomputed layers that fit",
+          "[search][cli]") {
+    // GPT-3 175B on 512 A100-80GB without TP overlap (docs/search.md): the best layout recomputes 13 of 96 layers.
+    const auto r =
+        run("search --model gpt3-175b --system dgx-a100-80gb --gpus 512 --seq-len 2048 --global-batch 1536 --top-k 3 "
+            "--tp-comm-overlap false --json");
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& best = j["results"][0];
+    REQUIRE(best["training"].contains("recompute_num_layers"));
+    const int n = best["training"]["recompute_num_layers"].get<int>();
+    CHECK(best["training"]["recompute"] == "full");
+    CHECK(best["layout"].get<std::string>().find(fmt::format("full({}/chunk)", n)) != std::string::npos);
+    CHECK(best["memory"]["fits"] == true);
+    // The simulator confirms the fast path's price.
+    CHECK(best["simulated_step_time_s"].get<double>() == Approx(best["step_time_s"].get<double>()).epsilon(0.02));
+    // One layer fewer does not fit; the estimate of the same layout by flags gives the same step.
+    const std::string layout =
+        "estimate --model gpt3-175b --system dgx-a100-80gb --gpus 512 --seq-len 2048 --global-batch 1536 --tp " +
+        std::to_string(best["parallel"]["tp"].get<int>()) + " --pp " +
+        std::to_string(best["parallel"]["pp"].get<int>()) + " --cp " +
+        std::to_string(best["parallel"]["cp"].get<int>()) + " --zero " +
+        std::to_string(best["parallel"]["zero"].get<int>()) + " --sp " +
+        (best["parallel"]["sequence_parallel"].get<bool>() ? "true" : "false") + " --micro-batch " +
+        std::to_string(best["training"]["micro_batch"].get<int>()) + " --offload " +
+        best["training"]["offload"].get<std::string>() + " --recompute full --json --fast --recompute-num-layers ";
+    const auto same = nlohmann::json::parse(run(layout + std::to_string(n)).out);
+    CHECK(same["step_time_s"].get<double>() == Approx(best["step_time_s"].get<double>()).epsilon(1e-9));
+    CHECK(same["memory"]["fits"] == true);
+    const auto fewer = nlohmann::json::parse(run(layout + std::to_string(n - 1)).out);
+    CHECK(fewer["memory"]["fits"] == false);
 }

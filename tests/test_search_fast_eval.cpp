@@ -67,6 +67,13 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
     zero3_no_overlap.overlap = OverlapPolicy{true, false, false};
     Candidate zero2_no_grad_overlap = cand(32, 2, 1, 1, 1, 1, 2, true, "1f1b", R::none, O::none, 4, 512);
     zero2_no_grad_overlap.overlap = OverlapPolicy{true, false, true};
+    // recompute_num_layers: 3 of 4 layers per chunk (pp 4 × vp 5 on 80 layers), 5 of 7-8 per stage (uneven).
+    Candidate partial = cand(64, 4, 4, 1, 1, 5, 1, true, "interleaved", R::full, O::none, 1, 128);
+    partial.recompute_layers = 3;
+    Candidate partial_uneven = cand(512, 8, 16, 1, 1, 1, 1, true, "1f1b", R::full, O::none, 1, 256);
+    partial_uneven.recompute_layers = 5;
+    Candidate partial_zero3 = cand(64, 1, 1, 1, 1, 1, 3, false, "1f1b", R::full, O::none, 2, 256);
+    partial_zero3.recompute_layers = 11;
     Scenario noflash = base("gpt3-13b", "dgx-a100-40gb", 2048, Precision::fp16);
     noflash.training.flash_attention = false;
     Scenario qlora = base("llama-2-70b", "dgx-a100-80gb", 2048);
@@ -119,6 +126,10 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
         {"llama-2-7b RLHF ZeRO-3", rlhf, cand(16, 1, 1, 1, 1, 1, 3, false, "1f1b", R::full, O::none, 2, 64)},
         {"gpt3-6.7b one GPU, optimizer offload", base("gpt3-6.7b", "dgx-a100-80gb", 2048),
          cand(1, 1, 1, 1, 1, 1, 0, false, "1f1b", R::full, O::optimizer, 1, 8)},
+        {"llama-3-70b interleaved, recompute_num_layers 3", base("llama-3-70b", "dgx-h100", 8192), partial},
+        {"llama-3.1-405b pp16 uneven, recompute_num_layers 5", base("llama-3.1-405b", "dgx-h100", 8192),
+         partial_uneven},
+        {"llama-3-8b ZeRO-3, recompute_num_layers 11", base("llama-3-8b", "dgx-h100", 8192), partial_zero3},
     };
     for (const auto& k : cases) {
         INFO(k.what);

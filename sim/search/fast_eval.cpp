@@ -6,6 +6,7 @@
 #include "cost_models/collectives.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/memory.hpp"
+#include "cost_models/recompute.hpp"
 #include "cost_models/rlhf.hpp"
 #include "cost_models/step_time.hpp"
 #include "hardware_db/layout_rules.hpp"
@@ -29,6 +30,7 @@ Scenario apply_candidate(const Scenario& base, const Candidate& c) {
     t.micro_batch = c.micro_batch;
     t.global_batch = c.global_batch;
     t.recompute = c.recompute;
+    t.recompute_num_layers = c.recompute == Recompute::full ? c.recompute_layers : 0;
     t.offload = c.offload;
     p.tp_comm_overlap = c.overlap.tp_comm;
     p.overlap_grad_reduce = c.overlap.grad_reduce;
@@ -52,6 +54,7 @@ Candidate candidate_of(const Scenario& s) {
     c.micro_batch = s.training.micro_batch;
     c.global_batch = s.training.global_batch;
     c.recompute = s.training.recompute;
+    c.recompute_layers = s.training.recompute == Recompute::full ? s.training.recompute_num_layers : 0;
     c.offload = s.training.offload;
     c.overlap.tp_comm = p.tp_comm_overlap;
     c.overlap.grad_reduce = p.overlap_grad_reduce;
@@ -142,6 +145,8 @@ const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, st
     t.micro_batch = mb;
     t.global_batch = mb * p.dp;
     t.recompute = rc;
+    t.recompute_num_layers = 0;   // whole-model policies; blend() makes the partial ones
+    t.activation_offload_layers = 0;
     t.offload = Offload::none;
     const TrainingJob job{base_.model, base_.system, p, t};
     auto entry = std::make_unique<LayerEntry>();
@@ -154,6 +159,19 @@ const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, st
     std::lock_guard<std::mutex> lock(mu_);
     auto [it, inserted] = layers_.emplace(key, std::move(entry));
     return *it->second;
+}
+
+FastEvaluator::LayerEntry FastEvaluator::blend(const LayerEntry& kept, const LayerEntry& recomputed, double share) {
+    auto mix = [share](const LayerScalars& a, const LayerScalars& b) {
+        LayerScalars r;
+        for (double LayerScalars::*f :
+             {&LayerScalars::fwd, &LayerScalars::bwd, &LayerScalars::wgrad, &LayerScalars::compute, &LayerScalars::tp,
+              &LayerScalars::cp, &LayerScalars::ep, &LayerScalars::zero3, &LayerScalars::act_total})
+            r.*f = a.*f + share * (b.*f - a.*f);
+        r.act_working = share > 0 ? b.act_working : a.act_working;
+        return r;
+    };
+    return LayerEntry{mix(kept.dense, recomputed.dense), mix(kept.moe, recomputed.moe)};
 }
 
 const FastEvaluator::EdgeEntry& FastEvaluator::edge(int tp, int cp, int dp, int pp, std::int64_t mb, bool sp,
@@ -392,10 +410,24 @@ FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const E
     return r;
 }
 
+FastEvaluator::LayerEntry FastEvaluator::candidate_layer(const Candidate& c, int zero) {
+    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, zero, c.dp, c.overlap);
+    if (c.recompute != Recompute::full || c.recompute_layers <= 0) return le;
+    ParallelConfig p;
+    p.pp = c.pp;
+    p.vp = c.vp;
+    p.schedule = c.schedule;
+    TrainingConfig t;
+    t.recompute = Recompute::full;
+    t.recompute_num_layers = c.recompute_layers;
+    const double share = full_recompute_share(base_.model.layers, p, t);
+    return blend(layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, Recompute::none, zero, c.dp, c.overlap), le, share);
+}
+
 FastMemory FastEvaluator::memory(const Candidate& c) {
     const int zero = zero_stage_in_step(c.zero, c.pp, base_.parallel.framework);
     const auto& st = state(c.tp, c.cp, c.pp, c.dp, c.ep, zero, c.offload);
-    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, zero, c.dp, c.overlap);
+    const auto le = candidate_layer(c, zero);
     ParallelConfig p;
     p.dp = c.dp;
     TrainingConfig t;
@@ -407,7 +439,7 @@ FastMemory FastEvaluator::memory(const Candidate& c) {
 FastTime FastEvaluator::time(const Candidate& c) {
     const int zero = zero_stage_in_step(c.zero, c.pp, base_.parallel.framework);
     const auto& st = state(c.tp, c.cp, c.pp, c.dp, c.ep, zero, c.offload);
-    const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, zero, c.dp, c.overlap);
+    const auto le = candidate_layer(c, zero);
     const auto& ed = edge(c.tp, c.cp, c.dp, c.pp, c.micro_batch, c.sp, *c.schedule);
     ParallelConfig p;
     p.dp = c.dp;

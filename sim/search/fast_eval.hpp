@@ -51,6 +51,9 @@ struct Candidate {
     bool sp = false;
     const ScheduleDef* schedule = &default_schedule();
     Recompute recompute = Recompute::none;
+    // With recompute full: training.recompute_num_layers, the layers of every model chunk recomputed
+    // (0: every layer). The search sets it to the fewest that fit (docs/search.md).
+    int recompute_layers = 0;
     Offload offload = Offload::none;
     std::int64_t micro_batch = 1, global_batch = 1;
     OverlapPolicy overlap;
@@ -58,8 +61,8 @@ struct Candidate {
     // The total order used to break ties (fewer GPUs, then smaller tp, pp, ...).
     auto key() const {
         return std::make_tuple(gpus, global_batch, tp, pp, cp, ep, vp, schedule->id(), zero, static_cast<int>(offload),
-                               micro_batch, static_cast<int>(recompute), sp, overlap.tp_comm, overlap.grad_reduce,
-                               overlap.param_gather);
+                               micro_batch, static_cast<int>(recompute), recompute_layers, sp, overlap.tp_comm,
+                               overlap.grad_reduce, overlap.param_gather);
     }
     bool operator<(const Candidate& o) const { return key() < o.key(); }
     bool operator==(const Candidate& o) const { return key() == o.key(); }
@@ -135,6 +138,9 @@ public:
 
     const LayerEntry& layer(int tp, int cp, int ep, std::int64_t mb, bool sp, Recompute rc, int zero, int dp,
                             const OverlapPolicy& overlap);
+    // recompute_num_layers: the share-weighted mean of a layer that keeps its activations and a fully
+    // recomputed one, as layer_cost() and layer_activations() take it (full_recompute_share).
+    static LayerEntry blend(const LayerEntry& kept, const LayerEntry& recomputed, double share);
     const EdgeEntry& edge(int tp, int cp, int dp, int pp, std::int64_t mb, bool sp, const ScheduleDef& sched);
     const StateEntry& state(int tp, int cp, int pp, int dp, int ep, int zero, Offload offload);
     const TrainingFlops& flops(std::int64_t global_batch);
@@ -147,6 +153,8 @@ public:
                   const OverlapPolicy& overlap) const;
 
     std::size_t layer_entries() const;
+    // The layer a candidate runs (blended for recompute_layers).
+    LayerEntry candidate_layer(const Candidate& c, int zero);
 
 private:
     Scenario base_;

@@ -1,5 +1,7 @@
 #include "sim/search/search.hpp"
 
+#include "cost_models/recompute.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -125,12 +127,19 @@ struct Ctx {
     int layers = 0;
     bool moe = false;
     bool rlhf = false;   // objective: the PPO iteration of cost_models/rlhf (estimate_rlhf)
+    // Both none and full allowed: a layout too large without recompute also tries the fewest recomputed
+    // layers per chunk that fit (recompute_num_layers).
+    bool partial_recompute = false;
 
     Ctx(const Scenario& b, const SearchSpace& s, const SearchOptions& o) : base(b), sp(s), opt(o) {
         const auto& m = base.model;
         layers = m.layers;
         moe = m.moe.enabled();
         rlhf = base.training.rlhf.enabled;
+        auto allows = [&](Recompute r) {
+            return std::find(sp.recompute.begin(), sp.recompute.end(), r) != sp.recompute.end();
+        };
+        partial_recompute = allows(Recompute::none) && allows(Recompute::full);
         reason_names.resize(kReasons);
         reason_names[kTpDomain] = fmt::format("tp above the scale-up domain ({})", base.system.scaleup_domain);
         reason_names[kTpMax] = fmt::format("tp above max_tp ({})", sp.max_tp);
@@ -140,6 +149,9 @@ struct Ctx {
         reason_names[kHostMemory] = "out of host memory (offloaded states)";
         limit = memory_limit(base.system.gpu.hbm_capacity_bytes, sp.memory_headroom_fraction, sp.memory_headroom_bytes);
     }
+
+    // The most layers a stage holds (layers_per_stage: the split differs by at most one).
+    int max_stage_layers(int pp) const { return (layers + pp - 1) / pp; }
 
     // --- the tree of choices and its leaf counts (every leaf is evaluated or rejected once) ---
     int n_sp(int tp) const { return tp > 1 && !sp.sequence_parallel ? 2 : 1; }
@@ -389,66 +401,112 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                         continue;
                                     }
                                     const FastMemory mem = ev.memory(st, *les[0], tp, cp, pp, vp, *sched, spv, mb, m);
-                                    if (cx.opt.on_leaf) {
-                                        const Candidate c{gpus, tp,    pp, dp,  cp, ep, vp,    zero,
-                                                          spv,  sched, rc, off, mb, gb, ovs[0]};
-                                        cx.opt.on_leaf(c, mem.total_bytes <= cx.limit && mem.host_fits);
-                                    }
+                                    // The leaf as the hook sees it (the search's tests count leaves with it).
+                                    auto report_leaf = [&](Recompute rcv, int rl, bool fits) {
+                                        if (!cx.opt.on_leaf) return;
+                                        const Candidate c{gpus, tp,    pp,  dp, cp,  ep, vp, zero,
+                                                          spv,  sched, rcv, rl, off, mb, gb, ovs[0]};
+                                        cx.opt.on_leaf(c, fits);
+                                    };
+                                    // Prices a layout that fits and keeps it (rl: recompute_num_layers).
+                                    auto keep_layout = [&](const FastEvaluator::LayerEntry* const* lv, Recompute rcv,
+                                                           int rl, const FastMemory& memv) {
+                                        auto& ep_ = edges[(mi * 2 + si) * 2 + (inter ? 1 : 0)];
+                                        if (!ep_) ep_ = &ev.edge(tp, cp, dp, pp, mb, spv, *sched);
+                                        SearchEntry e;
+                                        const Candidate lc{gpus, tp,    pp,  dp, cp,  ep, vp, zero,
+                                                           spv,  sched, rcv, rl, off, mb, gb, ovs[0]};
+                                        auto price = [&](int oi) {
+                                            FastTime t = ev.time(st, *lv[oi], *ep_, gpus, vp, *sched, m, fl, ovs[oi]);
+                                            if (cx.rlhf) {
+                                                Candidate ci = lc;
+                                                ci.overlap = ovs[oi];
+                                                rlhf_time(ev.base(), ci, fl, t);
+                                            }
+                                            return t;
+                                        };
+                                        e.time = price(0);
+                                        int best_ov = 0;
+                                        for (int oi = 1; oi < nov; ++oi) {
+                                            const FastTime t = price(oi);
+                                            if (t.step_time_s < e.time.step_time_s) {
+                                                e.time = t;
+                                                best_ov = oi;
+                                            }
+                                        }
+                                        e.memory = memv;
+                                        e.c = lc;
+                                        e.c.overlap = ovs[best_ov];
+                                        e.objective =
+                                            objective_value(cx.opt.objective, e.c, e.time, fl.tokens_per_step);
+                                        ++ts.evaluated;
+                                        add_top(ts, e, keep);
+                                        add_pareto(ts, e);
+                                    };
                                     if (mem.total_bytes > cx.limit) {
+                                        // Megatron's --recompute-num-layers: a layout too large without
+                                        // recompute, with full recompute allowed, is evaluated with the
+                                        // fewest recomputed layers per chunk that fit (memory falls and time
+                                        // rises with them); only if none does is it out of memory.
+                                        if (rc == Recompute::none && cx.partial_recompute) {
+                                            const int chunks = sched->uses_chunks ? std::max(1, vp) : 1;
+                                            const int most = (cx.max_stage_layers(pp) + chunks - 1) / chunks;
+                                            ParallelConfig pc;
+                                            pc.pp = pp;
+                                            pc.vp = vp;
+                                            pc.schedule = sched;
+                                            FastEvaluator::LayerEntry full_les[2], blended[2];
+                                            for (int oi = 0; oi < nov; ++oi)
+                                                full_les[oi] =
+                                                    ev.layer(tp, cp, ep, mb, spv, Recompute::full, zero, dp, ovs[oi]);
+                                            auto blend_at = [&](int n, int oi) {
+                                                TrainingConfig t;
+                                                t.recompute = Recompute::full;
+                                                t.recompute_num_layers = n;
+                                                return FastEvaluator::blend(
+                                                    *les[oi], full_les[oi],
+                                                    full_recompute_share(cx.base.model.layers, pc, t));
+                                            };
+                                            auto fits_at = [&](int n) {
+                                                const FastMemory mm =
+                                                    ev.memory(st, blend_at(n, 0), tp, cp, pp, vp, *sched, spv, mb, m);
+                                                return mm.total_bytes <= cx.limit && mm.host_fits;
+                                            };
+                                            // Bisection over 1 .. most−1 (most recomputes every layer).
+                                            int lo = 1, hi = most - 1;
+                                            if (hi >= 1 && fits_at(hi)) {
+                                                while (lo < hi) {
+                                                    const int mid = lo + (hi - lo) / 2;
+                                                    if (fits_at(mid))
+                                                        hi = mid;
+                                                    else
+                                                        lo = mid + 1;
+                                                }
+                                                const FastEvaluator::LayerEntry* lv[2] = {};
+                                                for (int oi = 0; oi < nov; ++oi) {
+                                                    blended[oi] = blend_at(lo, oi);
+                                                    lv[oi] = &blended[oi];
+                                                }
+                                                report_leaf(Recompute::full, lo, true);
+                                                keep_layout(
+                                                    lv, Recompute::full, lo,
+                                                    ev.memory(st, blended[0], tp, cp, pp, vp, *sched, spv, mb, m));
+                                                continue;
+                                            }
+                                        }
+                                        report_leaf(rc, 0, false);
                                         const std::size_t idx =
                                             static_cast<std::size_t>(mem.stage) * kMemoryParts + mem.dominant;
                                         if (ts.oom.size() <= idx) ts.oom.resize(idx + 1, 0);
                                         ++ts.oom[idx];
                                         continue;
                                     }
+                                    report_leaf(rc, 0, mem.host_fits);
                                     if (!mem.host_fits) {
                                         ++ts.reasons[kHostMemory];
                                         continue;
                                     }
-                                    auto& ep_ = edges[(mi * 2 + si) * 2 + (inter ? 1 : 0)];
-                                    if (!ep_) ep_ = &ev.edge(tp, cp, dp, pp, mb, spv, *sched);
-                                    SearchEntry e;
-                                    const Candidate lc{gpus, tp,    pp, dp,  cp, ep, vp,    zero,
-                                                       spv,  sched, rc, off, mb, gb, ovs[0]};
-                                    auto price = [&](int oi) {
-                                        FastTime t = ev.time(st, *les[oi], *ep_, gpus, vp, *sched, m, fl, ovs[oi]);
-                                        if (cx.rlhf) {
-                                            Candidate ci = lc;
-                                            ci.overlap = ovs[oi];
-                                            rlhf_time(ev.base(), ci, fl, t);
-                                        }
-                                        return t;
-                                    };
-                                    e.time = price(0);
-                                    int best_ov = 0;
-                                    for (int oi = 1; oi < nov; ++oi) {
-                                        const FastTime t = price(oi);
-                                        if (t.step_time_s < e.time.step_time_s) {
-                                            e.time = t;
-                                            best_ov = oi;
-                                        }
-                                    }
-                                    e.memory = mem;
-                                    auto& c = e.c;
-                                    c.gpus = gpus;
-                                    c.tp = tp;
-                                    c.pp = pp;
-                                    c.dp = dp;
-                                    c.cp = cp;
-                                    c.ep = ep;
-                                    c.vp = vp;
-                                    c.zero = zero;
-                                    c.sp = spv;
-                                    c.schedule = sched;
-                                    c.recompute = rc;
-                                    c.offload = off;
-                                    c.micro_batch = mb;
-                                    c.global_batch = gb;
-                                    c.overlap = ovs[best_ov];
-                                    e.objective = objective_value(cx.opt.objective, c, e.time, fl.tokens_per_step);
-                                    ++ts.evaluated;
-                                    add_top(ts, e, keep);
-                                    add_pareto(ts, e);
+                                    keep_layout(les, rc, 0, mem);
                                 }
                             }
                         }
