@@ -39,6 +39,9 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
     cmd->add_option("--min-pp", f.min_pp, "Fewest pipeline stages")->check(int_in(1, limits::kGpus));
     cmd->add_option("--max-pp", f.max_pp, "Most pipeline stages")->check(int_in(1, limits::kGpus));
     cmd->add_flag("--allow-cross-node-tp", f.allow_cross_node_tp, "Let tp exceed the scale-up (NVLink) domain");
+    cmd->add_option("--activation-offload", f.activation_offload,
+                    "Try activation offload on pp-1 layouts too large without recompute (true/false, default false)")
+        ->check(true_or_false());
     cmd->add_option("--tp", f.tp, "Allowed tp values (e.g. 4,8)");
     cmd->add_option("--pp", f.pp, "Allowed pp values");
     cmd->add_option("--cp", f.cp, "Allowed cp values");
@@ -103,6 +106,7 @@ void apply_search_flags(const SearchFlags& f, std::string& base_dir, FlagOverlay
     ov.set("/search/objective", "--objective", f.objective);
     ov.set("/search/price_per_gpu_hour", "--price-per-gpu-hour", f.price);
     if (f.allow_cross_node_tp) ov.set("/search/allow_cross_node_tp", "--allow-cross-node-tp", Json(true));
+    ov.set("/search/activation_offload", "--activation-offload", f.activation_offload);
     const std::pair<const std::string*, const char*> par[] = {
         {&f.tp, "tp"}, {&f.pp, "pp"}, {&f.cp, "cp"}, {&f.ep, "ep"}, {&f.vp, "vp"}, {&f.dp, "dp"}, {&f.zero, "zero"}};
     for (const auto& [v, k] : par)

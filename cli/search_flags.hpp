@@ -20,6 +20,7 @@ struct SearchFlags {
     std::string global_batch_range, objective;
     std::optional<double> memory_headroom, memory_headroom_bytes, price;
     bool allow_cross_node_tp = false;
+    std::optional<bool> activation_offload;
     std::string tp, pp, cp, ep, vp, dp, zero, micro_batch, recompute, offload, schedules, sp;
     std::string tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, framework;
     bool json = false;

@@ -26,6 +26,7 @@ std::string layout_brief(const Candidate& c) {
     if (c.recompute == Recompute::full && c.recompute_layers > 0) s += fmt::format("({}/chunk)", c.recompute_layers);
     if (c.pp > 1) s += " " + std::string(c.schedule->name);
     if (c.offload != Offload::none) s += std::string(" offload:") + to_string(c.offload);
+    if (c.offload_layers > 0) s += fmt::format(" act-offload:{}", c.offload_layers);
     return s;
 }
 
@@ -51,6 +52,8 @@ Json search_entry_json(const Scenario& base, const SearchEntry& e, bool detailed
                      {"offload", to_string(s.training.offload)},
                      {"precision", to_string(s.training.precision)}};
     if (s.training.recompute_num_layers > 0) training["recompute_num_layers"] = s.training.recompute_num_layers;
+    if (s.training.activation_offload_layers > 0)
+        training["activation_offload_layers"] = s.training.activation_offload_layers;
     Json j = {{"gpus", e.c.gpus},
               {"layout", layout_brief(e.c)},
               {"overlap", overlap_brief(e.c)},

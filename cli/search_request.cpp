@@ -189,6 +189,7 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
             if (auto v = r.int_key("top_k")) opt.top_k = static_cast<int>(*v);
             if (auto v = r.int_key("confirm")) opt.confirm = static_cast<int>(*v);
             if (auto v = r.boolean("allow_cross_node_tp")) sp.allow_cross_node_tp = *v;
+            if (auto v = r.boolean("activation_offload")) sp.activation_offload = *v;
             if (auto v = r.num_key("price_per_gpu_hour")) opt.price_per_gpu_hour = *v;
             if (const Json* gb = r.get("global_batch")) {
                 batch_from_search = true;

@@ -411,6 +411,11 @@ LayerCost blend_layers(const LayerCost& a, const LayerCost& b, double w) {
 
 }   // namespace
 
+double offload_exposed_s(double share, double copy_s, int layers, double compute_s) {
+    const double behind = layers > 0 ? (layers - 1.0) / layers : 0.0;
+    return std::max(0.0, share * copy_s - behind * compute_s);
+}
+
 LayerCost layer_cost(const TrainingJob& s, bool moe_layer, std::vector<CommEvent>* comms) {
     const auto& t = s.training;
     const double mb = static_cast<double>(num_microbatches(s.parallel, t));
@@ -440,9 +445,8 @@ LayerCost layer_cost(const TrainingJob& s, bool moe_layer, std::vector<CommEvent
         ActivationQuery q = activation_query(s.model, s.parallel, t);
         q.moe_layer = moe_layer;
         const double copy_s = layer_activations(s.model, q).full / (s.system.pcie_GBps * 1e9);
-        const double behind = (s.model.layers - 1.0) / s.model.layers;
-        L.offload_exposed_fwd_s = std::max(0.0, offload * copy_s - behind * L.fwd_compute_s);
-        L.offload_exposed_bwd_s = std::max(0.0, offload * copy_s - behind * (L.bwd_compute_s + L.recompute_s));
+        L.offload_exposed_fwd_s = offload_exposed_s(offload, copy_s, s.model.layers, L.fwd_compute_s);
+        L.offload_exposed_bwd_s = offload_exposed_s(offload, copy_s, s.model.layers, L.bwd_compute_s + L.recompute_s);
         L.offload_total_s = offload * 2.0 * copy_s;
     }
     return L;

@@ -99,6 +99,11 @@ struct StepCosts {
 // cp, ep, micro_batch, sequence parallelism, recompute, precision and (ZeRO-3 only) dp — and the
 // assembly of stages from them. `comms`, when given, receives the collectives with their counts.
 [[nodiscard]] LayerCost layer_cost(const TrainingJob& s, bool moe_layer, std::vector<CommEvent>* comms = nullptr);
+// Activation offload's exposed copy time per layer and micro-batch (the mean over the model's `layers`), one
+// way: `share` of the layers offloaded, `copy_s` one layer's activations over the host link, `compute_s` a
+// layer's compute in that direction; the copies run back to back behind the later layers' compute
+// (docs/step-time-model.md). One definition for layer_cost() and the search's fast path.
+[[nodiscard]] double offload_exposed_s(double share, double copy_s, int layers, double compute_s);
 [[nodiscard]] StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense, const LayerCost& moe,
                                             std::vector<CommEvent>* comms = nullptr);
 

@@ -959,6 +959,11 @@ std::vector<ScenarioKey> build() {
                     .computed("5")
                     .example("3"));
     t.push_back(K(se, "allow_cross_node_tp", KT::boolean, Q, "let tp span nodes").ext().dflt("false").example("true"));
+    t.push_back(K(se, "activation_offload", KT::boolean, Q,
+                  "try activation offload (the fewest layers that fit) on pp-1 layouts too large without recompute")
+                    .ext()
+                    .dflt("false")
+                    .example("true"));
     t.push_back(K(se, "price_per_gpu_hour", KT::number, Q, "price of one GPU-hour for the cost objective")
                     .ext()
                     .real(0.0, true, kMaxPrice)

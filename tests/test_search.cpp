@@ -66,7 +66,7 @@ struct Brute {
 };
 
 // The search's rules written out plainly, priced by the exact (slow) path.
-Brute brute_force(const Scenario& base, int gpus, std::int64_t gb) {
+Brute brute_force(const Scenario& base, int gpus, std::int64_t gb, bool activation_offload = false) {
     Brute b;
     const auto& m = base.model;
     for (int tp : divs(gpus))
@@ -97,48 +97,76 @@ Brute brute_force(const Scenario& base, int gpus, std::int64_t gb) {
                                     std::vector<OverlapPolicy> ovs{{tp > 1 && spi == 1, true, true}};
                                     if (pp > 1 && dp * cp > 1) ovs.push_back({tp > 1 && spi == 1, false, true});
                                     for (auto [s, vp] : sch) {
-                                        Candidate c{gpus,     tp, pp, dp, cp,  1,  vp, zero,
-                                                    spi == 1, s,  rc, 0,  off, mb, gb, ovs[0]};
+                                        Candidate c{gpus, tp, pp, dp, cp,  1,  vp, zero,  spi == 1,
+                                                    s,    rc, 0,  0,  off, mb, gb, ovs[0]};
                                         const Scenario sc = apply_candidate(base, c);
                                         Problems pr;
                                         check_layout(sc.model, sc.gpus, sc.parallel, sc.training, pr);
                                         if (!pr.empty()) continue;
                                         const std::int64_t micro = gb / (mb * dp);
                                         if (s->m_multiple_of_p && micro % pp != 0) continue;
+                                        // The step with the faster overlap policy (on at a tie).
+                                        auto best_overlap = [&](Candidate& x) {
+                                            auto e = estimate_step(apply_candidate(base, x).training_job());
+                                            for (std::size_t i = 1; i < ovs.size(); ++i) {
+                                                Candidate ci = x;
+                                                ci.overlap = ovs[i];
+                                                const auto ei = estimate_step(apply_candidate(base, ci).training_job());
+                                                if (ei.step_time_s < e.step_time_s) {
+                                                    e = ei;
+                                                    x = ci;
+                                                }
+                                            }
+                                            return e;
+                                        };
                                         const auto mem = training_memory(sc.training_job());
+                                        StepEstimate e;
                                         if (!mem.fits) {
-                                            // Too large without recompute: the fewest recomputed layers per
-                                            // chunk that fit, if any below every layer (recompute_num_layers).
+                                            // Too large without recompute: the cheaper of the fewest recomputed
+                                            // layers per chunk that fit (below every layer) and, with one stage,
+                                            // the fewest offloaded layers that fit (linear scans, exact path).
                                             if (rc != Recompute::none) {
                                                 ++b.oom;
                                                 continue;
                                             }
+                                            std::optional<Candidate> lever;
+                                            std::optional<StepEstimate> lever_e;
+                                            auto consider = [&](Candidate x) {
+                                                const auto ex = best_overlap(x);
+                                                if (!lever || ex.step_time_s < lever_e->step_time_s) {
+                                                    lever = x;
+                                                    lever_e = ex;
+                                                }
+                                            };
                                             const int chunks = s->uses_chunks ? vp : 1;
                                             const int most = ((m.layers + pp - 1) / pp + chunks - 1) / chunks;
-                                            bool found = false;
-                                            for (int n = 1; n < most && !found; ++n) {
+                                            for (int n = 1; n < most; ++n) {
                                                 Candidate cn = c;
                                                 cn.recompute = Recompute::full;
                                                 cn.recompute_layers = n;
                                                 if (!training_memory(apply_candidate(base, cn).training_job()).fits)
                                                     continue;
-                                                found = true;
-                                                c = cn;
+                                                consider(cn);
+                                                break;
                                             }
-                                            if (!found) {
+                                            if (activation_offload && pp == 1 && base.system.pcie_GBps > 0)
+                                                for (int n = 1; n < m.layers; ++n) {
+                                                    Candidate cn = c;
+                                                    cn.offload_layers = n;
+                                                    const auto mn =
+                                                        training_memory(apply_candidate(base, cn).training_job());
+                                                    if (mn.total_bytes > mn.capacity_bytes) continue;
+                                                    if (mn.host_fits) consider(cn);
+                                                    break;
+                                                }
+                                            if (!lever) {
                                                 ++b.oom;
                                                 continue;
                                             }
-                                        }
-                                        auto e = estimate_step(apply_candidate(base, c).training_job());
-                                        for (std::size_t i = 1; i < ovs.size(); ++i) {
-                                            Candidate ci = c;
-                                            ci.overlap = ovs[i];
-                                            const auto ei = estimate_step(apply_candidate(base, ci).training_job());
-                                            if (ei.step_time_s < e.step_time_s) {
-                                                e = ei;
-                                                c = ci;
-                                            }
+                                            c = *lever;
+                                            e = *lever_e;
+                                        } else {
+                                            e = best_overlap(c);
                                         }
                                         ++b.evaluated;
                                         const double obj = e.step_time_s / e.tokens_per_step;
@@ -168,13 +196,17 @@ TEST_CASE("search finds the brute-force best of a small space and counts every l
     const Scenario base = small_base();
     const int gpus = 8;
     const std::int64_t gb = 16;
-    const Brute b = brute_force(base, gpus, gb);
+    const bool offload = GENERATE(false, true);   // search.activation_offload off (default) and on
+    INFO("activation_offload " << offload);
+    const Brute b = brute_force(base, gpus, gb, offload);
     REQUIRE(b.evaluated > 100);
     REQUIRE(b.oom > 0);   // memory matters in this space
     SearchOptions o;
     o.threads = 2;
     o.top_k = 5;
-    const auto r = run_search(base, fixed(gpus, gb), o);
+    SearchSpace sp = fixed(gpus, gb);
+    sp.activation_offload = offload;
+    const auto r = run_search(base, sp, o);
     CHECK(r.evaluated == b.evaluated);
     REQUIRE(!r.top.empty());
     CHECK(r.top.front().c == b.best);

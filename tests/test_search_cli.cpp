@@ -317,3 +317,31 @@ TEST_CASE("search: a layout too large without recompute is evaluated with the fe
     const auto fewer = nlohmann::json::parse(run(layout + std::to_string(n - 1)).out);
     CHECK(fewer["memory"]["fits"] == false);
 }
+
+TEST_CASE("search: one-stage layouts too large without recompute try the fewest offloaded layers that fit",
+          "[search][cli]") {
+    // Llama 3 70B FP8 on 64 GB200 (NVLink-C2C host link): the FSDP layout NVIDIA's 25.09 recipe runs (tp 1, pp 1,
+    // micro-batch 2, 40 of 80 layers offloaded) needs offload to fit; the search finds it.
+    const std::string base =
+        "search --model llama-3-70b --system gb200-nvl72 --gpus 64 --seq-len 8192 --global-batch 128 --precision fp8 "
+        "--tp 1 --pp 1 --cp 1 --zero 3 --micro-batch 2 --recompute none --top-k 3 --json";
+    const auto r = run(base + " --activation-offload true");
+    REQUIRE(r.rc == 0);
+    const auto best = nlohmann::json::parse(r.out)["results"][0];
+    REQUIRE(best["training"].contains("activation_offload_layers"));
+    const int n = best["training"]["activation_offload_layers"].get<int>();
+    CHECK(n > 0);
+    CHECK(n < 80);
+    CHECK(best["layout"].get<std::string>().find(fmt::format("act-offload:{}", n)) != std::string::npos);
+    // Not asked for (the default), nothing fits (exit 1, "no layout fits").
+    const auto off = run(base);
+    CHECK(off.rc == 1);
+    // One layer fewer does not fit the GPU.
+    const std::string est =
+        "estimate --model llama-3-70b --system gb200-nvl72 --gpus 64 --seq-len 8192 --global-batch 128 --precision fp8 "
+        "--zero 3 --micro-batch 2 --json --fast --activation-offload-layers ";
+    const auto same = nlohmann::json::parse(run(est + std::to_string(n)).out);
+    CHECK(same["memory"]["fits"] == true);
+    CHECK(same["step_time_s"].get<double>() == Approx(best["step_time_s"].get<double>()).epsilon(1e-9));
+    CHECK(nlohmann::json::parse(run(est + std::to_string(n - 1)).out)["memory"]["fits"] == false);
+}

@@ -74,6 +74,11 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
     partial_uneven.recompute_layers = 5;
     Candidate partial_zero3 = cand(64, 1, 1, 1, 1, 1, 3, false, "1f1b", R::full, O::none, 2, 256);
     partial_zero3.recompute_layers = 11;
+    // activation_offload_layers: 40 of 80 layers (GB200, NVIDIA's 25.09 recipe) and 20 of 32 over PCIe.
+    Candidate offload40 = cand(64, 1, 1, 1, 1, 1, 3, false, "1f1b", R::none, O::none, 2, 128);
+    offload40.offload_layers = 40;
+    Candidate offload_pcie = cand(8, 1, 1, 1, 1, 1, 1, false, "1f1b", R::none, O::none, 2, 64);
+    offload_pcie.offload_layers = 20;
     Scenario noflash = base("gpt3-13b", "dgx-a100-40gb", 2048, Precision::fp16);
     noflash.training.flash_attention = false;
     Scenario qlora = base("llama-2-70b", "dgx-a100-80gb", 2048);
@@ -130,6 +135,9 @@ TEST_CASE("fast evaluator equals estimate_step and training_memory (1e-9 relativ
         {"llama-3.1-405b pp16 uneven, recompute_num_layers 5", base("llama-3.1-405b", "dgx-h100", 8192),
          partial_uneven},
         {"llama-3-8b ZeRO-3, recompute_num_layers 11", base("llama-3-8b", "dgx-h100", 8192), partial_zero3},
+        {"llama-3-70b FSDP on GB200, 40 layers offloaded", base("llama-3-70b", "gb200-nvl72", 8192, Precision::fp8),
+         offload40},
+        {"llama-3-8b ZeRO-1 over PCIe, 20 layers offloaded", base("llama-3-8b", "dgx-h100", 8192), offload_pcie},
     };
     for (const auto& k : cases) {
         INFO(k.what);

@@ -31,6 +31,7 @@ Scenario apply_candidate(const Scenario& base, const Candidate& c) {
     t.global_batch = c.global_batch;
     t.recompute = c.recompute;
     t.recompute_num_layers = c.recompute == Recompute::full ? c.recompute_layers : 0;
+    t.activation_offload_layers = c.offload_layers;
     t.offload = c.offload;
     p.tp_comm_overlap = c.overlap.tp_comm;
     p.overlap_grad_reduce = c.overlap.grad_reduce;
@@ -55,6 +56,7 @@ Candidate candidate_of(const Scenario& s) {
     c.global_batch = s.training.global_batch;
     c.recompute = s.training.recompute;
     c.recompute_layers = s.training.recompute == Recompute::full ? s.training.recompute_num_layers : 0;
+    c.offload_layers = s.training.activation_offload_layers;
     c.offload = s.training.offload;
     c.overlap.tp_comm = p.tp_comm_overlap;
     c.overlap.grad_reduce = p.overlap_grad_reduce;
@@ -94,6 +96,11 @@ FastEvaluator::LayerScalars scalars(const LayerCost& L, const LayerActivations& 
     s.zero3 = L.zero3_exposed_fwd_s + L.zero3_exposed_bwd_s;
     s.act_total = a.total;
     s.act_working = a.recompute_working;
+    s.fwd_compute = L.fwd_compute_s;
+    s.bwd_compute = L.bwd_compute_s + L.recompute_s;
+    s.act_full = a.full;
+    s.offload = L.offload_exposed_fwd_s + L.offload_exposed_bwd_s;
+    s.act_offloaded = a.offloaded;
     return s;
 }
 
@@ -166,12 +173,33 @@ FastEvaluator::LayerEntry FastEvaluator::blend(const LayerEntry& kept, const Lay
         LayerScalars r;
         for (double LayerScalars::*f :
              {&LayerScalars::fwd, &LayerScalars::bwd, &LayerScalars::wgrad, &LayerScalars::compute, &LayerScalars::tp,
-              &LayerScalars::cp, &LayerScalars::ep, &LayerScalars::zero3, &LayerScalars::act_total})
+              &LayerScalars::cp, &LayerScalars::ep, &LayerScalars::zero3, &LayerScalars::act_total,
+              &LayerScalars::fwd_compute, &LayerScalars::bwd_compute, &LayerScalars::act_full, &LayerScalars::offload,
+              &LayerScalars::act_offloaded})
             r.*f = a.*f + share * (b.*f - a.*f);
         r.act_working = share > 0 ? b.act_working : a.act_working;
         return r;
     };
     return LayerEntry{mix(kept.dense, recomputed.dense), mix(kept.moe, recomputed.moe)};
+}
+
+FastEvaluator::LayerEntry FastEvaluator::offloaded(const LayerEntry& kept, double share) const {
+    const double link = base_.system.pcie_GBps * 1e9;
+    const int layers = base_.model.layers;
+    auto off = [&](const LayerScalars& a) {
+        LayerScalars r = a;
+        if (!(link > 0) || share <= 0) return r;
+        const double copy_s = a.act_full / link;
+        const double f = offload_exposed_s(share, copy_s, layers, a.fwd_compute);
+        const double b = offload_exposed_s(share, copy_s, layers, a.bwd_compute);
+        r.fwd += f;
+        r.bwd += b;
+        r.offload += f + b;
+        r.act_offloaded = share * a.act_total;
+        r.act_total -= r.act_offloaded;
+        return r;
+    };
+    return LayerEntry{off(kept.dense), off(kept.moe)};
 }
 
 const FastEvaluator::EdgeEntry& FastEvaluator::edge(int tp, int cp, int dp, int pp, std::int64_t mb, bool sp,
@@ -352,7 +380,8 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
             best.parts[kOptimizer] = g.optimizer;
             best.parts[kActivations] = act;
             best.parts[kOther] = other;
-            best.host_bytes_per_node = g.offloaded * job_gpus_per_node(base_.system, tp * cp * pp * st.dp);
+            const double act_off = (g.dense * le.dense.act_offloaded + g.moe * le.moe.act_offloaded) * inflight;
+            best.host_bytes_per_node = (g.offloaded + act_off) * job_gpus_per_node(base_.system, tp * cp * pp * st.dp);
         }
     }
     int dom = 0;
@@ -390,7 +419,8 @@ FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const E
         r.bwd_s = (dn * D.bwd + mo * E.bwd) + x.bwd;
         r.wgrad_s = (dn * D.wgrad + mo * E.wgrad) + x.wgrad;
         r.work_s = (dn * D.compute + mo * E.compute) + x.compute + (dn * D.tp + mo * E.tp) + x.tp +
-                   (dn * D.cp + mo * E.cp) + (dn * D.ep + mo * E.ep) + x.pp + (dn * D.zero3 + mo * E.zero3);
+                   (dn * D.cp + mo * E.cp) + (dn * D.ep + mo * E.ep) + x.pp + (dn * D.zero3 + mo * E.zero3) +
+                   (dn * D.offload + mo * E.offload);
         r.dp_grad_s = g.dp_grad_s;
         r.dp_sm_fraction = g.dp_sm_fraction;
         r.dp_param_gather_s = g.dp_gather_s;
@@ -412,6 +442,11 @@ FastTime FastEvaluator::time(const StateEntry& st, const LayerEntry& le, const E
 
 FastEvaluator::LayerEntry FastEvaluator::candidate_layer(const Candidate& c, int zero) {
     const auto& le = layer(c.tp, c.cp, c.ep, c.micro_batch, c.sp, c.recompute, zero, c.dp, c.overlap);
+    if (c.offload_layers > 0) {
+        TrainingConfig t;
+        t.activation_offload_layers = c.offload_layers;
+        return offloaded(le, activation_offload_share(base_.model.layers, t));
+    }
     if (c.recompute != Recompute::full || c.recompute_layers <= 0) return le;
     ParallelConfig p;
     p.pp = c.pp;

@@ -54,6 +54,8 @@ struct Candidate {
     // With recompute full: training.recompute_num_layers, the layers of every model chunk recomputed
     // (0: every layer). The search sets it to the fewest that fit (docs/search.md).
     int recompute_layers = 0;
+    // training.activation_offload_layers (pp 1, recompute none); the search sets the fewest that fit.
+    int offload_layers = 0;
     Offload offload = Offload::none;
     std::int64_t micro_batch = 1, global_batch = 1;
     OverlapPolicy overlap;
@@ -61,8 +63,8 @@ struct Candidate {
     // The total order used to break ties (fewer GPUs, then smaller tp, pp, ...).
     auto key() const {
         return std::make_tuple(gpus, global_batch, tp, pp, cp, ep, vp, schedule->id(), zero, static_cast<int>(offload),
-                               micro_batch, static_cast<int>(recompute), recompute_layers, sp, overlap.tp_comm,
-                               overlap.grad_reduce, overlap.param_gather);
+                               micro_batch, static_cast<int>(recompute), recompute_layers, offload_layers, sp,
+                               overlap.tp_comm, overlap.grad_reduce, overlap.param_gather);
     }
     bool operator<(const Candidate& o) const { return key() < o.key(); }
     bool operator==(const Candidate& o) const { return key() == o.key(); }
@@ -110,7 +112,10 @@ public:
     // --- cached pieces -------------------------------------------------------------------------
     struct LayerScalars {
         double fwd = 0, bwd = 0, wgrad = 0, compute = 0, tp = 0, cp = 0, ep = 0, zero3 = 0;
-        double act_total = 0, act_working = 0;   // activations kept for backward; recompute working set
+        double act_total = 0, act_working = 0;     // activations kept for backward; recompute working set
+        double fwd_compute = 0, bwd_compute = 0;   // the layer's compute each way (activation offload hides behind it)
+        double act_full = 0;                       // everything the layer holds (what offload copies)
+        double offload = 0, act_offloaded = 0;     // exposed offload copies; activations in host memory
     };
     struct LayerEntry {
         LayerScalars dense, moe;
@@ -141,6 +146,9 @@ public:
     // recompute_num_layers: the share-weighted mean of a layer that keeps its activations and a fully
     // recomputed one, as layer_cost() and layer_activations() take it (full_recompute_share).
     static LayerEntry blend(const LayerEntry& kept, const LayerEntry& recomputed, double share);
+    // activation_offload_layers: `share` of the layers' activations in host memory, their copies priced as
+    // layer_cost() prices them (offload_exposed_s over the system's host link).
+    LayerEntry offloaded(const LayerEntry& kept, double share) const;
     const EdgeEntry& edge(int tp, int cp, int dp, int pp, std::int64_t mb, bool sp, const ScheduleDef& sched);
     const StateEntry& state(int tp, int cp, int pp, int dp, int ep, int zero, Offload offload);
     const TrainingFlops& flops(std::int64_t global_batch);

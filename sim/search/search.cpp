@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -130,6 +131,7 @@ struct Ctx {
     // Both none and full allowed: a layout too large without recompute also tries the fewest recomputed
     // layers per chunk that fit (recompute_num_layers).
     bool partial_recompute = false;
+    bool activation_offload = false;   // pp-1 layouts too large without recompute also try activation offload
 
     Ctx(const Scenario& b, const SearchSpace& s, const SearchOptions& o) : base(b), sp(s), opt(o) {
         const auto& m = base.model;
@@ -140,6 +142,7 @@ struct Ctx {
             return std::find(sp.recompute.begin(), sp.recompute.end(), r) != sp.recompute.end();
         };
         partial_recompute = allows(Recompute::none) && allows(Recompute::full);
+        activation_offload = sp.activation_offload && base.system.pcie_GBps > 0;
         reason_names.resize(kReasons);
         reason_names[kTpDomain] = fmt::format("tp above the scale-up domain ({})", base.system.scaleup_domain);
         reason_names[kTpMax] = fmt::format("tp above max_tp ({})", sp.max_tp);
@@ -402,20 +405,20 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                     }
                                     const FastMemory mem = ev.memory(st, *les[0], tp, cp, pp, vp, *sched, spv, mb, m);
                                     // The leaf as the hook sees it (the search's tests count leaves with it).
-                                    auto report_leaf = [&](Recompute rcv, int rl, bool fits) {
+                                    auto report_leaf = [&](Recompute rcv, int rl, int ol, bool fits) {
                                         if (!cx.opt.on_leaf) return;
-                                        const Candidate c{gpus, tp,    pp,  dp, cp,  ep, vp, zero,
-                                                          spv,  sched, rcv, rl, off, mb, gb, ovs[0]};
+                                        const Candidate c{gpus,  tp,  pp, dp, cp,  ep, vp, zero,  spv,
+                                                          sched, rcv, rl, ol, off, mb, gb, ovs[0]};
                                         cx.opt.on_leaf(c, fits);
                                     };
-                                    // Prices a layout that fits and keeps it (rl: recompute_num_layers).
-                                    auto keep_layout = [&](const FastEvaluator::LayerEntry* const* lv, Recompute rcv,
-                                                           int rl, const FastMemory& memv) {
+                                    // Prices a layout that fits (rl: recompute_num_layers, ol: activation_offload_layers).
+                                    auto price_layout = [&](const FastEvaluator::LayerEntry* const* lv, Recompute rcv,
+                                                            int rl, int ol, const FastMemory& memv) {
                                         auto& ep_ = edges[(mi * 2 + si) * 2 + (inter ? 1 : 0)];
                                         if (!ep_) ep_ = &ev.edge(tp, cp, dp, pp, mb, spv, *sched);
                                         SearchEntry e;
-                                        const Candidate lc{gpus, tp,    pp,  dp, cp,  ep, vp, zero,
-                                                           spv,  sched, rcv, rl, off, mb, gb, ovs[0]};
+                                        const Candidate lc{gpus,  tp,  pp, dp, cp,  ep, vp, zero,  spv,
+                                                           sched, rcv, rl, ol, off, mb, gb, ovs[0]};
                                         auto price = [&](int oi) {
                                             FastTime t = ev.time(st, *lv[oi], *ep_, gpus, vp, *sched, m, fl, ovs[oi]);
                                             if (cx.rlhf) {
@@ -439,15 +442,37 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                         e.c.overlap = ovs[best_ov];
                                         e.objective =
                                             objective_value(cx.opt.objective, e.c, e.time, fl.tokens_per_step);
+                                        return e;
+                                    };
+                                    auto keep_entry = [&](const SearchEntry& e) {
                                         ++ts.evaluated;
                                         add_top(ts, e, keep);
                                         add_pareto(ts, e);
                                     };
                                     if (mem.total_bytes > cx.limit) {
-                                        // Megatron's --recompute-num-layers: a layout too large without
-                                        // recompute, with full recompute allowed, is evaluated with the
-                                        // fewest recomputed layers per chunk that fit (memory falls and time
-                                        // rises with them); only if none does is it out of memory.
+                                        // A layout too large without recompute is evaluated with the cheaper of two Megatron levers, each
+                                        // at the fewest layers that fit (memory falls and time rises with them; docs/search.md): partial
+                                        // recompute (--recompute-num-layers, when full recompute is allowed) and, with one stage, activation
+                                        // offload (cpu_offloading_num_layers); only if neither fits is it out of memory.
+                                        std::optional<SearchEntry> lever;
+                                        auto consider = [&](const SearchEntry& e) {
+                                            if (!lever || e.objective < lever->objective) lever = e;
+                                        };
+                                        // Bisection for the smallest n in [1, hi] with fits(n), fits monotone in n; 0 if none.
+                                        auto fewest = [](int hi, const auto& fits) {
+                                            if (hi < 1 || !fits(hi)) return 0;
+                                            int lo = 1;
+                                            while (lo < hi) {
+                                                const int mid = lo + (hi - lo) / 2;
+                                                if (fits(mid))
+                                                    hi = mid;
+                                                else
+                                                    lo = mid + 1;
+                                            }
+                                            return lo;
+                                        };
+                                        const FastEvaluator::LayerEntry* lv[2] = {};
+                                        FastEvaluator::LayerEntry alt[2];
                                         if (rc == Recompute::none && cx.partial_recompute) {
                                             const int chunks = sched->uses_chunks ? std::max(1, vp) : 1;
                                             const int most = (cx.max_stage_layers(pp) + chunks - 1) / chunks;
@@ -455,7 +480,7 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                             pc.pp = pp;
                                             pc.vp = vp;
                                             pc.schedule = sched;
-                                            FastEvaluator::LayerEntry full_les[2], blended[2];
+                                            FastEvaluator::LayerEntry full_les[2];
                                             for (int oi = 0; oi < nov; ++oi)
                                                 full_les[oi] =
                                                     ev.layer(tp, cp, ep, mb, spv, Recompute::full, zero, dp, ovs[oi]);
@@ -467,46 +492,64 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                                     *les[oi], full_les[oi],
                                                     full_recompute_share(cx.base.model.layers, pc, t));
                                             };
-                                            auto fits_at = [&](int n) {
+                                            // most recomputes every layer: full recompute's own leaf.
+                                            const int n = fewest(most - 1, [&](int k) {
                                                 const FastMemory mm =
-                                                    ev.memory(st, blend_at(n, 0), tp, cp, pp, vp, *sched, spv, mb, m);
+                                                    ev.memory(st, blend_at(k, 0), tp, cp, pp, vp, *sched, spv, mb, m);
                                                 return mm.total_bytes <= cx.limit && mm.host_fits;
-                                            };
-                                            // Bisection over 1 .. most−1 (most recomputes every layer).
-                                            int lo = 1, hi = most - 1;
-                                            if (hi >= 1 && fits_at(hi)) {
-                                                while (lo < hi) {
-                                                    const int mid = lo + (hi - lo) / 2;
-                                                    if (fits_at(mid))
-                                                        hi = mid;
-                                                    else
-                                                        lo = mid + 1;
-                                                }
-                                                const FastEvaluator::LayerEntry* lv[2] = {};
+                                            });
+                                            if (n > 0) {
                                                 for (int oi = 0; oi < nov; ++oi) {
-                                                    blended[oi] = blend_at(lo, oi);
-                                                    lv[oi] = &blended[oi];
+                                                    alt[oi] = blend_at(n, oi);
+                                                    lv[oi] = &alt[oi];
                                                 }
-                                                report_leaf(Recompute::full, lo, true);
-                                                keep_layout(
-                                                    lv, Recompute::full, lo,
-                                                    ev.memory(st, blended[0], tp, cp, pp, vp, *sched, spv, mb, m));
-                                                continue;
+                                                consider(price_layout(
+                                                    lv, Recompute::full, n, 0,
+                                                    ev.memory(st, alt[0], tp, cp, pp, vp, *sched, spv, mb, m)));
                                             }
                                         }
-                                        report_leaf(rc, 0, false);
+                                        if (rc == Recompute::none && pp == 1 && cx.activation_offload) {
+                                            auto off_at = [&](int k, int oi) {
+                                                TrainingConfig t;
+                                                t.activation_offload_layers = k;
+                                                return ev.offloaded(*les[oi],
+                                                                    activation_offload_share(cx.base.model.layers, t));
+                                            };
+                                            // GPU memory falls and host memory rises with the layers offloaded: the fewest that fit the GPU,
+                                            // then the host.
+                                            const int n = fewest(cx.base.model.layers - 1, [&](int k) {
+                                                return ev.memory(st, off_at(k, 0), tp, cp, pp, vp, *sched, spv, mb, m)
+                                                           .total_bytes <= cx.limit;
+                                            });
+                                            if (n > 0) {
+                                                for (int oi = 0; oi < nov; ++oi) {
+                                                    alt[oi] = off_at(n, oi);
+                                                    lv[oi] = &alt[oi];
+                                                }
+                                                const FastMemory mm =
+                                                    ev.memory(st, alt[0], tp, cp, pp, vp, *sched, spv, mb, m);
+                                                if (mm.host_fits) consider(price_layout(lv, Recompute::none, 0, n, mm));
+                                            }
+                                        }
+                                        if (lever) {
+                                            report_leaf(lever->c.recompute, lever->c.recompute_layers,
+                                                        lever->c.offload_layers, true);
+                                            keep_entry(*lever);
+                                            continue;
+                                        }
+                                        report_leaf(rc, 0, 0, false);
                                         const std::size_t idx =
                                             static_cast<std::size_t>(mem.stage) * kMemoryParts + mem.dominant;
                                         if (ts.oom.size() <= idx) ts.oom.resize(idx + 1, 0);
                                         ++ts.oom[idx];
                                         continue;
                                     }
-                                    report_leaf(rc, 0, mem.host_fits);
+                                    report_leaf(rc, 0, 0, mem.host_fits);
                                     if (!mem.host_fits) {
                                         ++ts.reasons[kHostMemory];
                                         continue;
                                     }
-                                    keep_layout(les, rc, 0, mem);
+                                    keep_entry(price_layout(les, rc, 0, 0, mem));
                                 }
                             }
                         }

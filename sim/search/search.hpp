@@ -45,6 +45,10 @@ struct SearchSpace {
     int max_tp = 0;               // 0: no limit beyond the scale-up domain
     int min_pp = 0, max_pp = 0;   // 0: no limit
     bool allow_cross_node_tp = false;
+    // Activation offload (Megatron-Core cpu_offloading_num_layers) tried on pp-1 layouts too large without
+    // recompute: the fewest offloaded layers that fit (docs/search.md). Needs a host link. Off unless asked:
+    // the host link is modelled per GPU, not as the PCIe uplinks GPUs share on HGX/DGX boards.
+    bool activation_offload = false;
     // Memory kept free on each GPU: a fraction of its capacity, and bytes.
     double memory_headroom_fraction = 0;
     double memory_headroom_bytes = 0;
