@@ -28,6 +28,11 @@ bool valid(const Scenario& s) {
         if (m % p.pp != 0) return false;
     }
     if (p.sequence_parallel && p.tp == 1) return false;
+    // Megatron-Core: activation offload with one stage, no recompute, fewer layers than the model.
+    if (t.activation_offload_layers > 0 &&
+        (p.pp > 1 || t.recompute != Recompute::none || t.activation_offload_layers >= s.model.layers))
+        return false;
+    if (t.recompute_num_layers > 0 && t.recompute != Recompute::full) return false;
     return true;
 }
 
@@ -169,15 +174,24 @@ Explanation explain_training(const Scenario& s) {
         lever("selective recompute", fmt::format("recompute {} -> selective", to_string(t0.recompute)),
               t0.recompute == Recompute::full ? "stores more activations, recomputes only attention internals"
                                               : "drops attention internals from memory for a few % compute",
-              [](Scenario& x) { x.training.recompute = Recompute::selective; });
+              [](Scenario& x) {
+                  x.training.recompute = Recompute::selective;
+                  x.training.recompute_num_layers = 0;
+                  x.training.activation_offload_layers = 0;
+              });
     if (t0.recompute != Recompute::full)
         lever("full recompute", fmt::format("recompute {} -> full", to_string(t0.recompute)),
-              "keeps only layer inputs; one extra forward (~+33% compute)",
-              [](Scenario& x) { x.training.recompute = Recompute::full; });
+              "keeps only layer inputs; one extra forward (~+33% compute)", [](Scenario& x) {
+                  x.training.recompute = Recompute::full;
+                  x.training.recompute_num_layers = 0;
+                  x.training.activation_offload_layers = 0;
+              });
     if (t0.recompute != Recompute::none)
         lever("no recompute", fmt::format("recompute {} -> none", to_string(t0.recompute)),
-              "saves the recompute FLOPs; stores every activation",
-              [](Scenario& x) { x.training.recompute = Recompute::none; });
+              "saves the recompute FLOPs; stores every activation", [](Scenario& x) {
+                  x.training.recompute = Recompute::none;
+                  x.training.recompute_num_layers = 0;
+              });
     if (p0.zero < 3 && p0.dp > 1)
         lever("higher ZeRO stage", fmt::format("zero {} -> {}", p0.zero, p0.zero + 1),
               p0.zero == 2   ? "shards weights too: an all-gather per layer forward and backward (1.5x DDP volume)"
@@ -194,6 +208,65 @@ Explanation explain_training(const Scenario& s) {
     lever("larger micro-batch", fmt::format("micro_batch {} -> {}", t0.micro_batch, t0.micro_batch * 2),
           "larger GEMMs, fewer micro-batches (a larger bubble share); more activations",
           [](Scenario& x) { x.training.micro_batch *= 2; });
+    // The fewest layers that fit (bisection: memory falls with n), or 0 when even `hi` does not.
+    // `gpu_only`: the GPU's memory alone (host memory rises with offloaded layers: checked by the lever).
+    auto fewest_fitting = [&](int hi, const std::function<void(Scenario&, int)>& set, bool gpu_only = false) {
+        auto fits = [&](int n) {
+            Scenario x = s;
+            set(x, n);
+            if (!valid(x)) return false;
+            const auto m = training_memory(x.training_job());
+            return gpu_only ? m.total_bytes <= m.capacity_bytes : m.fits;
+        };
+        if (hi < 1 || !fits(hi)) return 0;
+        int lo = 1;
+        while (lo < hi) {
+            const int mid = lo + (hi - lo) / 2;
+            if (fits(mid))
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        return lo;
+    };
+    // Megatron's --recompute-num-layers: full recompute of only the first n layers of every model chunk,
+    // the fewest that fit (when memory binds, or when full recompute of every layer is more than needed).
+    {
+        const int chunks = p0.schedule->uses_chunks ? std::max(1, p0.vp) : 1;
+        const int most = ((s.model.layers + p0.pp - 1) / p0.pp + chunks - 1) / chunks;
+        const bool all_recomputed = t0.recompute == Recompute::full;
+        if (t0.activation_offload_layers == 0 && (memory_binds || all_recomputed)) {
+            auto set = [](Scenario& x, int n) {
+                x.training.recompute = Recompute::full;
+                x.training.recompute_num_layers = n;
+            };
+            const int current = all_recomputed && t0.recompute_num_layers > 0 ? t0.recompute_num_layers : most;
+            const int n = fewest_fitting(std::min(most, current) - 1, set);
+            if (n > 0)
+                lever("recompute fewer layers",
+                      fmt::format("recompute {}{} -> full, first {} layers of each chunk", to_string(t0.recompute),
+                                  all_recomputed && t0.recompute_num_layers > 0
+                                      ? fmt::format(" (first {})", t0.recompute_num_layers)
+                                      : "",
+                                  n),
+                      fmt::format("recomputes {} of every chunk's {} layers, the fewest that fit: less recompute than "
+                                  "full, less memory than none (Megatron --recompute-num-layers)",
+                                  n, most),
+                      [&set, n](Scenario& x) { set(x, n); });
+        }
+    }
+    // Megatron-Core's activation offload (one stage, no recompute): the fewest layers that fit.
+    if (memory_binds && p0.pp == 1 && t0.recompute == Recompute::none && s.system.pcie_GBps > 0) {
+        auto set = [](Scenario& x, int n) { x.training.activation_offload_layers = n; };
+        const int n = fewest_fitting(s.model.layers - 1, set, true);
+        if (n > 0 && n != t0.activation_offload_layers)
+            lever("activation offload",
+                  fmt::format("activation_offload_layers {} -> {}", t0.activation_offload_layers, n),
+                  fmt::format("the first {} layers' activations go to host memory and back over the host link ({:.0f} "
+                              "GB/s); hidden behind compute while the link keeps up",
+                              n, s.system.pcie_GBps),
+                  [&set, n](Scenario& x) { set(x, n); });
+    }
     if (t0.offload == Offload::none)
         lever("optimizer offload", "offload none -> optimizer",
               "optimizer states and step on the host; PCIe traffic and a CPU Adam step each iteration",

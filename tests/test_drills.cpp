@@ -521,3 +521,43 @@ TEST_CASE("explain: no lever proposes a layout the framework refuses; bf16 gradi
     for (const auto& l : levers) zero2 = zero2 || (l.scenario.parallel.zero == 2 && l.scenario.parallel.pp > 1);
     CHECK(zero2);
 }
+
+TEST_CASE("explain: partial recompute and activation offload levers at the fewest layers that fit", "[explain]") {
+    // Llama 3 70B FP8 on 64 GB200, FSDP, micro-batch 2 × 8K tokens: NVIDIA's 25.09 recipe offloads activations.
+    const Scenario s = parse_scenario(
+        Json{{"model", "llama-3-70b"},
+             {"system", "gb200-nvl72"},
+             {"gpus", 64},
+             {"parallel", {{"zero", 3}}},
+             {"training", {{"seq_len", 8192}, {"micro_batch", 2}, {"global_batch", 128}, {"precision", "fp8"}}}});
+    const auto e = sim::explain_training(s);
+    REQUIRE(e.binding == "memory");
+    auto find = [&](const std::string& name) -> const sim::Lever* {
+        for (const auto& l : e.levers)
+            if (l.name == name) return &l;
+        return nullptr;
+    };
+    const sim::Lever* off = find("activation offload");
+    const sim::Lever* rc = find("recompute fewer layers");
+    REQUIRE(off);
+    REQUIRE(rc);
+    for (const sim::Lever* l : {off, rc}) {
+        INFO(l->name);
+        CHECK(l->fits);
+        CHECK(l->scenario.parallel.world() == s.parallel.world());
+    }
+    // The fewest: one layer less does not fit.
+    const int n_off = off->scenario.training.activation_offload_layers;
+    Scenario less = off->scenario;
+    less.training.activation_offload_layers = n_off - 1;
+    const auto m_less = training_memory(less.training_job());
+    CHECK(m_less.total_bytes > m_less.capacity_bytes);
+    const int n_rc = rc->scenario.training.recompute_num_layers;
+    Scenario fewer = rc->scenario;
+    fewer.training.recompute_num_layers = n_rc - 1;
+    CHECK_FALSE(training_memory(fewer.training_job()).fits);
+    // Offload hides behind compute on NVLink-C2C: it is the recommended (fastest fitting) lever.
+    REQUIRE(e.recommended >= 0);
+    CHECK(e.levers[static_cast<std::size_t>(e.recommended)].name == "activation offload");
+    CHECK(off->step_time_s < rc->step_time_s);
+}
