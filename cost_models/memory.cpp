@@ -312,7 +312,11 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
             // modules and run in 16-bit (Megatron-Core's VocabParallelEmbedding, ColumnParallelLinear).
             const double layer_weights =
                 d.params_on_gpu - embedding_params_on_stage(m, pc, p, s) - (s == p.pp - 1 ? pc.final_norm : 0.0);
-            d.fp8_weight_cache_bytes = layer_weights * 1.0 / (zero_stage_in_step(p) == 3 ? p.dp * p.cp : 1);
+            const double shard3 = zero_stage_in_step(p) == 3 ? static_cast<double>(p.dp) * p.cp : 1.0;
+            d.fp8_weight_cache_bytes = layer_weights * 1.0 / shard3;
+            // FP8 parameters (--fp8-param-gather): the weight itself is the FP8 tensor (1 byte instead of e);
+            // the other FP8 copy (Hopper's transpose, MXFP8's column-wise copy) stays as the cache above.
+            if (t.fp8_params) d.weights_bytes -= layer_weights * (e - 1.0) / shard3;
         }
         d.reserve_bytes = t.runtime_reserve_bytes;
         d.fragmentation_bytes = t.fragmentation_fraction * (d.activations_bytes + d.zero3_gather_bytes);

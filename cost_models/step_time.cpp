@@ -335,7 +335,8 @@ struct Builder {
         if (zero >= 2 && g.dp_cp.n > 1) {
             const auto pc = count_parameters(m);
             const double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled());
-            const double wbytes = params * e;
+            const double we = t.fp8_params ? 1.0 : e;   // FP8 parameters are gathered in FP8
+            const double wbytes = params * we;
             // LoRA: only the adapters (fp32) have gradients.
             const double gbytes =
                 lora ? lora_params_per_layer(m, t.finetune) / tp * 4.0 : params * precision_bytes(t.grad_precision);
@@ -349,7 +350,7 @@ struct Builder {
             }
             const double ep_params = moe_layer && m.moe.enabled() ? pc.expert_params_per_layer / (tp * p.ep) : 0.0;
             if (ep_params > 0 && g.expert_dp.n > 1) {
-                if (zero == 3) gather += coll(Collective::all_gather, ep_params * e, g.expert_dp).time_s;
+                if (zero == 3) gather += coll(Collective::all_gather, ep_params * we, g.expert_dp).time_s;
                 if (!lora)
                     reduce +=
                         coll(Collective::reduce_scatter, ep_params * precision_bytes(t.grad_precision), g.expert_dp)
@@ -594,12 +595,17 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
             sc.dp_grad_s = dp;
             sc.dp_sm_fraction = sm_fraction(s.system, b.g.dp_cp);
             if ((zero == 1 || zero == 2) && b.g.dp_cp.n > 1) {
-                const auto ag = collective_time(s.system, Collective::all_gather, dense_params * wbytes, b.g.dp_cp);
+                // FP8 parameters: the layers' weights are gathered in FP8 (--fp8-param-gather).
+                const double gather_bytes = !b.lora && t.fp8_params
+                                                ? std::max(0.0, dense_params - layer_params) * wbytes +
+                                                      std::min(dense_params, layer_params) * 1.0
+                                                : dense_params * wbytes;
+                const auto ag = collective_time(s.system, Collective::all_gather, gather_bytes, b.g.dp_cp);
                 sc.dp_param_gather_s = ag.time_s;
                 if (st == 0)
                     b.record(fsdp_pp ? "dp all-gather parameters (FSDP with pipeline stages: kept for the step)"
                                      : "dp all-gather parameters (distributed optimizer)",
-                             "dp", Collective::all_gather, dense_params * wbytes, b.g.dp_cp, ag, 1, 0);
+                             "dp", Collective::all_gather, gather_bytes, b.g.dp_cp, ag, 1, 0);
             }
         }
         // Optimizer step over this GPU's shard of the parameters.

@@ -78,6 +78,7 @@ void read_training(KeyReader& r, Scenario& s, const Database& db, const std::str
     t.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
     t.recompute_num_layers = static_cast<int>(r.int_key_or("recompute_num_layers", 0));
     t.activation_offload_layers = static_cast<int>(r.int_key_or("activation_offload_layers", 0));
+    t.fp8_params = r.boolean_or("fp8_params", false);
     t.flash_attention = r.boolean_or("flash_attention", true);
     const auto opt = r.choice_key("optimizer").value_or("adam");
     t.optimizer = opt == "sgd" ? Optimizer::sgd : opt == "adafactor" ? Optimizer::adafactor : Optimizer::adam;
@@ -282,6 +283,12 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
                "parallel.zero = 3 (parameter offload shards parameters)");
     // Megatron-Core's TransformerConfig: a recompute method needs full granularity; CPU offloading needs
     // fewer offloaded layers than the model has, no pipeline parallelism and no recomputation.
+    if (t.fp8_params && t.precision != Precision::fp8)
+        pr.add("/training/fp8_params", Json(true),
+               fmt::format("false with training.precision = \"{}\" (FP8 weights need FP8 training)",
+                           to_string(t.precision)));
+    if (t.fp8_params && t.finetune.method == FinetuneConfig::Method::qlora)
+        pr.add("/training/fp8_params", Json(true), "false with QLoRA (its base weights are NF4)");
     if (t.recompute_num_layers > 0 && t.recompute != Recompute::full)
         pr.add("/training/recompute_num_layers", Json(t.recompute_num_layers),
                fmt::format("only with training.recompute = \"full\" (here \"{}\")", to_string(t.recompute)));
@@ -441,6 +448,7 @@ Json to_json(const TrainingConfig& t) {
               {"fragmentation_fraction", t.fragmentation_fraction}};
     if (t.recompute_num_layers > 0) j["recompute_num_layers"] = t.recompute_num_layers;
     j["activation_offload_layers"] = t.activation_offload_layers;
+    j["fp8_params"] = t.fp8_params;
     if (t.token_budget) j["token_budget"] = *t.token_budget;
     if (t.finetune.method != FinetuneConfig::Method::none)
         j["finetune"] = {{"method", t.finetune.method == FinetuneConfig::Method::lora ? "lora" : "qlora"},

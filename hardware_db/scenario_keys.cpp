@@ -698,6 +698,12 @@ std::vector<ScenarioKey> build() {
                     .unit("layers")
                     .dflt("0")
                     .example("20"));
+    t.push_back(K(tr, "fp8_params", KT::boolean, T | Q,
+                  "with precision fp8: the layers' Linear weights kept in FP8 as the parameters (Megatron "
+                  "--fp8-param-gather): 1 byte per weight, FP8 parameter all-gathers")
+                    .ext()
+                    .dflt("false")
+                    .example("true"));
     t.push_back(
         K(tr, "flash_attention", KT::boolean, T | Q, "fused attention (no s² tensors; causal FLOPs as executed)")
             .dflt("true")

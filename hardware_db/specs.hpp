@@ -263,6 +263,10 @@ struct TrainingConfig {
     // host memory during forward and come back for backward (pp 1 and no recompute, as Megatron-Core
     // requires; 0: none).
     int activation_offload_layers = 0;
+    // FP8 training keeps the transformer layers' Linear weights in FP8 as the model parameters (Megatron's
+    // --fp8-param-gather, Transformer Engine's fp8_model_init): 1 byte per weight instead of a 16-bit weight
+    // beside its FP8 copy, and the parameter all-gathers move FP8.
+    bool fp8_params = false;
     bool flash_attention = true;
     Optimizer optimizer = Optimizer::adam;
     Offload offload = Offload::none;

@@ -275,6 +275,10 @@ Explanation explain_training(const Scenario& s) {
         lever("bf16 gradient reduction", "grad_precision fp32 -> bf16",
               "halves gradient memory and DP gradient traffic (NeMo recipes' grad_sync_dtype); bf16 accumulation",
               [](Scenario& x) { x.training.grad_precision = Precision::bf16; });
+    if (t0.precision == Precision::fp8 && !t0.fp8_params && t0.finetune.method != FinetuneConfig::Method::qlora)
+        lever("FP8 parameters", "fp8_params false -> true",
+              "the layers' weights kept and gathered in FP8, 1 byte instead of 2 (Megatron --fp8-param-gather)",
+              [](Scenario& x) { x.training.fp8_params = true; });
     if (t0.precision != Precision::fp8 && s.system.gpu.peak(Precision::fp8) > 0)
         lever("FP8 training", fmt::format("precision {} -> fp8", to_string(t0.precision)),
               "about 2x GEMM peak on Hopper and later; needs scaling recipes and convergence checks",

@@ -74,6 +74,7 @@ Json context_for(const ScenarioKey& k) {
     }
     if (p == "/parallel/ep") j["model"] = "mixtral-8x7b";
     if (p == "/training/recompute_num_layers") j["training"]["recompute"] = "full";
+    if (p == "/training/fp8_params") j["training"]["precision"] = "fp8";
     if (p == "/model/preset") j["model"] = Json::object();   // the zoo model, not the small one
     return j;
 }

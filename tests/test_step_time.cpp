@@ -897,3 +897,34 @@ TEST_CASE("recompute_num_layers and activation offload are refused where Megatro
     CHECK_THROWS_AS(scenario(no_link), ConfigError);
     CHECK_NOTHROW(scenario(llama70b_layout(par1, {{"activation_offload_layers", 79}})));
 }
+
+TEST_CASE("fp8_params: 1 byte per layer weight and FP8 parameter all-gathers, by hand", "[step][fp8]") {
+    Json j = {{"model", "llama-3-8b"},
+              {"system", "dgx-h100"},
+              {"gpus", 16},
+              {"parallel", {{"tp", 2}, {"pp", 1}, {"zero", 1}, {"sequence_parallel", true}}},
+              {"training", {{"seq_len", 4096}, {"micro_batch", 1}, {"global_batch", 64}, {"precision", "fp8"}}}};
+    const Scenario bf = scenario(j);
+    j["training"]["fp8_params"] = true;
+    const Scenario f8 = scenario(j);
+    const auto m0 = training_memory(bf.training_job());
+    const auto m1 = training_memory(f8.training_job());
+    // The transformer layers' weights on one TP rank: 32 layers of layer_params_per_tp_rank (norms included).
+    const auto pc = count_parameters(bf.model);
+    const double layers = 32 * layer_params_per_tp_rank(bf.model, pc, 2, false);
+    CHECK(m0.weights_bytes - m1.weights_bytes == Approx(layers * 1.0).epsilon(1e-3));
+    CHECK(m1.fp8_weight_cache_bytes == m0.fp8_weight_cache_bytes);   // the other FP8 copy stays
+    // The distributed optimizer's parameter all-gather moves the layers' weights in FP8.
+    auto gather_bytes = [](const StepEstimate& e) {
+        for (const auto& c : e.costs.comms)
+            if (c.what.rfind("dp all-gather parameters", 0) == 0) return c.bytes;
+        return 0.0;
+    };
+    const auto e0 = estimate_step(bf.training_job());
+    const auto e1 = estimate_step(f8.training_job());
+    CHECK(gather_bytes(e0) - gather_bytes(e1) == Approx(layers * 1.0).epsilon(1e-3));
+    CHECK(e1.step_time_s <= e0.step_time_s);
+    // FP8 weights need FP8 training.
+    j["training"]["precision"] = "bf16";
+    CHECK_THROWS_AS(scenario(j), ConfigError);
+}

@@ -85,6 +85,10 @@ MB_GRAD = {
     ("26.06", "LLAMA3_70B"): "scripts/performance/configs/llama/llama3_llm_finetune.py:43-44",
     ("26.08", "Qwen3_30B_a3B"): "src/megatron/bridge/perf_recipes/_common.py:70-72",
 }
+# The FP8 mixed-precision presets the recipes use (bf16_with_fp8_current_scaling_mixed, bf16_with_mxfp8_mixed) set
+# fp8_param_gather = True: the layers' weights are FP8 parameters.
+MB_FP8PG = {"v0.1.0rc4": "227-231 (MXFP8), 262-268 (current scaling)", "v0.2.0": "242-252, 272-289",
+            "v0.4.2": "261-271, 291-308", "v0.5.0": "255-265, 285-302", "v0.6.0": "255-265, 285-302"}
 # Megatron-Core cpu_offloading_num_layers in the recipe (the other rows offload nothing).
 MB_OFFLOAD = {
     ("25.09", "DGX-GB200", "LLAMA3_70B", "FP8-CS"): (40, "scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml:146"),
@@ -115,7 +119,9 @@ def megatron_bridge():
         par = {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "vp": vp or 1, "sequence_parallel": tp > 1,
                "zero": 3 if fsdp else 1, "tp_comm_overlap": tp > 1}
         tr = {"seq_len": seq, "micro_batch": mbs, "global_batch": gbs, "precision": "fp8", "grad_precision": "bf16",
-              "recompute": "none", "flash_attention": True, "optimizer": "adam", "offload": "none"}
+              "fp8_params": True, "recompute": "none", "flash_attention": True, "optimizer": "adam", "offload": "none"}
+        assumed.append(f"fp8_params: fp8_param_gather = True in the recipe's FP8 preset, "
+                       f"{rev}:src/megatron/bridge/training/mixed_precision.py:{MB_FP8PG[rev]}")
         if (ver, system, model, prec) in MB_OFFLOAD:
             n, where = MB_OFFLOAD[(ver, system, model, prec)]
             tr["activation_offload_layers"] = n
