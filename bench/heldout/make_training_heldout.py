@@ -162,6 +162,12 @@ NEMO = [("Pretraining", "GPT3-5B", 64, 2048, 4, 2048, 1, 1, 1, 1, 22521),
         ("Finetuning SFT", "LLAMA2-70B", 16, 32, 1, 4096, 4, 4, 1, 1, 1833)]
 
 
+# The 24.07 launcher's H100 SFT example scripts (the table's layouts, GBS 32, MBS 1, packed 4096-token
+# sequences): NVIDIA/NeMo-Framework-Launcher @ tag 24.07, examples/peft/llama/h100/{7b_1node,13b_1node,70b_2node}.sh
+# set virtual_pipeline_model_parallel_size (13B: 10, 70B: 20) and fp8_params=true.
+NEMO_SFT = {"LLAMA2-7B": ("7b_1node.sh", 1), "LLAMA2-13B": ("13b_1node.sh", 10), "LLAMA2-70B": ("70b_2node.sh", 20)}
+
+
 def nemo2407():
     for (table, model, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps) in NEMO:
         cid = f"NEMO2407-{model}-{gpus}" + ("-SFT" if table.endswith("SFT") else "")
@@ -173,14 +179,20 @@ def nemo2407():
             assumed.append("model shape from NeMo's gpt3/nemotron configs (the table names the model only)")
             if model.startswith("Nemotron"):
                 assumed.append("squared-ReLU MLP as llmsim's two-matrix 'gelu'; kv_heads = heads")
+        fp8_params = False
         if table.endswith("SFT"):
-            assumed.append("packed SQuAD sequences of 4096 tokens; vp 1 (not in the SFT table)")
+            script, vp = NEMO_SFT[model]
+            fp8_params = True
+            assumed.append("packed SQuAD sequences of 4096 tokens (packed_sequence=true, max_seq_length=4096)")
+            assumed.append(f"vp {vp} and fp8_params (not in the SFT table): NVIDIA/NeMo-Framework-Launcher @ 24.07 : "
+                           f"examples/peft/llama/h100/{script}, the table's layout, GBS and MBS")
         add(cid, "H100 Megatron (other)", NEMO_SRC + f", '{table}'",
             {"model": m, "system": "dgx-h100", "gpus": gpus,
              "parallel": {"tp": tp, "pp": pp, "cp": cp, "ep": 1, "vp": vp, "sequence_parallel": tp > 1, "zero": 1,
                           "tp_comm_overlap": tp > 1},
              "training": {"seq_len": seq, "micro_batch": mbs, "global_batch": gbs, "precision": "fp8",
-                          "recompute": "none", "flash_attention": True, "optimizer": "adam", "offload": "none"}},
+                          "fp8_params": fp8_params, "recompute": "none", "flash_attention": True, "optimizer": "adam",
+                          "offload": "none"}},
             gbs * seq / (tps * gpus), TOKENS_DERIVED + f" (tokens/s/GPU {tps})", assumed)
 
 
