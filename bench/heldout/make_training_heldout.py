@@ -148,9 +148,9 @@ NEMO_SRC = ("NVIDIA/NeMo @ 070a0bb168d405d653b9734c0017cf5078e77c0d : docs/sourc
 GPT3 = {"GPT3-5B": {"layers": 24, "hidden": 4096, "heads": 32, "ffn_hidden": 16384, "vocab": 51200, "mlp": "gelu"},
         "GPT3-20B": {"layers": 44, "hidden": 6144, "heads": 48, "ffn_hidden": 24576, "vocab": 51200, "mlp": "gelu"},
         "Nemotron-8B": {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 16384, "vocab": 256000, "mlp": "gelu",
-                        "position": "rope"},
+                        "position": "rope", "bias": False, "dropout": False},
         "Nemotron-22B": {"layers": 40, "hidden": 6144, "heads": 48, "ffn_hidden": 24576, "vocab": 256000, "mlp": "gelu",
-                         "position": "rope"},
+                         "position": "rope", "bias": False, "dropout": False},
         "LLAMA2-7B": "llama-2-7b", "LLAMA2-13B": "llama-2-13b", "LLAMA2-70B": "llama-2-70b"}
 # (table, model, gpus, GBS, MBS, seq, TP, PP, CP, VP, tokens/s/GPU)
 NEMO = [("Pretraining", "GPT3-5B", 64, 2048, 4, 2048, 1, 1, 1, 1, 22521),
@@ -179,6 +179,8 @@ def nemo2407():
             assumed.append("model shape from NeMo's gpt3/nemotron configs (the table names the model only)")
             if model.startswith("Nemotron"):
                 assumed.append("squared-ReLU MLP as llmsim's two-matrix 'gelu'; kv_heads = heads")
+                assumed.append("bias false, dropout 0 (hidden, attention, ffn): NVIDIA/NeMo-Framework-Launcher @ 24.07 : "
+                               f"launcher_scripts/conf/training/nemotron/nemotron_{model.split('-')[1].lower()}.yaml:73-86")
         fp8_params = False
         if table.endswith("SFT"):
             script, vp = NEMO_SFT[model]
