@@ -361,7 +361,10 @@ def mosaic():
     for (table, m, seq, gpus, mbs, gbs, tput, ac) in MOSAIC:
         layers, hidden, heads = MPT[m]
         system, prec = MOSAIC_SYS[table]
-        assumed = ["model dims from MPT configs (as validation MOSAIC-H100-*)"]
+        assumed = ["model dims from MPT configs (as validation MOSAIC-H100-*)",
+                   "dropout 0: the MPT yamls (scripts/train/yamls/pretrain/mpt-*.yaml) set no pdrop and llm-foundry's "
+                   "defaults are resid_pdrop = emb_pdrop = attn_pdrop = 0.0 (llmfoundry/models/layers/blocks.py MPTBlock, "
+                   "models/utils/config_defaults.py attn_config_defaults)"]
         if table == "A100 40GB":
             assumed += ["'bf16 PURE' (bf16 parameters and reductions) modelled as standard mixed precision",
                         "1600 Gbps RoCE per node as dgx-a100-40gb's network"]
@@ -370,7 +373,7 @@ def mosaic():
         add(f"MOSAIC-{table.split()[0]}{'-FP8' if prec == 'fp8' else ''}-{m}-{seq}-{gpus}", "ZeRO-3/FSDP scaling",
             MOSAIC_SRC + f" ({table} table)",
             {"model": {"layers": layers, "hidden": hidden, "heads": heads, "kv_heads": heads,
-                       "ffn_hidden": 4 * hidden, "vocab": 50368, "mlp": "gelu"},
+                       "ffn_hidden": 4 * hidden, "vocab": 50368, "mlp": "gelu", "dropout": False},
              "system": system, "gpus": gpus,
              "parallel": {"tp": 1, "pp": 1, "dp": gpus, "cp": 1, "ep": 1, "vp": 1, "sequence_parallel": False,
                           "zero": 3},
