@@ -364,7 +364,9 @@ def mosaic():
         assumed = ["model dims from MPT configs (as validation MOSAIC-H100-*)",
                    "dropout 0: the MPT yamls (scripts/train/yamls/pretrain/mpt-*.yaml) set no pdrop and llm-foundry's "
                    "defaults are resid_pdrop = emb_pdrop = attn_pdrop = 0.0 (llmfoundry/models/layers/blocks.py MPTBlock, "
-                   "models/utils/config_defaults.py attn_config_defaults)"]
+                   "models/utils/config_defaults.py attn_config_defaults)",
+                   "tied embeddings: the table's NumParams (13b at seq 2048: 12,853,954,560) counts one vocab matrix "
+                   "(40 x 12 x 5120^2 + 50368 x 5120 + 2048 x 5120 learned positions = 12.851e9)"]
         if table == "A100 40GB":
             assumed += ["'bf16 PURE' (bf16 parameters and reductions) modelled as standard mixed precision",
                         "1600 Gbps RoCE per node as dgx-a100-40gb's network"]
@@ -373,7 +375,8 @@ def mosaic():
         add(f"MOSAIC-{table.split()[0]}{'-FP8' if prec == 'fp8' else ''}-{m}-{seq}-{gpus}", "ZeRO-3/FSDP scaling",
             MOSAIC_SRC + f" ({table} table)",
             {"model": {"layers": layers, "hidden": hidden, "heads": heads, "kv_heads": heads,
-                       "ffn_hidden": 4 * hidden, "vocab": 50368, "mlp": "gelu", "dropout": False},
+                       "ffn_hidden": 4 * hidden, "vocab": 50368, "mlp": "gelu", "dropout": False,
+                       "tied_embeddings": True},
              "system": system, "gpus": gpus,
              "parallel": {"tp": 1, "pp": 1, "dp": gpus, "cp": 1, "ep": 1, "vp": 1, "sequence_parallel": False,
                           "zero": 3},
