@@ -12,10 +12,22 @@ bool op_level_selective(Framework f, Recompute r) noexcept {
     return r == Recompute::selective && f == Framework::torchtitan;
 }
 
+namespace {
+
+int chunks_per_stage(const ParallelConfig& p) { return p.schedule && p.schedule->uses_chunks ? std::max(1, p.vp) : 1; }
+
+}   // namespace
+
+int max_layers_per_chunk(int layers, const ParallelConfig& p) {
+    const auto per = layers_per_stage(layers, p.pp);
+    const int chunks = chunks_per_stage(p);
+    return (*std::max_element(per.begin(), per.end()) + chunks - 1) / chunks;
+}
+
 double full_recompute_share(int layers, const ParallelConfig& p, const TrainingConfig& t) {
     if (t.recompute != Recompute::full || layers <= 0) return 0.0;
     if (t.recompute_num_layers <= 0) return 1.0;
-    const int chunks = p.schedule && p.schedule->uses_chunks ? std::max(1, p.vp) : 1;
+    const int chunks = chunks_per_stage(p);
     double recomputed = 0;
     for (const int n : layers_per_stage(layers, p.pp))
         for (int c = 0; c < chunks; ++c) {

@@ -39,6 +39,27 @@ struct OpSacPlan {
 // step time and the FLOP count.
 [[nodiscard]] double full_recompute_share(int layers, const ParallelConfig& p, const TrainingConfig& t);
 
+// The most layers one model chunk holds (a stage's layers split over its chunks as evenly as they can):
+// recompute_num_layers at or above it recomputes every layer.
+[[nodiscard]] int max_layers_per_chunk(int layers, const ParallelConfig& p);
+
+// The smallest n in [1, hi] with fits(n), for fits monotone in n (false below some n, true from it on), by
+// bisection; 0 when fits(hi) is false. How the search and `explain` find the fewest recomputed or
+// offloaded layers that fit.
+template <class Fits>
+[[nodiscard]] int fewest_satisfying(int hi, const Fits& fits) {
+    if (hi < 1 || !fits(hi)) return 0;
+    int lo = 1;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (fits(mid))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 // Share of the transformer layers whose activations are offloaded to host memory
 // (training.activation_offload_layers / layers; Megatron-Core offloads the first N layers).
 [[nodiscard]] double activation_offload_share(int layers, const TrainingConfig& t);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_models/recompute.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "sim/estimate.hpp"
@@ -208,32 +209,21 @@ Explanation explain_training(const Scenario& s) {
     lever("larger micro-batch", fmt::format("micro_batch {} -> {}", t0.micro_batch, t0.micro_batch * 2),
           "larger GEMMs, fewer micro-batches (a larger bubble share); more activations",
           [](Scenario& x) { x.training.micro_batch *= 2; });
-    // The fewest layers that fit (bisection: memory falls with n), or 0 when even `hi` does not.
-    // `gpu_only`: the GPU's memory alone (host memory rises with offloaded layers: checked by the lever).
+    // The fewest layers that fit (memory falls with n), or 0 when even `hi` does not. `gpu_only`: the
+    // GPU's memory alone (host memory rises with offloaded layers: checked by the lever).
     auto fewest_fitting = [&](int hi, const std::function<void(Scenario&, int)>& set, bool gpu_only = false) {
-        auto fits = [&](int n) {
+        return fewest_satisfying(hi, [&](int n) {
             Scenario x = s;
             set(x, n);
             if (!valid(x)) return false;
             const auto m = training_memory(x.training_job());
             return gpu_only ? m.total_bytes <= m.capacity_bytes : m.fits;
-        };
-        if (hi < 1 || !fits(hi)) return 0;
-        int lo = 1;
-        while (lo < hi) {
-            const int mid = lo + (hi - lo) / 2;
-            if (fits(mid))
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        return lo;
+        });
     };
     // Megatron's --recompute-num-layers: full recompute of only the first n layers of every model chunk,
     // the fewest that fit (when memory binds, or when full recompute of every layer is more than needed).
     {
-        const int chunks = p0.schedule->uses_chunks ? std::max(1, p0.vp) : 1;
-        const int most = ((s.model.layers + p0.pp - 1) / p0.pp + chunks - 1) / chunks;
+        const int most = max_layers_per_chunk(s.model.layers, p0);
         const bool all_recomputed = t0.recompute == Recompute::full;
         if (t0.activation_offload_layers == 0 && (memory_binds || all_recomputed)) {
             auto set = [](Scenario& x, int n) {

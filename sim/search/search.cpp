@@ -153,9 +153,6 @@ struct Ctx {
         limit = memory_limit(base.system.gpu.hbm_capacity_bytes, sp.memory_headroom_fraction, sp.memory_headroom_bytes);
     }
 
-    // The most layers a stage holds (layers_per_stage: the split differs by at most one).
-    int max_stage_layers(int pp) const { return (layers + pp - 1) / pp; }
-
     // --- the tree of choices and its leaf counts (every leaf is evaluated or rejected once) ---
     int n_sp(int tp) const { return tp > 1 && !sp.sequence_parallel ? 2 : 1; }
     bool sp_value(int tp, int i) const {
@@ -458,28 +455,14 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                         auto consider = [&](const SearchEntry& e) {
                                             if (!lever || e.objective < lever->objective) lever = e;
                                         };
-                                        // Bisection for the smallest n in [1, hi] with fits(n), fits monotone in n; 0 if none.
-                                        auto fewest = [](int hi, const auto& fits) {
-                                            if (hi < 1 || !fits(hi)) return 0;
-                                            int lo = 1;
-                                            while (lo < hi) {
-                                                const int mid = lo + (hi - lo) / 2;
-                                                if (fits(mid))
-                                                    hi = mid;
-                                                else
-                                                    lo = mid + 1;
-                                            }
-                                            return lo;
-                                        };
                                         const FastEvaluator::LayerEntry* lv[2] = {};
                                         FastEvaluator::LayerEntry alt[2];
                                         if (rc == Recompute::none && cx.partial_recompute) {
-                                            const int chunks = sched->uses_chunks ? std::max(1, vp) : 1;
-                                            const int most = (cx.max_stage_layers(pp) + chunks - 1) / chunks;
                                             ParallelConfig pc;
                                             pc.pp = pp;
                                             pc.vp = vp;
                                             pc.schedule = sched;
+                                            const int most = max_layers_per_chunk(cx.base.model.layers, pc);
                                             FastEvaluator::LayerEntry full_les[2];
                                             for (int oi = 0; oi < nov; ++oi)
                                                 full_les[oi] =
@@ -493,7 +476,7 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                                     full_recompute_share(cx.base.model.layers, pc, t));
                                             };
                                             // most recomputes every layer: full recompute's own leaf.
-                                            const int n = fewest(most - 1, [&](int k) {
+                                            const int n = fewest_satisfying(most - 1, [&](int k) {
                                                 const FastMemory mm =
                                                     ev.memory(st, blend_at(k, 0), tp, cp, pp, vp, *sched, spv, mb, m);
                                                 return mm.total_bytes <= cx.limit && mm.host_fits;
@@ -517,7 +500,7 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                                             };
                                             // GPU memory falls and host memory rises with the layers offloaded: the fewest that fit the GPU,
                                             // then the host.
-                                            const int n = fewest(cx.base.model.layers - 1, [&](int k) {
+                                            const int n = fewest_satisfying(cx.base.model.layers - 1, [&](int k) {
                                                 return ev.memory(st, off_at(k, 0), tp, cp, pp, vp, *sched, spv, mb, m)
                                                            .total_bytes <= cx.limit;
                                             });
