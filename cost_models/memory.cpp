@@ -81,8 +81,14 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
                 a.total = e * h * sb / outside + e * plan.saved_elements_per_token * sb +
                           (q.flash_attention ? sb * e * od / t + flash_stats : 0.0);
                 a.recompute_working = a.full;
-            } else {   // the attention core is recomputed: no score tensors stored
-                a.total = a.attention + a.mlp + a.norms + (q.flash_attention ? flash_stats : 0.0);
+            } else {
+                // Megatron's checkpointed core attention (tensor_parallel.checkpoint over q, k, v): the
+                // attention runs under no_grad, so neither the score tensors nor FlashAttention's own
+                // saved output and log-sum-exp are kept; q, k and v are the checkpoint's inputs and the
+                // output survives only as the output projection's saved input (its FP8 copy in FP8
+                // training, the tensor itself in 16-bit).
+                const double fa_saved_out = q.flash_attention ? sb * (out - gi) * od / t : 0.0;
+                a.total = a.attention - fa_saved_out + a.mlp + a.norms;
             }
             break;
         case Recompute::full:   // only the layer input is kept

@@ -611,6 +611,37 @@ TEST_CASE("attention output: FlashAttention keeps it for backward, FP8 adds the 
     CHECK(layer_activations(m, q).attention == Approx(4096.0 * (4096.0 + 8192.0 + 4096.0 + 4096.0)));
 }
 
+TEST_CASE("Megatron selective recompute with FlashAttention keeps q, k, v and the projection's saved input only",
+          "[memory][recompute]") {
+    // Llama-3-8B, tp 1, 4096 tokens, FP8 with FlashAttention. Megatron-Core checkpoints the core attention
+    // (tensor_parallel.checkpoint over q, k, v): FlashAttention runs under no_grad, so its saved output
+    // (bf16) and log-sum-exp are not kept; the output survives as linear_proj's FP8 input copy. Per token:
+    // attention QKV input 1·h + q 2·4096 + k, v 2·1024 each + projection input 1·4096; two norm inputs
+    // 2·2·h; MLP fc1 input 1·h + gate and up 2·2·14336 + fc2 input 1·14336.
+    const ModelSpec m = zoo("llama-3-8b");
+    ParallelConfig p;
+    TrainingConfig t;
+    t.seq_len = 4096;
+    t.micro_batch = 1;
+    t.global_batch = 1;
+    t.precision = Precision::fp8;
+    t.recompute = Recompute::selective;
+    const double per_token = (4096 + 2 * 4096 + 2 * 2 * 1024 + 4096) + 2 * 2 * 4096 + (4096 + 2 * 2 * 14336 + 14336);
+    CHECK(per_token == 112640.0);
+    CHECK(layer_activations(m, activation_query(m, p, t)).total == Approx(4096.0 * per_token));
+    // Without recompute FlashAttention also keeps its bf16 output (2·4096) and fp32 log-sum-exp (4·32).
+    t.recompute = Recompute::none;
+    CHECK(layer_activations(m, activation_query(m, p, t)).total == Approx(4096.0 * (per_token + 8192 + 128)));
+    // In 16-bit training the projection's saved input is the attention output itself: selective keeps it
+    // once (2·4096 in place of 1·4096, and every GEMM input at 2 bytes), without the log-sum-exp.
+    t.precision = Precision::bf16;
+    t.recompute = Recompute::selective;
+    const double bf16_token = (2 * 4096 + 2 * 4096 + 2 * 2 * 1024 + 2 * 4096) + 2 * 2 * 4096 + (2 * 4096 + 2 * 2 * 14336 + 2 * 14336);
+    CHECK(layer_activations(m, activation_query(m, p, t)).total == Approx(4096.0 * bf16_token));
+    t.recompute = Recompute::none;
+    CHECK(layer_activations(m, activation_query(m, p, t)).total == Approx(4096.0 * (bf16_token + 128)));
+}
+
 TEST_CASE("torchtitan's selective op AC keeps the block input, every other GEMM output and SDPA's output",
           "[memory][recompute][torchtitan]") {
     // Llama-3-8B, tp 1, 8192 tokens, bf16 with FlashAttention. Saved per token: the block input (h), wq's
