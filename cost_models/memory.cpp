@@ -137,17 +137,25 @@ ActivationQuery activation_query(const ModelSpec& m, const ParallelConfig& p, co
 // ---------------------------------------------------------------------------------------------
 // Training memory
 // ---------------------------------------------------------------------------------------------
-namespace {
-
-double optimizer_bytes_per_param(Optimizer o, Precision training) {
-    const double master = training == Precision::fp32 ? 0.0 : 4.0;   // fp32 master weights
-    switch (o) {
-        case Optimizer::adam: return master + 8.0;        // m and v in fp32
-        case Optimizer::sgd: return master + 4.0;         // momentum
-        case Optimizer::adafactor: return master + 0.0;   // factored second moment: O(rows + cols)
+OptimizerStateBytes optimizer_state_bytes(const TrainingConfig& t) {
+    OptimizerStateBytes b;
+    if (t.precision != Precision::fp32) {   // fp32 training updates the weights themselves
+        switch (t.master_weights) {
+            case MasterWeights::fp32: b.master = 4.0; break;
+            case MasterWeights::remainder: b.master = 2.0; break;   // the low 16 bits of the fp32 value
+            case MasterWeights::none: b.master = 0.0; break;
+        }
     }
-    return master + 8.0;
+    const double moment = precision_bytes(t.optimizer_state_precision);
+    switch (t.optimizer) {
+        case Optimizer::adam: b.moments = 2.0 * moment; break;   // m and v
+        case Optimizer::sgd: b.moments = moment; break;          // momentum
+        case Optimizer::adafactor: b.moments = 0.0; break;       // factored second moment: O(rows + cols)
+    }
+    return b;
 }
+
+namespace {
 
 struct ModelStates {
     double weights = 0, grads = 0, optimizer = 0, master = 0, states = 0, params = 0, offloaded = 0;
@@ -173,8 +181,9 @@ ModelStates stage_model_states(const ModelSpec& m, const ParallelConfig& p, cons
         return st;
     }
     const double gb = precision_bytes(t.grad_precision);
-    const double ob = optimizer_bytes_per_param(t.optimizer, t.precision);
-    const double master = t.precision == Precision::fp32 ? 0.0 : 4.0;
+    const OptimizerStateBytes osb = optimizer_state_bytes(t);
+    const double ob = osb.total();
+    const double master = osb.master;
     st.weights = sharded(wb, zero >= 3);
     st.grads = sharded(gb, zero >= 2);
     st.optimizer = sharded(ob, zero >= 1);
@@ -244,7 +253,10 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
             }
             st.weights = wbytes;
             const double adapters = per[s] * lora_params_per_layer(m, t.finetune) / p.tp;
-            d.adapter_bytes = adapters * 16.0;   // fp32 adapter weights 4 + grads 4 + Adam 8
+            // fp32 adapter weights 4 + grads 4 + the optimizer's states (no separate master: Adam 8).
+            TrainingConfig adapter_training = t;
+            adapter_training.precision = Precision::fp32;
+            d.adapter_bytes = adapters * (8.0 + optimizer_state_bytes(adapter_training).total());
         } else {
             st = stage_model_states(m, p, t, s, true);
         }

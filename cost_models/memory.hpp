@@ -54,6 +54,16 @@ struct LayerActivations {
 // Per live micro-batch, on the last stage: the LM head's input and the fp32 logits of the loss.
 [[nodiscard]] double loss_activation_bytes(const ModelSpec& m, double tokens_local, int tp, double sp_div);
 
+// Bytes per trained parameter the optimizer keeps (docs/memory-model.md): the master copy of the weights
+// (fp32 4, 16-bit remainders 2, none or fp32 training 0) and the moments (Adam's m and v, SGD's momentum)
+// at training.optimizer_state_precision. One definition: memory stores them, the step time reads and
+// writes them (optimizer_bytes_per_param, cost_models/step_time).
+struct OptimizerStateBytes {
+    double master = 0, moments = 0;
+    double total() const { return master + moments; }
+};
+[[nodiscard]] OptimizerStateBytes optimizer_state_bytes(const TrainingConfig& t);
+
 // The query of a dense layer under a training layout (set moe_layer for a MoE layer).
 [[nodiscard]] ActivationQuery activation_query(const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t);
 

@@ -5,6 +5,7 @@
 
 #include "cost_models/layer_bytes.hpp"
 #include "cost_models/layout.hpp"
+#include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/recompute.hpp"
 #include "cost_models/roofline.hpp"
@@ -381,18 +382,20 @@ struct Builder {
 };
 
 double optimizer_bytes_per_param(const TrainingConfig& t) {
-    // Adam step: fp32 master (or, in fp32 training, the weights themselves) read+write, m and v
-    // read+write, grad read, the 16-bit weight copy written (not in fp32 training), plus one read of
-    // the gradients for the global norm (clipping).
-    const double master = 8.0;
-    const double copy = t.precision == Precision::fp32 ? 0.0 : 2.0;
+    // The optimizer step reads and writes what it keeps (optimizer_state_bytes: the master copy and the
+    // moments), reads the gradients twice (the update and the global norm for clipping) and rewrites
+    // the weights: the 16-bit copy written from an fp32 master, the 16-bit weights read and written with
+    // remainders or without a master, the fp32 weights themselves in fp32 training. Adafactor's factored
+    // statistics: 4 bytes per parameter.
+    const OptimizerStateBytes kept = optimizer_state_bytes(t);
     const double grad = precision_bytes(t.grad_precision);
-    switch (t.optimizer) {
-        case Optimizer::adam: return master + 16.0 + 2.0 * grad + copy;
-        case Optimizer::sgd: return master + 8.0 + 2.0 * grad + copy;
-        case Optimizer::adafactor: return master + 4.0 + 2.0 * grad + copy;
-    }
-    return 30.0;
+    double weights = 0;
+    if (t.precision == Precision::fp32)
+        weights = 8.0;
+    else
+        weights = t.master_weights == MasterWeights::fp32 ? 2.0 : 4.0;
+    const double factored = t.optimizer == Optimizer::adafactor ? 4.0 : 0.0;
+    return 2.0 * kept.total() + weights + 2.0 * grad + factored;
 }
 
 // a + w·(b − a) for every time of a layer; the operators are b's, their recompute scaled by w.

@@ -82,6 +82,11 @@ void read_training(KeyReader& r, Scenario& s, const Database& db, const std::str
     t.flash_attention = r.boolean_or("flash_attention", true);
     const auto opt = r.choice_key("optimizer").value_or("adam");
     t.optimizer = opt == "sgd" ? Optimizer::sgd : opt == "adafactor" ? Optimizer::adafactor : Optimizer::adam;
+    t.optimizer_state_precision = read_precision(r, "optimizer_state_precision", Precision::fp32);
+    const auto mw = r.choice_key("master_weights").value_or("fp32");
+    t.master_weights = mw == "remainder" ? MasterWeights::remainder
+                       : mw == "none"    ? MasterWeights::none
+                                         : MasterWeights::fp32;
     const auto off = r.choice_key("offload").value_or("none");
     t.offload = off == "optimizer"          ? Offload::optimizer
                 : off == "optimizer+params" ? Offload::optimizer_params
@@ -289,6 +294,31 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
                            to_string(t.precision)));
     if (t.fp8_params && t.finetune.method == FinetuneConfig::Method::qlora)
         pr.add("/training/fp8_params", Json(true), "false with QLoRA (its base weights are NF4)");
+    // The optimizer's precision (Megatron-Core's precision-aware optimizer, Apex/TE remainders): only
+    // where the frameworks offer it.
+    if (t.master_weights == MasterWeights::remainder &&
+        (t.precision == Precision::fp32 || t.precision == Precision::fp16 || t.fp8_params))
+        pr.add("/training/master_weights", Json("remainder"),
+               t.fp8_params ? std::string("\"fp32\" or \"none\" with fp8_params (FP8 weights keep full fp32 "
+                                          "masters: NeMo sets store_params)")
+                            : fmt::format("\"fp32\" or \"none\" with training.precision = \"{}\" (16-bit "
+                                          "remainders complete bf16 weights to fp32: bf16 or fp8 training)",
+                                          to_string(t.precision)));
+    if (t.master_weights == MasterWeights::none && t.precision == Precision::fp32)
+        pr.add("/training/master_weights", Json("none"),
+               "\"fp32\" with training.precision = \"fp32\" (fp32 training has no separate master copy)");
+    if (t.offload != Offload::none &&
+        (t.master_weights != MasterWeights::fp32 || t.optimizer_state_precision != Precision::fp32)) {
+        const bool mw = t.master_weights != MasterWeights::fp32;
+        pr.add(mw ? "/training/master_weights" : "/training/optimizer_state_precision",
+               Json(mw ? to_string(t.master_weights) : to_string(t.optimizer_state_precision)),
+               fmt::format("\"fp32\" with training.offload = \"{}\" (DeepSpeed's CPU Adam keeps fp32 "
+                           "masters and moments)",
+                           to_string(t.offload)));
+    }
+    if (t.optimizer == Optimizer::adafactor && t.optimizer_state_precision != Precision::fp32)
+        pr.add("/training/optimizer_state_precision", Json(to_string(t.optimizer_state_precision)),
+               "\"fp32\" with optimizer adafactor (its factored statistics are not modelled per precision)");
     if (t.recompute_num_layers > 0 && t.recompute != Recompute::full)
         pr.add("/training/recompute_num_layers", Json(t.recompute_num_layers),
                fmt::format("only with training.recompute = \"full\" (here \"{}\")", to_string(t.recompute)));
@@ -443,6 +473,8 @@ Json to_json(const TrainingConfig& t) {
               {"recompute", to_string(t.recompute)},
               {"flash_attention", t.flash_attention},
               {"optimizer", to_string(t.optimizer)},
+              {"optimizer_state_precision", to_string(t.optimizer_state_precision)},
+              {"master_weights", to_string(t.master_weights)},
               {"offload", to_string(t.offload)},
               {"runtime_reserve_bytes", t.runtime_reserve_bytes},
               {"fragmentation_fraction", t.fragmentation_fraction}};

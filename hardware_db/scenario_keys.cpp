@@ -712,6 +712,21 @@ std::vector<ScenarioKey> build() {
                     .one_of({"adam", "adamw", "sgd", "adafactor"})
                     .dflt("\"adam\"")
                     .example("\"sgd\""));
+    t.push_back(K(tr, "optimizer_state_precision", KT::choice, T | Q,
+                  "precision of Adam's m and v (SGD's momentum): Megatron-Core's precision-aware optimizer "
+                  "(--exp-avg-dtype, --exp-avg-sq-dtype), DeepSeek-V3's BF16 moments")
+                    .ext()
+                    .one_of(precision_names({P::fp32, P::bf16, P::fp16, P::fp8}))
+                    .dflt("\"fp32\"")
+                    .example("\"bf16\""));
+    t.push_back(K(tr, "master_weights", KT::choice, T | Q,
+                  "the optimizer's copy of 16-bit weights: fp32 (4 B), remainder (the low 16 bits that complete "
+                  "bf16 weights to fp32, 2 B: Apex DistributedFusedAdam in NeMo 1.x, Transformer Engine "
+                  "FusedAdam store_param_remainders) or none (the 16-bit weights are updated in place)")
+                    .ext()
+                    .one_of({"fp32", "remainder", "none"})
+                    .dflt("\"fp32\"")
+                    .example("\"remainder\""));
     t.push_back(K(tr, "offload", KT::choice, T | Q,
                   "host offload; optimizer+params needs zero 3 (in `search`, also a list of allowed values)")
                     .one_of({"none", "optimizer", "optimizer+params"})

@@ -74,6 +74,15 @@ const char* to_string(Offload o) {
     return "?";
 }
 
+const char* to_string(MasterWeights w) {
+    switch (w) {
+        case MasterWeights::fp32: return "fp32";
+        case MasterWeights::remainder: return "remainder";
+        case MasterWeights::none: return "none";
+    }
+    return "?";
+}
+
 const char* to_string(Optimizer o) {
     switch (o) {
         case Optimizer::adam: return "adam";

@@ -202,6 +202,11 @@ enum class Offload { none, optimizer, optimizer_params };
 // The training framework a scenario names (parallel.framework), for the layouts only some allow.
 enum class Framework { unspecified, megatron, deepspeed, torchtitan };
 enum class Optimizer { adam, sgd, adafactor };
+// The optimizer's copy of the weights in 16-bit or FP8 training: fp32 (Megatron's distributed optimizer,
+// DeepSpeed), the 16-bit remainders that complete the bf16 weights to fp32 (Apex DistributedFusedAdam
+// store_param_remainders, NeMo 1.x's default; Transformer Engine FusedAdam), or none (the optimizer
+// updates the 16-bit weights themselves).
+enum class MasterWeights { fp32, remainder, none };
 
 const char* to_string(Recompute r);
 const char* to_string(Offload o);
@@ -211,6 +216,7 @@ const char* to_string(Framework f);
 // fused attention (cuDNN / FlashAttention-3 on Hopper; Megatron-LM, NeMo, and an unnamed framework).
 bool uses_fa2_attention(Framework f);
 const char* to_string(Optimizer o);
+const char* to_string(MasterWeights w);
 const char* to_string(MlpKind m);
 
 struct ParallelConfig {
@@ -269,6 +275,10 @@ struct TrainingConfig {
     bool fp8_params = false;
     bool flash_attention = true;
     Optimizer optimizer = Optimizer::adam;
+    // Adam's m and v (SGD's momentum) precision: Megatron-Core's precision-aware optimizer
+    // (--exp-avg-dtype, --exp-avg-sq-dtype), DeepSeek-V3's BF16 moments; fp32 by default.
+    Precision optimizer_state_precision = Precision::fp32;
+    MasterWeights master_weights = MasterWeights::fp32;
     Offload offload = Offload::none;
     double runtime_reserve_bytes = 1.0 * kGiB;   // CUDA context, cuBLAS/NCCL workspaces
     double fragmentation_fraction = 0.05;        // allocator slack on dynamic memory

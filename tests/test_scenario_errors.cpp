@@ -136,6 +136,23 @@ TEST_CASE("activation offload and partial recompute where Megatron-Core refuses 
                     {"/training/recompute_num_layers", ": 2:", "\"full\""});
 }
 
+TEST_CASE("optimizer precision only where the frameworks offer it", "[errors][cli]") {
+    expect_rejected("remainder_fp16",
+                    "{" + kBase + R"(, "training": {"precision": "fp16", "master_weights": "remainder"}})",
+                    {"/training/master_weights", "\"remainder\"", "bf16 or fp8 training"});
+    expect_rejected("remainder_fp8_params",
+                    "{" + kBase +
+                        R"(, "training": {"precision": "fp8", "fp8_params": true, "master_weights": "remainder"}})",
+                    {"/training/master_weights", "fp8_params"});
+    expect_rejected("no_master_fp32", "{" + kBase + R"(, "training": {"precision": "fp32", "master_weights": "none"}})",
+                    {"/training/master_weights", "\"none\"", "no separate master"});
+    expect_rejected("offload_bf16_moments",
+                    "{" + kBase + R"(, "training": {"offload": "optimizer", "optimizer_state_precision": "bf16"}})",
+                    {"/training/optimizer_state_precision", "\"bf16\"", "CPU Adam"});
+    expect_rejected("moments_int8", "{" + kBase + R"(, "training": {"optimizer_state_precision": "int8"}})",
+                    {"/training/optimizer_state_precision", "\"int8\"", "bf16"});
+}
+
 TEST_CASE("torchtitan composes FSDP with pipeline parallelism: ZeRO-3 with pp is accepted", "[errors][cli]") {
     const fs::path file = write_scenario(
         "zero3_pp_torchtitan",

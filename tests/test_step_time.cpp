@@ -481,6 +481,36 @@ TEST_CASE("ZeRO-3 on A100s at a fixed global batch: tokens/s per GPU falls as GP
     CHECK(last < 0.6 * first);
 }
 
+TEST_CASE("optimizer precision: 16-bit moments and master remainders, memory and step traffic by hand",
+          "[step][memory][optimizer]") {
+    // Llama-2-7B on 8 A100s, ZeRO-1 (states sharded 8 ways), bf16 training, fp32 gradients.
+    auto job = [](const char* moments, const char* master) {
+        Json j = zero_job("llama-2-7b", 8, 1, 1, 8);
+        j["training"]["optimizer_state_precision"] = moments;
+        j["training"]["master_weights"] = master;
+        return scenario(j);
+    };
+    const auto base = job("fp32", "fp32"), lean = job("bf16", "remainder"), none = job("bf16", "none");
+    const double P = count_parameters(base.model).total, local = P / 8.0;
+    const auto eb = estimate_step(base.training_job()), el = estimate_step(lean.training_job()),
+               en = estimate_step(none.training_job());
+    // Kept per parameter: fp32 master 4 + m, v 4 each = 12 B; remainders 2 + bf16 m, v 2 each = 6 B; none 4 B.
+    CHECK(eb.memory.optimizer_bytes == Approx(local * 12.0).epsilon(1e-9));
+    CHECK(el.memory.optimizer_bytes == Approx(local * 6.0).epsilon(1e-9));
+    CHECK(en.memory.optimizer_bytes == Approx(local * 4.0).epsilon(1e-9));
+    CHECK(el.memory.master_weights_bytes == Approx(local * 2.0).epsilon(1e-9));
+    // Step traffic: what is kept, read and written; the gradients read twice (4 B each); the weights:
+    // the bf16 copy written from an fp32 master (2 B), read and written with remainders or none (4 B).
+    const auto& a = base.system.gpu;
+    CHECK(eb.costs.stages[0].optimizer_s ==
+          Approx(memory_time(a, local * (2 * 12.0 + 8.0 + 2.0)).time_s).epsilon(1e-9));
+    CHECK(el.costs.stages[0].optimizer_s == Approx(memory_time(a, local * (2 * 6.0 + 8.0 + 4.0)).time_s).epsilon(1e-9));
+    CHECK(en.costs.stages[0].optimizer_s == Approx(memory_time(a, local * (2 * 4.0 + 8.0 + 4.0)).time_s).epsilon(1e-9));
+    CHECK(el.memory.total_bytes < eb.memory.total_bytes);
+    CHECK(en.memory.total_bytes < el.memory.total_bytes);
+    CHECK(el.step_time_s <= eb.step_time_s);
+}
+
 TEST_CASE("CPU optimizer offload: one GPU pays for its own shard, a full node for eight", "[step][offload]") {
     auto job = [](int gpus) {
         Json j = zero_job("llama-2-7b", gpus, 0, 1, gpus);
