@@ -636,7 +636,8 @@ TEST_CASE("Megatron selective recompute with FlashAttention keeps q, k, v and th
     // once (2·4096 in place of 1·4096, and every GEMM input at 2 bytes), without the log-sum-exp.
     t.precision = Precision::bf16;
     t.recompute = Recompute::selective;
-    const double bf16_token = (2 * 4096 + 2 * 4096 + 2 * 2 * 1024 + 2 * 4096) + 2 * 2 * 4096 + (2 * 4096 + 2 * 2 * 14336 + 2 * 14336);
+    const double bf16_token =
+        (2 * 4096 + 2 * 4096 + 2 * 2 * 1024 + 2 * 4096) + 2 * 2 * 4096 + (2 * 4096 + 2 * 2 * 14336 + 2 * 14336);
     CHECK(layer_activations(m, activation_query(m, p, t)).total == Approx(4096.0 * bf16_token));
     t.recompute = Recompute::none;
     CHECK(layer_activations(m, activation_query(m, p, t)).total == Approx(4096.0 * (bf16_token + 128)));

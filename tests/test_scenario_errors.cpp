@@ -140,10 +140,10 @@ TEST_CASE("optimizer precision only where the frameworks offer it", "[errors][cl
     expect_rejected("remainder_fp16",
                     "{" + kBase + R"(, "training": {"precision": "fp16", "master_weights": "remainder"}})",
                     {"/training/master_weights", "\"remainder\"", "bf16 or fp8 training"});
-    expect_rejected("remainder_fp8_params",
-                    "{" + kBase +
-                        R"(, "training": {"precision": "fp8", "fp8_params": true, "master_weights": "remainder"}})",
-                    {"/training/master_weights", "fp8_params"});
+    expect_rejected(
+        "remainder_fp8_params",
+        "{" + kBase + R"(, "training": {"precision": "fp8", "fp8_params": true, "master_weights": "remainder"}})",
+        {"/training/master_weights", "fp8_params"});
     expect_rejected("no_master_fp32", "{" + kBase + R"(, "training": {"precision": "fp32", "master_weights": "none"}})",
                     {"/training/master_weights", "\"none\"", "no separate master"});
     expect_rejected("offload_bf16_moments",
