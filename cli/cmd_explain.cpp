@@ -215,7 +215,7 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
         std::cout << fmt::format(
             "{} on {} x {} | tp {} pp {} dp {} cp {} vp {} | zero {} | mb {} | gb {} | {} | seq {}\n", s.model.name,
             s.gpus, s.system.name, s.parallel.tp, s.parallel.pp, s.parallel.dp, s.parallel.cp, s.parallel.vp,
-            s.parallel.zero, s.training.micro_batch, s.training.global_batch, recompute_text(s.training),
+            s.parallel.zero, s.training.micro_batch, s.training.global_batch, training_options_text(s.training),
             s.training.seq_len);
         std::cout << "\nbinding constraint: " << e.constraint << "\n\n";
         Table mt({"memory (most loaded GPU)", "GiB"});

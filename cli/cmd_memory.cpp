@@ -49,7 +49,7 @@ void setup_memory(CLI::App* cmd, Context& ctx) {
                              "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} | zero {} | mb {} | {} | seq {}\n",
                              s.model.name, s.gpus, s.system.name, s.parallel.tp, s.parallel.pp, s.parallel.dp,
                              s.parallel.cp, s.parallel.ep, s.parallel.vp, s.parallel.zero, s.training.micro_batch,
-                             recompute_text(s.training), s.training.seq_len)
+                             training_options_text(s.training), s.training.seq_len)
                       << memory_text(m);
         }
         ctx.exit_code = 0;

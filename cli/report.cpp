@@ -55,12 +55,19 @@ Json memory_json(const MemoryBreakdown& m) {
             {"stages", stages}};
 }
 
-std::string recompute_text(const TrainingConfig& t) {
+std::string training_options_text(const TrainingConfig& t) {
     std::string out = std::string(to_string(t.recompute)) + " recompute";
     if (t.recompute == Recompute::full && t.recompute_num_layers > 0)
         out += fmt::format(" (first {} layers of each chunk)", t.recompute_num_layers);
     if (t.activation_offload_layers > 0)
         out += fmt::format(" | activations of {} layers offloaded", t.activation_offload_layers);
+    // The model states' precisions where they differ from the defaults.
+    if (t.fp8_params) out += " | fp8 params";
+    if (t.grad_precision != Precision::fp32) out += fmt::format(" | {} grads", to_string(t.grad_precision));
+    if (t.optimizer_state_precision != Precision::fp32)
+        out += fmt::format(" | {} moments", to_string(t.optimizer_state_precision));
+    if (t.master_weights != MasterWeights::fp32)
+        out += t.master_weights == MasterWeights::remainder ? " | master remainders" : " | no master weights";
     return out;
 }
 

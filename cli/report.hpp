@@ -15,7 +15,8 @@ Json flops_json(const TrainingFlops& f);
 // A table of memory components in GiB, what dominates, whether it fits, headroom.
 std::string memory_text(const MemoryBreakdown& m);
 // The activation policy in a header: "full recompute (first 5 layers of each chunk)", and
-// " | activations of 40 layers offloaded" when activation offload is on.
-std::string recompute_text(const TrainingConfig& t);
+// " | activations of 40 layers offloaded" when activation offload is on; then the model states'
+// precisions that differ from the defaults (" | fp8 params | bf16 grads | bf16 moments | master remainders").
+std::string training_options_text(const TrainingConfig& t);
 
 }   // namespace llmsim::cli
