@@ -64,6 +64,32 @@ int zero_stage_in_step(int zero, int pp, Framework framework) {
 
 int zero_stage_in_step(const ParallelConfig& p) { return zero_stage_in_step(p.zero, p.pp, p.framework); }
 
+std::vector<OptionViolation> optimizer_precision_violations(const TrainingConfig& t) {
+    std::vector<OptionViolation> v;
+    if (t.master_weights == MasterWeights::remainder &&
+        (t.precision == Precision::fp32 || t.precision == Precision::fp16 || t.fp8_params))
+        v.push_back({"/training/master_weights", "remainder",
+                     t.fp8_params ? std::string("\"fp32\" or \"none\" with fp8_params (FP8 weights keep full "
+                                                "fp32 masters: NeMo sets store_params)")
+                                  : fmt::format("\"fp32\" or \"none\" with training.precision = \"{}\" (16-bit "
+                                                "remainders complete bf16 weights to fp32: bf16 or fp8 training)",
+                                                to_string(t.precision))});
+    if (t.master_weights == MasterWeights::none && t.precision == Precision::fp32)
+        v.push_back({"/training/master_weights", "none",
+                     "\"fp32\" with training.precision = \"fp32\" (fp32 training has no separate master copy)"});
+    const std::string cpu_adam =
+        fmt::format("\"fp32\" with training.offload = \"{}\" (DeepSpeed's CPU Adam keeps fp32 masters and moments)",
+                    to_string(t.offload));
+    if (t.offload != Offload::none && t.master_weights != MasterWeights::fp32)
+        v.push_back({"/training/master_weights", to_string(t.master_weights), cpu_adam});
+    if (t.offload != Offload::none && t.optimizer_state_precision != Precision::fp32)
+        v.push_back({"/training/optimizer_state_precision", to_string(t.optimizer_state_precision), cpu_adam});
+    if (t.optimizer == Optimizer::adafactor && t.optimizer_state_precision != Precision::fp32)
+        v.push_back({"/training/optimizer_state_precision", to_string(t.optimizer_state_precision),
+                     "\"fp32\" with optimizer adafactor (its factored statistics are not modelled per precision)"});
+    return v;
+}
+
 RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t) {
     switch (r) {
         case LayoutRule::tp_heads: return {"/parallel/tp", p.tp, fmt::format("a divisor of heads ({})", m.heads)};

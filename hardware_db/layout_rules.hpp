@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hardware_db/specs.hpp"
 
@@ -53,6 +54,15 @@ constexpr LayoutRules bit(LayoutRule r) { return LayoutRules{1} << static_cast<i
 // beside the sharded fp32 master and optimizer states: ZeRO-1's traffic and memory. Otherwise `zero`.
 [[nodiscard]] int zero_stage_in_step(int zero, int pp, Framework framework);
 [[nodiscard]] int zero_stage_in_step(const ParallelConfig& p);
+
+// Where the frameworks refuse a precision of the optimizer's states (Apex/Transformer Engine remainders
+// complete bf16 weights only; fp32 training has no separate master; DeepSpeed's CPU Adam keeps fp32;
+// Adafactor's factored statistics are not modelled per precision): the key's JSON pointer, its value
+// and what is expected. One definition for the scenario reader and explain's levers; empty: allowed.
+struct OptionViolation {
+    std::string pointer, value, expected;
+};
+[[nodiscard]] std::vector<OptionViolation> optimizer_precision_violations(const TrainingConfig& t);
 
 // What a violation says: the JSON pointer of the key to change, its value and what is expected.
 struct RuleViolation {

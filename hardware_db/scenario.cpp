@@ -294,31 +294,7 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
                            to_string(t.precision)));
     if (t.fp8_params && t.finetune.method == FinetuneConfig::Method::qlora)
         pr.add("/training/fp8_params", Json(true), "false with QLoRA (its base weights are NF4)");
-    // The optimizer's precision (Megatron-Core's precision-aware optimizer, Apex/TE remainders): only
-    // where the frameworks offer it.
-    if (t.master_weights == MasterWeights::remainder &&
-        (t.precision == Precision::fp32 || t.precision == Precision::fp16 || t.fp8_params))
-        pr.add("/training/master_weights", Json("remainder"),
-               t.fp8_params ? std::string("\"fp32\" or \"none\" with fp8_params (FP8 weights keep full fp32 "
-                                          "masters: NeMo sets store_params)")
-                            : fmt::format("\"fp32\" or \"none\" with training.precision = \"{}\" (16-bit "
-                                          "remainders complete bf16 weights to fp32: bf16 or fp8 training)",
-                                          to_string(t.precision)));
-    if (t.master_weights == MasterWeights::none && t.precision == Precision::fp32)
-        pr.add("/training/master_weights", Json("none"),
-               "\"fp32\" with training.precision = \"fp32\" (fp32 training has no separate master copy)");
-    if (t.offload != Offload::none &&
-        (t.master_weights != MasterWeights::fp32 || t.optimizer_state_precision != Precision::fp32)) {
-        const bool mw = t.master_weights != MasterWeights::fp32;
-        pr.add(mw ? "/training/master_weights" : "/training/optimizer_state_precision",
-               Json(mw ? to_string(t.master_weights) : to_string(t.optimizer_state_precision)),
-               fmt::format("\"fp32\" with training.offload = \"{}\" (DeepSpeed's CPU Adam keeps fp32 "
-                           "masters and moments)",
-                           to_string(t.offload)));
-    }
-    if (t.optimizer == Optimizer::adafactor && t.optimizer_state_precision != Precision::fp32)
-        pr.add("/training/optimizer_state_precision", Json(to_string(t.optimizer_state_precision)),
-               "\"fp32\" with optimizer adafactor (its factored statistics are not modelled per precision)");
+    for (const auto& v : optimizer_precision_violations(t)) pr.add(v.pointer, Json(v.value), v.expected);
     if (t.recompute_num_layers > 0 && t.recompute != Recompute::full)
         pr.add("/training/recompute_num_layers", Json(t.recompute_num_layers),
                fmt::format("only with training.recompute = \"full\" (here \"{}\")", to_string(t.recompute)));

@@ -34,6 +34,7 @@ bool valid(const Scenario& s) {
         (p.pp > 1 || t.recompute != Recompute::none || t.activation_offload_layers >= s.model.layers))
         return false;
     if (t.recompute_num_layers > 0 && t.recompute != Recompute::full) return false;
+    if (!optimizer_precision_violations(t).empty()) return false;
     return true;
 }
 
@@ -265,14 +266,13 @@ Explanation explain_training(const Scenario& s) {
         lever("bf16 gradient reduction", "grad_precision fp32 -> bf16",
               "halves gradient memory and DP gradient traffic (NeMo recipes' grad_sync_dtype); bf16 accumulation",
               [](Scenario& x) { x.training.grad_precision = Precision::bf16; });
-    if (t0.offload == Offload::none && t0.optimizer != Optimizer::adafactor &&
-        t0.optimizer_state_precision == Precision::fp32)
+    if (t0.optimizer_state_precision == Precision::fp32)
         lever("bf16 optimizer moments", "optimizer_state_precision fp32 -> bf16",
-              "halves Adam's m and v (Megatron-Core --use-precision-aware-optimizer --exp-avg-dtype bf16; "
+              "halves the optimizer's moments, Adam's m and v (Megatron-Core --use-precision-aware-optimizer "
+              "--exp-avg-dtype bf16; "
               "DeepSeek-V3 trained so); less optimizer traffic, a convergence check",
               [](Scenario& x) { x.training.optimizer_state_precision = Precision::bf16; });
-    if (t0.offload == Offload::none && t0.master_weights == MasterWeights::fp32 && !t0.fp8_params &&
-        (t0.precision == Precision::bf16 || t0.precision == Precision::fp8))
+    if (t0.master_weights == MasterWeights::fp32)
         lever("master-weight remainders", "master_weights fp32 -> remainder",
               "keeps only the low 16 bits of each fp32 master beside the bf16 weight, bit-exact (Apex "
               "DistributedFusedAdam in NeMo, Transformer Engine FusedAdam store_param_remainders)",

@@ -9,6 +9,7 @@
 #include "cost_models/collectives.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/layout_rules.hpp"
 #include "hardware_db/scenario.hpp"
 #include "sim/drills/calc.hpp"
 #include "sim/drills/drill.hpp"
@@ -305,6 +306,26 @@ TEST_CASE("explain: a scenario that does not fit binds on memory and the first a
     const auto& l = e.levers[static_cast<std::size_t>(e.recommended)];
     CHECK(l.peak_bytes < e.binding_value);
     CHECK(l.scenario.parallel.world() == s.parallel.world());
+}
+
+TEST_CASE("explain: every lever is a scenario the reader accepts (optimizer precision rules)", "[explain]") {
+    // With master-weight remainders, optimizer offload (CPU Adam keeps fp32) and FP8 parameters (NeMo keeps
+    // full fp32 masters for them) would be refused by the reader, so explain does not offer them.
+    Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-70b-h100-64.json");
+    s.training.precision = Precision::fp8;
+    s.training.master_weights = MasterWeights::remainder;
+    const auto e = sim::explain_training(s);
+    REQUIRE(!e.levers.empty());
+    bool moments = false;
+    for (const auto& l : e.levers) {
+        INFO(l.name);
+        CHECK(optimizer_precision_violations(l.scenario.training).empty());
+        CHECK(l.name != "optimizer offload");
+        CHECK(l.name != "FP8 parameters");
+        CHECK(l.name != "master-weight remainders");
+        moments = moments || l.name == "bf16 optimizer moments";
+    }
+    CHECK(moments);
 }
 
 TEST_CASE("explain: first actions in turn reach a layout that fits", "[explain]") {
