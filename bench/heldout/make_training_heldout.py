@@ -216,7 +216,12 @@ def llama3():
         flops = tokens * (6 * L405["params"] + 12 * L405["layers"] * L405["hidden"] * seq)
         assumed = ["FLOPs count: PaLM App. B (6N + 12LHQT per token, N = 405.85e9 with embeddings) since the paper "
                    "cites Chowdhery et al. for MFU and does not print its formula",
-                   "micro_batch 1, vp 1 (interleaving not stated), zero 1", "recompute none",
+                   "vp 8: Sec. 3.3.2 uses 'an interleaved schedule (Narayanan et al., 2021) with V pipeline stages "
+                   "on one pipeline rank' and, to balance it, removes one Transformer layer from the first and the "
+                   "last stage so that 'the first model chunk on the first stage has only the embedding, and the last "
+                   "model chunk on the last stage has only output projection and loss': one layer per chunk, "
+                   "126 layers + 2 = 16 ranks x V = 8 chunks (the paper does not print V)",
+                   "micro_batch 1, zero 1", "recompute none",
                    "sequence_parallel, no TP comm overlap (not stated)",
                    "Grand Teton 8x H100 80GB 700W, 400 Gbps RoCE per GPU as dgx-h100"]
         if cp > 1:
@@ -225,7 +230,7 @@ def llama3():
         cid = f"LLAMA3-405B-{gpus}-cp{cp}"
         add(cid, ">= 1k H100 BF16", LLAMA3_SRC,
             {"model": "llama-3.1-405b", "system": "dgx-h100", "gpus": gpus,
-             "parallel": {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "ep": 1, "vp": 1, "sequence_parallel": True, "zero": 1},
+             "parallel": {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "ep": 1, "vp": 8, "sequence_parallel": True, "zero": 1},
              "training": {"seq_len": seq, "micro_batch": 1, "global_batch": gbs, "precision": "bf16",
                           "recompute": "none", "flash_attention": True, "optimizer": "adam", "offload": "none"}},
             flops / (tflops * 1e12 * gpus),
