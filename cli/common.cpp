@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/flag_checks.hpp"
 #include "hardware_db/errors.hpp"
@@ -44,7 +45,7 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
     cmd->add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zero-bubble");
     cmd->add_option("--offload", f.offload, "none | optimizer | optimizer+params");
     cmd->add_option("--framework", f.framework,
-                    "megatron | deepspeed | torchtitan (training; docs/scenario-reference.md)");
+                    fmt::format("{} (training; docs/scenario-reference.md)", fmt::join(framework_names(), " | ")));
     cmd->add_option("--token-budget", f.token_budget, "Tokens to train on (reports days and GPU-hours)")
         ->check(number_in(0, limits::kMaxTokens, false));
     add_serving_flags(cmd, f, "Serving");

@@ -5,6 +5,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/flag_checks.hpp"
 #include "hardware_db/errors.hpp"
@@ -53,8 +54,9 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
     cmd->add_option("--recompute", f.recompute, "Allowed recompute policies (none,selective,full)");
     cmd->add_option("--offload", f.offload, "Allowed offload policies (none,optimizer,optimizer+params)");
     cmd->add_option("--schedules", f.schedules, "Allowed schedules (1f1b,interleaved,zero-bubble,gpipe)");
-    cmd->add_option("--framework", f.framework,
-                    "megatron | deepspeed | torchtitan: the framework every layout runs on (not searched)");
+    cmd->add_option(
+        "--framework", f.framework,
+        fmt::format("{}: the framework every layout runs on (not searched)", fmt::join(framework_names(), " | ")));
     cmd->add_option("--sp", f.sp, "Sequence parallelism: true | false (default: both when tp > 1)")
         ->check(true_or_false());
     cmd->add_option("--tp-comm-overlap", f.tp_comm_overlap,

@@ -54,7 +54,8 @@ LayoutRules batch_rules(std::int64_t global_batch, std::int64_t micro_batch, int
     return global_batch > 0 && global_batch % (micro_batch * dp) != 0 ? bit(LayoutRule::batch_dp) : 0;
 }
 
-LayoutRules zero_rules(int zero, int pp, Framework framework) {
+LayoutRules framework_rules(int zero, int pp, Framework framework) {
+    if (pp > 1 && framework == Framework::llm_foundry) return bit(LayoutRule::pp_framework);
     return zero >= 2 && pp > 1 && framework != Framework::torchtitan ? bit(LayoutRule::zero_pp) : 0;
 }
 
@@ -130,6 +131,11 @@ RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p
                                 "Megatron-Core's distributed optimizer is ZeRO-1; set parallel.framework to "
                                 "\"torchtitan\" (FSDP2 with pipeline parallelism) to allow it",
                                 p.pp)};
+        case LayoutRule::pp_framework:
+            return {"/parallel/pp", p.pp,
+                    fmt::format("1 under parallel.framework \"{}\" (Composer trains with FSDP and has no pipeline "
+                                "parallelism)",
+                                to_string(p.framework))};
         case LayoutRule::count: break;
     }
     return {"/parallel", 0, "a valid layout"};
@@ -152,6 +158,7 @@ std::string rule_summary(LayoutRule r, const ModelSpec& m, const TrainingConfig&
         case LayoutRule::cp_seq_len: return fmt::format("seq_len ({}) not a multiple of 2·cp", t.seq_len);
         case LayoutRule::batch_dp: return "global batch not a multiple of dp";
         case LayoutRule::zero_pp: return "ZeRO-2/3 with pipeline parallelism (DeepSpeed and Megatron refuse it)";
+        case LayoutRule::pp_framework: return "pipeline parallelism under a framework without it (llm-foundry)";
         case LayoutRule::count: break;
     }
     return "invalid layout";

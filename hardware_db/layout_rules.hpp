@@ -25,6 +25,7 @@ enum class LayoutRule : std::uint8_t {
     cp_seq_len,      // seq_len a multiple of 2·cp (load-balanced causal context parallelism)
     batch_dp,        // global_batch a multiple of micro_batch·dp
     zero_pp,         // ZeRO-2/3 with pipeline stages only where the framework allows it (torchtitan)
+    pp_framework,    // pipeline stages only where the framework has them (not llm-foundry)
     count
 };
 
@@ -43,9 +44,10 @@ constexpr LayoutRules bit(LayoutRule r) { return LayoutRules{1} << static_cast<i
 [[nodiscard]] LayoutRules ep_rules(const ModelSpec& m, int ep, int dp_cp);
 [[nodiscard]] LayoutRules cp_rules(std::int64_t seq_len, int cp);
 [[nodiscard]] LayoutRules batch_rules(std::int64_t global_batch, std::int64_t micro_batch, int dp);
-// DeepSpeed's pipeline engine asserts ZeRO stage < 2 and Megatron-Core offers ZeRO-1 (distributed
-// optimizer) with pipelines; torchtitan composes FSDP2 with pipeline parallelism.
-[[nodiscard]] LayoutRules zero_rules(int zero, int pp, Framework framework);
+// What the framework runs: DeepSpeed's pipeline engine asserts ZeRO stage < 2 and Megatron-Core offers
+// ZeRO-1 (distributed optimizer) with pipelines; torchtitan composes FSDP2 with pipeline parallelism;
+// llm-foundry (Composer) has no pipeline parallelism.
+[[nodiscard]] LayoutRules framework_rules(int zero, int pp, Framework framework);
 // The ZeRO stage a training step runs with. torchtitan with pipeline stages keeps FSDP's parameters and
 // gradients unsharded for the whole step: its apply_fsdp passes reshard_after_forward = not pp_enabled, and
 // the pipeline stage (torch.distributed.pipelining, backward_maybe_with_nosync) turns reshard-after-backward

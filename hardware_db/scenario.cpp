@@ -37,10 +37,7 @@ void read_parallel(KeyReader& r, Scenario& s, bool& dp_given) {
     p.overlap_param_gather = r.boolean_or("overlap_param_gather", true);
     p.tp_comm_overlap = r.boolean_or("tp_comm_overlap", false);
     const auto fw = r.choice_key("framework");
-    p.framework = !fw                  ? Framework::unspecified
-                  : *fw == "megatron"  ? Framework::megatron
-                  : *fw == "deepspeed" ? Framework::deepspeed
-                                       : Framework::torchtitan;
+    p.framework = fw ? framework_from_string(*fw).value_or(Framework::unspecified) : Framework::unspecified;
     const Json* sv = r.get("schedule");
     p.schedule = &default_schedule(p.vp);
     if (sv) {
@@ -274,7 +271,7 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
     report(ep_rules(m, p.ep, p.dp * p.cp));
     if (is_inference) return;
     report(cp_rules(t.seq_len, p.cp) | batch_rules(t.global_batch, t.micro_batch, p.dp) |
-           zero_rules(p.zero, p.pp, p.framework));
+           framework_rules(p.zero, p.pp, p.framework));
     // Megatron-LM asserts m % p == 0 for the interleaved schedule (the search skips such layouts; the
     // simulator's generator cannot play them).
     if (p.schedule && p.schedule->m_multiple_of_p && t.micro_batch > 0 && p.dp > 0 && p.pp > 1 &&

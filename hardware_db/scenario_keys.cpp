@@ -569,8 +569,8 @@ std::vector<ScenarioKey> build() {
                     .computed("the preset's")
                     .example("0.5"));
     t.push_back(K(e, "fa2_attention_fwd", KT::number, kAllKinds,
-                  "FlashAttention-2 forward share of the dense peak (the kernels of framework torchtitan and "
-                  "deepspeed: PyTorch SDPA, flash-attn 2); 0: as attention_fwd")
+                  "FlashAttention-2 forward share of the dense peak (the kernels of framework torchtitan, "
+                  "deepspeed and llm-foundry: PyTorch SDPA, flash-attn 2, Triton); 0: as attention_fwd")
                     .ext()
                     .real(0.0, true, 1.0)
                     .computed("the preset's")
@@ -641,12 +641,13 @@ std::vector<ScenarioKey> build() {
                     .example("true"));
     t.push_back(K(p, "framework", KT::choice, T | Q,
                   "the training framework: zero >= 2 with pp > 1 is refused unless \"torchtitan\" (FSDP2 with "
-                  "pipeline stages, run as ZeRO-1: parameters and gradients unsharded through the step); torchtitan "
-                  "and deepspeed attend with FlashAttention-2; under torchtitan, recompute \"selective\" is its "
-                  "op-level policy (every other GEMM saved); in `search`, the framework every layout runs on; "
-                  "echoed when set")
+                  "pipeline stages, run as ZeRO-1: parameters and gradients unsharded through the step); "
+                  "\"llm-foundry\" (Composer with PyTorch FSDP) has no pipeline stages; torchtitan, deepspeed and "
+                  "llm-foundry attend with FlashAttention-2-class kernels; under torchtitan, recompute "
+                  "\"selective\" is its op-level policy (every other GEMM saved); in `search`, the framework every "
+                  "layout runs on; echoed when set")
                     .ext()
-                    .one_of({"megatron", "deepspeed", "torchtitan"})
+                    .one_of(framework_names())
                     .computed("unset")
                     .example("\"megatron\""));
 

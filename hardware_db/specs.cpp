@@ -59,11 +59,26 @@ const char* to_string(Framework f) {
         case Framework::megatron: return "megatron";
         case Framework::deepspeed: return "deepspeed";
         case Framework::torchtitan: return "torchtitan";
+        case Framework::llm_foundry: return "llm-foundry";
     }
     return "unspecified";
 }
 
-bool uses_fa2_attention(Framework f) { return f == Framework::torchtitan || f == Framework::deepspeed; }
+const std::vector<std::string>& framework_names() {
+    static const std::vector<std::string> names{to_string(Framework::megatron), to_string(Framework::deepspeed),
+                                                to_string(Framework::torchtitan), to_string(Framework::llm_foundry)};
+    return names;
+}
+
+std::optional<Framework> framework_from_string(std::string_view name) {
+    for (Framework f : {Framework::megatron, Framework::deepspeed, Framework::torchtitan, Framework::llm_foundry})
+        if (name == to_string(f)) return f;
+    return std::nullopt;
+}
+
+bool uses_fa2_attention(Framework f) {
+    return f == Framework::torchtitan || f == Framework::deepspeed || f == Framework::llm_foundry;
+}
 
 const char* to_string(Offload o) {
     switch (o) {

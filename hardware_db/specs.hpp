@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hardware_db/units.hpp"
@@ -199,8 +200,9 @@ struct ModelSpec {
 // ---------------------------------------------------------------------------------------------
 enum class Recompute { none, selective, full };
 enum class Offload { none, optimizer, optimizer_params };
-// The training framework a scenario names (parallel.framework), for the layouts only some allow.
-enum class Framework { unspecified, megatron, deepspeed, torchtitan };
+// The training framework a scenario names (parallel.framework), for the layouts only some allow and the
+// kernels each runs. llm-foundry: MosaicML's Composer trainer with PyTorch FSDP (no pipeline stages).
+enum class Framework { unspecified, megatron, deepspeed, torchtitan, llm_foundry };
 enum class Optimizer { adam, sgd, adafactor };
 // The optimizer's copy of the weights in 16-bit or FP8 training: fp32 (Megatron's distributed optimizer,
 // DeepSpeed), the 16-bit remainders that complete the bf16 weights to fp32 (Apex DistributedFusedAdam
@@ -211,9 +213,14 @@ enum class MasterWeights { fp32, remainder, none };
 const char* to_string(Recompute r);
 const char* to_string(Offload o);
 const char* to_string(Framework f);
-// Whether a framework's attention runs the FlashAttention-2 kernels (PyTorch SDPA / flash-attn 2:
-// torchtitan, DeepSpeed with Hugging Face models or Megatron-DeepSpeed) rather than Transformer Engine's
-// fused attention (cuDNN / FlashAttention-3 on Hopper; Megatron-LM, NeMo, and an unnamed framework).
+// The names a scenario may give (every framework but `unspecified`, in the enum's order): one list for the
+// reader, the key table and the command-line help.
+const std::vector<std::string>& framework_names();
+std::optional<Framework> framework_from_string(std::string_view name);
+// Whether a framework's attention runs the FlashAttention-2 class of kernels (PyTorch SDPA / flash-attn 2:
+// torchtitan, DeepSpeed with Hugging Face models or Megatron-DeepSpeed; llm-foundry's MPT attends with
+// flash-attn 2 or its Triton FlashAttention kernel, neither written for Hopper) rather than Transformer
+// Engine's fused attention (cuDNN / FlashAttention-3 on Hopper; Megatron-LM, NeMo, and an unnamed framework).
 bool uses_fa2_attention(Framework f);
 const char* to_string(Optimizer o);
 const char* to_string(MasterWeights w);

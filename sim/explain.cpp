@@ -21,7 +21,7 @@ bool valid(const Scenario& s) {
     if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vp < 1 || t.micro_batch < 1) return false;
     if (tp_rules(s.model, p.tp) | pp_rules(s.model, p.pp, p.vp) | cp_rules(t.seq_len, p.cp) |
         batch_rules(t.global_batch, t.micro_batch, p.dp) | ep_rules(s.model, p.ep, p.dp * p.cp) |
-        zero_rules(p.zero, p.pp, p.framework))
+        framework_rules(p.zero, p.pp, p.framework))
         return false;
     if (p.vp > 1 && !p.schedule->uses_chunks) return false;
     if (p.schedule->m_multiple_of_p) {

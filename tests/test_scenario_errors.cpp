@@ -121,7 +121,11 @@ TEST_CASE("non-positive sizes are rejected with their allowed range", "[errors][
                     "{" + kBase + R"(, "parallel": {"pp": 2, "zero": 3, "framework": "deepspeed"}})",
                     {"/parallel/zero", ": 3:"});
     expect_rejected("unknown_framework", "{" + kBase + R"(, "parallel": {"framework": "colossal"}})",
-                    {"/parallel/framework", "megatron", "deepspeed", "torchtitan"});
+                    {"/parallel/framework", "megatron", "deepspeed", "torchtitan", "llm-foundry"});
+    // Composer (llm-foundry) trains with FSDP only: no pipeline stages, whatever the ZeRO stage.
+    expect_rejected("llm_foundry_pp",
+                    "{" + kBase + R"(, "parallel": {"pp": 2, "zero": 1, "framework": "llm-foundry"}})",
+                    {"/parallel/pp", ": 2:", "1 under parallel.framework \"llm-foundry\""});
 }
 
 TEST_CASE("activation offload and partial recompute where Megatron-Core refuses them", "[errors][cli]") {

@@ -397,6 +397,14 @@ TEST_CASE("70B with gradient accumulation: ZeRO-2/3 with pipeline stages is refu
     const auto r2 = run_search(tt, sp, o);
     CHECK(r2.rejected.count(why) == 0);
     CHECK(r2.considered() == r.considered());
+    // llm-foundry has no pipeline stages at all: every pp > 1 leaf is refused by its own rule, none ranks.
+    Scenario lf = base;
+    lf.parallel.framework = Framework::llm_foundry;
+    const auto r3 = run_search(lf, sp, o);
+    const std::string no_pp = rule_summary(LayoutRule::pp_framework, base.model, base.training);
+    REQUIRE(r3.rejected.count(no_pp) == 1);
+    CHECK(r3.rejected.at(no_pp) > 0);
+    for (const auto& e : r3.top) CHECK(e.c.pp == 1);
 }
 
 TEST_CASE("LoRA scenarios are searched: the best LoRA layout is faster than the best full fine-tuning one",

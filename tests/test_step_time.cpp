@@ -745,6 +745,9 @@ TEST_CASE("PyTorch-native frameworks run FlashAttention-2 on Hopper: attention a
     CHECK(tt.fwd_s / te.fwd_s == Approx(eff.attention_fwd / eff.fa2_attention_fwd).epsilon(0.01));
     CHECK(tt.bwd_s / te.bwd_s == Approx(eff.attention_bwd / eff.fa2_attention_bwd).epsilon(0.01));
     CHECK(ds.fwd_s == Approx(tt.fwd_s));
+    // llm-foundry's MPT attends with flash-attn 2 or its Triton FlashAttention kernel: the same class.
+    CHECK(attention_op("llm-foundry").fwd_s == Approx(tt.fwd_s));
+    CHECK(attention_op("llm-foundry").bwd_s == Approx(tt.bwd_s));
     CHECK(attention_op("megatron").fwd_s == Approx(te.fwd_s));
     // An A100 has no faster kernel than FlashAttention-2: the same time under every framework.
     CHECK(Database::builtin().accelerator("a100-sxm-80gb").efficiency.fa2_attention_fwd == 0);

@@ -372,6 +372,10 @@ def mosaic():
                    "models/utils/config_defaults.py attn_config_defaults)",
                    "tied embeddings: the table's NumParams (13b at seq 2048: 12,853,954,560) counts one vocab matrix "
                    "(40 x 12 x 5120^2 + 50368 x 5120 + 2048 x 5120 learned positions = 12.851e9)"]
+        assumed.append("framework llm-foundry: the tables come from sweep.sh, which never sets --attn_impl, so "
+                       "submit_benchmarks.py's default 'triton' (MPT's Triton FlashAttention kernel, not written for "
+                       "Hopper) attends, in the image mosaicml/pytorch:2.0.1_cu118 (scripts/train/benchmarking/"
+                       "sweep.sh and submit_benchmarks.py at the same commit): FlashAttention-2-class kernels")
         if table == "A100 40GB":
             assumed += ["'bf16 PURE' (bf16 parameters and reductions) modelled as standard mixed precision",
                         "1600 Gbps RoCE per node as dgx-a100-40gb's network"]
@@ -384,7 +388,7 @@ def mosaic():
                        "tied_embeddings": True},
              "system": system, "gpus": gpus,
              "parallel": {"tp": 1, "pp": 1, "dp": gpus, "cp": 1, "ep": 1, "vp": 1, "sequence_parallel": False,
-                          "zero": 3},
+                          "zero": 3, "framework": "llm-foundry"},
              "training": {"seq_len": seq, "micro_batch": mbs, "global_batch": gbs, "precision": prec,
                           "recompute": "full" if ac else "none", "flash_attention": True, "optimizer": "adam",
                           "offload": "none"}},

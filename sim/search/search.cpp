@@ -357,7 +357,7 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
         // [mb][sp][rc][zero < 2, 2, 3][overlap]
         std::vector<const FastEvaluator::LayerEntry*> layers(nmb * 2 * nrc * 3 * 2, nullptr);
         for (int zero : cx.zeros(dp, cp)) {
-            if (const LayoutRules r = zero_rules(zero, pp, cx.base.parallel.framework)) {
+            if (const LayoutRules r = framework_rules(zero, pp, cx.base.parallel.framework)) {
                 ts.reasons[reason(first_rule(r))] +=
                     static_cast<std::int64_t>(cx.offloads(zero).size()) * cx.n_gb_level(dp, tp, pp);
                 continue;
