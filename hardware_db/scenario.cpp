@@ -358,6 +358,21 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     }
     r.accept("search");   // constraints for `llmsim search`, read there
     r.finish();
+    // /parallel is shared by every kind; a key of it that this kind does not read (a training framework or
+    // overlap flag in a serving scenario) is refused rather than ignored.
+    if (const Json* par = j.is_object() ? r.get("parallel") : nullptr; par && par->is_object() && s.is_inference) {
+        const unsigned kind = s.inference.batching == "continuous" ? kServingKind : kInferenceKind;
+        for (const auto& [key, value] : par->items()) {
+            const auto names = scenario_object_keys("/parallel");
+            if (std::find(names.begin(), names.end(), key) == names.end()) continue;   // reported as unknown
+            const ScenarioKey& k = scenario_key("/parallel", key);
+            if (!(k.kinds & kind))
+                pr.add("/parallel/" + key, value,
+                       fmt::format("no such key in a {} scenario (it applies to {} scenarios)",
+                                   kind == kServingKind ? "serving" : "static-batching inference",
+                                   key_kinds_text(k.kinds)));
+        }
+    }
 
     auto& p = s.parallel;
     if (!layout_products_ok(p, dp_given, pr)) pr.raise();

@@ -1132,7 +1132,8 @@ std::string scenario_reference_markdown() {
         "- **kinds**: training (a `training` object, or neither), inference (`inference` with static "
         "batching), serving (`inference` with `\"batching\": \"continuous\"`), search (read by `llmsim "
         "search`; there every `/parallel` key and `/training/micro_batch`, `recompute`, `offload` may also be "
-        "a non-empty array of allowed values).\n";
+        "a non-empty array of allowed values). A `/parallel` key given in an inference or serving scenario "
+        "whose kinds do not include it is an error, not ignored.\n";
     md += "- *(llmsim)*: an addition to the contract.\n";
     md +=
         "- Sizes are integers; `8.0` is accepted as 8. A model object may also be a Hugging Face config "

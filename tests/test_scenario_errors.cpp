@@ -254,6 +254,23 @@ TEST_CASE("schedule and vp must agree; training and inference are exclusive", "[
                     {"/inference", "/training"});
 }
 
+TEST_CASE("a /parallel key the scenario's kind does not read is refused, not ignored", "[errors][cli]") {
+    // The training framework and the overlap flags mean nothing to a serving iteration.
+    expect_rejected("serving_framework",
+                    "{" + kBase +
+                        R"(, "parallel": {"framework": "megatron"}, "inference": {"batching": "continuous",
+                        "input_len": 128, "output_len": 16, "requests": 10}})",
+                    {"/parallel/framework", "no such key in a serving scenario", "training, search"});
+    expect_rejected("static_overlap",
+                    "{" + kBase + R"(, "parallel": {"tp_comm_overlap": true}, "inference": {"batch": 4}})",
+                    {"/parallel/tp_comm_overlap", "static-batching inference scenario"});
+    // Keys every kind reads stay accepted.
+    const fs::path ok = write_scenario(
+        "serving_tp",
+        "{" + kBase + R"(, "parallel": {"tp": 2}, "inference": {"batch": 4, "input_len": 64, "output_len": 8}})");
+    CHECK(run_llmsim({"memory", "--scenario", ok.string()}).rc == 0);
+}
+
 TEST_CASE("flag errors name the flag: --tp 3 with 8 GPUs, --recompute some, --model typo, --tp 0", "[errors][cli]") {
     expect_flags_rejected({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", "--tp", "3"},
                           {"--gpus", ": 8:", "tp·pp·cp = 3·1·1 = 3"});
