@@ -362,8 +362,8 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     // overlap flag in a serving scenario) is refused rather than ignored.
     if (const Json* par = j.is_object() ? r.get("parallel") : nullptr; par && par->is_object() && s.is_inference) {
         const unsigned kind = s.inference.batching == "continuous" ? kServingKind : kInferenceKind;
+        const auto names = scenario_object_keys("/parallel");
         for (const auto& [key, value] : par->items()) {
-            const auto names = scenario_object_keys("/parallel");
             if (std::find(names.begin(), names.end(), key) == names.end()) continue;   // reported as unknown
             const ScenarioKey& k = scenario_key("/parallel", key);
             if (!(k.kinds & kind))

@@ -64,14 +64,23 @@ const char* to_string(Framework f) {
     return "unspecified";
 }
 
+namespace {
+// Every framework a scenario may name, in the enum's order.
+constexpr std::array kFrameworks{Framework::megatron, Framework::deepspeed, Framework::torchtitan,
+                                 Framework::llm_foundry};
+}   // namespace
+
 const std::vector<std::string>& framework_names() {
-    static const std::vector<std::string> names{to_string(Framework::megatron), to_string(Framework::deepspeed),
-                                                to_string(Framework::torchtitan), to_string(Framework::llm_foundry)};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (Framework f : kFrameworks) v.emplace_back(to_string(f));
+        return v;
+    }();
     return names;
 }
 
 std::optional<Framework> framework_from_string(std::string_view name) {
-    for (Framework f : {Framework::megatron, Framework::deepspeed, Framework::torchtitan, Framework::llm_foundry})
+    for (Framework f : kFrameworks)
         if (name == to_string(f)) return f;
     return std::nullopt;
 }
