@@ -73,6 +73,7 @@ constexpr std::array kFrameworks{Framework::megatron, Framework::deepspeed, Fram
 const std::vector<std::string>& framework_names() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> v;
+        v.reserve(kFrameworks.size());
         for (Framework f : kFrameworks) v.emplace_back(to_string(f));
         return v;
     }();
