@@ -46,6 +46,10 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
     cmd->add_option("--offload", f.offload, "none | optimizer | optimizer+params");
     cmd->add_option("--framework", f.framework,
                     fmt::format("{} (training; docs/scenario-reference.md)", fmt::join(framework_names(), " | ")));
+    cmd->add_option("--torch-compile", f.torch_compile,
+                    "torch.compile on (true) or eager PyTorch (false, the default) under --framework torchtitan, "
+                    "deepspeed or llm-foundry")
+        ->check(true_or_false());
     cmd->add_option("--token-budget", f.token_budget, "Tokens to train on (reports days and GPU-hours)")
         ->check(number_in(0, limits::kMaxTokens, false));
     add_serving_flags(cmd, f, "Serving");
@@ -194,7 +198,8 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
               std::pair{f.recompute_num_layers.has_value(), "--recompute-num-layers"},
               std::pair{f.activation_offload_layers.has_value(), "--activation-offload-layers"},
               std::pair{!f.precision.empty(), "--precision"}, std::pair{!f.offload.empty(), "--offload"},
-              std::pair{f.token_budget.has_value(), "--token-budget"}, std::pair{!f.framework.empty(), "--framework"}})
+              std::pair{f.token_budget.has_value(), "--token-budget"}, std::pair{!f.framework.empty(), "--framework"},
+              std::pair{f.torch_compile.has_value(), "--torch-compile"}})
             if (given)
                 lines.push_back(
                     fmt::format("{}: given with {}: expected {} only with training scenarios (serving: --batch, "
@@ -243,6 +248,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
     ov.set("/training/precision", "--precision", f.precision);
     ov.set("/training/offload", "--offload", f.offload);
     ov.set("/parallel/framework", "--framework", f.framework);
+    ov.set("/parallel/torch_compile", "--torch-compile", f.torch_compile);
     ov.set("/training/token_budget", "--token-budget", f.token_budget);
 }
 

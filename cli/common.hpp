@@ -21,7 +21,7 @@ struct ScenarioFlags {
     std::optional<int> gpus, tp, pp, dp, cp, ep, vp, zero;
     std::optional<std::int64_t> micro_batch, global_batch, seq_len, recompute_num_layers, activation_offload_layers;
     std::optional<double> token_budget;
-    std::optional<bool> sp;
+    std::optional<bool> sp, torch_compile;
     // Serving what-if (written under /inference; a serving flag makes the scenario a serving one).
     std::optional<std::int64_t> batch, input_len, output_len, requests, max_batch, chunk, spec_tokens;
     std::optional<double> qps, acceptance, slo_ttft_p99, slo_tpot_p99;

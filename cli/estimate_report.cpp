@@ -361,7 +361,7 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
         "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {}{}\n", s.model.name,
         s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, p.schedule->name, zero, s.training.micro_batch,
         e.microbatches, to_string(s.training.precision), training_options_text(s.training),
-        p.framework == Framework::unspecified ? std::string() : std::string(" | ") + to_string(p.framework));
+        p.framework == Framework::unspecified ? std::string() : " | " + framework_label(p));
     if (!e.memory.fits)
         out += fmt::format("DOES NOT FIT: {} per GPU needed, {} available (the numbers below assume it did)\n",
                            gib(e.memory.total_bytes), gib(e.memory.capacity_bytes));

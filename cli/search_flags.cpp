@@ -57,6 +57,10 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
     cmd->add_option(
         "--framework", f.framework,
         fmt::format("{}: the framework every layout runs on (not searched)", fmt::join(framework_names(), " | ")));
+    cmd->add_option("--torch-compile", f.torch_compile,
+                    "torch.compile on every layout: true | false (default false; --framework torchtitan, deepspeed "
+                    "or llm-foundry; not searched)")
+        ->check(true_or_false());
     cmd->add_option("--sp", f.sp, "Sequence parallelism: true | false (default: both when tp > 1)")
         ->check(true_or_false());
     cmd->add_option("--tp-comm-overlap", f.tp_comm_overlap,
@@ -122,7 +126,8 @@ void apply_search_flags(const SearchFlags& f, std::string& base_dir, FlagOverlay
         {&f.sp, "--sp", "sequence_parallel"},
         {&f.tp_comm_overlap, "--tp-comm-overlap", "tp_comm_overlap"},
         {&f.overlap_grad_reduce, "--overlap-grad-reduce", "overlap_grad_reduce"},
-        {&f.overlap_param_gather, "--overlap-param-gather", "overlap_param_gather"}};
+        {&f.overlap_param_gather, "--overlap-param-gather", "overlap_param_gather"},
+        {&f.torch_compile, "--torch-compile", "torch_compile"}};
     for (const auto& [v, flag, key] : bools)
         if (!v->empty()) {
             if (*v != "true" && *v != "false")

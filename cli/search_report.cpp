@@ -140,7 +140,7 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
                        base.training.seq_len, to_string(base.training.precision),
                        base.parallel.framework == Framework::unspecified
                            ? std::string()
-                           : fmt::format(", framework {}", to_string(base.parallel.framework)));
+                           : fmt::format(", framework {}", framework_label(base.parallel)));
     if (r.rlhf)
         out +=
             "RLHF: step = one PPO iteration (rollout, experience forwards, actor and critic training; "

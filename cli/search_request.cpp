@@ -116,12 +116,14 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
     auto& opt = req.options;
 
     if (j.contains("parallel")) {
-        // The framework is not searched: it goes to the base scenario (its reader checks it).
-        std::optional<Json> framework;
-        if (j["parallel"].is_object() && j["parallel"].contains("framework")) {
-            framework = j["parallel"]["framework"];
-            j["parallel"].erase("framework");
-        }
+        // The framework and torch.compile are not searched: they go to the base scenario (its reader
+        // checks them).
+        Json fixed = Json::object();
+        for (const char* k : {"framework", "torch_compile"})
+            if (j["parallel"].is_object() && j["parallel"].contains(k)) {
+                fixed[k] = j["parallel"][k];
+                j["parallel"].erase(k);
+            }
         KeyReader r(j["parallel"], "/parallel", pr, "/parallel");
         if (r.ok()) {
             sp.tp = int_list<int>(r, "tp");
@@ -140,7 +142,7 @@ SearchRequest parse_search_request(const Json& j_in, const std::string& base_dir
             r.finish();
         }
         j.erase("parallel");
-        if (framework) j["parallel"] = Json{{"framework", *framework}};
+        if (!fixed.empty()) j["parallel"] = fixed;
     }
     if (j.contains("training") && j["training"].is_object()) {
         Json& t = j["training"];

@@ -21,4 +21,24 @@ namespace llmsim {
     return bytes_per_element * tokens * ffn_local * (gate + 1.0);
 }
 
+// Eager PyTorch (no torch.compile): the reference implementations that torchtitan and Hugging Face
+// Llama run, one kernel per op. Forward bytes per element; the backward is priced at twice the forward
+// like every memory-bound pass (step_time's `mem`).
+//
+// RMSNorm (torchtitan's and HF's RMSNorm module: x.float(), pow(2), mean, rsqrt, x·rsqrt, type_as, ·weight):
+// read e write 4, read 4 write 4, read 4, read 4 write 4, read 4 write e, read e write e = 28 + 4e
+// (36 B in bf16, against 2e = 4 B fused). LayerNorm is one kernel even in eager (F.layer_norm): 2e.
+[[nodiscard]] constexpr double eager_rmsnorm_bytes_per_element(double e) noexcept { return 28.0 + 4.0 * e; }
+// RoPE on each element of q and k: torchtitan's complex form (float() r e w 4, complex multiply r 4 w 4,
+// type_as r 4 w e) = 16 + 2e; HF's rotate_half form (slice-negate, cat, two multiplies, add) moves
+// 10e, the same 20 B in bf16. Fused: 2e.
+[[nodiscard]] constexpr double eager_rope_bytes_per_element(double e) noexcept { return 16.0 + 2.0 * e; }
+// The gated MLP activation silu(gate)·up as two kernels (silu r e w e; multiply r 2e w e): 5e per ffn
+// element, against mlp_activation_bytes' 3e fused. An ungated F.gelu is one kernel either way.
+[[nodiscard]] constexpr double eager_mlp_activation_bytes(double tokens, double ffn_local, double gate,
+                                                          double bytes_per_element) noexcept {
+    return gate > 1.0 ? 5.0 * bytes_per_element * tokens * ffn_local
+                      : mlp_activation_bytes(tokens, ffn_local, gate, bytes_per_element);
+}
+
 }   // namespace llmsim

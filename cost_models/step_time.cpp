@@ -146,9 +146,13 @@ struct Builder {
         const bool attn_recompute = full || selective || (op_sac && !t.flash_attention);
         const double kv_local = kv_heads_per_tp_rank(m, p.tp) * static_cast<double>(m.head_dim);
         const double heads_local = m.heads / tp;
+        // Eager PyTorch (eager_elementwise): RMSNorm, RoPE and the gated activation as one kernel per op.
+        const bool eager = eager_elementwise(p);
+        const double norm_bytes = eager && m.norm == NormKind::rmsnorm ? eager_rmsnorm_bytes_per_element(e) : 2.0 * e;
+        const double rope_bytes = eager ? eager_rope_bytes_per_element(e) : 2.0 * e;
 
         // --- attention block ---
-        mem(L, "norm1", 2.0 * e * T * h / outside, passes);
+        mem(L, "norm1", norm_bytes * T * h / outside, passes);
         if (m.mla.enabled()) {
             // MLA (Megatron-Core MLASelfAttention): down-projections duplicated on every TP rank (their
             // input is the gathered sequence), latent norms, column-parallel up-projections.
@@ -165,10 +169,10 @@ struct Builder {
             gemm(L, "kv_down", T, rkv + dr, h, 1.0, share(plan.qkv));
             mem(L, "kv_norm", 2.0 * e * T * rkv, passes);
             gemm(L, "kv_up", T, heads_local * (dn + dv), rkv, 1.0, share(plan.qkv));
-            if (m.position == PositionKind::rope) mem(L, "rope", 2.0 * e * T * (heads_local * dr + dr), passes);
+            if (m.position == PositionKind::rope) mem(L, "rope", rope_bytes * T * (heads_local * dr + dr), passes);
         } else {
             gemm(L, "qkv", T, qd / tp + 2.0 * kv_local, h, 1.0, share(plan.qkv));
-            if (m.position == PositionKind::rope) mem(L, "rope", 2.0 * e * T * (qd / tp + kv_local), passes);
+            if (m.position == PositionKind::rope) mem(L, "rope", rope_bytes * T * (qd / tp + kv_local), passes);
         }
         const double s_q = static_cast<double>(t.seq_len) / p.cp;
         const double s_kv = static_cast<double>(t.seq_len);
@@ -197,12 +201,15 @@ struct Builder {
         mem(L, "dropout_add1", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, passes);
 
         // --- MLP block ---
-        if (!m.parallel_block) mem(L, "norm2", 2.0 * e * T * h / outside, passes);
+        if (!m.parallel_block) mem(L, "norm2", norm_bytes * T * h / outside, passes);
         const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
         auto mlp = [&](const std::string& tag, double f, double tokens, double batch, double fc1_share,
                        double fc2_share) {
             gemm(L, tag + "_fc1", tokens, gate * f / tp, h, batch, share(fc1_share));
-            mem(L, tag + "_act", mlp_activation_bytes(tokens * batch, f / tp, gate, e), passes);
+            mem(L, tag + "_act",
+                eager ? eager_mlp_activation_bytes(tokens * batch, f / tp, gate, e)
+                      : mlp_activation_bytes(tokens * batch, f / tp, gate, e),
+                passes);
             gemm(L, tag + "_fc2", tokens, h, f / tp, batch, share(fc2_share));
         };
         double ep_fwd = 0, ep_bwd = 0;

@@ -650,6 +650,13 @@ std::vector<ScenarioKey> build() {
                     .one_of(framework_names())
                     .computed("unset")
                     .example("\"megatron\""));
+    t.push_back(K(p, "torch_compile", KT::boolean, T | Q,
+                  "torch.compile on (fused norms, RoPE and activation, as Transformer Engine runs them) or off "
+                  "(eager PyTorch: one kernel per op with fp32 intermediates: docs/step-time-model.md); only with "
+                  "framework torchtitan, deepspeed or llm-foundry, whose default it is; echoed for them")
+                    .ext()
+                    .dflt("false")
+                    .example("true"));
 
     // ---- training ----
     const std::string tr = "/training";

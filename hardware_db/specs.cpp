@@ -86,8 +86,21 @@ std::optional<Framework> framework_from_string(std::string_view name) {
     return std::nullopt;
 }
 
-bool uses_fa2_attention(Framework f) {
+bool pytorch_module_framework(Framework f) {
     return f == Framework::torchtitan || f == Framework::deepspeed || f == Framework::llm_foundry;
+}
+
+bool uses_fa2_attention(Framework f) { return pytorch_module_framework(f); }
+
+bool eager_elementwise(const ParallelConfig& p) {
+    return pytorch_module_framework(p.framework) && !p.torch_compile.value_or(false);
+}
+
+std::string framework_label(const ParallelConfig& p) {
+    if (p.framework == Framework::unspecified) return {};
+    std::string out = to_string(p.framework);
+    if (pytorch_module_framework(p.framework)) out += eager_elementwise(p) ? " (eager)" : " + torch.compile";
+    return out;
 }
 
 const char* to_string(Offload o) {

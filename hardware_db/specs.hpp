@@ -222,6 +222,11 @@ std::optional<Framework> framework_from_string(std::string_view name);
 // flash-attn 2 or its Triton FlashAttention kernel, neither written for Hopper) rather than Transformer
 // Engine's fused attention (cuDNN / FlashAttention-3 on Hopper; Megatron-LM, NeMo, and an unnamed framework).
 bool uses_fa2_attention(Framework f);
+// The frameworks that train PyTorch modules as written (torchtitan, DeepSpeed with Hugging Face models,
+// llm-foundry): their attention is uses_fa2_attention's, and without torch.compile their norms, RoPE and
+// activations run as eager PyTorch ops (eager_elementwise). Megatron-LM/NeMo (and an unnamed framework)
+// run Transformer Engine's and Apex's fused kernels.
+bool pytorch_module_framework(Framework f);
 const char* to_string(Optimizer o);
 const char* to_string(MasterWeights w);
 const char* to_string(MlpKind m);
@@ -236,10 +241,20 @@ struct ParallelConfig {
     bool overlap_param_gather = true;
     bool tp_comm_overlap = false;
     Framework framework = Framework::unspecified;
+    // torch.compile (torchtitan --training.compile, Composer's compile_config, the HF Trainer's
+    // torch_compile): only under a pytorch_module_framework; unset = false, those frameworks' default.
+    std::optional<bool> torch_compile;
 
     int model_parallel() const { return tp * pp * cp; }
     int world() const { return tp * pp * cp * dp; }
 };
+
+// Whether the layer's norms, RoPE and MLP activation run as eager PyTorch ops, one kernel per op with
+// fp32 intermediates (a pytorch_module_framework without torch.compile), rather than fused kernels.
+bool eager_elementwise(const ParallelConfig& p);
+// The framework as reports name it: "" when unspecified, else its name, with " (eager)" or
+// " + torch.compile" for a pytorch_module_framework.
+std::string framework_label(const ParallelConfig& p);
 
 // Parameter-efficient fine-tuning.
 struct FinetuneConfig {

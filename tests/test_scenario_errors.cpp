@@ -126,6 +126,15 @@ TEST_CASE("non-positive sizes are rejected with their allowed range", "[errors][
     expect_rejected("llm_foundry_pp",
                     "{" + kBase + R"(, "parallel": {"pp": 2, "zero": 1, "framework": "llm-foundry"}})",
                     {"/parallel/pp", ": 2:", "1 under parallel.framework \"llm-foundry\""});
+    // torch.compile is a choice only where the layer is PyTorch modules; Megatron runs fused kernels.
+    expect_rejected("torch_compile_no_framework", "{" + kBase + R"(, "parallel": {"torch_compile": true}})",
+                    {"/parallel/torch_compile", ": true:", "torchtitan, deepspeed or llm-foundry", "none is named"});
+    expect_rejected("torch_compile_megatron",
+                    "{" + kBase + R"(, "parallel": {"framework": "megatron", "torch_compile": false}})",
+                    {"/parallel/torch_compile", ": false:", "(here \"megatron\""});
+    expect_rejected("torch_compile_type",
+                    "{" + kBase + R"(, "parallel": {"framework": "torchtitan", "torch_compile": "max-autotune"}})",
+                    {"/parallel/torch_compile", "\"max-autotune\"", "true or false"});
 }
 
 TEST_CASE("activation offload and partial recompute where Megatron-Core refuses them", "[errors][cli]") {
@@ -261,6 +270,9 @@ TEST_CASE("a /parallel key the scenario's kind does not read is refused, not ign
                         R"(, "parallel": {"framework": "megatron"}, "inference": {"batching": "continuous",
                         "input_len": 128, "output_len": 16, "requests": 10}})",
                     {"/parallel/framework", "no such key in a serving scenario", "training, search"});
+    expect_rejected("serving_torch_compile",
+                    "{" + kBase + R"(, "parallel": {"torch_compile": true}, "inference": {"batch": 4}})",
+                    {"/parallel/torch_compile", "static-batching inference scenario"});
     expect_rejected("static_overlap",
                     "{" + kBase + R"(, "parallel": {"tp_comm_overlap": true}, "inference": {"batch": 4}})",
                     {"/parallel/tp_comm_overlap", "static-batching inference scenario"});

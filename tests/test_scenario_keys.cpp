@@ -73,6 +73,7 @@ Json context_for(const ScenarioKey& k) {
         j["training"] = {{"global_batch", 8}};   // interleaved: micro-batches a multiple of pp
     }
     if (p == "/parallel/ep") j["model"] = "mixtral-8x7b";
+    if (p == "/parallel/torch_compile") j["parallel"]["framework"] = "torchtitan";
     if (p == "/training/recompute_num_layers") j["training"]["recompute"] = "full";
     if (p == "/training/fp8_params") j["training"]["precision"] = "fp8";
     if (p == "/model/preset") j["model"] = Json::object();   // the zoo model, not the small one

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "cost_models/collectives.hpp"
@@ -796,6 +797,83 @@ TEST_CASE("torchtitan's selective op AC recomputes the memory-bound passes and e
     // Sequence parallelism: the recomputed forward all-gathers again but keeps the reduce-scatters.
     CHECK(op.tp_exposed_bwd_s > none.tp_exposed_bwd_s);
     CHECK(op.tp_exposed_bwd_s < full.tp_exposed_bwd_s);
+}
+
+TEST_CASE("eager PyTorch: RMSNorm, RoPE and the gated activation move their op-by-op bytes, by hand",
+          "[step][eager][torchtitan]") {
+    // Llama-3-8B under torchtitan FSDP, one 8K sequence per micro-batch: T = 8192 tokens, h = 4096,
+    // q + k = 4096 + 1024 RoPE'd features, ffn 14336; bf16 (e = 2).
+    auto cost = [](const char* framework, std::optional<bool> compile) {
+        Json j = {{"model", "llama-3-8b"},
+                  {"system", "dgx-h100"},
+                  {"gpus", 8},
+                  {"parallel", {{"zero", 3}, {"framework", framework}}},
+                  {"training", {{"seq_len", 8192}, {"micro_batch", 1}, {"global_batch", 8}}}};
+        if (compile) j["parallel"]["torch_compile"] = *compile;
+        return layer_cost(scenario(j).training_job(), false);
+    };
+    auto op = [](const LayerCost& L, const std::string& name) {
+        for (const auto& o : L.ops)
+            if (o.name == name) return o;
+        FAIL("no op " << name);
+        return L.ops.front();
+    };
+    const auto eager = cost("torchtitan", std::nullopt);   // torchtitan's default: eager
+    const auto compiled = cost("torchtitan", true);
+    const double T = 8192, h = 4096, f = 14336;
+    // x.float(), pow(2), mean, rsqrt, x*rsqrt, type_as, *weight: 28 + 4e = 36 B per element; fused: 2e = 4.
+    CHECK(op(eager, "norm1").bytes_fwd == Approx(36.0 * T * h));
+    CHECK(op(eager, "norm2").bytes_fwd == Approx(36.0 * T * h));
+    CHECK(op(compiled, "norm1").bytes_fwd == Approx(4.0 * T * h));
+    // Complex RoPE: 16 + 2e = 20 B per q/k element; fused 2e = 4.
+    CHECK(op(eager, "rope").bytes_fwd == Approx(20.0 * T * (4096 + 1024)));
+    CHECK(op(compiled, "rope").bytes_fwd == Approx(4.0 * T * (4096 + 1024)));
+    // silu(gate) then the multiply: 5e per ffn element; fused 3e.
+    CHECK(op(eager, "mlp_act").bytes_fwd == Approx(10.0 * T * f));
+    CHECK(op(compiled, "mlp_act").bytes_fwd == Approx(6.0 * T * f));
+    // The GEMMs and attention are the same kernels either way; the eager layer is slower.
+    for (const char* g : {"qkv", "attn_out", "mlp_fc1", "mlp_fc2", "attention (flash)"}) {
+        CHECK(op(eager, g).fwd_s == Approx(op(compiled, g).fwd_s));
+        CHECK(op(eager, g).bwd_s == Approx(op(compiled, g).bwd_s));
+    }
+    CHECK(eager.fwd_compute_s > compiled.fwd_compute_s);
+    CHECK(eager.bwd_compute_s > compiled.bwd_compute_s);
+    // The extra time is the extra bytes: memory-bound, at the HBM roofline (forward and twice it backward).
+    double extra_bytes = 0;
+    for (const char* m : {"norm1", "norm2", "rope", "mlp_act"})
+        extra_bytes += op(eager, m).bytes_fwd - op(compiled, m).bytes_fwd;
+    CHECK(extra_bytes == Approx(2.0 * 32.0 * T * h + 16.0 * T * 5120 + 4.0 * T * f));
+    // Megatron-LM (Transformer Engine) and an unnamed framework run the fused kernels.
+    CHECK(op(cost("megatron", std::nullopt), "norm1").bytes_fwd == Approx(4.0 * T * h));
+    // DeepSpeed (Hugging Face modules) is eager unless it says torch_compile.
+    CHECK(op(cost("deepspeed", std::nullopt), "norm1").bytes_fwd == Approx(36.0 * T * h));
+    CHECK(op(cost("deepspeed", true), "norm1").bytes_fwd == Approx(4.0 * T * h));
+}
+
+TEST_CASE("eager PyTorch: LayerNorm and an ungated GeLU are one kernel either way (MPT under llm-foundry)",
+          "[step][eager]") {
+    auto cost = [](bool compile) {
+        const Json j = {{"model",
+                         {{"layers", 4},
+                          {"hidden", 2048},
+                          {"heads", 16},
+                          {"vocab", 50368},
+                          {"mlp", "gelu"},
+                          {"norm", "layernorm"},
+                          {"position", "alibi"}}},
+                        {"system", "dgx-h100"},
+                        {"gpus", 8},
+                        {"parallel", {{"zero", 3}, {"framework", "llm-foundry"}, {"torch_compile", compile}}},
+                        {"training", {{"seq_len", 2048}, {"micro_batch", 4}, {"global_batch", 32}}}};
+        return layer_cost(scenario(j).training_job(), false);
+    };
+    const auto eager = cost(false), compiled = cost(true);
+    REQUIRE(eager.ops.size() == compiled.ops.size());
+    for (std::size_t i = 0; i < eager.ops.size(); ++i) {
+        INFO(eager.ops[i].name);
+        CHECK(eager.ops[i].bytes_fwd == Approx(compiled.ops[i].bytes_fwd));
+    }
+    CHECK(eager.fwd_s() == Approx(compiled.fwd_s()));
 }
 
 // --- Partial recompute (Megatron's block method) and activation offload (Megatron-Core) -----------------
