@@ -213,10 +213,11 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
             return;
         }
         std::cout << fmt::format(
-            "{} on {} x {} | tp {} pp {} dp {} cp {} vp {} | zero {} | mb {} | gb {} | {} | seq {}\n", s.model.name,
+            "{} on {} x {} | tp {} pp {} dp {} cp {} vp {} | zero {} | mb {} | gb {} | {} | seq {}{}\n", s.model.name,
             s.gpus, s.system.name, s.parallel.tp, s.parallel.pp, s.parallel.dp, s.parallel.cp, s.parallel.vp,
             s.parallel.zero, s.training.micro_batch, s.training.global_batch, training_options_text(s.training),
-            s.training.seq_len);
+            s.training.seq_len,
+            s.parallel.framework == Framework::unspecified ? std::string() : " | " + framework_label(s.parallel));
         std::cout << "\nbinding constraint: " << e.constraint << "\n\n";
         Table mt({"memory (most loaded GPU)", "GiB"});
         for (const auto& [k, v] : e.memory_parts) mt.row({k, fmt::format("{:.1f}", v / kGiB)});

@@ -281,6 +281,11 @@ Explanation explain_training(const Scenario& s) {
         lever("FP8 parameters", "fp8_params false -> true",
               "the layers' weights kept and gathered in FP8, 1 byte instead of 2 (Megatron --fp8-param-gather)",
               [](Scenario& x) { x.training.fp8_params = true; });
+    if (eager_elementwise(p0))
+        lever("torch.compile", "torch_compile false -> true",
+              "fuses the eager RMSNorm, RoPE and activation kernels (fp32 intermediates) as Transformer Engine "
+              "does; compile time at start-up, graph breaks to watch",
+              [](Scenario& x) { x.parallel.torch_compile = true; });
     if (t0.precision != Precision::fp8 && s.system.gpu.peak(Precision::fp8) > 0)
         lever("FP8 training", fmt::format("precision {} -> fp8", to_string(t0.precision)),
               "about 2x GEMM peak on Hopper and later; needs scaling recipes and convergence checks",

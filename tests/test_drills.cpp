@@ -543,6 +543,31 @@ TEST_CASE("explain: no lever proposes a layout the framework refuses; bf16 gradi
     CHECK(zero2);
 }
 
+TEST_CASE("explain: torch.compile is a lever where the layer runs eager, and it shortens the step", "[explain]") {
+    Scenario s = parse_scenario(Json{{"model", "llama-3.1-8b"},
+                                     {"system", "dgx-a100-80gb"},
+                                     {"gpus", 64},
+                                     {"parallel", {{"zero", 3}, {"framework", "torchtitan"}}},
+                                     {"training", {{"seq_len", 8192}, {"micro_batch", 1}, {"global_batch", 64}}}});
+    auto find = [](const std::vector<sim::Lever>& levers) -> const sim::Lever* {
+        for (const auto& l : levers)
+            if (l.name == "torch.compile") return &l;
+        return nullptr;
+    };
+    const auto e = sim::explain_training(s);
+    const auto* compile = find(e.levers);
+    REQUIRE(compile != nullptr);
+    CHECK(compile->scenario.parallel.torch_compile == true);
+    CHECK(compile->step_time_s < e.base.step_time_s);
+    CHECK(compile->improves);
+    // Compiled already, or Megatron (fused kernels): no such lever.
+    s.parallel.torch_compile = true;
+    CHECK(find(sim::explain_training(s).levers) == nullptr);
+    s.parallel.framework = Framework::megatron;
+    s.parallel.torch_compile.reset();
+    CHECK(find(sim::explain_training(s).levers) == nullptr);
+}
+
 TEST_CASE("explain: partial recompute and activation offload levers at the fewest layers that fit", "[explain]") {
     // Llama 3 70B FP8 on 64 GB200, FSDP, micro-batch 2 × 8K tokens: NVIDIA's 25.09 recipe offloads activations.
     const Scenario s = parse_scenario(
