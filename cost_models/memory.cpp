@@ -112,9 +112,14 @@ double embedding_activation_bytes(const ModelSpec& m, double tokens_local, doubl
     return tokens_local * (8.0 + (m.dropout ? static_cast<double>(m.hidden) : 0.0)) / sp_div;
 }
 
-double loss_activation_bytes(const ModelSpec& m, double tokens_local, int tp, double sp_div) {
-    // The LM head's input and the fp32 logits the loss reads.
-    return tokens_local * 4.0 * (static_cast<double>(m.hidden) / sp_div + static_cast<double>(m.vocab) / tp);
+double loss_bytes_per_logit(Framework f) {
+    return f == Framework::torchtitan || f == Framework::deepspeed ? 12.0 : 4.0;
+}
+
+double loss_activation_bytes(const ModelSpec& m, double tokens_local, int tp, double sp_div, Framework f) {
+    // The LM head's input and the logits the loss holds at its peak.
+    return tokens_local *
+           (4.0 * static_cast<double>(m.hidden) / sp_div + loss_bytes_per_logit(f) * static_cast<double>(m.vocab) / tp);
 }
 
 ActivationQuery activation_query(const ModelSpec& m, const ParallelConfig& p, const TrainingConfig& t) {
@@ -303,7 +308,7 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
         }
         if (s == p.pp - 1) {
             d.logits_bytes = loss_microbatches_in_flight(*p.schedule, p.pp, mb) *
-                             loss_activation_bytes(m, tokens_local, p.tp, sp_div);
+                             loss_activation_bytes(m, tokens_local, p.tp, sp_div, p.framework);
         }
         d.activations_bytes = act + d.recompute_working_bytes + d.embedding_activations_bytes + d.logits_bytes;
         // RLHF rollout (DeepSpeed-Chat's hybrid engine): generation runs between the training steps,

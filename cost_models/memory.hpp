@@ -51,8 +51,14 @@ struct LayerActivations {
 // Per micro-batch, on the first stage besides its layers: token ids and the embedding dropout mask.
 // `tokens_local` = seq_len / cp · micro_batch; `sp_div` = tp with sequence parallelism, else 1.
 [[nodiscard]] double embedding_activation_bytes(const ModelSpec& m, double tokens_local, double sp_div);
-// Per live micro-batch, on the last stage: the LM head's input and the fp32 logits of the loss.
-[[nodiscard]] double loss_activation_bytes(const ModelSpec& m, double tokens_local, int tp, double sp_div);
+// Bytes per logit (token × vocabulary entry on this rank) live at the loss's peak, all layers' activations
+// still held: 4 for Megatron-Core's vocab-parallel cross-entropy (one fp32 copy, exp and gradient in
+// place) and llm-foundry (flash-attn's fused cross-entropy, gradient in place); 12 for torchtitan and
+// DeepSpeed with Hugging Face modules, whose F.cross_entropy(logits.float()) keeps the fp32 log-softmax
+// and, in its backward, the nll gradient and the input gradient beside it (4 + 4 + 4).
+[[nodiscard]] double loss_bytes_per_logit(Framework f);
+// Per live micro-batch, on the last stage: the LM head's input and the logits of the loss.
+[[nodiscard]] double loss_activation_bytes(const ModelSpec& m, double tokens_local, int tp, double sp_div, Framework f);
 
 // Bytes per trained parameter the optimizer keeps (docs/memory-model.md): the master copy of the weights
 // (fp32 4, 16-bit remainders 2, none or fp32 training 0) and the moments (Adam's m and v, SGD's momentum)

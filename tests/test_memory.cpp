@@ -672,3 +672,40 @@ TEST_CASE("torchtitan's selective op AC keeps the block input, every other GEMM 
     t.recompute = Recompute::full;
     CHECK(layer_activations(m, activation_query(m, p, t)).total < a.total);
 }
+
+TEST_CASE("the loss's logits: one fp32 copy under Megatron, 12 bytes per logit under F.cross_entropy(x.float())",
+          "[memory][loss][torchtitan]") {
+    // Llama-3.1-8B on 8 GPUs (FSDP), 2 x 8192 tokens per micro-batch, vocabulary 128,256. Megatron-Core's
+    // vocab-parallel cross-entropy keeps one fp32 copy (exp and gradient in place): 4 bytes per logit.
+    // torchtitan's loss, F.cross_entropy(pred.float()), holds at its backward peak the fp32 log-softmax,
+    // the nll gradient and the input gradient: 12 bytes per logit. Both keep the LM head's input (4·h).
+    const ModelSpec m = zoo("llama-3.1-8b");
+    const SystemSpec s = sys("dgx-h100");
+    ParallelConfig p;
+    p.dp = 8;
+    p.zero = 3;
+    TrainingConfig t;
+    t.seq_len = 8192;
+    t.micro_batch = 2;
+    t.global_batch = 16;
+    t.precision = Precision::bf16;
+    const double tokens = 2.0 * 8192, V = 128256, h = 4096;
+    p.framework = Framework::megatron;
+    const auto megatron = training_memory(m, s, p, t);
+    CHECK(megatron.logits_bytes == Approx(tokens * (4.0 * h + 4.0 * V)));
+    p.framework = Framework::torchtitan;
+    const auto tt = training_memory(m, s, p, t);
+    CHECK(tt.logits_bytes == Approx(tokens * (4.0 * h + 12.0 * V)));
+    CHECK(tt.total_bytes - megatron.total_bytes ==
+          Approx(8.0 * tokens * V).epsilon(0.06));   // + the allocator's fragmentation share of it
+    p.framework = Framework::deepspeed;
+    CHECK(training_memory(m, s, p, t).logits_bytes == Approx(tt.logits_bytes));
+    // llm-foundry's default loss is flash-attn's fused cross-entropy (gradient in place).
+    p.framework = Framework::llm_foundry;
+    CHECK(training_memory(m, s, p, t).logits_bytes == Approx(megatron.logits_bytes));
+    // With tensor parallelism the vocabulary is sharded (torchtitan's loss_parallel).
+    p.framework = Framework::torchtitan;
+    p.tp = 2;
+    p.dp = 4;
+    CHECK(training_memory(m, s, p, t).logits_bytes == Approx(tokens * (4.0 * h + 12.0 * V / 2)));
+}

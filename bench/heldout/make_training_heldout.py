@@ -418,6 +418,23 @@ GROUPS = ["B200/GB200", "FP8 >= 1k H100", ">= 1k H100 BF16", "ZeRO-3/FSDP scalin
           "H100 Megatron (other)"]
 
 
+# Peak memory per GPU the torchtitan tables print (GiB; the most loaded GPU, torchtitan's memory monitor:
+# the caching allocator's peak reserved memory), by case id. Not a validation quantity: `--summary` compares
+# llmsim's memory per GPU (the most loaded one) with it.
+TT_MEMORY_GiB = {
+    "TT-llama-3.1-8b-8-FSDP": 82.4, "TT-llama-3.1-8b-8-FSDP+torch.compile": 77.0,
+    "TT-llama-3.1-8b-8-FSDP+torch.compile+Float8": 76.8,
+    "TT-llama-3.1-8b-8-FSDP8-CP1": 83.9, "TT-llama-3.1-8b-8-FSDP4-CP2": 84.2,
+    "TT-llama-3.1-8b-8-FSDP2-CP4": 84.0, "TT-llama-3.1-8b-8-FSDP1-CP8": 84.5,
+    "TT-llama-3.1-8b-128-FSDP": 67.0, "TT-llama-3.1-8b-128-FSDP+torch.compile": 62.0,
+    "TT-llama-3.1-8b-128-FSDP+torch.compile+Float8": 61.8,
+    "TT-llama-3.1-70b-256-2D": 71.9, "TT-llama-3.1-70b-256-2D+AsyncTP": 67.6,
+    "TT-llama-3.1-405b-512-1F1B": 82.5, "TT-llama-3.1-405b-512-Interleaved1F1B": 72.7,
+    "TT-llama-3.1-405b-512-FSDP8-CP1": 75.3, "TT-llama-3.1-405b-512-FSDP4-CP2": 75.9,
+    "TT-llama-3.1-405b-512-FSDP2-CP4": 77.1, "TT-llama-3.1-405b-512-FSDP1-CP8": 84.9,
+}
+
+
 def summary(validate_json):
     """The per-group table of docs/accuracy.md from `llmsim validate --json` output."""
     import statistics
@@ -431,6 +448,13 @@ def summary(validate_json):
         w = max(rs, key=lambda r: abs(r["error"]))
         print(f"| {g} | {len(rs)} | {statistics.mean(e):.1f}% | {statistics.median(e):.1f}% | "
               f"{w['error'] * 100:+.1f}% ({w['id']}) | {sum(r['fits'] for r in rs)} of {len(rs)} |")
+    by_id = {r["id"]: r for r in rows}
+    err = [(i, by_id[i]["memory_bytes"] / 2**30 / gib - 1) for i, gib in TT_MEMORY_GiB.items() if i in by_id]
+    if err:
+        worst = max(err, key=lambda x: abs(x[1]))
+        print(f"\ntorchtitan peak memory per GPU ({len(err)} rows): mean |error| "
+              f"{statistics.mean(abs(e) for _, e in err) * 100:.1f}%, median "
+              f"{statistics.median(abs(e) for _, e in err) * 100:.1f}%, worst {worst[1] * 100:+.1f}% ({worst[0]})")
 
 
 if __name__ == "__main__":

@@ -348,7 +348,7 @@ FastMemory FastEvaluator::memory(const StateEntry& st, const LayerEntry& le, int
     pc.schedule = &sched;
     const double live = loss_microbatches_in_flight(sched, pp, microbatches);
     const double emb_per = embedding_activation_bytes(m, tokens_local, sp_div);
-    const double logits = live * loss_activation_bytes(m, tokens_local, tp, sp_div);
+    const double logits = live * loss_activation_bytes(m, tokens_local, tp, sp_div, base_.parallel.framework);
     const bool rlhf = base_.training.rlhf.enabled;
     double rollout_kv = 0;
     if (rlhf) {   // rlhf_rollout_job(): gpus / tp replicas, each ceil(global batch / replicas) sequences
