@@ -148,7 +148,8 @@ struct Builder {
         const double heads_local = m.heads / tp;
         // Eager PyTorch (eager_elementwise): RMSNorm, RoPE and the gated activation as one kernel per op.
         const bool eager = eager_elementwise(p);
-        const double norm_bytes = eager && m.norm == NormKind::rmsnorm ? eager_rmsnorm_bytes_per_element(e) : 2.0 * e;
+        const double rmsnorm_bytes = eager ? eager_rmsnorm_bytes_per_element(e) : 2.0 * e;
+        const double norm_bytes = m.norm == NormKind::rmsnorm ? rmsnorm_bytes : 2.0 * e;
         const double rope_bytes = eager ? eager_rope_bytes_per_element(e) : 2.0 * e;
 
         // --- attention block ---
@@ -161,13 +162,13 @@ struct Builder {
             const double dn = static_cast<double>(m.qk_nope_head_dim());
             if (rq > 0) {
                 gemm(L, "q_down", T, rq, h, 1.0, share(plan.qkv));
-                mem(L, "q_norm", 2.0 * e * T * rq, passes);
+                mem(L, "q_norm", rmsnorm_bytes * T * rq, passes);   // MLA latent norms: RMSNorm
                 gemm(L, "q_up", T, qd / tp, rq, 1.0, share(plan.qkv));
             } else {
                 gemm(L, "q", T, qd / tp, h, 1.0, share(plan.qkv));
             }
             gemm(L, "kv_down", T, rkv + dr, h, 1.0, share(plan.qkv));
-            mem(L, "kv_norm", 2.0 * e * T * rkv, passes);
+            mem(L, "kv_norm", rmsnorm_bytes * T * rkv, passes);
             gemm(L, "kv_up", T, heads_local * (dn + dv), rkv, 1.0, share(plan.qkv));
             if (m.position == PositionKind::rope) mem(L, "rope", rope_bytes * T * (heads_local * dr + dr), passes);
         } else {

@@ -38,16 +38,14 @@ void read_parallel(KeyReader& r, Scenario& s, bool& dp_given) {
     p.tp_comm_overlap = r.boolean_or("tp_comm_overlap", false);
     const auto fw = r.choice_key("framework");
     p.framework = fw ? framework_from_string(*fw).value_or(Framework::unspecified) : Framework::unspecified;
-    if (r.has("torch_compile")) {
-        p.torch_compile = r.boolean_or("torch_compile", false);
-        if (!pytorch_module_framework(p.framework))
-            r.problems().add(
-                r.ptr("torch_compile"), Json(*p.torch_compile),
-                fmt::format("only with parallel.framework torchtitan, deepspeed or llm-foundry (here {}; "
-                            "Megatron-LM and NeMo run Transformer Engine's fused kernels)",
-                            p.framework == Framework::unspecified ? std::string("none is named")
-                                                                  : fmt::format("\"{}\"", to_string(p.framework))));
-    }
+    p.torch_compile = r.boolean_or("torch_compile", false);
+    if (const Json* tc = r.get("torch_compile"); tc && tc->is_boolean() && !pytorch_module_framework(p.framework))
+        r.problems().add(
+            r.ptr("torch_compile"), *tc,
+            fmt::format("only with parallel.framework torchtitan, deepspeed or llm-foundry (here {}; "
+                        "Megatron-LM and NeMo run Transformer Engine's fused kernels)",
+                        p.framework == Framework::unspecified ? std::string("none is named")
+                                                              : fmt::format("\"{}\"", to_string(p.framework))));
     const Json* sv = r.get("schedule");
     p.schedule = &default_schedule(p.vp);
     if (sv) {
@@ -459,7 +457,7 @@ Json to_json(const ParallelConfig& p) {
               {"overlap_param_gather", p.overlap_param_gather},
               {"tp_comm_overlap", p.tp_comm_overlap}};
     if (p.framework != Framework::unspecified) j["framework"] = to_string(p.framework);
-    if (pytorch_module_framework(p.framework)) j["torch_compile"] = p.torch_compile.value_or(false);
+    if (pytorch_module_framework(p.framework)) j["torch_compile"] = p.torch_compile;
     return j;
 }
 

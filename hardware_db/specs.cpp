@@ -92,9 +92,7 @@ bool pytorch_module_framework(Framework f) {
 
 bool uses_fa2_attention(Framework f) { return pytorch_module_framework(f); }
 
-bool eager_elementwise(const ParallelConfig& p) {
-    return pytorch_module_framework(p.framework) && !p.torch_compile.value_or(false);
-}
+bool eager_elementwise(const ParallelConfig& p) { return pytorch_module_framework(p.framework) && !p.torch_compile; }
 
 std::string framework_label(const ParallelConfig& p) {
     if (p.framework == Framework::unspecified) return {};

@@ -242,8 +242,8 @@ struct ParallelConfig {
     bool tp_comm_overlap = false;
     Framework framework = Framework::unspecified;
     // torch.compile (torchtitan --training.compile, Composer's compile_config, the HF Trainer's
-    // torch_compile): only under a pytorch_module_framework; unset = false, those frameworks' default.
-    std::optional<bool> torch_compile;
+    // torch_compile): read only under a pytorch_module_framework; false is those frameworks' default.
+    bool torch_compile = false;
 
     int model_parallel() const { return tp * pp * cp; }
     int world() const { return tp * pp * cp * dp; }

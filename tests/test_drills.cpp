@@ -564,7 +564,7 @@ TEST_CASE("explain: torch.compile is a lever where the layer runs eager, and it 
     s.parallel.torch_compile = true;
     CHECK(find(sim::explain_training(s).levers) == nullptr);
     s.parallel.framework = Framework::megatron;
-    s.parallel.torch_compile.reset();
+    s.parallel.torch_compile = false;
     CHECK(find(sim::explain_training(s).levers) == nullptr);
 }
 
