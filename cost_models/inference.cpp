@@ -201,7 +201,9 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
         r.comm_s += send;
         t += send;
     }
-    r.overhead_s = kernels * kernel_fixed_s(a, in.cuda_graphs) + kIterationHost_s;
+    // The host's work per running sequence (scheduler, sampling set-up, response): decode and prefill alike.
+    r.overhead_s =
+        kernels * kernel_fixed_s(a, in.cuda_graphs) + in.host_per_sequence_us * 1e-6 * (b.decode_seqs + b.prefill_seqs);
     r.time_s = t + r.overhead_s;
     return r;
 }

@@ -26,7 +26,7 @@ struct IterationCost {
     double compute_s = 0;    // kernels bound by tensor-core throughput
     double memory_s = 0;     // kernels bound by HBM bandwidth
     double comm_s = 0;       // TP all-reduces and PP sends
-    double overhead_s = 0;   // kernel gaps (CUDA graphs) and the per-iteration host step
+    double overhead_s = 0;   // kernels' fixed time and the host's work per running sequence
     bool compute_bound() const { return compute_s >= memory_s; }
 };
 
@@ -35,11 +35,10 @@ struct IterationCost {
 // Llama-3-8B and 70B layers at batch 1..16, hardware_db/profiles/h100-sxm5-80gb-2026-11-22; leave-one-out
 // 5.3%); of it, kGraphLaunch_s is the launch from the graph (empty kernels in a graph, same run). A
 // kernel launched on its own pays the accelerator's kernel_launch_us instead (back-to-back empty
-// kernels: 3.64 us on that H100). And the host's work per iteration (scheduling, sampling, graph
-// launch). docs/serving.md.
+// kernels: 3.64 us on that H100). The host's work per running sequence is the scenario's
+// inference.host_per_sequence_us (docs/serving.md).
 inline constexpr double kGraphKernelFixed_s = 2.8e-6;
 inline constexpr double kGraphLaunch_s = 1.03e-6;
-inline constexpr double kIterationHost_s = 0.0;
 
 // Fixed time of one kernel beyond its roofline time: in a CUDA graph, or launched on its own.
 [[nodiscard]] double kernel_fixed_s(const AcceleratorSpec& a, bool cuda_graphs) noexcept;

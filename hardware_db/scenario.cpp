@@ -193,6 +193,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     in.quant_group_size = static_cast<int>(r.int_key_or("quant_group_size", 128));
     in.batching = r.choice_key("batching").value_or("static");
     in.cuda_graphs = r.boolean_or("cuda_graphs", false);
+    in.host_per_sequence_us = r.num_key_or("host_per_sequence_us", InferenceConfig{}.host_per_sequence_us);
     in.kv_reserve = r.choice_key("kv_admission").value_or("on_demand") == "reserve";
     in.requests = r.int_key_or("requests", 1000);
     in.qps = r.num_key_or("qps", 0.0);
@@ -514,7 +515,8 @@ Json to_json(const InferenceConfig& in) {
               {"compute_precision", to_string(in.compute_precision)},
               {"quant_group_size", in.quant_group_size},
               {"batching", in.batching},
-              {"cuda_graphs", in.cuda_graphs}};
+              {"cuda_graphs", in.cuda_graphs},
+              {"host_per_sequence_us", in.host_per_sequence_us}};
     if (in.batching == "continuous") {
         j["requests"] = in.requests;
         j["qps"] = in.qps;

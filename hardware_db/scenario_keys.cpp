@@ -864,6 +864,15 @@ std::vector<ScenarioKey> build() {
                     .ext()
                     .dflt("false")
                     .example("true"));
+    t.push_back(K(in, "host_per_sequence_us", KT::number, G,
+                  "host time per running sequence per iteration (scheduling, sampling set-up, the response); "
+                  "fitted on the published TensorRT-LLM and MLPerf runs (docs/serving.md); 0 for an engine whose "
+                  "host work overlaps the GPU's")
+                    .ext()
+                    .real(0.0, true, 1000.0)
+                    .unit("us")
+                    .dflt("5")
+                    .example("0"));
     t.push_back(K(in, "kv_admission", KT::choice, S,
                   "on_demand: a request is admitted when its prompt's KV blocks are free and the youngest sequence is "
                   "preempted when a decode finds none (vLLM, TensorRT-LLM MAX_UTILIZATION); reserve: blocks for the "

@@ -51,7 +51,8 @@ LayerTimes layer_s(const SystemSpec& s, const ModelSpec& m, int seq, int micro_b
 double decode_s(const SystemSpec& s, const ModelSpec& m, double batch, double context) {
     ParallelConfig p;
     InferenceConfig in;
-    in.cuda_graphs = true;   // layer_truth.py replays each decode step from a CUDA graph
+    in.cuda_graphs = true;         // layer_truth.py replays each decode step from a CUDA graph
+    in.host_per_sequence_us = 0;   // ... with no serving engine around it: no host work per sequence
     in.weight_precision = Precision::bf16;
     in.kv_precision = Precision::bf16;
     in.compute_precision = Precision::bf16;

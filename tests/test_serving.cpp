@@ -372,9 +372,39 @@ TEST_CASE("kernels launched one by one cost the launch time more than in a CUDA 
     // Same roofline; the difference is (launch - graph launch) per kernel.
     const double per_kernel = a.efficiency.kernel_launch_us * 1e-6 - kGraphLaunch_s;
     REQUIRE(per_kernel > 0);
-    const double kernels = graph.overhead_s / kGraphKernelFixed_s;
+    const double host = 8 * InferenceConfig{}.host_per_sequence_us * 1e-6;   // 8 sequences' host time
+    const double kernels = (graph.overhead_s - host) / kGraphKernelFixed_s;
     CHECK(eager.time_s - graph.time_s == Approx(kernels * per_kernel).epsilon(1e-9));
     CHECK(eager.time_s > graph.time_s);
+}
+
+TEST_CASE("host time per sequence: every running sequence adds host_per_sequence_us to its iteration",
+          "[serving][decode]") {
+    IterationBatch b;
+    b.decode_seqs = 64;
+    b.decode_kv_tokens = 64 * 1000.0;
+    b.prefill_tokens = 600;
+    b.prefill_seqs = 2;
+    b.prefill_pairs = 2 * 300.0 * 301 / 2;
+    b.prefill_kv_tokens = 600;
+    auto step = [&](Json in) { return iteration_cost(serving("llama-3-8b", 1, 1, std::move(in)).serving_job(), b); };
+    const auto none = step({{"host_per_sequence_us", 0}});
+    const auto dflt = step(Json::object());
+    const auto ten = step({{"host_per_sequence_us", 10}});
+    // The default is the value fitted on validation/serving.json (docs/serving.md): 5 us.
+    CHECK(InferenceConfig{}.host_per_sequence_us == 5.0);
+    // Same kernels, same roofline: the difference is 66 sequences (64 decoding, 2 prefilling) x the host time.
+    CHECK(dflt.time_s - none.time_s == Approx(66 * 5e-6).epsilon(1e-9));
+    CHECK(ten.time_s - none.time_s == Approx(66 * 10e-6).epsilon(1e-9));
+    CHECK(dflt.compute_s == Approx(none.compute_s));
+    CHECK(dflt.memory_s == Approx(none.memory_s));
+    // A stream: throughput never rises as host time rises, and it falls by less than the host share.
+    const auto slow =
+        sim::simulate_serving(serving("llama-3-8b", 1, 1, mixed({{"host_per_sequence_us", 20}})).serving_job());
+    const auto fast =
+        sim::simulate_serving(serving("llama-3-8b", 1, 1, mixed({{"host_per_sequence_us", 0}})).serving_job());
+    CHECK(slow.output_tokens_per_s < fast.output_tokens_per_s);
+    CHECK(slow.output_tokens_per_s > 0.5 * fast.output_tokens_per_s);
 }
 
 TEST_CASE("kv_admission reserve: blocks for the whole request at admission, never a preemption", "[serving][sim]") {
