@@ -73,6 +73,10 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
     cmd->add_option("--acceptance", f.acceptance, "Speculative decoding: per-token acceptance probability")->group(g);
     cmd->add_option("--slo-ttft-p99", f.slo_ttft_p99, "SLO: p99 time to first token (s)")->group(g);
     cmd->add_option("--slo-tpot-p99", f.slo_tpot_p99, "SLO: p99 time per output token (s)")->group(g);
+    cmd->add_option("--host-per-sequence-us", f.host_per_sequence_us,
+                    "Engine host time per running sequence per iteration (us; default 5, fitted; 0: host work "
+                    "overlapped)")
+        ->group(g);
 }
 
 const char* first_serving_flag(const ScenarioFlags& f) {
@@ -91,7 +95,8 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {f.spec_tokens.has_value(), "--spec-tokens"},
         {f.acceptance.has_value(), "--acceptance"},
         {f.slo_ttft_p99.has_value(), "--slo-ttft-p99"},
-        {f.slo_tpot_p99.has_value(), "--slo-tpot-p99"}};
+        {f.slo_tpot_p99.has_value(), "--slo-tpot-p99"},
+        {f.host_per_sequence_us.has_value(), "--host-per-sequence-us"}};
     for (const auto& [given, flag] : serving_flags)
         if (given) return flag;
     return nullptr;
@@ -221,6 +226,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/slo/ttft_p99_s", "--slo-ttft-p99", f.slo_ttft_p99);
         ov.set("/inference/slo/tpot_p99_s", "--slo-tpot-p99", f.slo_tpot_p99);
         ov.set("/inference/batching", "--batching", f.batching);
+        ov.set("/inference/host_per_sequence_us", "--host-per-sequence-us", f.host_per_sequence_us);
         // A stream flag asks for continuous batching unless the scenario or --batching says otherwise.
         const char* stream = f.qps            ? f.qps_flag
                              : f.requests     ? "--requests"

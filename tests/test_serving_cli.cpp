@@ -251,3 +251,28 @@ TEST_CASE("a continuous stream whose weights do not fit says so first and why th
     CHECK(j["fits"] == false);
     CHECK(j["method"].get<std::string>().find("one request alone, as if it fit") != std::string::npos);
 }
+
+TEST_CASE(
+    "--host-per-sequence-us: echoed, 0 is at least as fast as the default, refused with training and out of range",
+    "[cli][serving]") {
+    const auto dflt = run_llmsim(deployment({"--json"}), "host");
+    const auto none = run_llmsim(deployment({"--host-per-sequence-us", "0", "--json"}), "host");
+    REQUIRE(dflt.rc == 0);
+    REQUIRE(none.rc == 0);
+    const Json d = Json::parse(dflt.out), n = Json::parse(none.out);
+    CHECK(d["scenario"]["inference"]["host_per_sequence_us"].get<double>() == 5.0);
+    CHECK(n["scenario"]["inference"]["host_per_sequence_us"].get<double>() == 0.0);
+    CHECK(n["output_tokens_per_s"].get<double>() >= d["output_tokens_per_s"].get<double>());
+    CHECK(n["tpot_s"].get<double>() < d["tpot_s"].get<double>());
+
+    const auto bad = run_llmsim(deployment({"--host-per-sequence-us", "-1"}), "host");
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.empty());
+    CHECK(bad.err.find("--host-per-sequence-us") != std::string::npos);
+    const auto training = run_llmsim({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8",
+                                      "--micro-batch", "1", "--host-per-sequence-us", "0"},
+                                     "host");
+    CHECK(training.rc == 2);
+    CHECK(training.out.empty());
+    CHECK(training.err.find("--host-per-sequence-us") != std::string::npos);
+}
