@@ -20,6 +20,7 @@
 #include "cli/progress.hpp"
 #include "cli/search_report.hpp"
 #include "cli/search_request.hpp"
+#include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/input_file.hpp"
 #include "hardware_db/scenario.hpp"
@@ -61,7 +62,8 @@ batch::Outcome evaluate(const batch::Item& item, const sim::EstimateOptions& opt
         Json scenario = compact(to_json(search::apply_candidate(req.base, res.top.front().c)));
         return {std::move(scenario), std::move(best)};
     }
-    const Scenario s = parse_scenario(item.doc, item.base_dir);
+    Scenario s = parse_scenario(item.doc, item.base_dir);
+    resolve_memory_levers(s);
     thread_local sim::StepSimulator simulator;
     const Estimate e = run_estimate(s, opt, simulator);
     Json r = estimate_json(s, e, opt);

@@ -79,6 +79,7 @@ Json report_json(const sim::ValidationReport& rep) {
                 c["fits"] = *r.fits;
                 c["memory_bytes"] = r.memory_bytes;
                 c["capacity_bytes"] = r.capacity_bytes;
+                c["assumed"] = r.assumed;
             }
             cases.push_back(c);
         }
@@ -105,9 +106,10 @@ std::string report_text(const sim::ValidationReport& rep) {
             t.row({r.c->id, "FAILED: " + r.failure, "", "", "", "", "", ""});
             continue;
         }
-        const std::string mem = r.fits ? fmt::format("{:.1f}/{:.0f} GiB{}", r.memory_bytes / kGiB,
-                                                     r.capacity_bytes / kGiB, *r.fits ? "" : " DOES NOT FIT")
-                                       : "";
+        const std::string mem =
+            r.fits ? fmt::format("{:.1f}/{:.0f} GiB{}{}", r.memory_bytes / kGiB, r.capacity_bytes / kGiB,
+                                 *r.fits ? "" : " DOES NOT FIT", r.assumed.empty() ? "" : " (assumed levers)")
+                   : "";
         for (const auto& q : r.quantities)
             t.row({r.c->id, q.quantity, fmt::format("{:.4g}", q.predicted), fmt::format("{:.4g}", q.measured),
                    fmt::format("{:+.1f}%", 100 * q.error),

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/flag_checks.hpp"
+#include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
@@ -280,11 +281,14 @@ Scenario resolve_scenario(const ScenarioFlags& f) {
     Json j = Json::object();
     FlagOverlay ov(j);
     apply_scenario_flags(f, base_dir, ov, j);
+    Scenario s;
     try {
-        return parse_scenario(j, base_dir);
+        s = parse_scenario(j, base_dir);
     } catch (const ConfigError& e) {
         throw ov.rename(e, f.scenario);
     }
+    resolve_memory_levers(s);
+    return s;
 }
 
 ConfigError locate_problems(const ScenarioFlags& f, const ConfigError& e) {

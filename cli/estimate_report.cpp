@@ -405,6 +405,7 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
     out += mt.str();
     out += fmt::format("capacity {} -> {} (headroom {}); dominant: {}\n", gib(m.capacity_bytes),
                        m.fits ? "fits" : "DOES NOT FIT", gib(m.headroom_bytes), m.dominant);
+    out += assumed_levers_text(m.assumed_levers);
     if (e.token_budget > 0)
         out += fmt::format("token budget {:.3g}: {:.1f} days, {:.3g} GPU-hours\n", e.token_budget, e.train_days,
                            e.gpu_hours);

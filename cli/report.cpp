@@ -1,6 +1,7 @@
 #include "cli/report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/common.hpp"
 
@@ -28,6 +29,7 @@ Json memory_json(const MemoryBreakdown& m) {
             {"fits", m.fits},
             {"headroom_bytes", m.headroom_bytes},
             {"dominant", m.dominant},
+            {"assumed_levers", m.assumed_levers},
             {"most_loaded_stage", m.stage},
             {"params_on_gpu", m.params_on_gpu},
             {"detail",
@@ -63,11 +65,14 @@ std::string training_options_text(const TrainingConfig& t) {
         out += fmt::format(" | activations of {} layers offloaded", t.activation_offload_layers);
     // The model states' precisions where they differ from the defaults.
     if (t.fp8_params) out += " | fp8 params";
-    if (t.grad_precision != Precision::fp32) out += fmt::format(" | {} grads", to_string(t.grad_precision));
+    if (t.grad_precision != Precision::fp32)
+        out += fmt::format(" | {} grads{}", to_string(t.grad_precision), t.assumed_bf16_grads ? " (assumed)" : "");
     if (t.optimizer_state_precision != Precision::fp32)
         out += fmt::format(" | {} moments", to_string(t.optimizer_state_precision));
     if (t.master_weights != MasterWeights::fp32)
-        out += t.master_weights == MasterWeights::remainder ? " | master remainders" : " | no master weights";
+        out += t.master_weights == MasterWeights::remainder
+                   ? (t.assumed_master_remainders ? " | master remainders (assumed)" : " | master remainders")
+                   : " | no master weights";
     return out;
 }
 
@@ -101,6 +106,12 @@ Json flops_json(const TrainingFlops& f) {
              "counted as half the s^2 term); hardware FLOPs add recompute (docs/flops-model.md)"}};
 }
 
+std::string assumed_levers_text(const std::vector<std::string>& levers) {
+    if (levers.empty()) return {};
+    return fmt::format("assumed to fit (not stated, as NVIDIA's recipes run it): {}; state them to pin them\n",
+                       fmt::join(levers, ", "));
+}
+
 std::string memory_text(const MemoryBreakdown& m) {
     Table t({"component", "per GPU", "share"});
     auto share = [&](double b) { return m.total_bytes > 0 ? fmt::format("{:.0f}%", 100.0 * b / m.total_bytes) : "-"; };
@@ -116,6 +127,7 @@ std::string memory_text(const MemoryBreakdown& m) {
     out += fmt::format("capacity {}  ->  {}  (headroom {})\n", gib(m.capacity_bytes), m.fits ? "fits" : "DOES NOT FIT",
                        gib(m.headroom_bytes));
     out += fmt::format("most loaded: pipeline stage {}; dominant: {}\n", m.stage, m.dominant);
+    out += assumed_levers_text(m.assumed_levers);
     if (m.offloaded_bytes_per_gpu > 0)
         out +=
             fmt::format("offloaded to host: {} per GPU, {} per node of {} ({})\n", gib(m.offloaded_bytes_per_gpu),

@@ -379,11 +379,50 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
     const auto* top = std::max_element(std::begin(parts), std::end(parts),
                                        [](const auto& a, const auto& b) { return a.first < b.first; });
     best.dominant = top->second;
+    best.assumed_levers = assumed_memory_levers(t);
     return best;
 }
 
 MemoryBreakdown training_memory(const TrainingJob& job) {
     return training_memory(job.model, job.system, job.parallel, job.training);
+}
+
+std::vector<std::string> assumed_memory_levers(const TrainingConfig& t) {
+    std::vector<std::string> out;
+    if (t.assumed_master_remainders) out.emplace_back("training.master_weights: remainder");
+    if (t.assumed_bf16_grads) out.emplace_back("training.grad_precision: bf16");
+    return out;
+}
+
+void resolve_memory_levers(Scenario& s) {
+    TrainingConfig& t = s.training;
+    t.assumed_master_remainders = t.assumed_bf16_grads = false;
+    if (s.is_inference || (!t.master_weights_unstated && !t.grad_precision_unstated)) return;
+    // Only 16-bit weights (bf16 training, or FP8 training's bf16 weights) have the two levers.
+    if (t.precision != Precision::bf16 && t.precision != Precision::fp8) return;
+    auto fits = [&](const TrainingConfig& x) {
+        return training_memory(TrainingJob{s.model, s.system, s.parallel, x}).fits;
+    };
+    if (fits(t)) return;
+    TrainingConfig trial = t;
+    // 1. Master-weight remainders: bit-exact (the bf16 weight is the fp32 master's high half).
+    if (t.master_weights_unstated && t.master_weights == MasterWeights::fp32) {
+        trial.master_weights = MasterWeights::remainder;
+        trial.assumed_master_remainders = true;
+        if (!optimizer_precision_violations(trial).empty()) {
+            trial.master_weights = t.master_weights;
+            trial.assumed_master_remainders = false;
+        } else if (fits(trial)) {
+            t = trial;
+            return;
+        }
+    }
+    // 2. bf16 gradient accumulation and reduction.
+    if (t.grad_precision_unstated && t.grad_precision == Precision::fp32) {
+        trial.grad_precision = Precision::bf16;
+        trial.assumed_bf16_grads = true;
+        if (fits(trial)) t = trial;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -122,11 +122,26 @@ struct MemoryBreakdown {
     bool host_fits = true;
     std::string dominant;   // the largest component
     std::vector<StageMemory> stages;
+    // Levers the scenario left unstated that this layout is priced with (resolve_memory_levers).
+    std::vector<std::string> assumed_levers;
 };
 
 [[nodiscard]] MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
                                               const TrainingConfig& t);
 [[nodiscard]] MemoryBreakdown training_memory(const TrainingJob& job);
+
+// Unstated memory levers (docs/memory-model.md, "Unstated memory levers"). A training scenario that leaves
+// training.master_weights or training.grad_precision unstated and does not fit with the defaults (fp32
+// master weights and fp32 main gradients, Megatron-LM's) is given, in this order and only as far as
+// needed to fit, the levers NVIDIA's recipes run with: 16-bit master-weight remainders (Apex
+// DistributedFusedAdam's store_param_remainders, NeMo 1.x's default for bf16 models; bit-exact), then
+// bf16 gradient accumulation and reduction (grad_reduce_in_fp32 = False in the NeMo 2.0 and
+// Megatron-Bridge performance recipes). If that does not fit either, the defaults stay. Records what it
+// turned on in the training config (assumed_*); a stated value is never changed. One call per scenario,
+// after every flag is applied; the search resolves its base scenario the same way.
+void resolve_memory_levers(Scenario& s);
+// The levers resolve_memory_levers turned on, as "key: value" for the reports (empty: none).
+[[nodiscard]] std::vector<std::string> assumed_memory_levers(const TrainingConfig& t);
 
 struct InferenceMemory {
     double weights_bytes = 0;

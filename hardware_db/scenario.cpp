@@ -79,6 +79,7 @@ void read_training(KeyReader& r, Scenario& s, const Database& db, const std::str
     t.global_batch = r.int_key_or("global_batch", -1);
     t.precision = read_precision(r, "precision", Precision::bf16);
     t.grad_precision = read_precision(r, "grad_precision", Precision::fp32);
+    t.grad_precision_unstated = !r.has("grad_precision");
     const auto rc = r.choice_key("recompute").value_or("none");
     t.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
     t.recompute_num_layers = static_cast<int>(r.int_key_or("recompute_num_layers", 0));
@@ -88,6 +89,7 @@ void read_training(KeyReader& r, Scenario& s, const Database& db, const std::str
     const auto opt = r.choice_key("optimizer").value_or("adam");
     t.optimizer = opt == "sgd" ? Optimizer::sgd : opt == "adafactor" ? Optimizer::adafactor : Optimizer::adam;
     t.optimizer_state_precision = read_precision(r, "optimizer_state_precision", Precision::fp32);
+    t.master_weights_unstated = !r.has("master_weights");
     const auto mw = r.choice_key("master_weights").value_or("fp32");
     t.master_weights = mw == "remainder" ? MasterWeights::remainder
                        : mw == "none"    ? MasterWeights::none
@@ -436,6 +438,7 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
         }
     }
     pr.raise_if_any();
+    if (!s.is_inference && s.system.shards_activations_over_tp() && p.tp > 1) p.sequence_parallel = true;
     return s;
 }
 

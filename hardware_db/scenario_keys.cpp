@@ -610,7 +610,9 @@ std::vector<ScenarioKey> build() {
                     .range(1, limits::kGpus)
                     .dflt("1")
                     .example("2"));
-    t.push_back(K(p, "sequence_parallel", KT::boolean, L, "Megatron sequence parallelism (effective when tp > 1)")
+    t.push_back(K(p, "sequence_parallel", KT::boolean, L,
+                  "Megatron sequence parallelism (effective when tp > 1; always on for TPU systems, whose XLA "
+                  "partitioner keeps activations sharded over the model axis)")
                     .dflt("false")
                     .example("true"));
     t.push_back(K(p, "zero", KT::integer, L,
@@ -680,7 +682,9 @@ std::vector<ScenarioKey> build() {
                     .one_of(precision_names({P::fp32, P::fp16, P::bf16, P::fp8}))
                     .dflt("\"bf16\"")
                     .example("\"fp8\""));
-    t.push_back(K(tr, "grad_precision", KT::choice, T | Q, "main-gradient precision (Megatron: fp32)")
+    t.push_back(K(tr, "grad_precision", KT::choice, T | Q,
+                  "main-gradient precision (Megatron: fp32; unstated and the layout does not fit even with master "
+                  "remainders: bf16, as NVIDIA's performance recipes, reported as assumed)")
                     .ext()
                     .one_of(precision_names({P::fp32, P::fp16, P::bf16}))
                     .dflt("\"fp32\"")
@@ -730,7 +734,8 @@ std::vector<ScenarioKey> build() {
     t.push_back(K(tr, "master_weights", KT::choice, T | Q,
                   "the optimizer's copy of 16-bit weights: fp32 (4 B), remainder (the low 16 bits that complete "
                   "bf16 weights to fp32, 2 B: Apex DistributedFusedAdam in NeMo 1.x, Transformer Engine "
-                  "FusedAdam store_param_remainders) or none (the 16-bit weights are updated in place)")
+                  "FusedAdam store_param_remainders) or none (the 16-bit weights are updated in place); unstated and "
+                  "the layout does not fit with fp32: remainder, reported as assumed")
                     .ext()
                     .one_of({"fp32", "remainder", "none"})
                     .dflt("\"fp32\"")

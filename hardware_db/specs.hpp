@@ -125,6 +125,12 @@ struct SystemSpec {
     std::string profile;   // calibration profile applied ("" if none)
 
     bool is_torus() const { return !torus_dims.empty(); }
+    // TPU systems train under XLA's SPMD partitioner, which keeps the activations sharded over the model
+    // axis between the tensor-parallel regions too (GSPMD's "2D finalized" layout, Xu et al. 2021,
+    // arXiv 2105.04663, Sec. 3.3; PaLM trained with it, Chowdhery et al. 2022, Sec. 4): Megatron's
+    // sequence parallelism in memory and communication, whatever parallel.sequence_parallel says
+    // (docs/memory-model.md).
+    bool shards_activations_over_tp() const { return is_torus(); }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -301,6 +307,14 @@ struct TrainingConfig {
     // (--exp-avg-dtype, --exp-avg-sq-dtype), DeepSeek-V3's BF16 moments; fp32 by default.
     Precision optimizer_state_precision = Precision::fp32;
     MasterWeights master_weights = MasterWeights::fp32;
+    // Which of grad_precision and master_weights the scenario left unstated (set by the scenario reader;
+    // false for configurations built in code): resolve_memory_levers (cost_models/memory) may then turn on
+    // the memory levers the frameworks' recipes use when the layout does not fit with the defaults, and
+    // records here the ones it turned on, which every report names as assumed (docs/memory-model.md).
+    bool grad_precision_unstated = false;
+    bool master_weights_unstated = false;
+    bool assumed_master_remainders = false;
+    bool assumed_bf16_grads = false;
     Offload offload = Offload::none;
     double runtime_reserve_bytes = 1.0 * kGiB;   // CUDA context, cuBLAS/NCCL workspaces
     double fragmentation_fraction = 0.05;        // allocator slack on dynamic memory

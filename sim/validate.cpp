@@ -42,12 +42,15 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases,
         CaseResult r;
         r.c = &c;
         try {
-            const auto pred = predicted_quantities(c.scenario);
-            const bool training = !c.scenario.is_inference;
+            Scenario sc = c.scenario;
+            resolve_memory_levers(sc);
+            const auto pred = predicted_quantities(sc);
+            const bool training = !sc.is_inference;
             std::map<std::string, double> closed;
-            if (training && c.measured.count("step_time_s")) closed = predicted_quantities(c.scenario, true);
+            if (training && c.measured.count("step_time_s")) closed = predicted_quantities(sc, true);
             if (training) {
-                const auto mem = training_memory(c.scenario.training_job());
+                const auto mem = training_memory(sc.training_job());
+                r.assumed = assumed_memory_levers(sc.training);
                 r.fits = mem.fits;
                 r.memory_bytes = mem.total_bytes;
                 r.capacity_bytes = mem.capacity_bytes;

@@ -27,6 +27,8 @@ struct CaseResult {
     // so it must fit).
     std::optional<bool> fits;
     double memory_bytes = 0, capacity_bytes = 0;
+    // The memory levers the scenario left unstated and the layout needs (resolve_memory_levers).
+    std::vector<std::string> assumed;
     bool ok() const { return failure.empty(); }
 };
 

@@ -11,6 +11,7 @@
 #include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
 #include "hardware_db/database.hpp"
+#include "hardware_db/scenario.hpp"
 
 using namespace llmsim;
 
@@ -708,4 +709,114 @@ TEST_CASE("the loss's logits: one fp32 copy under Megatron, 12 bytes per logit u
     p.tp = 2;
     p.dp = 4;
     CHECK(training_memory(m, s, p, t).logits_bytes == Approx(tokens * (4.0 * h + 12.0 * V / 2)));
+}
+
+namespace {
+
+// NeMo 24.07's Llama-3-8B FP8 run on 8 H100 (validation NEMO2407-11): CP 2, ZeRO-1, no recompute, the
+// optimizer's precisions left unstated.
+Scenario nemo_llama3_8b(const std::string& extra_training = "") {
+    return parse_scenario(Json::parse(R"({"model": "llama-3.1-8b", "system": "dgx-h100", "gpus": 8,
+        "parallel": {"tp": 1, "pp": 1, "cp": 2, "zero": 1},
+        "training": {"seq_len": 8192, "micro_batch": 1, "global_batch": 128, "precision": "fp8")" +
+                                      extra_training + "}}"));
+}
+
+double total_with(const Scenario& s, MasterWeights mw, Precision grads) {
+    TrainingConfig t = s.training;
+    t.master_weights = mw;
+    t.grad_precision = grads;
+    return training_memory(TrainingJob{s.model, s.system, s.parallel, t}).total_bytes;
+}
+
+Scenario resolved_at(Scenario s, double capacity_bytes) {
+    s.system.gpu.hbm_capacity_bytes = capacity_bytes;
+    resolve_memory_levers(s);
+    return s;
+}
+
+}   // namespace
+
+TEST_CASE("unstated memory levers: remainders, then bf16 gradients, only as far as the layout needs",
+          "[memory][levers]") {
+    const Scenario base = nemo_llama3_8b();
+    REQUIRE(base.training.master_weights_unstated);
+    REQUIRE(base.training.grad_precision_unstated);
+    const double t0 = total_with(base, MasterWeights::fp32, Precision::fp32);
+    const double t1 = total_with(base, MasterWeights::remainder, Precision::fp32);
+    const double t2 = total_with(base, MasterWeights::remainder, Precision::bf16);
+    // Remainders save 2 bytes per parameter of the optimizer's shard (dp·cp = 8), bf16 gradients 2 bytes
+    // per parameter held (ZeRO-1 keeps them whole).
+    const double params = training_memory(base.training_job()).params_on_gpu;
+    CHECK(t0 - t1 == Approx(2.0 * params / 8).epsilon(1e-9));
+    CHECK(t1 - t2 == Approx(2.0 * params).epsilon(1e-9));
+
+    SECTION("fits with the defaults: nothing changes") {
+        const Scenario s = resolved_at(base, t0 * 1.01);
+        CHECK(s.training.master_weights == MasterWeights::fp32);
+        CHECK(s.training.grad_precision == Precision::fp32);
+        CHECK(assumed_memory_levers(s.training).empty());
+    }
+    SECTION("remainders are enough: the gradients stay fp32") {
+        const Scenario s = resolved_at(base, 0.5 * (t0 + t1));
+        CHECK(s.training.master_weights == MasterWeights::remainder);
+        CHECK(s.training.grad_precision == Precision::fp32);
+        const auto m = training_memory(s.training_job());
+        CHECK(m.fits);
+        CHECK(m.total_bytes == Approx(t1).epsilon(1e-12));
+        CHECK(m.assumed_levers == std::vector<std::string>{"training.master_weights: remainder"});
+    }
+    SECTION("both levers") {
+        const Scenario s = resolved_at(base, 0.5 * (t1 + t2));
+        CHECK(s.training.master_weights == MasterWeights::remainder);
+        CHECK(s.training.grad_precision == Precision::bf16);
+        CHECK(training_memory(s.training_job()).total_bytes == Approx(t2).epsilon(1e-12));
+        CHECK(assumed_memory_levers(s.training).size() == 2);
+    }
+    SECTION("nothing fits: the defaults stay and it is reported as not fitting") {
+        const Scenario s = resolved_at(base, 0.9 * t2);
+        CHECK(s.training.master_weights == MasterWeights::fp32);
+        CHECK(s.training.grad_precision == Precision::fp32);
+        CHECK_FALSE(training_memory(s.training_job()).fits);
+        CHECK(assumed_memory_levers(s.training).empty());
+    }
+    SECTION("a stated value is never changed") {
+        const Scenario stated = nemo_llama3_8b(R"(, "master_weights": "fp32")");
+        CHECK_FALSE(stated.training.master_weights_unstated);
+        // Remainders would fit; they are stated away, so only the gradients may change.
+        const double tg = total_with(stated, MasterWeights::fp32, Precision::bf16);
+        const Scenario s = resolved_at(stated, 0.5 * (t0 + t1));
+        CHECK(s.training.master_weights == MasterWeights::fp32);
+        CHECK(s.training.grad_precision == Precision::bf16);
+        CHECK(training_memory(s.training_job()).total_bytes == Approx(tg).epsilon(1e-12));
+        const Scenario both =
+            resolved_at(nemo_llama3_8b(R"(, "master_weights": "fp32", "grad_precision": "fp32")"), 0.5 * (t1 + t2));
+        CHECK(both.training.master_weights == MasterWeights::fp32);
+        CHECK(both.training.grad_precision == Precision::fp32);
+    }
+    SECTION("fp32 training has no 16-bit weights to complete: no lever") {
+        Scenario fp32 = base;
+        fp32.training.precision = Precision::fp32;
+        const double cap = 0.99 * training_memory(fp32.training_job()).total_bytes;
+        const Scenario s = resolved_at(fp32, cap);
+        CHECK(assumed_memory_levers(s.training).empty());
+    }
+}
+
+TEST_CASE("TPU: XLA shards activations over the model axis, so sequence parallelism is always on there",
+          "[memory][tpu]") {
+    const std::string body = R"({"model": "llama-2-70b", "system": "tpu-v4", "gpus": 64,
+        "parallel": {"tp": 8, "sequence_parallel": false},
+        "training": {"seq_len": 2048, "micro_batch": 1, "global_batch": 64, "recompute": "selective"}})";
+    const Scenario tpu = parse_scenario(Json::parse(body));
+    CHECK(tpu.parallel.sequence_parallel);
+    // The same layout on GPUs keeps what it states, and holds more activations per GPU.
+    std::string gpu_body = body;
+    gpu_body.replace(gpu_body.find("tpu-v4"), 6, "dgx-a100-80gb");
+    const Scenario gpu = parse_scenario(Json::parse(gpu_body));
+    CHECK_FALSE(gpu.parallel.sequence_parallel);
+    const auto mt = training_memory(tpu.training_job());
+    const auto mg = training_memory(gpu.training_job());
+    // Korthikanti's selective-recompute activations: sbh(10 + 24/t) without SP, 34sbh/t with it.
+    CHECK(mt.activations_per_layer_bytes < mg.activations_per_layer_bytes / 2);
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cost_models/memory.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
 #include "sim/estimate.hpp"
@@ -79,7 +80,8 @@ TEST_CASE("run: a sweep of N points gives N rows in order; a bad point stays in 
         Json doc = base;
         doc["parallel"]["tp"] = tp;
         doc["parallel"]["pp"] = pp;
-        const Scenario s = parse_scenario(doc, scenario_path("").string());
+        Scenario s = parse_scenario(doc, scenario_path("").string());
+        resolve_memory_levers(s);   // as every command does after reading a scenario
         const auto q = sim::predicted_quantities(s, true);
         CHECK(row["result"]["step_time_s"].get<double>() == Approx(q.at("step_time_s")).epsilon(1e-12));
         CHECK(row["result"]["mfu"].get<double>() == Approx(q.at("mfu")).epsilon(1e-12));

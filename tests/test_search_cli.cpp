@@ -314,8 +314,11 @@ TEST_CASE("search: a layout too large without recompute is evaluated with the fe
     const auto same = nlohmann::json::parse(run(layout + std::to_string(n)).out);
     CHECK(same["step_time_s"].get<double>() == Approx(best["step_time_s"].get<double>()).epsilon(1e-9));
     CHECK(same["memory"]["fits"] == true);
+    // The search prices the default fp32 master weights and gradients (it does not assume the recipes'
+    // memory levers, docs/search.md): one layer fewer does not fit with them; estimate may still fit it
+    // with the levers, and then names them.
     const auto fewer = nlohmann::json::parse(run(layout + std::to_string(n - 1)).out);
-    CHECK(fewer["memory"]["fits"] == false);
+    CHECK((fewer["memory"]["fits"] == false || !fewer["memory"]["assumed_levers"].empty()));
 }
 
 TEST_CASE("search: one-stage layouts too large without recompute try the fewest offloaded layers that fit",
@@ -343,5 +346,6 @@ TEST_CASE("search: one-stage layouts too large without recompute try the fewest 
     const auto same = nlohmann::json::parse(run(est + std::to_string(n)).out);
     CHECK(same["memory"]["fits"] == true);
     CHECK(same["step_time_s"].get<double>() == Approx(best["step_time_s"].get<double>()).epsilon(1e-9));
-    CHECK(nlohmann::json::parse(run(est + std::to_string(n - 1)).out)["memory"]["fits"] == false);
+    const auto fewer = nlohmann::json::parse(run(est + std::to_string(n - 1)).out);   // as above
+    CHECK((fewer["memory"]["fits"] == false || !fewer["memory"]["assumed_levers"].empty()));
 }

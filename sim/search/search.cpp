@@ -555,6 +555,7 @@ bool dominates3(const SearchEntry& a, const SearchEntry& b) {
 SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const SearchOptions& opt) {
     const auto t0 = std::chrono::steady_clock::now();
     SearchSpace space = space_in;
+    if (base.system.shards_activations_over_tp()) space.sequence_parallel = true;   // as parse_scenario
     if (base.system.gpu.peak(base.training.precision) <= 0)
         throw ConfigError(fmt::format("/training/precision: \"{}\": expected a precision {} supports",
                                       to_string(base.training.precision), base.system.gpu.name));
