@@ -55,13 +55,15 @@ double fit_sustained_fraction(const std::vector<const ValidationCase*>& cases) {
 std::vector<SustainedFit> fit_sustained_fractions(const std::vector<ValidationCase>& cases) {
     std::map<std::string, std::vector<const ValidationCase*>> by_gpu;
     std::map<std::string, std::vector<std::string>> skipped;
-    for (const auto& c : cases) {
+    // Each case as `validate` prices it: with the memory levers it leaves unstated (resolve_memory_levers).
+    std::vector<ValidationCase> resolved(cases);
+    for (auto& c : resolved) {
         if (c.scenario.is_inference || !c.measured.count("step_time_s")) continue;
+        resolve_memory_levers(c.scenario);
         // A layout the memory model says cannot fit did not run as written: its inputs (recompute,
         // gradient precision, sharding) differ from the run's, so its time says nothing about the
         // fraction. It is left out of the fit and reported as such.
-        const auto& s = c.scenario;
-        if (!training_memory(TrainingJob{s.model, s.system, s.parallel, s.training}).fits) {
+        if (!training_memory(c.scenario.training_job()).fits) {
             skipped[c.scenario.system.gpu.name].push_back(c.id);
             continue;
         }
