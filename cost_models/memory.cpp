@@ -396,6 +396,9 @@ std::vector<std::string> assumed_memory_levers(const TrainingConfig& t) {
 
 void resolve_memory_levers(Scenario& s) {
     TrainingConfig& t = s.training;
+    // From the defaults each time, so that a second call (after a layout change) decides afresh.
+    if (t.assumed_master_remainders) t.master_weights = MasterWeights::fp32;
+    if (t.assumed_bf16_grads) t.grad_precision = Precision::fp32;
     t.assumed_master_remainders = t.assumed_bf16_grads = false;
     if (s.is_inference || (!t.master_weights_unstated && !t.grad_precision_unstated)) return;
     // Only 16-bit weights (bf16 training, or FP8 training's bf16 weights) have the two levers.

@@ -50,7 +50,7 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases,
             if (training && c.measured.count("step_time_s")) closed = predicted_quantities(sc, true);
             if (training) {
                 const auto mem = training_memory(sc.training_job());
-                r.assumed = assumed_memory_levers(sc.training);
+                r.assumed = mem.assumed_levers;
                 r.fits = mem.fits;
                 r.memory_bytes = mem.total_bytes;
                 r.capacity_bytes = mem.capacity_bytes;

@@ -275,3 +275,26 @@ TEST_CASE("--recompute-num-layers and --activation-offload-layers set their keys
     CHECK(bad.err.find("--activation-offload-layers: 40: expected 0 with training.recompute = \"full\"") !=
           std::string::npos);
 }
+
+TEST_CASE("llmsim estimate names the memory levers it assumed for a layout that needs them",
+          "[cli][estimate][levers]") {
+    // NeMo 24.07's Llama-3-8B FP8 layout on 8 H100 (validation NEMO2407-11): over capacity with fp32 master
+    // weights, within it with remainders (docs/memory-model.md, "Unstated memory levers").
+    const std::vector<std::string> layout = {
+        "estimate", "--model", "llama-3.1-8b", "--system", "dgx-h100",       "--gpus", "8",           "--cp", "2",
+        "--zero",   "1",       "--seq-len",    "8192",     "--global-batch", "128",    "--precision", "fp8"};
+    auto json_args = layout;
+    json_args.push_back("--json");
+    const auto r = llmsim_cli(json_args);
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    CHECK(j["memory"]["fits"] == true);
+    CHECK(j["memory"]["assumed_levers"] == Json::array({"training.master_weights: remainder"}));
+    CHECK(j["scenario"]["training"]["master_weights"] == "remainder");
+    CHECK(j["scenario"]["training"]["grad_precision"] == "fp32");
+    const auto t = llmsim_cli(layout);
+    REQUIRE(t.rc == 0);
+    CHECK(t.out.find("master remainders (assumed)") != std::string::npos);
+    CHECK(t.out.find("assumed to fit") != std::string::npos);
+}

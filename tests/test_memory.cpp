@@ -773,6 +773,15 @@ TEST_CASE("unstated memory levers: remainders, then bf16 gradients, only as far 
         CHECK(training_memory(s.training_job()).total_bytes == Approx(t2).epsilon(1e-12));
         CHECK(assumed_memory_levers(s.training).size() == 2);
     }
+    SECTION("resolving again after a change decides afresh") {
+        Scenario s = resolved_at(base, 0.5 * (t1 + t2));
+        REQUIRE(s.training.assumed_bf16_grads);
+        s.system.gpu.hbm_capacity_bytes = t0 * 1.01;   // now the defaults fit
+        resolve_memory_levers(s);
+        CHECK(s.training.master_weights == MasterWeights::fp32);
+        CHECK(s.training.grad_precision == Precision::fp32);
+        CHECK(assumed_memory_levers(s.training).empty());
+    }
     SECTION("nothing fits: the defaults stay and it is reported as not fitting") {
         const Scenario s = resolved_at(base, 0.9 * t2);
         CHECK(s.training.master_weights == MasterWeights::fp32);
