@@ -114,16 +114,20 @@ void add_length(std::vector<K>& t, const std::string& obj) {
     t.push_back(K(o, "dist", KT::choice, S, "shape of the distribution around the mean")
                     .one_of({"fixed", "normal", "uniform", "exponential", "lognormal"})
                     .dflt("\"fixed\""));
-    t.push_back(K(o, "stdev", KT::number, S, "standard deviation (> 0 for normal, uniform and lognormal)")
+    t.push_back(K(o, "stdev", KT::number, S,
+                  "standard deviation of the lengths drawn (> 0 for normal, uniform and lognormal; at most sqrt((mean "
+                  "- min)(max - mean)))")
                     .real(0.0, true, static_cast<double>(limits::kSeqLen))
                     .unit("tokens")
                     .dflt("0")
                     .example("40"));
-    t.push_back(K(o, "min", KT::number, S, "lengths are clamped to at least this")
-                    .real(1.0, true, static_cast<double>(limits::kSeqLen))
-                    .unit("tokens")
-                    .dflt("1"));
-    t.push_back(K(o, "max", KT::number, S, "lengths are clamped to at most this (>= min)")
+    t.push_back(
+        K(o, "min", KT::number, S,
+          "the shortest length drawn: the distribution is restricted to [min, max] with the stated mean and stdev kept")
+            .real(1.0, true, static_cast<double>(limits::kSeqLen))
+            .unit("tokens")
+            .dflt("1"));
+    t.push_back(K(o, "max", KT::number, S, "the longest length drawn (>= mean >= min)")
                     .real(1.0, true, static_cast<double>(limits::kSeqLen))
                     .unit("tokens")
                     .computed(fmt::format("{}", limits::kSeqLen))

@@ -323,8 +323,9 @@ struct TrainingConfig {
     std::optional<double> token_budget;   // tokens to train on (days, GPU-hours)
 };
 
-// A request length: fixed (every request `mean` tokens) or drawn from a distribution, clamped to
-// [min, max] and rounded to a whole token (at least 1).
+// A request length: fixed (every request `mean` tokens) or drawn from a distribution restricted to
+// [min, max] whose lengths have the stated mean and stdev (sim/length_dist.hpp), rounded to a whole
+// token (at least 1).
 struct LengthDist {
     enum class Kind { fixed, normal, uniform, exponential, lognormal };
     Kind kind = Kind::fixed;

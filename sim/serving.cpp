@@ -11,6 +11,7 @@
 
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
+#include "sim/length_dist.hpp"
 
 namespace llmsim::sim {
 
@@ -29,31 +30,10 @@ public:
     }
     // Uniform in (0, 1).
     double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
-    double normal() {   // Box–Muller
-        const double u1 = uniform(), u2 = uniform();
-        return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-    }
 
 private:
     std::uint64_t s_;
 };
-
-std::int32_t draw_length(const LengthDist& d, Rng& rng) {
-    double x = d.mean;
-    switch (d.kind) {
-        case LengthDist::Kind::fixed: break;
-        case LengthDist::Kind::normal: x = d.mean + d.stdev * rng.normal(); break;
-        case LengthDist::Kind::uniform: x = d.mean + std::sqrt(3.0) * d.stdev * (2.0 * rng.uniform() - 1.0); break;
-        case LengthDist::Kind::exponential: x = -d.mean * std::log(rng.uniform()); break;
-        case LengthDist::Kind::lognormal: {
-            const double s2 = std::log(1.0 + (d.stdev * d.stdev) / (d.mean * d.mean));
-            x = std::exp(std::log(d.mean) - 0.5 * s2 + std::sqrt(s2) * rng.normal());
-            break;
-        }
-    }
-    x = std::clamp(std::round(x), std::max(1.0, std::ceil(d.min)), std::max(1.0, std::floor(d.max)));
-    return static_cast<std::int32_t>(x);
-}
 
 Distribution distribution(std::vector<double>& v) {
     Distribution d;
@@ -97,12 +77,14 @@ std::int64_t blocks_for(double tokens) { return static_cast<std::int64_t>(std::c
 std::vector<Request> request_stream(const InferenceConfig& in) {
     std::vector<Request> out(static_cast<std::size_t>(in.requests));
     Rng rng(in.seed);
+    const auto input = length_sampling(in.input_dist), output = length_sampling(in.output_dist);
     double t = 0;
     for (auto& r : out) {
         if (in.qps > 0) t += -std::log(rng.uniform()) / in.qps;
         r.arrival_s = t;
-        r.input = draw_length(in.input_dist, rng);
-        r.output = draw_length(in.output_dist, rng);
+        // A fixed length draws nothing, so the arrivals of a stream do not depend on it.
+        r.input = input.length(input.kind == LengthDist::Kind::fixed ? 0.5 : rng.uniform());
+        r.output = output.length(output.kind == LengthDist::Kind::fixed ? 0.5 : rng.uniform());
     }
     return out;
 }

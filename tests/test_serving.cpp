@@ -9,6 +9,7 @@
 #include "cost_models/roofline.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
+#include "sim/length_dist.hpp"
 #include "sim/serving.hpp"
 
 using namespace llmsim;
@@ -233,6 +234,78 @@ TEST_CASE("the same seed gives the same run; another seed another", "[serving][s
     CHECK(r1.replicas == 2);
 }
 
+namespace {
+struct Drawn {
+    double mean = 0, stdev = 0, lo = 1e300, hi = 0;
+};
+// Moments of the input lengths of a 100,000-request stream drawn from `d`.
+Drawn drawn(const LengthDist& d) {
+    InferenceConfig in;
+    in.requests = 100000;
+    in.input_dist = d;
+    const auto reqs = sim::request_stream(in);
+    Drawn r;
+    double sum = 0, sq = 0;
+    for (const auto& q : reqs) {
+        sum += q.input;
+        sq += static_cast<double>(q.input) * q.input;
+        r.lo = std::min(r.lo, static_cast<double>(q.input));
+        r.hi = std::max(r.hi, static_cast<double>(q.input));
+    }
+    r.mean = sum / static_cast<double>(reqs.size());
+    r.stdev = std::sqrt(sq / static_cast<double>(reqs.size()) - r.mean * r.mean);
+    return r;
+}
+LengthDist dist(LengthDist::Kind k, double mean, double stdev, double min, double max) {
+    LengthDist d;
+    d.kind = k;
+    d.mean = mean;
+    d.stdev = stdev;
+    d.min = min;
+    d.max = max;
+    return d;
+}
+}   // namespace
+
+TEST_CASE("bounded length distributions keep the stated mean and stdev", "[serving][lengths]") {
+    using K = LengthDist::Kind;
+    // MLPerf Llama-2-70B outputs: lognormal, mean 291.9, stdev 229.8, at most 1024 (8.3% of the untruncated
+    // lognormal lies above it). Clamped draws came out 281.8 on average; restricted draws keep 291.9.
+    const auto out = dist(K::lognormal, 291.9, 229.8, 1, 1024);
+    const auto s = sim::length_sampling(out);
+    CHECK(s.mean == Approx(291.9).epsilon(1e-6));
+    CHECK(s.stdev == Approx(229.8).epsilon(1e-6));
+    CHECK(s.in_range == Approx(0.917).margin(0.005));
+    const auto d = drawn(out);
+    CHECK(d.mean == Approx(291.9).epsilon(0.01));
+    CHECK(d.stdev == Approx(229.8).epsilon(0.02));
+    CHECK(d.lo >= 1);
+    CHECK(d.hi <= 1024);
+    // A normal cut at 1 token (a third of it below): the restriction, not the clamp, keeps the mean.
+    const auto n = drawn(dist(K::normal, 100, 80, 1, 1e9));
+    CHECK(n.mean == Approx(100).epsilon(0.01));
+    CHECK(n.stdev == Approx(80).epsilon(0.02));
+    // Exponential cut to [150, 260]: the mean is held (its stdev is the family's).
+    const auto e = sim::length_sampling(dist(K::exponential, 200, 0, 150, 260));
+    CHECK(e.mean == Approx(200).epsilon(1e-6));
+    CHECK(drawn(dist(K::exponential, 200, 0, 150, 260)).mean == Approx(200).epsilon(0.01));
+    // A stdev the family cannot reach within the bounds: the mean is kept, the stdev is the nearest the
+    // family reaches (a normal cut at 50 with mean 100 tends to an exponential from 49.5: stdev < 50.5).
+    const auto far = sim::length_sampling(dist(K::normal, 100, 60, 50, 300));
+    CHECK(far.mean == Approx(100).epsilon(1e-6));
+    CHECK(far.stdev < 50.5);
+    CHECK(far.stdev > 45);
+    CHECK(drawn(dist(K::normal, 100, 60, 50, 300)).mean == Approx(100).epsilon(0.01));
+    // Bounds that hold all of the mass change nothing: the untruncated parameters.
+    const auto wide = sim::length_sampling(dist(K::lognormal, 500, 100, 1, 1e7));
+    CHECK(wide.scale == Approx(std::sqrt(std::log1p(0.04))));
+    CHECK(wide.location == Approx(std::log(500.0) - 0.5 * std::log1p(0.04)));
+    // The inverse-CDF draw is monotone in the uniform variate and covers the bounds.
+    CHECK(s.length(1e-12) == 1);
+    CHECK(s.length(1.0 - 1e-16) == 1024);
+    CHECK(s.length(0.3) <= s.length(0.7));
+}
+
 TEST_CASE("serving keys: strict errors name the pointer", "[serving][errors]") {
     auto bad = [](Json in) {
         try {
@@ -246,6 +319,12 @@ TEST_CASE("serving keys: strict errors name the pointer", "[serving][errors]") {
     CHECK_THAT(bad({{"input_len", {{"mean", 10}, {"dist", "poisson"}}}}), Catch::Contains("/inference/input_len/dist"));
     CHECK_THAT(bad({{"input_len", {{"dist", "normal"}, {"stdev", 3}}}}), Catch::Contains("/inference/input_len/mean"));
     CHECK_THAT(bad({{"qps", -1}}), Catch::Contains("/inference/qps"));
+    // A mean outside its bounds, or a spread no distribution within them has.
+    CHECK_THAT(bad({{"input_len", {{"mean", 100}, {"dist", "normal"}, {"stdev", 10}, {"min", 200}, {"max", 300}}}}),
+               Catch::Contains("/inference/input_len/mean") && Catch::Contains("within [min, max] = [200, 300]"));
+    CHECK_THAT(bad({{"output_len", {{"mean", 100}, {"dist", "lognormal"}, {"stdev", 90}, {"min", 50}, {"max", 200}}}}),
+               Catch::Contains("/inference/output_len/stdev") &&
+                   Catch::Contains("at most sqrt((mean - min)(max - mean)) = 70.71"));
     CHECK_THAT(bad({{"slo", {{"ttft_p99", 1}}}}), Catch::Contains("/inference/slo/ttft_p99"));
     CHECK_THAT(bad({{"speculative", {{"tokens", 4}}}}), Catch::Contains("/inference/speculative/draft_model"));
     CHECK_THAT(bad({{"speculative", {{"method", "eagle"}}}}),
