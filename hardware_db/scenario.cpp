@@ -181,12 +181,6 @@ LengthDist read_length(KeyReader& r, const std::string& key, double dflt) {
     } else if (d.mean < d.min || d.mean > d.max) {
         // The lengths are drawn within [min, max] with this mean (sim/length_dist.hpp).
         r.problems().add(at + "/mean", Json(d.mean), fmt::format("within [min, max] = [{}, {}]", d.min, d.max));
-    } else if (spread && d.stdev > std::sqrt((d.mean - d.min) * (d.max - d.mean))) {
-        // No distribution on [min, max] with this mean spreads further (half its mass at each bound).
-        r.problems().add(at + "/stdev", Json(d.stdev),
-                         fmt::format("at most sqrt((mean - min)(max - mean)) = {:.4g}: the largest stdev of lengths "
-                                     "within [{}, {}] whose mean is {}",
-                                     std::sqrt((d.mean - d.min) * (d.max - d.mean)), d.min, d.max, d.mean));
     }
     if (spread && d.stdev <= 0 && o.has("dist"))
         r.problems().add(at + "/stdev", Json(d.stdev), fmt::format("> 0 for a {} distribution", kind));

@@ -115,8 +115,8 @@ void add_length(std::vector<K>& t, const std::string& obj) {
                     .one_of({"fixed", "normal", "uniform", "exponential", "lognormal"})
                     .dflt("\"fixed\""));
     t.push_back(K(o, "stdev", KT::number, S,
-                  "standard deviation of the lengths drawn (> 0 for normal, uniform and lognormal; at most sqrt((mean "
-                  "- min)(max - mean)))")
+                  "standard deviation of the lengths drawn (> 0 for normal, uniform and lognormal; where the family "
+                  "cannot spread so far within [min, max], as far as it can)")
                     .real(0.0, true, static_cast<double>(limits::kSeqLen))
                     .unit("tokens")
                     .dflt("0")
