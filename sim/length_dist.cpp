@@ -54,19 +54,6 @@ double inverse_cdf(double p) {
     return x;
 }
 
-// A standard normal restricted to [a, b] at quantile u (monotone in u), from the nearer tail.
-double restricted_normal(double a, double b, double u) {
-    double z;
-    if (a >= 0) {
-        const double qa = 0.5 * std::erfc(a / kSqrt2), qb = 0.5 * std::erfc(b / kSqrt2);
-        z = -inverse_cdf(qa - u * (qa - qb));
-    } else {
-        const double pa = cdf(a), pb = cdf(b);
-        z = inverse_cdf(pa + u * (pb - pa));
-    }
-    return std::clamp(z, a, b);
-}
-
 struct Moments {
     double mean = 0, stdev = 0, in_range = 0;
 };
@@ -139,16 +126,16 @@ double bisect(F f, double lo, double hi, double target, double rel_tol, int iter
 
 std::int32_t LengthSampling::length(double u) const {
     const double A = lo - 0.5, B = hi + 0.5;
+    // The standard normal restricted to [za, zb] at quantile u, from the nearer tail.
+    auto z = [&] {
+        const double v = za >= 0 ? -inverse_cdf(ta - u * (ta - tb)) : inverse_cdf(ta + u * (tb - ta));
+        return std::clamp(v, za, zb);
+    };
     double x = location;
     switch (kind) {
         case Kind::fixed: break;
-        case Kind::normal:
-            x = location + scale * restricted_normal((A - location) / scale, (B - location) / scale, u);
-            break;
-        case Kind::lognormal:
-            x = std::exp(location + scale * restricted_normal((std::log(A) - location) / scale,
-                                                              (std::log(B) - location) / scale, u));
-            break;
+        case Kind::normal: x = location + scale * z(); break;
+        case Kind::lognormal: x = std::exp(location + scale * z()); break;
         case Kind::uniform: {
             const double l = std::max(A, location - scale), h = std::min(B, location + scale);
             x = h > l ? l + u * (h - l) : location;
@@ -186,10 +173,10 @@ LengthSampling length_sampling(const LengthDist& d) {
     } else {
         // The untruncated parameters of the stated moments; the restriction changes nothing when the
         // bounds hold (almost) all of the mass.
-        double scale0 = d.kind == Kind::lognormal ? std::sqrt(std::log1p(s * s / (m * m)))
-                        : d.kind == Kind::uniform ? kSqrt3 * s
-                                                  : s;
-        double loc0 = d.kind == Kind::lognormal ? std::log(m) - 0.5 * scale0 * scale0 : m;
+        const double scale0 = d.kind == Kind::lognormal ? std::sqrt(std::log1p(s * s / (m * m)))
+                              : d.kind == Kind::uniform ? kSqrt3 * s
+                                                        : s;
+        const double loc0 = d.kind == Kind::lognormal ? std::log(m) - 0.5 * scale0 * scale0 : m;
         const auto plain = restricted(d.kind, loc0, scale0, A, B);
         if (plain.in_range > 1.0 - 1e-12) {
             r.location = loc0;
@@ -210,6 +197,14 @@ LengthSampling length_sampling(const LengthDist& d) {
             r.scale = std::exp(ls);
             r.location = mean_at(r.scale);
         }
+    }
+    if (d.kind == Kind::normal || d.kind == Kind::lognormal) {
+        const bool log = d.kind == Kind::lognormal;
+        r.za = ((log ? std::log(A) : A) - r.location) / r.scale;
+        r.zb = ((log ? std::log(B) : B) - r.location) / r.scale;
+        const bool upper = r.za >= 0;
+        r.ta = upper ? 0.5 * std::erfc(r.za / kSqrt2) : cdf(r.za);
+        r.tb = upper ? 0.5 * std::erfc(r.zb / kSqrt2) : cdf(r.zb);
     }
     const auto got = restricted(d.kind, r.location, r.scale, A, B);
     r.in_range = got.in_range;

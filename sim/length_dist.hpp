@@ -23,6 +23,9 @@ struct LengthSampling {
     double lo = 1, hi = 1;        // whole-token bounds of the lengths drawn
     double in_range = 1;          // the untruncated family's probability of a length inside the bounds
     double mean = 0, stdev = 0;   // of the lengths drawn (rounding to whole tokens aside)
+    // For the draw, set once by length_sampling (normal, lognormal): the bounds in standard-normal units
+    // and their probabilities counted from the nearer tail (the upper one when za >= 0).
+    double za = 0, zb = 0, ta = 0, tb = 0;
 
     // The length for a uniform variate u in (0, 1): monotone in u, a whole token in [lo, hi].
     [[nodiscard]] std::int32_t length(double u) const;

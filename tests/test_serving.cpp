@@ -256,22 +256,13 @@ Drawn drawn(const LengthDist& d) {
     r.stdev = std::sqrt(sq / static_cast<double>(reqs.size()) - r.mean * r.mean);
     return r;
 }
-LengthDist dist(LengthDist::Kind k, double mean, double stdev, double min, double max) {
-    LengthDist d;
-    d.kind = k;
-    d.mean = mean;
-    d.stdev = stdev;
-    d.min = min;
-    d.max = max;
-    return d;
-}
 }   // namespace
 
 TEST_CASE("bounded length distributions keep the stated mean and stdev", "[serving][lengths]") {
     using K = LengthDist::Kind;
     // MLPerf Llama-2-70B outputs: lognormal, mean 291.9, stdev 229.8, at most 1024 (8.3% of the untruncated
     // lognormal lies above it). Clamped draws came out 281.8 on average; restricted draws keep 291.9.
-    const auto out = dist(K::lognormal, 291.9, 229.8, 1, 1024);
+    const auto out = LengthDist{K::lognormal, 291.9, 229.8, 1, 1024};
     const auto s = sim::length_sampling(out);
     CHECK(s.mean == Approx(291.9).epsilon(1e-6));
     CHECK(s.stdev == Approx(229.8).epsilon(1e-6));
@@ -282,22 +273,22 @@ TEST_CASE("bounded length distributions keep the stated mean and stdev", "[servi
     CHECK(d.lo >= 1);
     CHECK(d.hi <= 1024);
     // A normal cut at 1 token (a third of it below): the restriction, not the clamp, keeps the mean.
-    const auto n = drawn(dist(K::normal, 100, 80, 1, 1e9));
+    const auto n = drawn(LengthDist{K::normal, 100, 80, 1, 1e9});
     CHECK(n.mean == Approx(100).epsilon(0.01));
     CHECK(n.stdev == Approx(80).epsilon(0.02));
     // Exponential cut to [150, 260]: the mean is held (its stdev is the family's).
-    const auto e = sim::length_sampling(dist(K::exponential, 200, 0, 150, 260));
+    const auto e = sim::length_sampling(LengthDist{K::exponential, 200, 0, 150, 260});
     CHECK(e.mean == Approx(200).epsilon(1e-6));
-    CHECK(drawn(dist(K::exponential, 200, 0, 150, 260)).mean == Approx(200).epsilon(0.01));
+    CHECK(drawn(LengthDist{K::exponential, 200, 0, 150, 260}).mean == Approx(200).epsilon(0.01));
     // A stdev the family cannot reach within the bounds: the mean is kept, the stdev is the nearest the
     // family reaches (a normal cut at 50 with mean 100 tends to an exponential from 49.5: stdev < 50.5).
-    const auto far = sim::length_sampling(dist(K::normal, 100, 60, 50, 300));
+    const auto far = sim::length_sampling(LengthDist{K::normal, 100, 60, 50, 300});
     CHECK(far.mean == Approx(100).epsilon(1e-6));
     CHECK(far.stdev < 50.5);
     CHECK(far.stdev > 45);
-    CHECK(drawn(dist(K::normal, 100, 60, 50, 300)).mean == Approx(100).epsilon(0.01));
+    CHECK(drawn(LengthDist{K::normal, 100, 60, 50, 300}).mean == Approx(100).epsilon(0.01));
     // Bounds that hold all of the mass change nothing: the untruncated parameters.
-    const auto wide = sim::length_sampling(dist(K::lognormal, 500, 100, 1, 1e7));
+    const auto wide = sim::length_sampling(LengthDist{K::lognormal, 500, 100, 1, 1e7});
     CHECK(wide.scale == Approx(std::sqrt(std::log1p(0.04))));
     CHECK(wide.location == Approx(std::log(500.0) - 0.5 * std::log1p(0.04)));
     // The inverse-CDF draw is monotone in the uniform variate and covers the bounds.
