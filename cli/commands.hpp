@@ -35,7 +35,7 @@ void setup_chinchilla(CLI::App* cmd, Context& ctx);
 void setup_plan(CLI::App* cmd, Context& ctx);
 void setup_scaling(CLI::App* cmd, Context& ctx);
 void setup_explain(CLI::App* cmd, Context& ctx);
-void setup_calc(CLI::App* cmd, Context& ctx);
+void setup_calc(CLI::App* calc, Context& ctx);
 void setup_drill(CLI::App* cmd, Context& ctx);
 void setup_hw(CLI::App* hw, Context& ctx);
 void setup_scenario_reference(CLI::App* cmd, Context& ctx);
