@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "hardware_db/engines.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "hardware_db/limits.hpp"
@@ -164,20 +165,35 @@ LengthDist read_length(KeyReader& r, const std::string& key, double dflt) {
         return d;
     }
     KeyReader o(*v, at, r.problems(), "/inference/" + key);
-    d.mean = o.required_num_key("mean");
     const auto kind = o.choice_key("dist").value_or("fixed");
     d.kind = kind == "normal"        ? LengthDist::Kind::normal
              : kind == "uniform"     ? LengthDist::Kind::uniform
              : kind == "exponential" ? LengthDist::Kind::exponential
              : kind == "lognormal"   ? LengthDist::Kind::lognormal
                                      : LengthDist::Kind::fixed;
-    d.stdev = o.num_key_or("stdev", 0.0);
     d.min = o.num_key_or("min", 1.0);
     d.max = o.num_key_or("max", o.spec("max").max);
+    // A uniform length given by its bounds alone: uniform on [min, max], its mean their midpoint and its
+    // stdev (max − min)/√12 (the contract); with a stdev, the uniform of that spread about the mean,
+    // restricted to [min, max] like every family.
+    const bool by_bounds = d.kind == LengthDist::Kind::uniform && !o.has("stdev") && o.has("min") && o.has("max");
+    if (by_bounds && !o.has("mean")) {
+        d.mean = 0.5 * (d.min + d.max);
+    } else {
+        d.mean = o.required_num_key("mean");
+        if (by_bounds && d.max >= d.min && std::fabs(d.mean - 0.5 * (d.min + d.max)) > 1e-9 * d.max)
+            r.problems().add(at + "/mean", Json(d.mean),
+                             fmt::format("the midpoint of [min, max] = {} for a uniform length given by its bounds "
+                                         "(or a stdev)",
+                                         0.5 * (d.min + d.max)));
+    }
+    d.stdev = by_bounds ? (d.max - d.min) / std::sqrt(12.0) : o.num_key_or("stdev", 0.0);
     o.finish();
     const bool spread = d.kind != LengthDist::Kind::fixed && d.kind != LengthDist::Kind::exponential;
     if (d.max < d.min) {
         r.problems().add(at + "/max", Json(d.max), fmt::format(">= min ({})", d.min));
+    } else if (by_bounds && d.max == d.min) {
+        r.problems().add(at + "/max", Json(d.max), fmt::format("> min ({}) for a uniform length", d.min));
     } else if (d.mean < d.min || d.mean > d.max) {
         // The lengths are drawn within [min, max] with this mean (sim/length_dist.hpp).
         r.problems().add(at + "/mean", Json(d.mean), fmt::format("within [min, max] = [{}, {}]", d.min, d.max));
@@ -232,6 +248,26 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
             if (spec.acceptance_length && *spec.acceptance_length > spec.tokens + 1)
                 r.problems().add(o.ptr("acceptance_length"), Json(*spec.acceptance_length),
                                  fmt::format("at most tokens + 1 = {}", spec.tokens + 1));
+        }
+        o.finish();
+    }
+    if (const Json* e = r.get("engine")) {
+        KeyReader o(*e, r.ptr("engine"), r.problems(), "/inference/engine");
+        if (o.ok()) {
+            const std::string name = o.choice_key("name").value_or("");
+            if (const auto kind = engine_from_string(name)) {
+                in.engine.kind = *kind;
+                in.engine.stated = true;
+            } else if (!o.has("name")) {
+                r.problems().add_raw(o.ptr("name") + ": missing: expected one of " + key_accepted_text(o.spec("name")));
+            }
+            if (const auto v = o.string("version")) {
+                if (const auto parsed = parse_engine_version(*v))
+                    in.engine.version = parsed;
+                else
+                    r.problems().add(o.ptr("version"), Json(*v),
+                                     "a release number MAJOR[.MINOR[.PATCH]] of decimal integers in [0, 9999]");
+            }
         }
         o.finish();
     }
@@ -542,6 +578,11 @@ Json to_json(const InferenceConfig& in) {
         if (sp.method == "draft") o["acceptance"] = sp.acceptance;
         if (sp.acceptance_length) o["acceptance_length"] = *sp.acceptance_length;
         j["speculative"] = o;
+    }
+    {
+        Json e = {{"name", to_string(in.engine.kind)}};
+        if (in.engine.version) e["version"] = to_string(*in.engine.version);
+        j["engine"] = e;
     }
     if (in.slo.any()) {
         Json o = Json::object();

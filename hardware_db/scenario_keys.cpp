@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "hardware_db/engines.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/specs.hpp"
 #include "schedules/schedule.hpp"
@@ -109,7 +110,7 @@ void add_length(std::vector<K>& t, const std::string& obj) {
     t.push_back(K(o, "mean", KT::number, S, "mean tokens per request")
                     .real(1.0, true, static_cast<double>(limits::kSeqLen))
                     .unit("tokens")
-                    .required()
+                    .computed("required, but for a uniform length given by min and max (their midpoint)")
                     .example("467"));
     t.push_back(K(o, "dist", KT::choice, S, "shape of the distribution around the mean")
                     .one_of({"fixed", "normal", "uniform", "exponential", "lognormal"})
@@ -119,7 +120,7 @@ void add_length(std::vector<K>& t, const std::string& obj) {
                   "cannot spread so far within [min, max], as far as it can)")
                     .real(0.0, true, static_cast<double>(limits::kSeqLen))
                     .unit("tokens")
-                    .dflt("0")
+                    .computed("0; (max − min)/√12 for a uniform length given by min and max")
                     .example("40"));
     t.push_back(
         K(o, "min", KT::number, S,
@@ -912,6 +913,12 @@ std::vector<ScenarioKey> build() {
     t.push_back(K(in, "slo", KT::object, S, "latency targets; the output says whether they are met (below)")
                     .computed("absent")
                     .example("{\"ttft_p99_s\": 2.0}"));
+    t.push_back(
+        K(in, "engine", KT::object, G,
+          "the serving engine whose kernels, scheduler and defaults the deployment runs (below; docs/serving.md "
+          "\"Engines\")")
+            .computed("absent: a current TensorRT-LLM-class engine")
+            .example(R"({"name": "vllm", "version": "0.6.3"})"));
     t.push_back(K(in, "seed", KT::integer, S, "random stream of arrivals and lengths (same seed, same output)")
                     .range(0, INT64_MAX)
                     .dflt("1")
@@ -942,6 +949,12 @@ std::vector<ScenarioKey> build() {
                     .unit("tokens")
                     .computed("required with mtp, eagle, ngram")
                     .example("2.5"));
+    const std::string en = "/inference/engine";
+    t.push_back(K(en, "name", KT::choice, G, "the engine").one_of(engine_names()).required().example("\"vllm\""));
+    t.push_back(K(en, "version", KT::string, G,
+                  "its release, MAJOR[.MINOR[.PATCH]] (\"0.6.1\"): behaviours that changed between releases follow it")
+                    .computed("a current release")
+                    .example("\"0.6.1\""));
     const std::string slo = "/inference/slo";
     t.push_back(K(slo, "ttft_p99_s", KT::number, S, "99th-percentile time to first token")
                     .real(0.0, false, kMaxSeconds)

@@ -64,6 +64,15 @@ const char* to_string(Framework f) {
     return "unspecified";
 }
 
+const char* to_string(EngineKind e) {
+    switch (e) {
+        case EngineKind::tensorrt_llm: return "tensorrt-llm";
+        case EngineKind::vllm: return "vllm";
+        case EngineKind::sglang: return "sglang";
+    }
+    return "?";
+}
+
 namespace {
 // Every framework a scenario may name, in the enum's order.
 constexpr std::array kFrameworks{Framework::megatron, Framework::deepspeed, Framework::torchtitan,

@@ -349,6 +349,21 @@ struct ServingSlo {
     bool any() const { return ttft_p99_s || tpot_p99_s; }
 };
 
+// The serving engine a deployment runs (inference.engine): its name and release, and the behaviours of
+// that release which move the answer, resolved once by the engine registry (hardware_db/engines.hpp,
+// docs/serving.md "Engines"); the cost models and the simulator read only the resolved fields.
+enum class EngineKind { tensorrt_llm, vllm, sglang };
+struct EngineVersion {
+    int major = 0, minor = 0, patch = 0;
+    friend auto operator<=>(const EngineVersion&, const EngineVersion&) = default;
+};
+struct EngineSpec {
+    EngineKind kind = EngineKind::tensorrt_llm;
+    std::optional<EngineVersion> version;   // absent: a current release
+    bool stated = false;                    // the scenario named the engine (else the default, echoed as such)
+};
+const char* to_string(EngineKind e);
+
 struct InferenceConfig {
     std::int64_t batch = 1;
     std::int64_t input_len = 128;    // mean (rounded) of input_dist
@@ -372,6 +387,7 @@ struct InferenceConfig {
     // Host work per running sequence per iteration (scheduling, sampling set-up, the response): fitted
     // on validation/serving.json, 5 us, leave-one-out 8.7% (docs/serving.md "Host time per sequence").
     double host_per_sequence_us = 5.0;
+    EngineSpec engine;
 };
 
 // What training cost functions read: the model, the system, the layout and the training settings, by

@@ -58,6 +58,7 @@ Json context_for(const ScenarioKey& k) {
             j["inference"]["batching"] = "continuous";
             j["inference"][o.substr(std::string("/inference/").size())] = {{"mean", 100}};
         }
+        if (o == "/inference/engine") j["inference"]["engine"] = {{"name", "vllm"}};
         if (o == "/inference/speculative")
             j["inference"]["speculative"] =
                 k.key == "acceptance_length" ? Json{{"method", "mtp"}} : Json{{"draft_model", "llama-3.2-1b"}};

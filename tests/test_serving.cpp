@@ -7,6 +7,7 @@
 #include "cost_models/inference.hpp"
 #include "cost_models/layer_bytes.hpp"
 #include "cost_models/roofline.hpp"
+#include "hardware_db/engines.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
 #include "sim/length_dist.hpp"
@@ -322,6 +323,84 @@ TEST_CASE("serving keys: strict errors name the pointer", "[serving][errors]") {
     const auto huge = serving("llama-3.1-70b", 1, 1,
                               {{"batching", "continuous"}, {"weight_precision", "fp8"}, {"input_len", 1000000}});
     CHECK_THROWS_WITH(sim::simulate_serving(huge.serving_job()), Catch::Contains("/inference/input_len"));
+}
+
+TEST_CASE("inference.engine: a registered name and a release number, echoed; anything else names its pointer",
+          "[serving][engine][errors]") {
+    auto bad = [](Json in) {
+        try {
+            serving("llama-3-8b", 1, 1, in);
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    const auto s = serving("llama-3-8b", 1, 1, {{"engine", {{"name", "vllm"}, {"version", "0.6.3"}}}});
+    CHECK(s.inference.engine.kind == EngineKind::vllm);
+    CHECK(s.inference.engine.stated);
+    REQUIRE(s.inference.engine.version);
+    CHECK(*s.inference.engine.version == EngineVersion{0, 6, 3});
+    CHECK(EngineVersion{0, 6, 3} < EngineVersion{0, 8, 0});
+    CHECK(to_json(s.inference)["engine"] == Json{{"name", "vllm"}, {"version", "0.6.3"}});
+    // Absent: a current TensorRT-LLM-class engine, echoed by name and without a version.
+    const auto d = serving("llama-3-8b", 1, 1, Json::object());
+    CHECK_FALSE(d.inference.engine.stated);
+    CHECK(to_json(d.inference)["engine"] == Json{{"name", "tensorrt-llm"}});
+    CHECK(parse_engine_version("1") == EngineVersion{1, 0, 0});
+    for (const char* v : {"", "1.", ".1", "01.2", "1.2.3.4", "-1", "v1.2", "1.2rc1", "10000", "1 .2"}) {
+        INFO(v);
+        CHECK_FALSE(parse_engine_version(v));
+    }
+    CHECK_THAT(bad({{"engine", {{"name", "lmdeploy"}}}}),
+               Catch::Contains("/inference/engine/name") && Catch::Contains("\"vllm\""));
+    CHECK_THAT(bad({{"engine", {{"version", "0.6.1"}}}}), Catch::Contains("/inference/engine/name: missing"));
+    CHECK_THAT(bad({{"engine", {{"name", "vllm"}, {"version", "0.6.x"}}}}),
+               Catch::Contains("/inference/engine/version") && Catch::Contains("0.6.x"));
+    CHECK_THAT(bad({{"engine", {{"name", "vllm"}, {"release", "0.6.1"}}}}),
+               Catch::Contains("/inference/engine/release"));
+    CHECK_THAT(bad({{"engine", "vllm"}}), Catch::Contains("/inference/engine"));
+}
+
+TEST_CASE("a uniform length given by its bounds: mean their midpoint, stdev (max - min)/sqrt(12)",
+          "[serving][lengths]") {
+    auto in = [](Json len) { return Json{{"batching", "continuous"}, {"input_len", std::move(len)}}; };
+    const auto s = serving("llama-3-8b", 1, 1, in({{"dist", "uniform"}, {"min", 100}, {"max", 300}}));
+    CHECK(s.inference.input_dist.kind == LengthDist::Kind::uniform);
+    CHECK(s.inference.input_dist.mean == 200.0);
+    CHECK(s.inference.input_len == 200);
+    CHECK(s.inference.input_dist.stdev == Approx(200.0 / std::sqrt(12.0)).epsilon(1e-12));
+    // Drawn: every length within the bounds, the sample mean and stdev those of U[100, 300].
+    const auto reqs =
+        sim::request_stream(parse_scenario({{"model", "llama-3-8b"},
+                                            {"system", "dgx-h100"},
+                                            {"gpus", 1},
+                                            {"inference",
+                                             {{"batching", "continuous"},
+                                              {"requests", 20000},
+                                              {"input_len", {{"dist", "uniform"}, {"min", 100}, {"max", 300}}}}}})
+                                .inference);
+    double sum = 0, sq = 0;
+    int lo = 1 << 30, hi = 0;
+    for (const auto& r : reqs) {
+        sum += r.input;
+        sq += static_cast<double>(r.input) * r.input;
+        lo = std::min(lo, r.input);
+        hi = std::max(hi, r.input);
+    }
+    const double n = static_cast<double>(reqs.size()), mean = sum / n;
+    CHECK(lo >= 100);
+    CHECK(hi <= 300);
+    CHECK(mean == Approx(200.0).epsilon(0.01));
+    CHECK(std::sqrt(sq / n - mean * mean) == Approx(200.0 / std::sqrt(12.0)).epsilon(0.03));
+    // The same with its midpoint stated; another mean without a stdev contradicts the bounds.
+    CHECK(serving("llama-3-8b", 1, 1, in({{"dist", "uniform"}, {"mean", 200}, {"min", 100}, {"max", 300}}))
+              .inference.input_dist.stdev == Approx(200.0 / std::sqrt(12.0)));
+    CHECK_THROWS_WITH(serving("llama-3-8b", 1, 1, in({{"dist", "uniform"}, {"mean", 150}, {"min", 100}, {"max", 300}})),
+                      Catch::Contains("/inference/input_len/mean") && Catch::Contains("midpoint"));
+    CHECK_THROWS_WITH(serving("llama-3-8b", 1, 1, in({{"dist", "uniform"}, {"min", 100}})),
+                      Catch::Contains("/inference/input_len/mean"));
+    CHECK_THROWS_WITH(serving("llama-3-8b", 1, 1, in({{"dist", "uniform"}, {"min", 300}, {"max", 300}})),
+                      Catch::Contains("/inference/input_len/max"));
 }
 
 TEST_CASE("capacity search: the fewest GPUs meeting the SLO, confirmed; one replica fewer misses",

@@ -1,0 +1,25 @@
+// The serving-engine registry (inference.engine): the engines a scenario may name, their releases, and
+// the behaviours of each release that the cost models and the serving simulator price (docs/serving.md
+// "Engines", each behaviour with its source). One table; the scenario reader, the help text and the
+// reference read it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hardware_db/specs.hpp"
+
+namespace llmsim {
+
+// Names a scenario may give, in the registry's order.
+const std::vector<std::string>& engine_names();
+std::optional<EngineKind> engine_from_string(std::string_view name);
+
+// "MAJOR[.MINOR[.PATCH]]", each part a decimal integer in [0, 9999] without a sign or leading zeros
+// (but "0"); anything else is nullopt. A pre-release suffix ("0.17.0rc1") is not a release number.
+std::optional<EngineVersion> parse_engine_version(std::string_view text);
+std::string to_string(const EngineVersion& v);
+
+}   // namespace llmsim
