@@ -17,17 +17,21 @@ namespace llmsim::sim {
 
 namespace {
 
-// splitmix64-seeded xorshift-free generator: a 64-bit Weyl/mix stream, the same on every platform
-// (std:: distributions are implementation-defined).
+// splitmix64's output function (Steele, Lea and Flood 2014): a bijective 64-bit mix.
+constexpr std::uint64_t mix64(std::uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+// splitmix64: a 64-bit Weyl sequence through mix64, the same on every platform (std:: distributions
+// are implementation-defined). The state starts at the *mixed* seed, so seeds k and k + 1 start at
+// unrelated points of the Weyl sequence and give independent replications (a state of seed·γ would
+// make seed k + 1 replay seed k's stream shifted by one draw).
 class Rng {
 public:
-    explicit Rng(std::uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL) {}
-    std::uint64_t next() {
-        std::uint64_t z = (s_ += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    }
+    explicit Rng(std::uint64_t seed) : s_(mix64(seed ^ 0x632BE59BD9B4E019ULL)) {}
+    std::uint64_t next() { return mix64(s_ += 0x9E3779B97F4A7C15ULL); }
     // Uniform in (0, 1).
     double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
 

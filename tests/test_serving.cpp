@@ -2,7 +2,10 @@
 // continuous-batching simulator (queueing laws, scheduling effects, determinism, speculation).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <numeric>
 
 #include "cost_models/inference.hpp"
 #include "cost_models/layer_bytes.hpp"
@@ -233,6 +236,29 @@ TEST_CASE("the same seed gives the same run; another seed another", "[serving][s
     const auto b = serving("llama-3-8b", 2, 1, mixed({{"qps", 6.0}, {"requests", 800}, {"seed", 8}}));
     CHECK(sim::simulate_serving(b.serving_job()).makespan_s != r1.makespan_s);
     CHECK(r1.replicas == 2);
+}
+
+TEST_CASE("seeds k and k + 1 are independent replications: no arrival gap in common", "[serving][sim][seed]") {
+    InferenceConfig in;
+    in.requests = 20000;
+    in.qps = 10;
+    auto gaps = [&](std::uint64_t seed) {
+        in.seed = seed;
+        const auto reqs = sim::request_stream(in);
+        std::vector<double> g;
+        for (std::size_t i = 1; i < reqs.size(); ++i) g.push_back(reqs[i].arrival_s - reqs[i - 1].arrival_s);
+        std::sort(g.begin(), g.end());
+        return g;
+    };
+    for (std::uint64_t k : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{1000}}) {
+        const auto a = gaps(k), b = gaps(k + 1);
+        std::vector<double> common;
+        std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
+        INFO("seed " << k);
+        CHECK(common.empty());
+        // Both are exponential with mean 1/qps.
+        CHECK(std::accumulate(b.begin(), b.end(), 0.0) / static_cast<double>(b.size()) == Approx(0.1).epsilon(0.03));
+    }
 }
 
 namespace {

@@ -168,9 +168,6 @@ TEST_CASE("search on a serving scenario: pp, max_batch and chunk in the table an
     CHECK(w["gpus"] ==
           w["parallel"]["tp"].get<int>() * w["parallel"]["pp"].get<int>() * w["parallel"]["dp"].get<int>());
     CHECK(j["configurations"].get<int>() == 4 * 2 * 3 * 3);
-    bool chunked = false;
-    for (const auto& c : j["results"]) chunked = chunked || c["inference"].contains("max_batch_tokens");
-    CHECK(chunked);   // 2 x 1 x 3 fp8 meets the SLO with chunk 2048 (without it, 4 x 1 x 2: 8 GPUs)
     CHECK(j["one_replica_fewer"]["slo_met"] == false);
     CHECK(j["one_replica_fewer"]["parallel"]["dp"].get<int>() == w["parallel"]["dp"].get<int>() - 1);
     const auto t = run_llmsim({"search", "-s", file, "--max-gpus", "16"}, "capsearch");
