@@ -366,6 +366,26 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
     RunSummary sum;
+    // A callback or the output stream may throw: the workers are stopped and joined before it
+    // propagates (a joinable thread's destructor would end the process).
+    struct Joiner {
+        std::vector<std::thread>& pool;
+        std::atomic<std::size_t>& next;
+        std::size_t n;
+        std::mutex& m;
+        std::condition_variable& cv;
+        std::size_t& written;
+        ~Joiner() {
+            next.store(n);
+            {
+                std::lock_guard lock(m);
+                written = n;   // releases workers waiting for a ring slot
+            }
+            cv.notify_all();
+            for (auto& t : pool)
+                if (t.joinable()) t.join();
+        }
+    } joiner{pool, next, n, m, cv, written};
     while (written < n) {
         Slot s;
         {
@@ -385,7 +405,6 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
         cv.notify_all();
         if (options.progress) options.progress(static_cast<double>(written) / static_cast<double>(n));
     }
-    for (auto& t : pool) t.join();
     out.flush();
     return sum;
 }

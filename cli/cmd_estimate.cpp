@@ -110,13 +110,13 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
             throw locate_problems(*flags, err);
         }
         Json j = estimate_json(s, *e, o);
-        if (!trace->empty() && (e->training || e->continuous)) {
+        if (!trace->empty() && (e->training || (e->serving && e->serving->continuous))) {
             std::ofstream f(*trace, std::ios::binary);
             if (!f) throw ConfigError(*trace + ": cannot open for writing (--trace)");
             if (e->training)
                 simulator.write_trace(f);
             else
-                sim::write_serving_trace(f, *e->continuous);
+                sim::write_serving_trace(f, *e->serving->continuous);
             j["trace_file"] = *trace;
         }
         if (e->training && !plot_file->empty()) plot::write(*plot_file, plot::step_chart(s, *e->training));

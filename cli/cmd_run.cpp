@@ -186,7 +186,11 @@ void setup_run(CLI::App* cmd, Context& ctx) {
             const Json& r = row.result;
             const std::string mem = gib(r["memory"].value("total_bytes", 0.0));
             const std::string fits = r["memory"].value("fits", true) ? "yes" : "NO";
-            if (r.contains("ttft_s"))
+            if (r.contains("does_not_fit"))
+                t.row({std::to_string(row.index), name, "serving", "does not fit", "", "", mem, fits});
+            else if (r.contains("slo_capacity_qps") && !r.contains("ttft_s"))
+                t.row({std::to_string(row.index), name, "serving", "no rate meets the SLO", "", "", mem, fits});
+            else if (r.contains("ttft_s"))
                 t.row({std::to_string(row.index), name, "serving", human_seconds(r["ttft_s"].get<double>()),
                        human_seconds(r["tpot_s"].get<double>()),
                        with_commas(std::llround(r["output_tokens_per_s_per_gpu"].get<double>())), mem, fits});

@@ -128,7 +128,7 @@ void setup_search(CLI::App* cmd, Context& ctx) {
                                     "--slo-ttft-p99, --slo-tpot-p99, --max-gpus)",
                                     flag, flag));
             if (f->scenario.empty()) {
-                if (!serving->qps)
+                if (!serving->qps_text)
                     lines.emplace_back("--qps: missing: expected the arrival rate the deployment must serve");
                 if (!serving->slo_ttft_p99 && !serving->slo_tpot_p99)
                     lines.emplace_back("--slo-ttft-p99: missing: expected --slo-ttft-p99 and/or --slo-tpot-p99");

@@ -7,13 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "app/validate.hpp"
 #include "calibrate/sustained_fit.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
 #include "hardware_db/units.hpp"
 #include "hardware_db/validation.hpp"
-#include "sim/validate.hpp"
 
 namespace llmsim::cli {
 
@@ -43,7 +43,7 @@ std::vector<ValidationCase> read_cases(const std::vector<std::string>& files) {
     return all;
 }
 
-Json stats_json(const sim::ErrorStats& s) {
+Json stats_json(const app::ErrorStats& s) {
     return {{"cases", s.n},
             {"mean_abs_error", s.mean},
             {"median_abs_error", s.median},
@@ -51,12 +51,12 @@ Json stats_json(const sim::ErrorStats& s) {
             {"worst_case", s.worst_id}};
 }
 
-Json stats_for(const std::map<std::string, sim::ErrorStats>& m, const std::string& q) {
+Json stats_for(const std::map<std::string, app::ErrorStats>& m, const std::string& q) {
     const auto it = m.find(q);
-    return stats_json(it == m.end() ? sim::ErrorStats{} : it->second);
+    return stats_json(it == m.end() ? app::ErrorStats{} : it->second);
 }
 
-Json report_json(const sim::ValidationReport& rep) {
+Json report_json(const app::ValidationReport& rep) {
     Json cases = Json::array();
     for (const auto& r : rep.cases) {
         if (!r.ok()) {
@@ -99,7 +99,7 @@ Json report_json(const sim::ValidationReport& rep) {
             {"training_layouts_fit", rep.training_fit}};
 }
 
-std::string report_text(const sim::ValidationReport& rep) {
+std::string report_text(const app::ValidationReport& rep) {
     Table t({"case", "quantity", "predicted", "measured", "error", "closed form", "exact", "memory/GPU"});
     for (const auto& r : rep.cases) {
         if (!r.ok()) {
@@ -117,7 +117,7 @@ std::string report_text(const sim::ValidationReport& rep) {
                    r.c->exact ? "yes" : "", mem});
     }
     std::string out = t.str() + "\n";
-    auto line = [](const std::string& what, const sim::ErrorStats& s) {
+    auto line = [](const std::string& what, const app::ErrorStats& s) {
         return fmt::format("{}: {} cases, mean |error| {:.1f}%, median {:.1f}%, worst {:.1f}% ({})\n", what, s.n,
                            100 * s.mean, 100 * s.median, 100 * s.worst, s.worst_id);
     };
@@ -181,7 +181,7 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
             return;
         }
         ProgressBar bar("validate");
-        const auto rep = sim::run_validation(cases, [&bar](std::size_t done, std::size_t total) {
+        const auto rep = app::run_validation(cases, [&bar](std::size_t done, std::size_t total) {
             bar.update(static_cast<double>(done) / static_cast<double>(std::max<std::size_t>(total, 1)));
         });
         if (*json)

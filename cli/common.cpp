@@ -1,7 +1,9 @@
 #include "cli/common.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -62,7 +64,9 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
     cmd->add_option("--output-len", f.output_len, "Generated tokens per request")->group(g);
     cmd->add_option("--batching", f.batching, "static | continuous (default continuous with --qps/--requests/...)")
         ->group(g);
-    cmd->add_option("--qps", f.qps, "Poisson arrival rate for the deployment (0: offline; continuous batching)")
+    cmd->add_option("--qps", f.qps_text,
+                    "Poisson arrival rate for the deployment (0: offline; continuous batching), or max: the largest "
+                    "rate meeting the SLO (--slo-ttft-p99/--slo-tpot-p99)")
         ->group(g);
     cmd->add_option("--requests", f.requests, "Requests simulated (continuous batching)")->group(g);
     cmd->add_option("--weight-precision", f.weight_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4 | nf4")->group(g);
@@ -80,13 +84,27 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
         ->group(g);
 }
 
+namespace {
+// --qps: "max", or a decimal rate (the reader bounds it); anything else names the flag.
+Json qps_flag_value(const std::string& text) {
+    if (text == "max") return Json("max");
+    char* end = nullptr;
+    errno = 0;
+    const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+    const bool decimal = !text.empty() && text.find_first_of("xXpPnN") == std::string::npos;
+    if (!decimal || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
+        throw ConfigError(fmt::format("--qps: '{}': expected a rate in requests/s (a decimal number) or max", text));
+    return Json(v);
+}
+}   // namespace
+
 const char* first_serving_flag(const ScenarioFlags& f) {
     const std::vector<std::pair<bool, const char*>> serving_flags = {
         {f.batch.has_value(), "--batch"},
         {f.input_len.has_value(), "--input-len"},
         {f.output_len.has_value(), "--output-len"},
         {!f.batching.empty(), "--batching"},
-        {f.qps.has_value(), f.qps_flag},
+        {f.qps.has_value() || f.qps_text.has_value(), f.qps_flag},
         {f.requests.has_value(), "--requests"},
         {!f.weight_precision.empty(), "--weight-precision"},
         {!f.kv_precision.empty(), "--kv-precision"},
@@ -217,6 +235,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/output_len", "--output-len", f.output_len);
         ov.set("/inference/requests", "--requests", f.requests);
         ov.set("/inference/qps", f.qps_flag, f.qps);
+        if (!f.qps && f.qps_text) ov.set("/inference/qps", f.qps_flag, qps_flag_value(*f.qps_text));
         ov.set("/inference/weight_precision", "--weight-precision", f.weight_precision);
         ov.set("/inference/kv_precision", "--kv-precision", f.kv_precision);
         ov.set("/inference/max_batch", "--max-batch", f.max_batch);
@@ -229,13 +248,13 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/batching", "--batching", f.batching);
         ov.set("/inference/host_per_sequence_us", "--host-per-sequence-us", f.host_per_sequence_us);
         // A stream flag asks for continuous batching unless the scenario or --batching says otherwise.
-        const char* stream = f.qps            ? f.qps_flag
-                             : f.requests     ? "--requests"
-                             : f.max_batch    ? "--max-batch"
-                             : f.chunk        ? "--chunk"
-                             : f.slo_ttft_p99 ? "--slo-ttft-p99"
-                             : f.slo_tpot_p99 ? "--slo-tpot-p99"
-                                              : nullptr;
+        const char* stream = f.qps || f.qps_text ? f.qps_flag
+                             : f.requests        ? "--requests"
+                             : f.max_batch       ? "--max-batch"
+                             : f.chunk           ? "--chunk"
+                             : f.slo_ttft_p99    ? "--slo-ttft-p99"
+                             : f.slo_tpot_p99    ? "--slo-tpot-p99"
+                                                 : nullptr;
         const bool file_batching = file_inference && j["inference"].is_object() && j["inference"].contains("batching");
         if (stream && f.batching.empty() && !file_batching)
             ov.set("/inference/batching", stream, std::string("continuous"));

@@ -151,21 +151,48 @@ Json distribution_json(const sim::Distribution& d) {
     return {{"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}};
 }
 
-Json serving_json(const Scenario& s, const Estimate& e) {
-    const InferenceEstimate& r = *e.serving;
-    Json j = {{"ttft_s", r.ttft_s},
-              {"tpot_s", r.tpot_s},
-              {"output_tokens_per_s", r.output_tokens_per_s},
-              {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
-              {"kv_cache_bytes", r.memory.kv_cache_bytes},
+Json serving_json(const Scenario&, const Estimate& est) {
+    const app::ServingEvaluation& e = *est.serving;
+    const Scenario& s = e.scenario;
+    const InferenceEstimate& r = e.closed_form;
+    Json j = {{"kv_cache_bytes", r.memory.kv_cache_bytes},
               {"max_batch", r.memory.max_batch},
-              {"e2e_latency_s", r.e2e_latency_s},
-              {"fits", e.does_not_fit.empty()},
-              {"prefill_bound", r.prefill_compute_bound ? "compute" : "memory"},
-              {"decode_bound", r.decode_compute_bound ? "compute" : "memory"},
+              {"fits", e.fit.fits},
               {"memory", inference_memory_json(r.memory)}};
-    if (!e.does_not_fit.empty()) j["does_not_fit"] = e.does_not_fit;
+    if (!e.fit.fits) {
+        j["does_not_fit"] = e.fit.reason;
+        j["method"] = s.inference.batching == "continuous" ? "continuous batching: not simulated (does not fit)"
+                                                           : "static batching: does not fit";
+        j["scenario"] = to_json(s);
+        return j;
+    }
+    j["ttft_s"] = r.ttft_s;
+    j["tpot_s"] = r.tpot_s;
+    j["output_tokens_per_s"] = r.output_tokens_per_s;
+    j["output_tokens_per_s_per_gpu"] = r.output_tokens_per_s_per_gpu;
+    j["e2e_latency_s"] = r.e2e_latency_s;
+    j["prefill_bound"] = r.prefill_compute_bound ? "compute" : "memory";
+    j["decode_bound"] = r.decode_compute_bound ? "compute" : "memory";
     if (s.inference.speculative.enabled) j["speculative_tokens_per_step"] = r.spec_tokens_per_step;
+    if (e.capacity) {
+        const auto& c = *e.capacity;
+        j["slo_capacity_qps"] = c.qps;
+        Json cj = {{"qps", c.qps},
+                   {"requests", c.requests},
+                   {"offline_qps", c.offline_qps},
+                   {"simulations", c.simulations},
+                   {"stream_capped", c.stream_capped}};
+        if (c.qps > 0) {
+            cj["above_qps"] = c.above_qps;
+            cj["above_ttft_p99_s"] = c.above.ttft_s.p99;
+            cj["above_tpot_p99_s"] = c.above.tpot_s.p99;
+            cj["above_misses"] = c.above_misses;
+        } else {
+            cj["why_none"] = c.why_none;
+        }
+        j["capacity"] = cj;
+    }
+    if (!e.notes.empty()) j["notes"] = e.notes;
     if (e.continuous) {
         const auto& c = *e.continuous;
         j["method"] = "continuous batching, discrete-event simulation";
@@ -204,11 +231,13 @@ Json serving_json(const Scenario& s, const Estimate& e) {
         j["decode_compute_bound_fraction"] = c.decode_compute_fraction;
         if (s.inference.speculative.enabled) j["speculative_tokens_per_step"] = c.spec_tokens_per_step;
         if (s.inference.slo.any()) j["slo_met"] = c.slo_met;
+        j["steadiness"] = {{"arrival_span_s", c.steadiness.arrival_span_s},
+                           {"warmup_s", c.steadiness.warmup_s},
+                           {"offered_qps", c.steadiness.offered_qps},
+                           {"served_qps", c.steadiness.served_qps},
+                           {"steady", c.steadiness.steady()}};
     } else if (s.inference.batching == "continuous") {
-        // The stream cannot be simulated without room for one request's KV cache.
-        j["method"] =
-            "static batching, closed form: one request alone, as if it fit (continuous batching needs "
-            "room for one request's KV cache)";
+        j["method"] = "continuous batching: no rate meets the SLO";
     } else {
         j["method"] = "static batching, closed form";
     }
@@ -218,40 +247,12 @@ Json serving_json(const Scenario& s, const Estimate& e) {
 
 }   // namespace
 
-namespace {
-// Why a serving scenario does not fit one GPU's memory (empty when it does).
-std::string serving_fit(const Scenario& s) {
-    const auto job = s.serving_job();
-    const auto& in = s.inference;
-    if (in.batching != "continuous") {
-        const auto m = inference_memory(s.model, s.system, s.parallel, in);
-        if (m.fits) return "";
-        return fmt::format("{} per GPU needed (weights {}, KV cache {}, activations {}) > {} capacity",
-                           gib(m.total_bytes), gib(m.weights_bytes), gib(m.kv_cache_bytes), gib(m.activations_bytes),
-                           gib(m.capacity_bytes));
-    }
-    const auto pool = kv_pool(job);
-    const auto m = inference_memory(s.model, s.system, s.parallel, in);
-    const double need = static_cast<double>(in.input_len + in.output_len);
-    if (pool.blocks * kKvBlockTokens >= need) return "";
-    if (m.weights_bytes + m.other_bytes >= m.capacity_bytes)
-        return fmt::format("weights {} + runtime {} per GPU > {} capacity", gib(m.weights_bytes), gib(m.other_bytes),
-                           gib(m.capacity_bytes));
-    return fmt::format("the KV cache left per GPU ({}) holds {} tokens < one request of {} tokens",
-                       gib(pool.pool_bytes), pool.blocks * kKvBlockTokens, need);
-}
-}   // namespace
-
 Estimate run_estimate(const Scenario& s, const sim::EstimateOptions& o, sim::StepSimulator& simulator) {
     Estimate e;
     if (s.is_inference) {
-        e.serving = estimate_inference(s.serving_job());
-        e.does_not_fit = serving_fit(s);
-        if (s.inference.batching == "continuous" && e.does_not_fit.empty()) {
-            sim::ServingOptions so;
-            so.timeline = o.simulate;
-            e.continuous = sim::simulate_serving(s.serving_job(), so);
-        }
+        app::ServingEvalOptions so;
+        so.timeline = o.simulate;
+        e.serving = app::evaluate_serving(s, so);
     } else {
         e.training = sim::estimate_training(s.training_job(), o, simulator);
     }
@@ -264,19 +265,30 @@ Json estimate_json(const Scenario& s, const Estimate& e, const sim::EstimateOpti
 
 namespace {
 
-std::string serving_text(const Scenario& s, const Estimate& e) {
-    const InferenceEstimate& r = *e.serving;
+std::string serving_text(const Scenario&, const Estimate& est) {
+    const app::ServingEvaluation& e = *est.serving;
+    const Scenario& s = e.scenario;
+    const InferenceEstimate& r = e.closed_form;
     const auto& in = s.inference;
     std::string out;
-    if (!e.does_not_fit.empty()) out += "DOES NOT FIT: " + e.does_not_fit + "\n";
     const auto& p = s.parallel;
     const std::string lens = fmt::format("{}{} in / {}{} out", in.input_dist.is_fixed() ? "" : "mean ", in.input_len,
                                          in.output_dist.is_fixed() ? "" : "mean ", in.output_len);
-    if (!e.continuous) {
-        if (in.batching == "continuous")
-            out +=
-                "continuous batching cannot run without room for one request's KV cache; below: one request "
-                "alone (static batch 1), as if it fit\n";
+    if (!e.fit.fits) {
+        out += fmt::format(
+            "{} serving on {} x {} (tp {}, pp {}, {}, {}, weights {}, KV {})\n", s.model.name, s.gpus, s.system.name,
+            p.tp, p.pp,
+            in.batching == "continuous" ? std::string("continuous batching") : fmt::format("static batch {}", in.batch),
+            lens, to_string(in.weight_precision), to_string(in.kv_precision));
+        out += "DOES NOT FIT: " + e.fit.reason + "\n";
+        Table t({"memory per GPU", "value"});
+        t.row({"weights", gib(r.memory.weights_bytes)});
+        t.row({"runtime reserve", gib(r.memory.other_bytes)});
+        t.row({"capacity", gib(r.memory.capacity_bytes)});
+        t.row({"max batch that fits", std::to_string(r.memory.max_batch)});
+        return out + t.str();
+    }
+    if (!e.continuous && in.batching != "continuous") {
         out += fmt::format("{} serving on {} x {} (tp {}, pp {}, static batch {}, {}, weights {}, KV {})\n",
                            s.model.name, s.gpus, s.system.name, p.tp, p.pp, in.batch, lens,
                            to_string(in.weight_precision), to_string(in.kv_precision));
@@ -293,12 +305,27 @@ std::string serving_text(const Scenario& s, const Estimate& e) {
             t.row({"speculative tokens per target step", fmt::format("{:.2f}", r.spec_tokens_per_step)});
         return out + t.str();
     }
+    if (e.capacity) {
+        const auto& c = *e.capacity;
+        if (c.qps > 0)
+            out += fmt::format(
+                "capacity {:.4g} req/s: the largest Poisson rate meeting the SLO ({} simulations; offline {:.4g} "
+                "req/s); at {:.4g} req/s (+5%): {}\n",
+                c.qps, c.simulations, c.offline_qps, c.above_qps,
+                c.above_misses.empty() ? std::string("still met") : c.above_misses);
+        else
+            out += fmt::format("capacity 0: {}\n", c.why_none);
+    }
+    if (!e.continuous) {
+        for (const auto& n : e.notes) out += "note: " + n + "\n";
+        return out;
+    }
     const auto& c = *e.continuous;
     out += fmt::format(
         "{} serving on {} x {} ({} replica{} of tp {} pp {}), continuous batching, {} requests {}, {}, weights {}, "
         "KV {}\n",
         s.model.name, s.gpus, s.system.name, c.replicas, c.replicas == 1 ? "" : "s", p.tp, p.pp, c.requests,
-        in.qps > 0 ? fmt::format("at {:g} req/s (Poisson)", in.qps) : std::string("offline (all at t = 0)"), lens,
+        in.qps > 0 ? fmt::format("at {:.4g} req/s (Poisson)", in.qps) : std::string("offline (all at t = 0)"), lens,
         to_string(in.weight_precision), to_string(in.kv_precision));
     out +=
         fmt::format("{:.2f} req/s  |  {} output tokens/s ({} per GPU)  |  TTFT p99 {}  TPOT p99 {}{}\n\n",
@@ -329,6 +356,7 @@ std::string serving_text(const Scenario& s, const Estimate& e) {
     if (in.speculative.enabled)
         u.row({"speculative tokens per target step", fmt::format("{:.2f}", c.spec_tokens_per_step)});
     out += u.str();
+    for (const auto& n : e.notes) out += "note: " + n + "\n";
     return out;
 }
 

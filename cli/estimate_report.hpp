@@ -1,9 +1,10 @@
 // The result of `llmsim estimate` as JSON (the scenario contract's keys and more) and as text, both
-// formatted from the library's structs (sim/estimate.hpp).
+// formatted from the library's structs (sim/estimate.hpp, app/serving.hpp).
 #pragma once
 
 #include <string>
 
+#include "app/serving.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/specs.hpp"
 #include "sim/estimate.hpp"
@@ -13,9 +14,7 @@ namespace llmsim::cli {
 // A scenario's estimate, training or serving by its kind.
 struct Estimate {
     std::optional<sim::TrainingEstimate> training;
-    std::optional<InferenceEstimate> serving;       // static batching (and the memory of any serving run)
-    std::optional<sim::ServingResult> continuous;   // continuous batching, simulated
-    std::string does_not_fit;                       // why a serving config does not fit (empty: it fits)
+    std::optional<app::ServingEvaluation> serving;   // app::evaluate_serving
 };
 // `simulator` keeps the played step (for --trace); a continuous-batching run keeps its iterations when
 // options.simulate (for --trace).

@@ -31,7 +31,8 @@ std::vector<double> parse_qps_sweep(const std::string& text) {
 }
 
 QpsSweep run_qps_sweep(const ScenarioFlags& flags, const std::vector<double>& rates) {
-    if (flags.qps) throw ConfigError(fmt::format("--qps: {} given with --qps-sweep: expected one of them", *flags.qps));
+    if (flags.qps_text)
+        throw ConfigError(fmt::format("--qps: {} given with --qps-sweep: expected one of them", *flags.qps_text));
     QpsSweep out;
     // The keys of the single estimate's JSON each row repeats (the contract's serving outputs and more).
     static const char* const kKeys[] = {"requests_per_s",
@@ -75,12 +76,12 @@ QpsSweep run_qps_sweep(const ScenarioFlags& flags, const std::vector<double>& ra
         } catch (const ConfigError& err) {
             throw locate_problems(f, err);
         }
-        if (!e.does_not_fit.empty() || !e.continuous)
-            throw ConfigError(fmt::format("--qps-sweep: the deployment does not fit: {}", e.does_not_fit));
+        if (!e.serving->fit.fits || !e.serving->continuous)
+            throw ConfigError(fmt::format("--qps-sweep: the deployment does not fit: {}", e.serving->fit.reason));
         const Json j = estimate_json(s, e, o);
         SweepPoint p;
         p.qps = q;
-        p.result = *e.continuous;
+        p.result = *e.serving->continuous;
         p.row = Json::object();
         p.row["qps"] = q;
         for (const char* k : kKeys)

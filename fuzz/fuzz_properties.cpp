@@ -98,6 +98,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     sim::EstimateOptions options;
     if (s.is_inference && s.inference.batching == "continuous") {
         auto& in = s.inference;
+        // The capacity search (qps "max") runs many long streams: the harness prices one rate instead
+        // (tests/test_capacity.cpp checks the search).
+        if (in.qps_max) {
+            in.qps_max = false;
+            in.qps = 1.0;
+        }
         const std::int64_t per_request = std::max<std::int64_t>(1, in.input_len + in.output_len);
         in.requests = std::clamp<std::int64_t>(kFuzzServingTokens / per_request, 1, in.requests);
         std::int64_t tokens = 0;
@@ -118,7 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     if (s.is_inference) {
         FUZZ_CHECK(e.serving.has_value());
-        const InferenceEstimate& r = *e.serving;
+        const InferenceEstimate& r = e.serving->closed_form;
         for (double v : {r.ttft_s, r.tpot_s, r.e2e_latency_s, r.output_tokens_per_s, r.output_tokens_per_s_per_gpu})
             FUZZ_CHECK(ok(v));
         const auto& m = r.memory;

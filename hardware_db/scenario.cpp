@@ -220,7 +220,14 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     in.host_per_sequence_us = r.num_key_or("host_per_sequence_us", InferenceConfig{}.host_per_sequence_us);
     in.kv_reserve = r.choice_key("kv_admission").value_or("on_demand") == "reserve";
     in.requests = r.int_key_or("requests", 1000);
-    in.qps = r.num_key_or("qps", 0.0);
+    if (const Json* q = r.get("qps"); q && q->is_string()) {
+        if (*q == "max")
+            in.qps_max = true;
+        else
+            r.problems().add(r.ptr("qps"), *q, "a rate in requests/s, or \"max\"");
+    } else {
+        in.qps = r.num_key_or("qps", 0.0);
+    }
     in.max_batch = r.int_key_or("max_batch", 0);
     in.max_batch_tokens = r.int_key_or("max_batch_tokens", 0);
     in.prefix_cache_hit = r.num_key_or("prefix_cache_hit", 0.0);
@@ -277,6 +284,10 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         in.slo.tpot_p99_s = o.num_key("tpot_p99_s");
         o.finish();
     }
+    if (in.qps_max && !in.slo.any())
+        r.problems().add(r.ptr("qps"), Json("max"),
+                         "a number, or \"max\" with /inference/slo (ttft_p99_s and/or tpot_p99_s): the largest rate "
+                         "meeting it");
 }
 
 // tp·pp·cp (and dp when given) at most limits::kGpus, checked one factor at a time before any other
@@ -564,7 +575,7 @@ Json to_json(const InferenceConfig& in) {
               {"host_per_sequence_us", in.host_per_sequence_us}};
     if (in.batching == "continuous") {
         j["requests"] = in.requests;
-        j["qps"] = in.qps;
+        j["qps"] = in.qps_max ? Json("max") : Json(in.qps);
         if (in.max_batch > 0) j["max_batch"] = in.max_batch;
         if (in.max_batch_tokens > 0) j["max_batch_tokens"] = in.max_batch_tokens;
         j["kv_admission"] = in.kv_reserve ? "reserve" : "on_demand";

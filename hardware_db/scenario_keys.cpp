@@ -862,8 +862,10 @@ std::vector<ScenarioKey> build() {
                     .example("\"continuous\""));
     t.push_back(
         K(in, "requests", KT::integer, S, "requests simulated").range(1, kMaxRequests).dflt("1000").example("2000"));
-    t.push_back(K(in, "qps", KT::number, S,
-                  "mean Poisson arrival rate for the whole deployment; 0: offline (every request queued at 0)")
+    t.push_back(K(in, "qps", KT::rate, S,
+                  "mean Poisson arrival rate for the whole deployment; 0: offline (every request queued at 0); "
+                  "\"max\": the largest rate meeting /inference/slo in steady state (slo_capacity_qps; docs/serving.md "
+                  "\"Capacity\")")
                     .real(0.0, true, kMaxQps)
                     .unit("requests/s")
                     .dflt("0")
@@ -1113,6 +1115,7 @@ std::string key_type_text(const ScenarioKey& k) {
         case KeyType::accelerator: return "accelerator name or object";
         case KeyType::length: return "integer or distribution object";
         case KeyType::batch_range: return "integer, \"a:b\" or [a, b]";
+        case KeyType::rate: return "number or \"max\"";
     }
     return "?";
 }
@@ -1125,6 +1128,9 @@ std::string key_accepted_text(const ScenarioKey& k) {
         case KeyType::batch_range: return fmt::format("[{}, {}]", k.imin, k.imax);
         case KeyType::number:
             return fmt::format("{}{}, {}]", k.min_inclusive ? "[" : "(", bound_text(k.min), bound_text(k.max));
+        case KeyType::rate:
+            return fmt::format("{}{}, {}] | \"max\"", k.min_inclusive ? "[" : "(", bound_text(k.min),
+                               bound_text(k.max));
         case KeyType::choice:
         case KeyType::choice_list: {
             std::string out;
@@ -1219,6 +1225,7 @@ Json scenario_reference_json() {
             case KeyType::length:
             case KeyType::batch_range: j["range"] = {k.imin, k.imax}; break;
             case KeyType::number:
+            case KeyType::rate:
                 j["range"] = {k.min, k.max};
                 j["min_inclusive"] = k.min_inclusive;
                 break;

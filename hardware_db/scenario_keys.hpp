@@ -31,6 +31,7 @@ enum class KeyType {
     accelerator,    // an accelerator name or object (/system/gpu)
     length,         // an integer in [imin, imax] tokens, or a distribution object
     batch_range,    // an integer, "a:b" or [a, b]: the powers of two in a..b
+    rate,           // a number in [min, max], or "max" (the largest rate meeting the SLO)
 };
 
 // The scenario kinds a key applies to (bit set).

@@ -371,6 +371,7 @@ struct InferenceConfig {
     LengthDist input_dist, output_dist;
     std::int64_t requests = 1000;
     double qps = 0;                      // 0: offline (every request at t = 0)
+    bool qps_max = false;                // qps "max": the question is the largest rate meeting `slo`
     std::int64_t max_batch = 0;          // 0: as many as the KV cache holds
     std::int64_t max_batch_tokens = 0;   // 0: no chunked prefill (whole prompts)
     double prefix_cache_hit = 0;

@@ -1,7 +1,6 @@
 // `llmsim estimate` as a library call: a training step in closed form and on the discrete-event
-// simulator (with their comparison, a text timeline and a straggler), or a serving estimate; and the
-// scenario's outputs by contract key, which validation and batch runs compare and tabulate. Returns
-// structs; cli/ formats them as text or JSON.
+// simulator (with their comparison, a text timeline and a straggler). Returns structs; cli/ formats
+// them as text or JSON. (Serving: app/serving.hpp; the contract's output keys: app/quantities.hpp.)
 #pragma once
 
 #include <map>
@@ -39,11 +38,5 @@ struct TrainingEstimate {
 // `sim` keeps the played step (its trace can be written after the call).
 TrainingEstimate estimate_training(const TrainingJob& job, const EstimateOptions& options, StepSimulator& sim);
 
-// The scenario's outputs by contract key: step_time_s, tokens_per_s, tokens_per_s_per_gpu, mfu, hfu,
-// bubble_fraction (training, the simulator unless `closed_form`); ttft_s, tpot_s, e2e_latency_s,
-// output_tokens_per_s, output_tokens_per_s_per_gpu (serving); with continuous batching also the
-// percentiles ttft_p50_s, ttft_p90_s, ttft_p99_s, tpot_p50_s, tpot_p90_s, tpot_p99_s, e2e_latency_p99_s
-// and requests_per_s.
-std::map<std::string, double> predicted_quantities(const Scenario& s, bool closed_form = false);
 
 }   // namespace llmsim::sim

@@ -29,6 +29,25 @@ struct ServingIteration {
     bool compute_bound = false;
 };
 
+// Whether a Poisson stream reached the steady state its percentiles are meant to describe. The system
+// fills for about one mean time in system (Little's law), and requests arriving in the last such span
+// see it drain. A stream whose arrivals span fewer than kSteadySpans warm-ups is decided by its edges;
+// one whose completions fall short of its arrivals in the later half of the stream (after the warm-up)
+// by more than kKeepUpShortfall, and by more than the window's edges make by chance, is past capacity:
+// its queue grows with the stream's length.
+struct Steadiness {
+    bool applies = false;        // a Poisson stream (offline streams have no steady state to reach)
+    double arrival_span_s = 0;   // first to last arrival
+    double warmup_s = 0;         // mean time in system
+    double offered_qps = 0;      // arrivals per second in the window (deployment)
+    double served_qps = 0;       // completions per second in the same window (deployment)
+    bool long_enough = true;     // arrival_span_s >= kSteadySpans * warmup_s
+    bool keeps_up = true;        // served_qps >= (1 - kKeepUpShortfall) * offered_qps
+    bool steady() const { return long_enough && keeps_up; }
+};
+inline constexpr double kSteadySpans = 10.0;
+inline constexpr double kKeepUpShortfall = 0.02;
+
 struct ServingResult {
     Distribution ttft_s, tpot_s, e2e_latency_s, queue_s;
     double requests_per_s = 0, output_tokens_per_s = 0, output_tokens_per_s_per_gpu = 0;
@@ -49,6 +68,10 @@ struct ServingResult {
     // reason admission stopped: no free KV blocks, `max_batch` seats full, or the token budget spent.
     double kv_held_fraction = 0, seats_held_fraction = 0, budget_held_fraction = 0;
     bool slo_met = true;
+    Steadiness steadiness;
+    // Only replica `sampled_replica` was simulated (ServingOptions::sample_replica): distributions are
+    // over its requests, rates are its own times the replica count.
+    int sampled_replica = -1;
     std::vector<ServingIteration> timeline;   // when asked for
 };
 
@@ -59,6 +82,10 @@ struct ServingOptions {
     // summed over iterations (~7 ns each): about 12 s and 7 s on one core.
     std::int64_t max_iterations = 50'000'000;
     double max_sequence_steps = 1e9;
+    // Simulate only this replica, with its round-robin share of the stream (replicas are identical and
+    // independent given the stream, so its requests' latencies have the deployment's distribution); -1:
+    // every replica. The capacity search probes rates this way and confirms its answer on all.
+    int sample_replica = -1;
 };
 
 // Throws ConfigError (naming the /inference key) when a request can never fit the KV cache or the

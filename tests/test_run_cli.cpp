@@ -14,7 +14,7 @@
 #include "cost_models/memory.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
-#include "sim/estimate.hpp"
+#include "app/quantities.hpp"
 #include "tests/cli_runner.hpp"
 
 using namespace llmsim;
@@ -82,7 +82,7 @@ TEST_CASE("run: a sweep of N points gives N rows in order; a bad point stays in 
         doc["parallel"]["pp"] = pp;
         Scenario s = parse_scenario(doc, scenario_path("").string());
         resolve_memory_levers(s);   // as every command does after reading a scenario
-        const auto q = sim::predicted_quantities(s, true);
+        const auto q = app::predicted_quantities(s, true);
         CHECK(row["result"]["step_time_s"].get<double>() == Approx(q.at("step_time_s")).epsilon(1e-12));
         CHECK(row["result"]["mfu"].get<double>() == Approx(q.at("mfu")).epsilon(1e-12));
     }

@@ -233,20 +233,43 @@ TEST_CASE("search by flags on a serving stream: the same answer as the scenario 
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a continuous stream whose weights do not fit says so first and why the figures below are one request",
-          "[cli][serving][memory]") {
-    const std::vector<std::string> a = {
-        "estimate",     "--model", "llama-3.1-405b", "--system", "dgx-h100",   "--input-len", "300",
-        "--output-len", "50",      "--qps",          "3",        "--requests", "100"};
-    const auto t = run_llmsim(a, "nofit");
-    REQUIRE(t.rc == 0);
-    CHECK(t.out.rfind("DOES NOT FIT: weights ", 0) == 0);
-    CHECK(t.out.find("continuous batching cannot run without room for one request's KV cache") != std::string::npos);
-    auto aj = a;
-    aj.push_back("--json");
-    const auto j = Json::parse(run_llmsim(aj, "nofit").out);
-    CHECK(j["fits"] == false);
-    CHECK(j["method"].get<std::string>().find("one request alone, as if it fit") != std::string::npos);
+TEST_CASE(
+    "one fit rule: weights that do not fit, a mean request and only the longest drawn request that do not "
+    "fit the KV cache all give the same answer (exit 0, DOES NOT FIT and why, no stream figures)",
+    "[cli][serving][memory][fit]") {
+    const std::vector<std::vector<std::string>> cases = {
+        // weights: 405B in bf16 on one H100
+        {"estimate", "--model", "llama-3.1-405b", "--system", "dgx-h100", "--input-len", "300", "--output-len", "50",
+         "--qps", "3", "--requests", "100"},
+        // the mean request: 70B fp8 on one H100 leaves ~2 GiB of KV cache, 100k tokens need ~30 GiB
+        {"estimate", "--model", "llama-3.1-70b", "--system", "dgx-h100", "--weight-precision", "fp8", "--input-len",
+         "100000", "--output-len", "50", "--qps", "1", "--requests", "20"},
+    };
+    // Only the longest drawn: a lognormal of mean 800 reaching 60k tokens (the cache holds a few thousand).
+    const auto dir = llmsim::test::temp_dir("nofit");
+    const auto file = (dir / "longest.json").string();
+    std::ofstream(file) << R"({"model": "llama-3.1-70b", "system": "dgx-h100", "gpus": 1,
+        "inference": {"batching": "continuous", "weight_precision": "fp8", "output_len": 50, "requests": 2000,
+                      "qps": 1, "input_len": {"mean": 800, "dist": "lognormal", "stdev": 3000, "min": 16,
+                                              "max": 60000}}})";
+    auto all = cases;
+    all.push_back({"estimate", "-s", file});
+    for (const auto& a : all) {
+        const auto t = run_llmsim(a, "nofit");
+        INFO(a[2] << "\n" << t.err << t.out);
+        REQUIRE(t.rc == 0);
+        CHECK(t.out.find("DOES NOT FIT: ") != std::string::npos);
+        CHECK(t.out.find("TTFT p99") == std::string::npos);
+        auto aj = a;
+        aj.push_back("--json");
+        const auto r = run_llmsim(aj, "nofit");
+        REQUIRE(r.rc == 0);
+        const auto j = Json::parse(r.out);
+        CHECK(j["fits"] == false);
+        CHECK_FALSE(j["does_not_fit"].get<std::string>().empty());
+        CHECK_FALSE(j.contains("ttft_p99_s"));
+        CHECK_FALSE(j.contains("requests_per_s"));
+    }
 }
 
 TEST_CASE(

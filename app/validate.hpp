@@ -11,7 +11,7 @@
 
 #include "hardware_db/validation_case.hpp"
 
-namespace llmsim::sim {
+namespace llmsim::app {
 
 struct QuantityError {
     std::string quantity;
@@ -55,4 +55,4 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases,
 
 ErrorStats error_stats(const std::vector<std::pair<std::string, double>>& id_error);
 
-}   // namespace llmsim::sim
+}   // namespace llmsim::app

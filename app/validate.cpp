@@ -1,15 +1,16 @@
-#include "sim/validate.hpp"
+#include "app/validate.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "app/quantities.hpp"
+#include "app/serving.hpp"
 #include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
-#include "sim/estimate.hpp"
 
-namespace llmsim::sim {
+namespace llmsim::app {
 
 ErrorStats error_stats(const std::vector<std::pair<std::string, double>>& id_error) {
     ErrorStats s;
@@ -44,8 +45,22 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases,
         try {
             Scenario sc = c.scenario;
             resolve_memory_levers(sc);
-            const auto pred = predicted_quantities(sc);
+            auto pred = predicted_quantities(sc);
             const bool training = !sc.is_inference;
+            if (!training) {
+                if (const auto fit = serving_fit(sc); !fit.fits)
+                    throw std::runtime_error("does not fit: " + fit.reason);
+            }
+            // A published rate with an SLO is a capacity measurement (MLPerf Server: the submitter raised the
+            // Poisson rate until the latency limits held no more): the largest rate meeting the same SLO is
+            // compared with it (slo_capacity_qps against the scenario's qps).
+            std::optional<double> capacity_measured;
+            if (!training && sc.inference.batching == "continuous" && sc.inference.qps > 0 && sc.inference.slo.any()) {
+                Scenario cap = sc;
+                cap.inference.qps_max = true;
+                pred["slo_capacity_qps"] = slo_capacity(cap).qps;
+                capacity_measured = sc.inference.qps;
+            }
             std::map<std::string, double> closed;
             if (training && c.measured.count("step_time_s")) closed = predicted_quantities(sc, true);
             if (training) {
@@ -74,6 +89,14 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases,
                     e.closed_form = cf->second;
                     e.closed_form_error = cf->second / measured - 1.0;
                 }
+                r.quantities.push_back(e);
+            }
+            if (capacity_measured && r.failure.empty()) {
+                QuantityError e;
+                e.quantity = "slo_capacity_qps";
+                e.predicted = pred["slo_capacity_qps"];
+                e.measured = *capacity_measured;
+                e.error = e.predicted / e.measured - 1.0;
                 r.quantities.push_back(e);
             }
         } catch (const ConfigError& e) {
@@ -117,4 +140,4 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases,
     return rep;
 }
 
-}   // namespace llmsim::sim
+}   // namespace llmsim::app

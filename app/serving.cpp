@@ -1,0 +1,247 @@
+#include "app/serving.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "cost_models/memory.hpp"
+#include "hardware_db/errors.hpp"
+
+namespace llmsim::app {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string gib_text(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
+
+// Why a stream's longest request does not fit the KV cache of one replica (empty when it does).
+std::string longest_fits(const Scenario& s, const InferenceConfig& in) {
+    const auto pool = kv_pool(s.serving_job());
+    const std::int32_t longest = sim::longest_request(in);
+    const std::int64_t need = sim::admission_blocks(in, longest);
+    if (pool.blocks > 0 && need <= pool.blocks) return {};
+    return fmt::format(
+        "the KV cache left per GPU ({}) holds {} tokens; the stream's longest request needs {} (input + output, "
+        "{} blocks of {} tokens)",
+        gib_text(pool.pool_bytes), pool.blocks * kKvBlockTokens, need * kKvBlockTokens, need, kKvBlockTokens);
+}
+
+Scenario at_rate(const Scenario& s, double qps, std::int64_t requests) {
+    Scenario r = s;
+    r.inference.qps_max = false;
+    r.inference.qps = qps;
+    r.inference.requests = requests;
+    return r;
+}
+
+std::string slo_misses(const InferenceConfig& in, const sim::ServingResult& r) {
+    std::vector<std::string> parts;
+    if (in.slo.ttft_p99_s && r.ttft_s.p99 > *in.slo.ttft_p99_s)
+        parts.push_back(fmt::format("TTFT p99 {:.3g} s > {:.3g} s", r.ttft_s.p99, *in.slo.ttft_p99_s));
+    if (in.slo.tpot_p99_s && r.tpot_s.p99 > *in.slo.tpot_p99_s)
+        parts.push_back(fmt::format("TPOT p99 {:.3g} s > {:.3g} s", r.tpot_s.p99, *in.slo.tpot_p99_s));
+    if (!r.steadiness.keeps_up)
+        parts.push_back(fmt::format("served {:.4g} of {:.4g} req/s offered (the queue grows)", r.steadiness.served_qps,
+                                    r.steadiness.offered_qps));
+    return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+}   // namespace
+
+ServingFit serving_fit(const Scenario& s) {
+    ServingFit f;
+    const auto& in = s.inference;
+    const auto m = inference_memory(s.model, s.system, s.parallel, in);
+    if (m.weights_bytes + m.other_bytes >= m.capacity_bytes) {
+        f.fits = false;
+        f.reason = fmt::format("weights {} + runtime {} per GPU > {} capacity", gib_text(m.weights_bytes),
+                               gib_text(m.other_bytes), gib_text(m.capacity_bytes));
+        return f;
+    }
+    if (in.batching != "continuous") {
+        if (m.fits) return f;
+        f.fits = false;
+        f.reason = fmt::format(
+            "{} per GPU needed (weights {}, KV cache {} for the batch of {}, activations {}) > {} capacity; {} "
+            "sequences fit",
+            gib_text(m.total_bytes), gib_text(m.weights_bytes), gib_text(m.kv_cache_bytes), in.batch,
+            gib_text(m.activations_bytes), gib_text(m.capacity_bytes), m.max_batch);
+        return f;
+    }
+    f.reason = longest_fits(s, in);
+    f.fits = f.reason.empty();
+    return f;
+}
+
+std::int64_t stream_requests(const InferenceConfig& in, double qps, double span_s, std::int64_t max_requests) {
+    const double want = std::ceil(qps * span_s);
+    const double n = std::max(static_cast<double>(in.requests), std::isfinite(want) ? want : 0.0);
+    return static_cast<std::int64_t>(std::min(n, static_cast<double>(max_requests)));
+}
+
+std::vector<std::string> steadiness_notes(const InferenceConfig& in, const sim::ServingResult& r) {
+    std::vector<std::string> out;
+    const auto& d = r.steadiness;
+    if (!d.applies) return out;
+    if (!d.keeps_up)
+        out.push_back(fmt::format(
+            "past capacity: {:.4g} req/s served of {:.4g} offered in the steady window; the queue grows with the "
+            "stream, so these percentiles depend on its length (try qps \"max\" for the largest rate it holds)",
+            d.served_qps, d.offered_qps));
+    if (!d.long_enough)
+        out.push_back(fmt::format(
+            "stream too short for a steady state: {} requests arrive over {:.3g} s, {:.1f} times the mean time in "
+            "system ({:.3g} s); warm-up and drain decide the percentiles: expected at least {:g} times (about {} "
+            "requests)",
+            in.requests, d.arrival_span_s, d.warmup_s > 0 ? d.arrival_span_s / d.warmup_s : 0.0, d.warmup_s,
+            sim::kSteadySpans, stream_requests(in, in.qps, sim::kSteadySpans * d.warmup_s * 1.2, INT64_MAX)));
+    return out;
+}
+
+SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
+    const auto& in = s.inference;
+    if (!in.slo.any())
+        throw ConfigError(
+            "/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s, the targets the capacity "
+            "(qps \"max\") must meet");
+    SloCapacity c;
+    const int replicas = std::max(1, s.parallel.dp * s.parallel.cp);
+    sim::ServingOptions one;
+    one.sample_replica = 0;
+    // The offline throughput bounds every rate that keeps up.
+    {
+        const Scenario off = at_rate(s, 0.0, std::min<std::int64_t>(o.max_requests, std::int64_t{3000} * replicas));
+        const std::string why = longest_fits(off, off.inference);
+        if (!why.empty()) {
+            c.why_none = "does not fit: " + why;
+            return c;
+        }
+        c.offline_qps = sim::simulate_serving(off.serving_job(), one).requests_per_s;
+        ++c.simulations;
+    }
+    if (!(c.offline_qps > 0)) {
+        c.why_none = "the deployment completes no request offline";
+        return c;
+    }
+    struct Probe {
+        bool meets = false;
+        std::int64_t requests = 0;
+        sim::ServingResult r;
+    };
+    std::string refused;   // a probe's stream drew a request the KV cache cannot hold
+    auto run = [&](double qps, std::int64_t n, const sim::ServingOptions& so) {
+        const Scenario sc = at_rate(s, qps, n);
+        Probe p;
+        p.requests = n;
+        if (const auto why = longest_fits(sc, sc.inference); !why.empty()) {
+            refused = why;
+            return p;
+        }
+        p.r = sim::simulate_serving(sc.serving_job(), so);
+        ++c.simulations;
+        p.meets = p.r.slo_met;
+        return p;
+    };
+    // A probe: one replica's share of a stream spanning stream_s, lengthened once when its mean time
+    // in system is too long for that span to be steady.
+    auto probe = [&](double qps) {
+        std::int64_t n = stream_requests(in, qps, o.stream_s, o.max_requests);
+        Probe p = run(qps, n, one);
+        // (A stream past capacity is not lengthened: its time in system grows with it.)
+        const auto& d = p.r.steadiness;
+        if (refused.empty() && !d.long_enough && d.keeps_up && n < o.max_requests) {
+            n = stream_requests(in, qps, 1.25 * sim::kSteadySpans * d.warmup_s, o.max_requests);
+            p = run(qps, n, one);
+        }
+        if (refused.empty() && !p.r.steadiness.long_enough && p.r.steadiness.keeps_up && p.meets)
+            c.stream_capped = true;
+        return p;
+    };
+    double hi = 1.2 * c.offline_qps;
+    Probe ph = probe(hi);
+    for (int i = 0; i < 4 && ph.meets && refused.empty(); ++i) ph = probe(hi *= 2.0);
+    double lo = 0.5 * c.offline_qps;
+    Probe pl = probe(lo);
+    for (int i = 0; i < 8 && !pl.meets && refused.empty(); ++i) {
+        hi = lo;
+        ph = pl;
+        pl = probe(lo *= 0.25);
+    }
+    if (!refused.empty()) {
+        c.why_none = "does not fit: " + refused;
+        return c;
+    }
+    if (!pl.meets) {
+        c.why_none = fmt::format("no rate meets the SLO: at {:.3g} req/s ({:.2g}% of the offline capacity) {}", lo,
+                                 100.0 * lo / c.offline_qps, slo_misses(in, pl.r));
+        return c;
+    }
+    if (ph.meets) lo = hi;   // still meeting far past the offline capacity (a loose SLO): take the last rate
+    while (hi / lo - 1.0 > o.tolerance && c.simulations < o.max_simulations) {
+        const double mid = std::sqrt(lo * hi);
+        if (probe(mid).meets)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    // The answer on the whole deployment: it must meet (stepped down while the replicas' mix misses).
+    sim::ServingOptions all;
+    Probe at = run(lo, stream_requests(in, lo, o.stream_s, o.max_requests), all);
+    for (int i = 0; i < 8 && !at.meets && refused.empty(); ++i) {
+        lo *= 1.0 - 2.0 * o.tolerance;
+        at = run(lo, stream_requests(in, lo, o.stream_s, o.max_requests), all);
+    }
+    if (!at.meets) {
+        c.why_none = refused.empty()
+                         ? fmt::format("the whole deployment misses at {:.4g} req/s: {}", lo, slo_misses(in, at.r))
+                         : "does not fit: " + refused;
+        return c;
+    }
+    c.qps = lo;
+    c.requests = at.requests;
+    c.above_qps = 1.05 * lo;
+    const Probe up = run(c.above_qps, stream_requests(in, c.above_qps, o.stream_s, o.max_requests), all);
+    c.above_requests = up.requests;
+    c.above = up.r;
+    c.above_misses = refused.empty() ? slo_misses(in, up.r) : "does not fit: " + refused;
+    return c;
+}
+
+ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& o) {
+    ServingEvaluation e;
+    e.scenario = s;
+    const auto& in = s.inference;
+    e.closed_form = estimate_inference(s.serving_job());
+    e.fit = serving_fit(s);
+    if (!e.fit.fits || in.batching != "continuous") return e;
+    sim::ServingOptions so;
+    so.timeline = o.timeline;
+    if (in.qps_max) {
+        e.capacity = slo_capacity(s, o.capacity);
+        const auto& c = *e.capacity;
+        if (c.qps <= 0) {
+            e.notes.push_back("no capacity: " + c.why_none);
+            return e;
+        }
+        e.scenario = at_rate(s, c.qps, c.requests);
+        e.continuous = sim::simulate_serving(e.scenario.serving_job(), so);
+        if (c.stream_capped)
+            e.notes.push_back(
+                fmt::format("the probed streams were capped at {} requests before they spanned {:g} mean "
+                            "times in system: the capacity is less certain",
+                            o.capacity.max_requests, sim::kSteadySpans));
+        if (c.above_misses.empty())
+            e.notes.push_back(
+                fmt::format("the SLO is still met at {:.4g} req/s (5% more): the search stopped at its "
+                            "simulation limit or meeting is not monotone here",
+                            c.above_qps));
+    } else {
+        e.continuous = sim::simulate_serving(s.serving_job(), so);
+    }
+    for (auto& n : steadiness_notes(e.scenario.inference, *e.continuous)) e.notes.push_back(std::move(n));
+    return e;
+}
+
+}   // namespace llmsim::app

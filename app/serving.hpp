@@ -1,0 +1,86 @@
+// The one serving evaluation (docs/serving.md): static batching in closed form, continuous batching on
+// the simulator, and MLPerf Server's question — the largest Poisson rate whose steady-state percentiles
+// meet the SLO (`qps: "max"`, slo_capacity_qps) — behind one fit rule, with the stream's steadiness
+// said. `estimate`, `run` rows, `--qps-sweep`, validation and the capacity search all call it and
+// format its struct.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost_models/inference.hpp"
+#include "hardware_db/specs.hpp"
+#include "sim/serving.hpp"
+
+namespace llmsim::app {
+
+// Whether the deployment holds the work at all, one rule for every serving answer: the weights and the
+// runtime fit one GPU, and the KV cache holds the static batch (static batching) or the stream's
+// longest request (continuous batching: a request the cache cannot hold alone never finishes, and an
+// engine refuses to start with a context longer than its cache). A deployment that does not fit is an
+// answer (fits false and why), not an input error, and carries no latency or throughput.
+struct ServingFit {
+    bool fits = true;
+    std::string reason;   // why not, in words (empty when it fits)
+};
+[[nodiscard]] ServingFit serving_fit(const Scenario& s);
+
+// The capacity search's bounds. Every probed stream spans at least `stream_s` of arrivals (MLPerf
+// loadgen's minimum run duration, 600 s) and kSteadySpans mean times in system, and at most
+// `max_requests` requests, so a command's work is bounded whatever the rate.
+struct CapacityOptions {
+    double stream_s = 600;
+    double tolerance = 0.005;   // the search stops when the rates that meet and miss are this close
+    std::int64_t max_requests = 2'000'000;
+    int max_simulations = 40;
+};
+
+struct SloCapacity {
+    double qps = 0;              // slo_capacity_qps: the largest rate found meeting the SLO (0: none)
+    std::int64_t requests = 0;   // the stream simulated at that rate (whole deployment)
+    double offline_qps = 0;      // every request queued at once: the deployment's throughput bound
+    double above_qps = 0;        // 5% above qps: the check that the answer is the edge
+    std::int64_t above_requests = 0;
+    sim::ServingResult above;   // the whole deployment at above_qps
+    std::string above_misses;   // what misses there ("TTFT p99 2.31 s > 2 s"; empty when it meets)
+    std::int64_t simulations = 0;
+    bool stream_capped = false;   // a probed stream hit max_requests before it was long enough
+    std::string why_none;         // when qps == 0
+};
+
+struct ServingEvaluation {
+    Scenario scenario;   // as priced: with qps "max", the rate found and its stream
+    ServingFit fit;
+    InferenceEstimate closed_form;                  // static batching (and the memory breakdown)
+    std::optional<sim::ServingResult> continuous;   // continuous batching, simulated (when it fits)
+    std::optional<SloCapacity> capacity;            // qps "max"
+    std::vector<std::string> notes;                 // what the reader should know about the stream, in words
+};
+
+struct ServingEvalOptions {
+    bool timeline = false;   // keep the iterations of the continuous run (--trace)
+    CapacityOptions capacity;
+};
+
+// Throws ConfigError only for a work limit (naming the /inference key).
+[[nodiscard]] ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& o = {});
+
+// The largest Poisson rate at which the deployment meets `slo` in steady state (served rate equal to
+// offered, the stream long enough that warm-up and drain do not decide the percentiles): a geometric
+// bisection between a rate that meets and one that misses, each probe a simulation of one replica's
+// round-robin share of one seeded stream (common random numbers: the stream at every rate is the same
+// draws, so meeting is monotone in the rate up to the simulation's noise), the answer then confirmed on
+// the whole deployment and checked to miss at 5% more. Throws ConfigError without an SLO.
+[[nodiscard]] SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o = {});
+
+// The requests a stream at `qps` needs to span `span_s` of arrivals (at least the scenario's own),
+// capped at `max_requests`.
+[[nodiscard]] std::int64_t stream_requests(const InferenceConfig& in, double qps, double span_s,
+                                           std::int64_t max_requests);
+
+// Sentences on a simulated stream's steadiness (too short, past capacity), empty when steady.
+[[nodiscard]] std::vector<std::string> steadiness_notes(const InferenceConfig& in, const sim::ServingResult& r);
+
+}   // namespace llmsim::app

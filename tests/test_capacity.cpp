@@ -1,0 +1,137 @@
+// The serving evaluation (app/serving.hpp): the largest Poisson rate meeting an SLO (qps "max") passes
+// its own check, the stream's steadiness is judged, and one fit rule answers every serving question.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "app/serving.hpp"
+#include "hardware_db/errors.hpp"
+#include "hardware_db/scenario.hpp"
+
+using namespace llmsim;
+
+namespace {
+
+// The README's deployment: Llama-3-8B FP8 on one H100, 1000/250 tokens, chunked prefill of 2048, p99
+// TTFT 0.5 s and TPOT 30 ms.
+Json readme(Json extra = Json::object()) {
+    Json in = {{"batching", "continuous"},
+               {"input_len", 1000},
+               {"output_len", 250},
+               {"weight_precision", "fp8"},
+               {"kv_precision", "fp8"},
+               {"max_batch_tokens", 2048},
+               {"slo", {{"ttft_p99_s", 0.5}, {"tpot_p99_s", 0.03}}}};
+    for (auto it = extra.begin(); it != extra.end(); ++it) in[it.key()] = *it;
+    return {{"model", "llama-3-8b"}, {"system", "dgx-h100"}, {"gpus", 1}, {"inference", in}};
+}
+
+sim::ServingResult at(const Json& doc, double qps, std::int64_t requests) {
+    Json d = doc;
+    d["inference"]["qps"] = qps;
+    d["inference"]["requests"] = requests;
+    return sim::simulate_serving(parse_scenario(d).serving_job());
+}
+
+}   // namespace
+
+TEST_CASE("qps max: the answer meets the SLO when fed back as qps and misses it at 5% more", "[capacity][serving]") {
+    const Scenario s = parse_scenario(readme({{"qps", "max"}}));
+    REQUIRE(s.inference.qps_max);
+    const auto e = app::evaluate_serving(s);
+    REQUIRE(e.capacity);
+    const auto& c = *e.capacity;
+    INFO(c.why_none);
+    REQUIRE(c.qps > 0);
+    CHECK(c.qps < c.offline_qps);
+    // Streams of at least 600 s of arrivals (MLPerf loadgen's minimum duration).
+    CHECK(static_cast<double>(c.requests) >= 600.0 * c.qps - 1.0);
+    // Fed back: the same stream at that rate meets the SLO; 5% more misses it.
+    const auto r = at(readme(), c.qps, c.requests);
+    CHECK(r.slo_met);
+    CHECK(r.steadiness.steady());
+    CHECK(r.ttft_s.p99 <= 0.5);
+    CHECK(r.tpot_s.p99 <= 0.03);
+    const auto over = at(readme(), 1.05 * c.qps, app::stream_requests(s.inference, 1.05 * c.qps, 600, 2'000'000));
+    CHECK_FALSE(over.slo_met);
+    CHECK_FALSE(c.above_misses.empty());
+    // The evaluation describes the stream at the answer.
+    REQUIRE(e.continuous);
+    CHECK(e.scenario.inference.qps == c.qps);
+    CHECK(e.continuous->slo_met);
+    CHECK(c.simulations <= app::CapacityOptions{}.max_simulations + 10);
+}
+
+TEST_CASE("qps max with a TPOT-only SLO stops at what the deployment serves: past it the queue grows",
+          "[capacity][serving]") {
+    // Without a TTFT target, a rate past capacity keeps TPOT bounded (the batch is full) while the queue
+    // grows without end: such a stream meets no SLO.
+    Json doc = readme({{"slo", {{"tpot_p99_s", 0.2}}}});
+    doc["inference"]["qps"] = "max";
+    const auto c = app::slo_capacity(parse_scenario(doc));
+    REQUIRE(c.qps > 0);
+    // Offered 30% more than it serves offline, the deployment serves its capacity and the queue grows.
+    const auto r = at(doc, 1.3 * c.offline_qps, 20000);
+    CHECK_FALSE(r.steadiness.keeps_up);
+    CHECK(r.steadiness.served_qps < 0.9 * r.steadiness.offered_qps);
+    CHECK_FALSE(r.slo_met);
+    // The answer is that service rate, within the shortfall a steady stream is allowed (2%).
+    CHECK(c.qps <= (1.0 + sim::kKeepUpShortfall) * r.steadiness.served_qps);
+    CHECK(c.qps >= 0.9 * r.steadiness.served_qps);
+}
+
+TEST_CASE(
+    "qps max: no SLO is an input error; an impossible SLO or a deployment that does not fit is capacity 0 "
+    "with the reason",
+    "[capacity][serving][errors]") {
+    Json none = readme();
+    none["inference"].erase("slo");
+    none["inference"]["qps"] = "max";
+    CHECK_THROWS_WITH(parse_scenario(none), Catch::Contains("/inference/qps") && Catch::Contains("slo"));
+    Json bad = readme({{"qps", "fast"}});
+    CHECK_THROWS_WITH(parse_scenario(bad), Catch::Contains("/inference/qps") && Catch::Contains("\"fast\""));
+    // A TTFT below one prompt's prefill: no rate meets it.
+    const auto tight = app::slo_capacity(parse_scenario(readme({{"qps", "max"}, {"slo", {{"ttft_p99_s", 1e-4}}}})));
+    CHECK(tight.qps == 0);
+    CHECK_THAT(tight.why_none, Catch::Contains("no rate meets the SLO") && Catch::Contains("TTFT p99"));
+    // 70B in bf16 on one H100: the weights alone do not fit.
+    Json big = readme({{"qps", "max"}, {"weight_precision", "bf16"}, {"kv_precision", "bf16"}});
+    big["model"] = "llama-3.1-70b";
+    const auto e = app::evaluate_serving(parse_scenario(big));
+    CHECK_FALSE(e.fit.fits);
+    CHECK_THAT(e.fit.reason, Catch::Contains("weights"));
+    CHECK_FALSE(e.continuous);
+}
+
+TEST_CASE("steadiness: a stream too short for its rate and one past capacity are said so", "[capacity][serving]") {
+    // 200 requests at 30 req/s: 6.6 s of arrivals against a ~5 s mean time in system.
+    const auto shortr = at(readme(), 30, 200);
+    CHECK(shortr.steadiness.applies);
+    CHECK_FALSE(shortr.steadiness.long_enough);
+    const auto notes =
+        app::steadiness_notes(parse_scenario(readme({{"qps", 30}, {"requests", 200}})).inference, shortr);
+    REQUIRE_FALSE(notes.empty());
+    CHECK_THAT(notes.front(), Catch::Contains("stream too short"));
+    // Long and well below capacity: steady, no note.
+    const auto calm = at(readme(), 10, 6000);
+    CHECK(calm.steadiness.steady());
+    CHECK(calm.steadiness.served_qps == Approx(calm.steadiness.offered_qps).epsilon(0.03));
+    // Offline streams have no steady state to reach.
+    CHECK_FALSE(at(readme(), 0, 500).steadiness.applies);
+}
+
+TEST_CASE("a sampled replica has the deployment's latency distribution and rates", "[capacity][serving]") {
+    Json doc = readme();
+    doc["gpus"] = 4;
+    doc["inference"]["qps"] = 100;
+    doc["inference"]["requests"] = 40000;
+    const Scenario s = parse_scenario(doc);
+    const auto all = sim::simulate_serving(s.serving_job());
+    sim::ServingOptions one;
+    one.sample_replica = 0;
+    const auto r0 = sim::simulate_serving(s.serving_job(), one);
+    CHECK(r0.requests == 10000);
+    CHECK(r0.requests_per_s == Approx(all.requests_per_s).epsilon(0.03));
+    CHECK(r0.tpot_s.p50 == Approx(all.tpot_s.p50).epsilon(0.03));
+    CHECK(r0.ttft_s.p50 == Approx(all.ttft_s.p50).epsilon(0.05));
+}
