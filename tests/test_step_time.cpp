@@ -1039,3 +1039,28 @@ TEST_CASE("fp8_params: 1 byte per layer weight and FP8 parameter all-gathers, by
     j["training"]["precision"] = "bf16";
     CHECK_THROWS_AS(scenario(j), ConfigError);
 }
+
+// --- issue 33: ZeRO-3 at hundreds to thousands of ranks -------------------------------------------
+
+TEST_CASE("an inter-node ring's latency at 1,536 ranks is NCCL's per-protocol (n-1) steps", "[collectives][zero]") {
+    // 192 DGX A100 nodes x 8: an all-gather ring has 1,535 steps, 192 of them across nodes (one per node).
+    const auto a100 = Database::builtin().system("dgx-a100-80gb");
+    const GroupPlacement g{1536, 8};
+    const auto& ring = *find_algorithm("ring");
+    // A tiny message runs LL: 6.6 us base, 1,343 NVLink steps at NCCL's 1 us net-post floor (above LL's
+    // 0.6 us hop), 192 network steps at 2.7 us; LL's bandwidth is capped at 19 GB/s across many nodes.
+    const double tiny = 1536.0;
+    const double ll = (6.6 + 1343 * 1.0 + 192 * 2.7) * 1e-6 + 1535.0 / 1536 * tiny / 19e9;
+    CHECK(algorithm_time(a100, Collective::all_gather, ring, tiny, g) == Approx(ll).epsilon(1e-9));
+    // GPT-3's fused QKV weight in fp16 (3 x 12,288^2 x 2 B = 906 MB) runs LL128: 14 us base, 1,343 x 1.9 us
+    // + 192 x 4.0 us = 3.33 ms of latency (the LL hops with Simple bandwidth priced it at 1.77 ms), and
+    // 0.92 of the ring's bandwidth, the 8 NIC shares of a node (8 x 25 GB/s x 0.92 = 184 GB/s).
+    const double S = 3.0 * 12288.0 * 12288.0 * 2.0;
+    const double ll128 = (14.0 + 1343 * 1.9 + 192 * 4.0) * 1e-6 + 1535.0 / 1536 * S / (0.92 * 184e9);
+    CHECK(algorithm_time(a100, Collective::all_gather, ring, S, g) == Approx(ll128).epsilon(1e-9));
+    CHECK(ll128 - 1535.0 / 1536 * S / (0.92 * 184e9) == Approx(3.3337e-3).epsilon(1e-4));
+    // Latency grows with the ring: the same message at 768 ranks (96 nodes) has half the steps.
+    const double ll128_768 = (14.0 + 671 * 1.9 + 96 * 4.0) * 1e-6 + 767.0 / 768 * S / (0.92 * 184e9);
+    CHECK(algorithm_time(a100, Collective::all_gather, ring, S, GroupPlacement{768, 8}) ==
+          Approx(ll128_768).epsilon(1e-9));
+}
