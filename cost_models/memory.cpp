@@ -162,6 +162,23 @@ OptimizerStateBytes optimizer_state_bytes(const TrainingConfig& t) {
 
 namespace {
 
+// DeepSpeed ZeRO-3's gathered working set (deepspeed/runtime/zero/stage3.py, defaults in
+// zero/constants.py): a parameter is gathered when its module runs and released after it; the next
+// one is prefetched only while fewer than stage3_max_live_parameters (1e9) elements are gathered; a
+// gradient waits, in the parameters' 16-bit type, in a bucket of reduce_bucket_size (5e8) elements (a
+// larger one is reduced alone). Peak: the largest gathered pair plus the largest pending gradient.
+double deepspeed_zero3_buffer_bytes(const ModelSpec& m, const ParamCounts& pc, int tp, bool moe_layer, double e) {
+    constexpr double kMaxLive = 1e9, kReduceBucket = 5e8;
+    const auto w = layer_weight_matrices(m, pc, tp, moe_layer);
+    double live = 0, largest = 0;
+    for (std::size_t k = 0; k < w.size(); ++k) {
+        const double next = w[(k + 1) % w.size()];
+        live = std::max(live, w[k] + (w[k] < kMaxLive && w.size() > 1 ? next : 0.0));
+        largest = std::max(largest, w[k]);
+    }
+    return (live + std::max(largest, kReduceBucket)) * e;
+}
+
 struct ModelStates {
     double weights = 0, grads = 0, optimizer = 0, master = 0, states = 0, params = 0, offloaded = 0;
 };
@@ -328,6 +345,8 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
             // estimator counts 4 B (16-bit parameters and gradients) of the largest module; PyTorch FSDP
             // gathers one unit (a layer) and prefetches the next.
             d.zero3_gather_bytes = layer_params * 3.0 * e;
+            if (p.framework == Framework::deepspeed && !lora)
+                d.zero3_gather_bytes = deepspeed_zero3_buffer_bytes(m, pc, p.tp, moe > 0, e);
         }
         if (t.precision == Precision::fp8) {
             // Transformer Engine caches an FP8 copy of the weights of its own Linear modules (the

@@ -146,4 +146,14 @@ StageParams stage_parameters(const ModelSpec& m, const ParamCounts& pc, const Pa
     return r;
 }
 
+std::vector<double> layer_weight_matrices(const ModelSpec& m, const ParamCounts& pc, int tp, bool moe_layer) {
+    if (m.mla.enabled() || (moe_layer && m.moe.enabled())) return {layer_params_per_tp_rank(m, pc, tp, moe_layer)};
+    const double h = static_cast<double>(m.hidden), t = std::max(1, tp);
+    const double kv_local = kv_heads_per_tp_rank(m, tp) * static_cast<double>(m.head_dim);
+    const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
+    const double f = static_cast<double>(m.ffn_hidden);
+    return {h * (static_cast<double>(m.q_dim()) / t + 2.0 * kv_local), static_cast<double>(m.v_dim()) / t * h,
+            gate * f / t * h, f / t * h};
+}
+
 }   // namespace llmsim

@@ -1,6 +1,8 @@
 // Parameter counts derived from a ModelSpec (docs/flops-model.md, "Parameters").
 #pragma once
 
+#include <vector>
+
 #include "hardware_db/specs.hpp"
 
 namespace llmsim {
@@ -48,6 +50,12 @@ struct ParamCounts {
 // Parameters of one layer on one TP rank, routed experts excluded: the K and V projections hold
 // kv_heads_per_tp_rank() whole heads, everything else is split by tp.
 [[nodiscard]] double layer_params_per_tp_rank(const ModelSpec& m, const ParamCounts& pc, int tp, bool moe_layer);
+
+// The weight matrices of a dense layer on one TP rank, in the order its forward uses them (fused QKV,
+// output projection, fc1 with the gate, fc2): what DeepSpeed ZeRO-3 gathers one by one. Other layers
+// (MLA, MoE) are returned as one block of layer_params_per_tp_rank().
+[[nodiscard]] std::vector<double> layer_weight_matrices(const ModelSpec& m, const ParamCounts& pc, int tp,
+                                                        bool moe_layer);
 
 // Parameters of one MLP of width f (two or three matrices, plus biases).
 [[nodiscard]] double mlp_params(const ModelSpec& m, double f);

@@ -60,6 +60,17 @@ struct Builder {
     double gemm_fwd_s = 0, gemm_bwd_s = 0;   // GEMM time of the layer being built (TP overlap)
     // Share of the layers whose recompute repeats the recorded collectives (recompute_num_layers).
     double redo_share = 1.0;
+    // The layer's weight matrices in execution order, each with the compute that runs after its hook
+    // fires and before the next one's (its own GEMMs and the parameter-free operators that follow it):
+    // DeepSpeed ZeRO-3 gathers, prefetches and reduces per parameter (deepspeed_zero3 below).
+    std::vector<Zero3Unit> units;
+    Zero3Unit lead;   // operators before the layer's first weight (the previous layer's last segment)
+    void attach(double f, double b, double r) {
+        Zero3Unit& u = units.empty() ? lead : units.back();
+        u.fwd_s += f;
+        u.bwd_s += b;
+        u.redo_s += r;
+    }
 
     Builder(const TrainingJob& s, std::vector<CommEvent>* c)
         : m(s.model), sys(s.system), p(s.parallel), t(s.training), a(s.system.gpu), comms(c) {
@@ -94,6 +105,14 @@ struct Builder {
         gemm_bwd_s += dgrad.time_s + wgrad.time_s;
         L.recompute_s += recompute * f.time_s;
         L.ops.push_back(op);
+        if (!adapter) {
+            Zero3Unit u;
+            u.name = name;
+            u.params = N * K * batch;
+            u.expert = name.rfind("expert", 0) == 0;
+            units.push_back(u);
+            attach(f.time_s, dgrad.time_s + wgrad.time_s, recompute * f.time_s);
+        }
         if (gp == Precision::fp8) {
             // Transformer Engine: a GEMM input is cast to FP8 with a transposed copy for the
             // weight-gradient GEMM. TE fuses that cast into the norm and activation kernels that
@@ -107,6 +126,7 @@ struct Builder {
             L.fwd_compute_s += cf_s;
             L.bwd_compute_s += cb.time_s;
             L.recompute_s += recompute * cf_s;
+            if (!adapter) attach(cf_s, cb.time_s, recompute * cf_s);
             L.ops.push_back(
                 OpTime{name + "_fp8_cast", "memory", cf_s, cb.time_s, recompute * cf_s, 0.0, fwd_bytes, true});
         }
@@ -119,6 +139,7 @@ struct Builder {
         L.fwd_compute_s += f.time_s;
         L.bwd_compute_s += b.time_s;
         if (recompute) L.recompute_s += f.time_s;
+        attach(f.time_s, b.time_s, recompute ? f.time_s : 0.0);
         L.ops.push_back(OpTime{name, "memory", f.time_s, b.time_s, recompute ? f.time_s : 0.0, 0.0, bytes, true});
     }
 
@@ -129,9 +150,55 @@ struct Builder {
             CommEvent{what, dim, c, cost.algorithm, bytes, grp.n, grp.domains(), cost.time_s, calls, exposed_per_step});
     }
 
+    // DeepSpeed ZeRO-3: every weight matrix is gathered by its own all-gather before its module runs
+    // (fetch_sub_module), the next one prefetched behind it, and its gradient reduce-scattered on its
+    // own after its backward (docs/step-time-model.md, "DeepSpeed ZeRO-3").
+    void deepspeed_zero3(LayerCost& L, bool full, double mb_per_step) {
+        const double we = t.fp8_params ? 1.0 : e;
+        // DeepSpeed reduces the gradients in the parameters' 16-bit type (average_tensor on param.grad;
+        // allreduce_always_fp32 is off by default) unless the scenario states the reduction precision.
+        const double gb = t.grad_precision_unstated ? e : precision_bytes(t.grad_precision);
+        if (!units.empty()) {   // the norm before the first weight ends the previous layer's last segment
+            units.back().fwd_s += lead.fwd_s;
+            units.back().bwd_s += lead.bwd_s;
+            units.back().redo_s += lead.redo_s;
+            lead = Zero3Unit{};
+        }
+        for (auto& u : units) {
+            const GroupPlacement& grp = u.expert ? g.expert_dp : g.dp_cp;
+            u.gather_s = coll(Collective::all_gather, u.params * we, grp).time_s;
+            u.reduce_s = coll(Collective::reduce_scatter, u.params * gb, grp).time_s;
+        }
+        DeepSpeedZero3 ds;
+        ds.prefetch = p.overlap_param_gather;
+        ds.overlap_reduce = p.overlap_grad_reduce;
+        ds.recompute = full;
+        const Zero3Exposure x = deepspeed_zero3_exposure(units, ds);
+        L.zero3_exposed_fwd_s = x.fwd_exposed_s;
+        L.zero3_exposed_bwd_s = x.bwd_exposed_s;
+        L.zero3_total_s = x.fwd_total_s + x.bwd_total_s;
+        const double sm = sm_fraction(sys, g.dp_cp);
+        L.fwd_compute_s += (x.fwd_total_s - x.fwd_exposed_s) * sm;
+        L.bwd_compute_s += std::max(0.0, x.bwd_total_s - x.bwd_exposed_s) * sm;
+        if (!comms || g.dp_cp.n <= 1) return;
+        for (std::size_t k = 0; k < units.size(); ++k) {
+            const auto& u = units[k];
+            if (u.params < ds.persistence) continue;
+            const GroupPlacement& grp = u.expert ? g.expert_dp : g.dp_cp;
+            record("zero-3 all-gather " + u.name + " (DeepSpeed, per parameter)", "dp", Collective::all_gather,
+                   u.params * we, grp, coll(Collective::all_gather, u.params * we, grp),
+                   x.unit_gathers[k] * mb_per_step, 0);
+            record("zero-3 reduce-scatter " + u.name + " gradient (DeepSpeed, per parameter)", "dp",
+                   Collective::reduce_scatter, u.params * gb, grp, coll(Collective::reduce_scatter, u.params * gb, grp),
+                   mb_per_step, 0);
+        }
+    }
+
     LayerCost layer(bool moe_layer, double mb_per_step) {
         LayerCost L;
         gemm_fwd_s = gemm_bwd_s = 0;
+        units.clear();
+        lead = Zero3Unit{};
         const double h = static_cast<double>(m.hidden), tp = p.tp;
         const double qd = static_cast<double>(m.q_dim());
         const double outside = sp ? tp : 1.0;
@@ -198,6 +265,7 @@ struct Builder {
         L.fwd_compute_s += attn_fwd_s;
         L.bwd_compute_s += attn_bwd_s;
         if (attn_recompute) L.recompute_s += attn_fwd_s;
+        attach(attn_fwd_s, attn_bwd_s, attn_recompute ? attn_fwd_s : 0.0);
         gemm(L, "attn_out", T, h, static_cast<double>(m.v_dim()) / tp, 1.0, share(plan.attn_out), false);
         mem(L, "dropout_add1", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, passes);
 
@@ -341,7 +409,9 @@ struct Builder {
         // limit_all_gathers, DeepSpeed's prefetch bucket), so a layer's traffic hides only behind
         // the neighbouring layer's compute; what exceeds it is exposed. ---
         const int zero = zero_stage_in_step(p);   // torchtitan with pipeline stages: ZeRO-1's traffic
-        if (zero >= 2 && g.dp_cp.n > 1) {
+        if (zero == 3 && p.framework == Framework::deepspeed && !lora && g.dp_cp.n > 1) {
+            deepspeed_zero3(L, full, mb_per_step);
+        } else if (zero >= 2 && g.dp_cp.n > 1) {
             const auto pc = count_parameters(m);
             const double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled());
             const double we = t.fp8_params ? 1.0 : e;   // FP8 parameters are gathered in FP8
@@ -422,6 +492,55 @@ LayerCost blend_layers(const LayerCost& a, const LayerCost& b, double w) {
 }
 
 }   // namespace
+
+Zero3Exposure deepspeed_zero3_exposure(std::span<const Zero3Unit> units, const DeepSpeedZero3& ds) {
+    Zero3Exposure x;
+    const std::size_t n = units.size();
+    if (n == 0) return x;
+    x.unit_gathers.assign(n, 0.0);
+    auto gathered = [&](std::size_t k) { return units[k].params >= ds.persistence; };
+    auto gather = [&](std::size_t k) { return gathered(k) ? units[k].gather_s : 0.0; };
+    auto reduce = [&](std::size_t k) { return gathered(k) ? units[k].reduce_s : 0.0; };
+    auto prev = [&](std::size_t k) { return (k + n - 1) % n; };
+    // Forward (and the checkpointed forward): the pre-forward hook of unit k-1 fetches it and, while
+    // fewer than max_live elements are gathered, prefetches unit k, which then runs behind k-1's segment.
+    auto forward = [&](bool redo) {
+        double exposed = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::size_t j = prev(k);
+            const double seg = redo ? units[j].redo_s : units[j].fwd_s;
+            const bool ahead = ds.prefetch && units[j].params < ds.max_live;
+            exposed += ahead ? std::max(0.0, gather(k) - seg) : gather(k);
+            x.fwd_total_s += redo ? 0.0 : gather(k);
+            x.bwd_total_s += redo ? gather(k) : 0.0;
+            x.gathers += gathered(k) ? 1.0 : 0.0;
+            x.unit_gathers[k] += gathered(k) ? 1.0 : 0.0;
+        }
+        return exposed;
+    };
+    x.fwd_exposed_s = forward(false);
+    if (ds.recompute) x.bwd_exposed_s += forward(true);
+    // Backward, last unit first. After the checkpointed forward a unit is released unless its backward
+    // follows within max_reuse elements: the units after it are used twice in between (recomputed
+    // forward, then backward), so only the layer's last weight is kept at the defaults.
+    std::vector<double> after(n, 0.0);
+    for (std::size_t k = n - 1; k > 0; --k) after[k - 1] = after[k] + units[k].params;
+    auto regathered = [&](std::size_t k) { return !(ds.recompute && 2.0 * after[k] < ds.max_reuse); };
+    for (std::size_t u = n; u-- > 0;) {
+        const std::size_t next = prev(u);       // the unit whose backward comes after u's
+        const std::size_t done = (u + 1) % n;   // the unit whose backward came before u's
+        const double g = regathered(next) ? gather(next) : 0.0;
+        const double r = reduce(done);
+        const bool ahead = ds.prefetch && units[u].params < ds.max_live;
+        const double hide = (ahead ? g : 0.0) + (ds.overlap_reduce ? r : 0.0);
+        x.bwd_exposed_s += std::max(0.0, hide - units[u].bwd_s) + (ahead ? 0.0 : g) + (ds.overlap_reduce ? 0.0 : r);
+        x.bwd_total_s += g + r;
+        x.gathers += g > 0 ? 1.0 : 0.0;
+        x.unit_gathers[next] += g > 0 ? 1.0 : 0.0;
+        x.reduces += gathered(done) ? 1.0 : 0.0;
+    }
+    return x;
+}
 
 double offload_exposed_s(double share, double copy_s, int layers, double compute_s) {
     const double behind = layers > 0 ? (layers - 1.0) / layers : 0.0;

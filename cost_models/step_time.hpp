@@ -104,6 +104,43 @@ struct StepCosts {
 // layer's compute in that direction; the copies run back to back behind the later layers' compute
 // (docs/step-time-model.md). One definition for layer_cost() and the search's fast path.
 [[nodiscard]] double offload_exposed_s(double share, double copy_s, int layers, double compute_s);
+
+// DeepSpeed ZeRO-3 (stage 3 of deepspeed/runtime/zero, docs/step-time-model.md "DeepSpeed ZeRO-3"):
+// one weight matrix of a layer with the compute of its segment (its GEMMs and the parameter-free
+// operators up to the next weight's hook) and the time of one all-gather and one reduce-scatter of it
+// over its data-parallel group.
+struct Zero3Unit {
+    std::string name;
+    double params = 0;   // elements per TP rank, before sharding
+    double fwd_s = 0, bwd_s = 0, redo_s = 0;
+    bool expert = false;
+    double gather_s = 0, reduce_s = 0;
+};
+
+// The stage-3 settings that decide what is gathered when (DeepSpeed's defaults, the same from v0.3.13,
+// deepspeed/runtime/zero/constants.py, to today's config.py): parameters below the persistence
+// threshold stay gathered; the next parameter is prefetched only while fewer than max_live elements
+// are gathered; a released parameter is kept when its next use is fewer than max_reuse elements away.
+struct DeepSpeedZero3 {
+    double max_live = 1e9;        // stage3_max_live_parameters
+    double max_reuse = 1e9;       // stage3_max_reuse_distance
+    double persistence = 1e5;     // stage3_param_persistence_threshold
+    bool prefetch = true;         // overlap_param_gather (DeepSpeed's overlap_comm)
+    bool overlap_reduce = true;   // overlap_grad_reduce
+    bool recompute = false;       // full activation recompute: the checkpointed forward gathers again
+};
+
+struct Zero3Exposure {
+    double fwd_exposed_s = 0, bwd_exposed_s = 0;   // per layer and micro-batch (bwd: recompute included)
+    double fwd_total_s = 0, bwd_total_s = 0;       // collective time, hidden or not
+    double gathers = 0, reduces = 0;               // collectives per layer and micro-batch
+    std::vector<double> unit_gathers;              // all-gathers of each unit per layer and micro-batch
+};
+
+// Exposure of one layer's gathers and reduce-scatters when every parameter is its own collective,
+// prefetched one parameter ahead behind the current parameter's segment (units in forward order,
+// gather_s/reduce_s filled; the layer's neighbours are taken to be like it).
+[[nodiscard]] Zero3Exposure deepspeed_zero3_exposure(std::span<const Zero3Unit> units, const DeepSpeedZero3& ds);
 [[nodiscard]] StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense, const LayerCost& moe,
                                             std::vector<CommEvent>* comms = nullptr);
 

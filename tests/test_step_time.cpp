@@ -1039,3 +1039,128 @@ TEST_CASE("fp8_params: 1 byte per layer weight and FP8 parameter all-gathers, by
     j["training"]["precision"] = "bf16";
     CHECK_THROWS_AS(scenario(j), ConfigError);
 }
+
+// --- issue 33: ZeRO-3 at hundreds to thousands of ranks -------------------------------------------
+
+TEST_CASE("an inter-node ring's latency at 1,536 ranks is NCCL's per-protocol (n-1) steps", "[collectives][zero]") {
+    // 192 DGX A100 nodes x 8: an all-gather ring has 1,535 steps, 192 of them across nodes (one per node).
+    const auto a100 = Database::builtin().system("dgx-a100-80gb");
+    const GroupPlacement g{1536, 8};
+    const auto& ring = *find_algorithm("ring");
+    // A tiny message runs LL: 6.6 us base, 1,343 NVLink steps at NCCL's 1 us net-post floor (above LL's
+    // 0.6 us hop), 192 network steps at 2.7 us; LL's bandwidth is capped at 19 GB/s across many nodes.
+    const double tiny = 1536.0;
+    const double ll = (6.6 + 1343 * 1.0 + 192 * 2.7) * 1e-6 + 1535.0 / 1536 * tiny / 19e9;
+    CHECK(algorithm_time(a100, Collective::all_gather, ring, tiny, g) == Approx(ll).epsilon(1e-9));
+    // GPT-3's fused QKV weight in fp16 (3 x 12,288^2 x 2 B = 906 MB) runs LL128: 14 us base, 1,343 x 1.9 us
+    // + 192 x 4.0 us = 3.33 ms of latency (the LL hops with Simple bandwidth priced it at 1.77 ms), and
+    // 0.92 of the ring's bandwidth, the 8 NIC shares of a node (8 x 25 GB/s x 0.92 = 184 GB/s).
+    const double S = 3.0 * 12288.0 * 12288.0 * 2.0;
+    const double ll128 = (14.0 + 1343 * 1.9 + 192 * 4.0) * 1e-6 + 1535.0 / 1536 * S / (0.92 * 184e9);
+    CHECK(algorithm_time(a100, Collective::all_gather, ring, S, g) == Approx(ll128).epsilon(1e-9));
+    CHECK(ll128 - 1535.0 / 1536 * S / (0.92 * 184e9) == Approx(3.3337e-3).epsilon(1e-4));
+    // Latency grows with the ring: the same message at 768 ranks (96 nodes) has half the steps.
+    const double ll128_768 = (14.0 + 671 * 1.9 + 96 * 4.0) * 1e-6 + 767.0 / 768 * S / (0.92 * 184e9);
+    CHECK(algorithm_time(a100, Collective::all_gather, ring, S, GroupPlacement{768, 8}) ==
+          Approx(ll128_768).epsilon(1e-9));
+}
+
+TEST_CASE("DeepSpeed ZeRO-3 prefetches one parameter ahead, within stage3_max_live_parameters", "[step][zero]") {
+    // Four weights (ms of compute; a gather or a reduce-scatter takes params / 1e11 s).
+    std::vector<Zero3Unit> u(4);
+    const double params[] = {3e8, 1e8, 4e8, 4e8}, fwd[] = {10, 2, 8, 8}, bwd[] = {20, 4, 16, 16};
+    for (int k = 0; k < 4; ++k) {
+        u[k].params = params[k];
+        u[k].fwd_s = u[k].redo_s = fwd[k] * 1e-3;
+        u[k].bwd_s = bwd[k] * 1e-3;
+        u[k].gather_s = u[k].reduce_s = params[k] / 1e11;
+    }
+    DeepSpeedZero3 ds;
+    auto x = deepspeed_zero3_exposure(u, ds);
+    // Forward: each gather hides behind the previous weight's segment: only the third (4 ms behind 2 ms)
+    // shows, 2 ms. Backward (last weight first): behind each segment the next weight's gather and the
+    // previous one's reduce-scatter; only the second weight's 4 ms segment is short (3 + 4 ms): 3 ms.
+    CHECK(x.fwd_exposed_s == Approx(2e-3));
+    CHECK(x.bwd_exposed_s == Approx(3e-3));
+    CHECK(x.gathers == Approx(8));
+    CHECK(x.reduces == Approx(4));
+    // Fewer than 2e8 live elements allowed: only the small weight prefetches its successor.
+    ds.max_live = 2e8;
+    x = deepspeed_zero3_exposure(u, ds);
+    CHECK(x.fwd_exposed_s == Approx((3 + 1 + 2 + 4) * 1e-3));
+    // Full recompute: the checkpointed forward gathers again; a weight whose backward follows within
+    // stage3_max_reuse_distance (1e9) elements stays gathered: the last (0 between) and the third
+    // (2 x 4e8 between), so 3 + 3 + 2 + 2 gathers.
+    ds = DeepSpeedZero3{};
+    ds.recompute = true;
+    x = deepspeed_zero3_exposure(u, ds);
+    REQUIRE(x.unit_gathers.size() == 4);
+    CHECK(x.unit_gathers[0] == 3);
+    CHECK(x.unit_gathers[1] == 3);
+    CHECK(x.unit_gathers[2] == 2);
+    CHECK(x.unit_gathers[3] == 2);
+}
+
+TEST_CASE("DeepSpeed ZeRO-3 gathers GPT-3 175B parameter by parameter: 927.7 GB per step at mb 1", "[step][zero]") {
+    // MLM21-T2-03's layout: 1,536 A100s, no model parallelism, one micro-batch, full recompute.
+    Json j = {{"model", "gpt3-175b"},
+              {"system", "dgx-a100-80gb"},
+              {"gpus", 1536},
+              {"parallel", {{"tp", 1}, {"pp", 1}, {"zero", 3}, {"framework", "deepspeed"}}},
+              {"training",
+               {{"seq_len", 2048},
+                {"micro_batch", 1},
+                {"global_batch", 1536},
+                {"precision", "fp16"},
+                {"recompute", "full"},
+                {"flash_attention", false}}}};
+    const auto c = step_costs(scenario(j).training_job());
+    // Per layer: QKV 3h^2, projection h^2, fc1 and fc2 4h^2 each (h = 12,288), 2 bytes. Each is gathered
+    // in forward, in the checkpointed forward and in backward, except fc2, whose backward follows its
+    // recomputation with nothing in between (kept): 3 + 3 + 3 + 2 gathers; its gradient is
+    // reduce-scattered once in 16 bits.
+    const double h = 12288.0, layer = 12.0 * h * h;
+    double gathered = 0, reduced = 0, calls = 0;
+    for (const auto& ev : c.comms) {
+        if (ev.what.find("DeepSpeed") == std::string::npos) continue;
+        (ev.collective == Collective::all_gather ? gathered : reduced) += ev.bytes * ev.calls_per_step;
+        calls += ev.calls_per_step;
+    }
+    CHECK(gathered == Approx(96 * 2.0 * (3.0 * layer - 4.0 * h * h)).epsilon(1e-9));
+    CHECK(gathered == Approx(927.7e9).epsilon(1e-4));
+    CHECK(reduced == Approx(96 * 2.0 * layer).epsilon(1e-9));
+    CHECK(calls == Approx(96 * (11 + 4)));
+}
+
+TEST_CASE("DeepSpeed ZeRO-3 holds the largest gathered pair and pending gradient, not three layers", "[memory][zero]") {
+    // MLM21-T2-04's layout: the 530B model on 640 A100s. Weights (h = 20,480): QKV 3h^2 = 1.26e9 elements,
+    // projection h^2, fc1 and fc2 4h^2 = 1.68e9. Past stage3_max_live_parameters (1e9) a weight prefetches
+    // nothing, so the largest live pair is the projection with fc1 (5h^2); the largest pending 16-bit
+    // gradient is fc2's 4h^2 (above reduce_bucket_size, 5e8, it is reduced alone).
+    Json j = {{"model",
+               {{"layers", 105},
+                {"hidden", 20480},
+                {"heads", 128},
+                {"ffn_hidden", 81920},
+                {"vocab", 51200},
+                {"mlp", "gelu"}}},
+              {"system", "dgx-a100-80gb"},
+              {"gpus", 640},
+              {"parallel", {{"tp", 1}, {"pp", 1}, {"zero", 3}, {"framework", "deepspeed"}}},
+              {"training",
+               {{"seq_len", 2048},
+                {"micro_batch", 4},
+                {"global_batch", 2560},
+                {"precision", "fp16"},
+                {"recompute", "full"},
+                {"flash_attention", false}}}};
+    const double h = 20480.0;
+    const auto m = training_memory(scenario(j).training_job());
+    CHECK(m.zero3_gather_bytes == Approx((5.0 + 4.0) * h * h * 2.0).epsilon(1e-9));
+    CHECK(m.fits);
+    // The same layout under Megatron-style FSDP accounting (a gathered layer, the prefetched one and a
+    // layer of gradients: 3 x 12h^2 x 2 B) would not fit.
+    j["parallel"]["framework"] = "megatron";
+    CHECK(training_memory(scenario(j).training_job()).zero3_gather_bytes ==
+          Approx(3.0 * 12.0 * h * h * 2.0).epsilon(1e-3));
+}

@@ -19,7 +19,8 @@ double hierarchical_time(const SystemSpec& s, Collective c, double bytes, const 
         if (s.is_torus()) return torus_time(s, cc, sz, r);
         return ring_on_link(cc, sz, r, l.base, l.a_in, l.b_in);
     };
-    auto inter = [&](Collective cc, double sz) { return ring_on_link(cc, sz, N, l.base, l.a_out, l.b_out); };
+    // Across domains: one rank per domain on its NIC share, under NCCL's protocols like any inter-node ring.
+    auto inter = [&](Collective cc, double sz) { return ring_across_domains(s, cc, sz, N, N, 1, l.b_out); };
     switch (c) {
         case Collective::all_reduce:
             return intra(Collective::reduce_scatter, bytes) + inter(Collective::all_reduce, bytes / r) +

@@ -21,6 +21,13 @@ Links links(const SystemSpec& s) noexcept;
 // A ring collective of `bytes` among `n` ranks on one link kind.
 double ring_on_link(Collective c, double bytes, int n, double base_s, double alpha_s, double bw_Bps) noexcept;
 
+// A ring collective of `bytes` among `n` ranks spread over `domains` > 1 scale-up domains (`per_domain`
+// ranks each) at ring bandwidth `bw_Bps`, priced under each of NCCL's protocols (LL, LL128, Simple)
+// with NCCL's own latency and bandwidth model (src/graph/tuning.cc), the cheapest kept as NCCL's tuner
+// keeps it. The system's latencies are NCCL's LL figures; the other protocols scale them by NCCL's table.
+double ring_across_domains(const SystemSpec& s, Collective c, double bytes, int n, int domains, int per_domain,
+                           double bw_Bps) noexcept;
+
 // TPU ICI torus: the group folds onto k axes of the torus; each axis is a bidirectional ring.
 double torus_time(const SystemSpec& s, Collective c, double bytes, int n) noexcept;
 
