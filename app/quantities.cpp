@@ -28,7 +28,7 @@ std::map<std::string, double> predicted_quantities(const Scenario& s, bool close
             if (e.capacity) q["slo_capacity_qps"] = e.capacity->qps;
             return q;
         }
-        if (s.inference.batching == "continuous")
+        if (s.inference.continuous())
             return e.capacity ? std::map<std::string, double>{{"slo_capacity_qps", 0.0}}
                               : std::map<std::string, double>{};
         const auto& c = e.closed_form;

@@ -60,7 +60,7 @@ ServingFit serving_fit(const Scenario& s) {
                                gib_text(m.other_bytes), gib_text(m.capacity_bytes));
         return f;
     }
-    if (in.batching != "continuous") {
+    if (!in.continuous()) {
         if (m.fits) return f;
         f.fits = false;
         f.reason = fmt::format(
@@ -215,7 +215,7 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
     const auto& in = s.inference;
     e.closed_form = estimate_inference(s.serving_job());
     e.fit = serving_fit(s);
-    if (!e.fit.fits || in.batching != "continuous") return e;
+    if (!e.fit.fits || !in.continuous()) return e;
     sim::ServingOptions so;
     so.timeline = o.timeline;
     if (in.qps_max) {

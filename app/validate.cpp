@@ -55,7 +55,7 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases,
             // Poisson rate until the latency limits held no more): the largest rate meeting the same SLO is
             // compared with it (slo_capacity_qps against the scenario's qps).
             std::optional<double> capacity_measured;
-            if (!training && sc.inference.batching == "continuous" && sc.inference.qps > 0 && sc.inference.slo.any()) {
+            if (!training && sc.inference.continuous() && sc.inference.qps > 0 && sc.inference.slo.any()) {
                 Scenario cap = sc;
                 cap.inference.qps_max = true;
                 pred["slo_capacity_qps"] = slo_capacity(cap).qps;

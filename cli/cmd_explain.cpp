@@ -34,7 +34,7 @@ void explain_serving(const Scenario& s, bool json) {
     const auto e = sim::explain_serving(s);
     const auto& b = e.base;
     const auto& in = s.inference;
-    const bool continuous = in.batching == "continuous";
+    const bool continuous = in.continuous();
     if (json) {
         Json mem = Json::object(), levers = Json::array();
         for (const auto& [k, v] : e.memory_parts) mem[k + "_bytes"] = v;

@@ -161,8 +161,8 @@ Json serving_json(const Scenario&, const Estimate& est) {
               {"memory", inference_memory_json(r.memory)}};
     if (!e.fit.fits) {
         j["does_not_fit"] = e.fit.reason;
-        j["method"] = s.inference.batching == "continuous" ? "continuous batching: not simulated (does not fit)"
-                                                           : "static batching: does not fit";
+        j["method"] = s.inference.continuous() ? "continuous batching: not simulated (does not fit)"
+                                               : "static batching: does not fit";
         j["scenario"] = to_json(s);
         return j;
     }
@@ -236,7 +236,7 @@ Json serving_json(const Scenario&, const Estimate& est) {
                            {"offered_qps", c.steadiness.offered_qps},
                            {"served_qps", c.steadiness.served_qps},
                            {"steady", c.steadiness.steady()}};
-    } else if (s.inference.batching == "continuous") {
+    } else if (s.inference.continuous()) {
         j["method"] = "continuous batching: no rate meets the SLO";
     } else {
         j["method"] = "static batching, closed form";
@@ -277,8 +277,7 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     if (!e.fit.fits) {
         out += fmt::format(
             "{} serving on {} x {} (tp {}, pp {}, {}, {}, weights {}, KV {})\n", s.model.name, s.gpus, s.system.name,
-            p.tp, p.pp,
-            in.batching == "continuous" ? std::string("continuous batching") : fmt::format("static batch {}", in.batch),
+            p.tp, p.pp, in.continuous() ? std::string("continuous batching") : fmt::format("static batch {}", in.batch),
             lens, to_string(in.weight_precision), to_string(in.kv_precision));
         out += "DOES NOT FIT: " + e.fit.reason + "\n";
         Table t({"memory per GPU", "value"});
@@ -288,7 +287,7 @@ std::string serving_text(const Scenario&, const Estimate& est) {
         t.row({"max batch that fits", std::to_string(r.memory.max_batch)});
         return out + t.str();
     }
-    if (!e.continuous && in.batching != "continuous") {
+    if (!e.continuous && !in.continuous()) {
         out += fmt::format("{} serving on {} x {} (tp {}, pp {}, static batch {}, {}, weights {}, KV {})\n",
                            s.model.name, s.gpus, s.system.name, p.tp, p.pp, in.batch, lens,
                            to_string(in.weight_precision), to_string(in.kv_precision));

@@ -63,11 +63,11 @@ QpsSweep run_qps_sweep(const ScenarioFlags& flags, const std::vector<double>& ra
         const Scenario s = resolve_scenario(f);
         if (!s.is_inference)   // the overlay refuses --qps-sweep on a training file; kept as a guard
             throw ConfigError("--qps-sweep: given with a training scenario: expected a serving scenario");
-        if (s.inference.batching != "continuous")
+        if (!s.inference.continuous())
             throw ConfigError(
                 fmt::format("--qps-sweep: given with batching '{}': expected continuous batching (a request stream; "
                             "/inference/batching or --batching)",
-                            s.inference.batching));
+                            to_string(s.inference.batching)));
         sim::EstimateOptions o;
         sim::StepSimulator unused;
         Estimate e;

@@ -37,15 +37,33 @@ double experts_touched(double experts, double top_k, double tokens) noexcept {
     return std::max(std::min(experts, top_k), experts * (1.0 - miss));
 }
 
+double pipeline_micro_batches(int pp, double sequences) noexcept {
+    return pp > 1 ? std::min(static_cast<double>(pp), std::max(1.0, std::ceil(sequences))) : 1.0;
+}
+
 double kernel_fixed_s(const AcceleratorSpec& a, bool cuda_graphs) noexcept {
     if (cuda_graphs) return kGraphKernelFixed_s;
     return kGraphKernelFixed_s - kGraphLaunch_s + std::max(a.efficiency.kernel_launch_us * 1e-6, kGraphLaunch_s);
 }
 
-IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
+IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) {
     IterationCost r;
+    if (whole.tokens() <= 0) return r;
+    // Pipeline parallelism: the engines keep up to pp micro-batches of the running sequences in flight
+    // (TensorRT-LLM's micro-batches, vLLM's virtual engines), so every stage works on one of them while
+    // the others work on the rest. A step of every sequence takes pp stage-times of one micro-batch: its
+    // layers are priced on the heaviest micro-batch, m = min(pp, sequences): 1/m of the decodes, and a
+    // prompt is not split, so it carries 1/min(m, prompts) of the prompt tokens.
+    const double micro = pipeline_micro_batches(s.parallel.pp, whole.decode_seqs + whole.prefill_seqs);
+    const double prompt_share = std::min(micro, std::max(1.0, whole.prefill_seqs));
+    IterationBatch b = whole;
+    b.prefill_tokens /= prompt_share;
+    b.prefill_seqs /= prompt_share;
+    b.prefill_pairs /= prompt_share;
+    b.prefill_kv_tokens /= prompt_share;
+    b.decode_seqs /= micro;
+    b.decode_kv_tokens /= micro;
     const double M = b.tokens();
-    if (M <= 0) return r;
     const auto& m = s.model;
     const auto& a = s.system.gpu;
     const auto& in = s.inference;
@@ -165,8 +183,11 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
                   rkv, kv_cache_elems * kvb);
     } else {
         attention(b.prefill_seqs, b.prefill_tokens, b.prefill_pairs, b.prefill_kv_tokens, hd, hd, kv_cache_elems * kvb);
+        // A decode kernel with one thread block per query head reads its KV head's cache once per query
+        // head of the group (TensorRT-LLM's masked multi-head attention before XQA).
+        const double reads = in.decode_attention == DecodeAttention::per_query_head ? heads_local / kv_local * hd : 1.0;
         attention(b.decode_seqs, dtok, b.decode_kv_tokens * b.decode_tokens_per_seq, b.decode_kv_tokens, hd, hd,
-                  kv_cache_elems * kvb);
+                  reads * kv_cache_elems * kvb);
     }
     // Norms, RoPE and the KV append, activation, residuals: about 8 passes over the hidden state in 4
     // fused kernels; plus writing this iteration's K/V.
@@ -185,7 +206,7 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
     double t = pp * layers * (layer.time_s + comm);
     // LM head on each token that samples (the last of a finished prompt, every decode token), 16-bit.
     GemmSpec head;
-    head.m = std::max(1.0, b.prefill_seqs + dtok);
+    head.m = std::max(1.0, whole.prefill_seqs + whole.decode_seqs * whole.decode_tokens_per_seq);
     head.n = static_cast<double>(m.vocab) / tp;
     head.k = h;
     head.launches = 0;
@@ -202,8 +223,8 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b) {
         t += send;
     }
     // The host's work per running sequence (scheduler, sampling set-up, response): decode and prefill alike.
-    r.overhead_s =
-        kernels * kernel_fixed_s(a, in.cuda_graphs) + in.host_per_sequence_us * 1e-6 * (b.decode_seqs + b.prefill_seqs);
+    r.overhead_s = kernels * kernel_fixed_s(a, in.cuda_graphs) +
+                   in.host_per_sequence_us * 1e-6 * (whole.decode_seqs + whole.prefill_seqs);
     r.time_s = t + r.overhead_s;
     return r;
 }

@@ -43,8 +43,16 @@ inline constexpr double kGraphLaunch_s = 1.03e-6;
 // Fixed time of one kernel beyond its roofline time: in a CUDA graph, or launched on its own.
 [[nodiscard]] double kernel_fixed_s(const AcceleratorSpec& a, bool cuda_graphs) noexcept;
 
-// One iteration on one replica (every pipeline stage in turn, the PP sends between them).
+// One iteration on one replica: every running sequence one step. With pipeline parallelism the
+// sequences run as pipeline_micro_batches micro-batches in flight, each stage on one of them, so the
+// step takes pp stage-times of the heaviest micro-batch (1/m of the decodes; a prompt is not split, so
+// 1/min(m, prompts) of the prompt tokens) plus the PP sends of one micro-batch; the LM head and the
+// host's work are the whole batch's.
 [[nodiscard]] IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b);
+
+// Micro-batches a pipeline of `pp` stages keeps in flight for `sequences` running sequences:
+// min(pp, sequences), at least 1 (1 without pipeline parallelism).
+[[nodiscard]] double pipeline_micro_batches(int pp, double sequences) noexcept;
 
 // Experts a MoE layer reads for `tokens` tokens routed top_k of `experts` uniformly:
 // E·(1 − (1 − k/E)^tokens).
@@ -66,10 +74,6 @@ struct KvPool {
 };
 inline constexpr int kKvBlockTokens = 16;   // vLLM's default block_size
 inline constexpr double kKvMemoryFraction = 0.9;
-// Token budget of one iteration when `max_batch_tokens` is not set (whole prompts, no chunking):
-// TensorRT-LLM's BuildConfig.max_num_tokens default (tensorrt_llm/builder.py), the budget a prompt
-// must fit without chunked context. docs/serving.md.
-inline constexpr double kDefaultBatchTokens = 8192;   // vLLM gpu_memory_utilization / TRT-LLM free-memory fraction
 [[nodiscard]] KvPool kv_pool(const ServingJob& s);
 
 struct InferenceEstimate {

@@ -22,4 +22,15 @@ std::optional<EngineKind> engine_from_string(std::string_view name);
 std::optional<EngineVersion> parse_engine_version(std::string_view text);
 std::string to_string(const EngineVersion& v);
 
+// The inference keys a scenario stated (the engine's defaults fill the others).
+struct EngineStated {
+    bool max_batch = false, max_batch_tokens = false, cuda_graphs = false, scheduler = false;
+};
+
+// Fills the behaviours of `in.engine` at its release on `gpu` (docs/serving.md "Engines", each with its
+// source): the scheduler policy, chunked prefill and its token budget, the whole-prompt budget, the
+// sequence cap, CUDA graphs and the decode attention kernel; keys the scenario stated are kept.
+void apply_engine_defaults(InferenceConfig& in, const AcceleratorSpec& gpu, const ModelSpec& model,
+                           const EngineStated& stated);
+
 }   // namespace llmsim

@@ -215,7 +215,8 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     // Compute runs at the weight precision where the chip has tensor cores for it, else bf16.
     in.compute_precision = read_precision(r, "compute_precision", Precision::bf16);
     in.quant_group_size = static_cast<int>(r.int_key_or("quant_group_size", 128));
-    in.batching = r.choice_key("batching").value_or("static");
+    in.batching =
+        r.choice_key("batching").value_or("static") == "continuous" ? Batching::continuous : Batching::static_batches;
     in.cuda_graphs = r.boolean_or("cuda_graphs", false);
     in.host_per_sequence_us = r.num_key_or("host_per_sequence_us", InferenceConfig{}.host_per_sequence_us);
     in.kv_reserve = r.choice_key("kv_admission").value_or("on_demand") == "reserve";
@@ -284,6 +285,15 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         in.slo.tpot_p99_s = o.num_key("tpot_p99_s");
         o.finish();
     }
+    EngineStated stated;
+    stated.max_batch = r.has("max_batch");
+    stated.max_batch_tokens = r.has("max_batch_tokens");
+    stated.cuda_graphs = r.has("cuda_graphs");
+    if (const auto p = r.choice_key("scheduler")) {
+        stated.scheduler = true;
+        in.scheduler = scheduler_policy_from_string(*p).value_or(SchedulerPolicy::inflight);
+    }
+    apply_engine_defaults(in, s.system.gpu, s.model, stated);
     if (in.qps_max && !in.slo.any())
         r.problems().add(r.ptr("qps"), Json("max"),
                          "a number, or \"max\" with /inference/slo (ttft_p99_s and/or tpot_p99_s): the largest rate "
@@ -425,7 +435,7 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     // /parallel is shared by every kind; a key of it that this kind does not read (a training framework or
     // overlap flag in a serving scenario) is refused rather than ignored.
     if (const Json* par = j.is_object() ? r.get("parallel") : nullptr; par && par->is_object() && s.is_inference) {
-        const unsigned kind = s.inference.batching == "continuous" ? kServingKind : kInferenceKind;
+        const unsigned kind = s.inference.continuous() ? kServingKind : kInferenceKind;
         const auto names = scenario_object_keys("/parallel");
         for (const auto& [key, value] : par->items()) {
             if (std::find(names.begin(), names.end(), key) == names.end()) continue;   // reported as unknown
@@ -570,15 +580,16 @@ Json to_json(const InferenceConfig& in) {
               {"kv_precision", to_string(in.kv_precision)},
               {"compute_precision", to_string(in.compute_precision)},
               {"quant_group_size", in.quant_group_size},
-              {"batching", in.batching},
+              {"batching", to_string(in.batching)},
               {"cuda_graphs", in.cuda_graphs},
               {"host_per_sequence_us", in.host_per_sequence_us}};
-    if (in.batching == "continuous") {
+    if (in.continuous()) {
         j["requests"] = in.requests;
         j["qps"] = in.qps_max ? Json("max") : Json(in.qps);
         if (in.max_batch > 0) j["max_batch"] = in.max_batch;
         if (in.max_batch_tokens > 0) j["max_batch_tokens"] = in.max_batch_tokens;
         j["kv_admission"] = in.kv_reserve ? "reserve" : "on_demand";
+        j["scheduler"] = to_string(in.scheduler);
         j["prefix_cache_hit"] = in.prefix_cache_hit;
         j["seed"] = in.seed;
     }

@@ -874,7 +874,7 @@ std::vector<ScenarioKey> build() {
                   "kernels replayed from captured CUDA graphs (vLLM, SGLang, TensorRT-LLM's PyTorch backend) instead "
                   "of launched one by one (TensorRT-LLM engines without cuda_graph_mode)")
                     .ext()
-                    .dflt("false")
+                    .computed("the engine's: false for TensorRT-LLM engines, true for vLLM and SGLang")
                     .example("true"));
     t.push_back(K(in, "host_per_sequence_us", KT::number, G,
                   "host time per running sequence per iteration (scheduling, sampling set-up, the response); "
@@ -885,6 +885,14 @@ std::vector<ScenarioKey> build() {
                     .unit("us")
                     .dflt("5")
                     .example("0"));
+    t.push_back(K(in, "scheduler", KT::choice, S,
+                  "how a replica composes an iteration: inflight (decodes first, then prompt chunks or whole prompts "
+                  "within one token budget: TensorRT-LLM, vLLM V1, Sarathi-Serve) or prefill-first (an iteration of "
+                  "prompts whenever one can be admitted, decodes only otherwise: vLLM V0, SGLang)")
+                    .ext()
+                    .one_of(scheduler_policy_names())
+                    .computed("the engine's (docs/serving.md \"Engines\")")
+                    .example("\"prefill-first\""));
     t.push_back(K(in, "kv_admission", KT::choice, S,
                   "on_demand: a request is admitted when its prompt's KV blocks are free and the youngest sequence is "
                   "preempted when a decode finds none (vLLM, TensorRT-LLM MAX_UTILIZATION); reserve: blocks for the "
@@ -897,13 +905,15 @@ std::vector<ScenarioKey> build() {
     t.push_back(K(in, "max_batch", KT::integer, S, "most sequences in flight per replica")
                     .range(1, kMaxRequests)
                     .unit("sequences")
-                    .computed("as many as the KV cache holds")
+                    .computed("the engine's: TensorRT-LLM 256 (0.11-0.13) or 2048 (0.14+), vLLM 256 (V0) or "
+                              "1024/256 (V1), else as many as the KV cache holds")
                     .example("256"));
     t.push_back(K(in, "max_batch_tokens", KT::integer, S,
                   "token budget of one iteration; when set, long prompts are prefilled in chunks (Sarathi-Serve)")
                     .range(1, limits::kSeqLen)
                     .unit("tokens")
-                    .computed("8192 (TensorRT-LLM's max_num_tokens default), whole prompts")
+                    .computed("the engine's: TensorRT-LLM none (whole prompts within its max_num_tokens, 8192); vLLM "
+                              "V1 8192 or 2048 by GPU memory; SGLang 2048-16384 by GPU memory")
                     .example("2048"));
     t.push_back(K(in, "prefix_cache_hit", KT::number, S, "share of prompt tokens found in the prefix cache")
                     .real(0.0, true, kMaxHitFraction)

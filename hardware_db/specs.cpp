@@ -64,6 +64,35 @@ const char* to_string(Framework f) {
     return "unspecified";
 }
 
+const char* to_string(Batching b) { return b == Batching::continuous ? "continuous" : "static"; }
+
+namespace {
+constexpr std::array kSchedulerPolicies{SchedulerPolicy::inflight, SchedulerPolicy::prefill_first};
+}   // namespace
+
+const char* to_string(SchedulerPolicy p) {
+    switch (p) {
+        case SchedulerPolicy::inflight: return "inflight";
+        case SchedulerPolicy::prefill_first: return "prefill-first";
+    }
+    return "?";
+}
+
+const std::vector<std::string>& scheduler_policy_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (auto p : kSchedulerPolicies) v.emplace_back(to_string(p));
+        return v;
+    }();
+    return names;
+}
+
+std::optional<SchedulerPolicy> scheduler_policy_from_string(std::string_view name) {
+    for (auto p : kSchedulerPolicies)
+        if (name == to_string(p)) return p;
+    return std::nullopt;
+}
+
 const char* to_string(EngineKind e) {
     switch (e) {
         case EngineKind::tensorrt_llm: return "tensorrt-llm";

@@ -364,6 +364,27 @@ struct EngineSpec {
 };
 const char* to_string(EngineKind e);
 
+// `batching`: static (one batch of `batch` sequences, or a stream admitted batch by batch) or
+// continuous (iteration-level scheduling of a request stream).
+enum class Batching { static_batches, continuous };
+const char* to_string(Batching b);
+// How a replica composes an iteration from its running and waiting requests (sim/scheduler registry,
+// docs/serving.md "Engines"): in-flight batching (decodes first, then prompt chunks or whole prompts
+// within one token budget: TensorRT-LLM, vLLM V1, Sarathi-Serve) or prefill-first (an iteration of
+// prompts whenever one can be admitted, decodes only otherwise: vLLM V0, SGLang).
+enum class SchedulerPolicy { inflight, prefill_first };
+const char* to_string(SchedulerPolicy p);
+const std::vector<std::string>& scheduler_policy_names();
+std::optional<SchedulerPolicy> scheduler_policy_from_string(std::string_view name);
+// How decode attention reads a grouped-query model's KV cache: once per KV head for its group of query
+// heads (TensorRT-LLM's XQA, FlashInfer, FlashAttention decode), or once per query head (TensorRT-LLM's
+// masked multi-head attention before XQA: one thread block per query head).
+enum class DecodeAttention { grouped, per_query_head };
+
+// TensorRT-LLM's max_num_tokens default (BuildConfig, 0.11+; release notes 0.11.0): the token budget of
+// the default engine's iterations, which a whole prompt must fit without chunked context.
+inline constexpr double kTensorRtLlmMaxNumTokens = 8192;
+
 struct InferenceConfig {
     std::int64_t batch = 1;
     std::int64_t input_len = 128;    // mean (rounded) of input_dist
@@ -381,10 +402,16 @@ struct InferenceConfig {
     Precision weight_precision = Precision::bf16;
     Precision kv_precision = Precision::bf16;
     Precision compute_precision = Precision::bf16;
-    int quant_group_size = 128;        // int4/int8 weight group (one fp16 scale per group)
-    std::string batching = "static";   // "static" | "continuous"
-    bool cuda_graphs = false;          // kernels replayed from CUDA graphs (else launched one by one)
-    bool kv_reserve = false;           // kv_admission "reserve": blocks for prompt + output at admission
+    int quant_group_size = 128;   // int4/int8 weight group (one fp16 scale per group)
+    Batching batching = Batching::static_batches;
+    bool continuous() const { return batching == Batching::continuous; }
+    SchedulerPolicy scheduler = SchedulerPolicy::inflight;   // the engine's, unless stated
+    // Whole prompts (no chunked prefill): the most prompt tokens one iteration takes (a longer prompt
+    // runs alone); the engine's default token budget.
+    double prompt_budget_tokens = kTensorRtLlmMaxNumTokens;
+    DecodeAttention decode_attention = DecodeAttention::grouped;
+    bool cuda_graphs = false;   // kernels replayed from CUDA graphs (else launched one by one)
+    bool kv_reserve = false;    // kv_admission "reserve": blocks for prompt + output at admission
     // Host work per running sequence per iteration (scheduling, sampling set-up, the response): fitted
     // on validation/serving.json, 5 us, leave-one-out 8.7% (docs/serving.md "Host time per sequence").
     double host_per_sequence_us = 5.0;

@@ -57,7 +57,7 @@ ServingMeasures measure_serving(const Scenario& s) {
     m.weights_bytes = mem.weights_bytes;
     m.other_bytes = mem.other_bytes;
     m.capacity_bytes = mem.capacity_bytes;
-    if (in.batching != "continuous") {
+    if (!in.continuous()) {
         const auto e = estimate_inference(job);
         const double replicas = std::max(1, s.parallel.world() / std::max(1, s.parallel.tp * s.parallel.pp));
         m.fits = mem.fits;
@@ -122,7 +122,7 @@ ServingExplanation explain_serving(const Scenario& s) {
     if (!s.is_inference) throw ConfigError("/training: present: `explain_serving` covers serving scenarios");
     ServingExplanation e;
     const auto& in = s.inference;
-    const bool continuous = in.batching == "continuous";
+    const bool continuous = in.continuous();
     const bool online = continuous && in.qps > 0;
     e.base = measure_serving(s);
     const auto& b = e.base;

@@ -59,26 +59,9 @@ Distribution distribution(std::vector<double>& v) {
     return d;
 }
 
-struct Seq {
-    std::int32_t req = 0;
-    double prompt = 0;         // tokens to prefill: the input, or input + generated after a preemption
-    double computed = 0;       // of `prompt`, in the KV cache (computed or found in the prefix cache)
-    std::int64_t blocks = 0;   // KV blocks held
-    bool decoding = false;
-    std::uint8_t role = 0;   // this iteration: 0 idle, 1 decode, 2 prefill chunk
-    double chunk = 0;
-};
-
-struct ReqState {
-    double first_token = -1, finish = -1, admitted = -1;
-    double generated = 0;   // survives preemption
-};
-
-std::int64_t blocks_for(double tokens) { return static_cast<std::int64_t>(std::ceil(tokens / kKvBlockTokens)); }
-
 // The steady window of a Poisson stream (Steadiness): requests i = first, first + stride, ...; `scale`
 // turns their rates into the deployment's.
-Steadiness steadiness(const std::vector<Request>& reqs, const std::vector<ReqState>& st, std::size_t first,
+Steadiness steadiness(const std::vector<Request>& reqs, const std::vector<RequestState>& st, std::size_t first,
                       std::size_t stride, double scale, bool poisson) {
     Steadiness d;
     d.applies = poisson;
@@ -144,10 +127,6 @@ std::vector<Request> request_stream(const InferenceConfig& in) {
     return out;
 }
 
-std::int64_t admission_blocks(const InferenceConfig& in, double tokens) {
-    return blocks_for(tokens + (in.kv_reserve ? 2.0 : 1.0) * decode_step_tokens(in.speculative));
-}
-
 namespace {
 std::int32_t longest_of(const std::vector<Request>& reqs) {
     std::int32_t longest = 0;
@@ -171,18 +150,6 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const double step_tokens = decode_step_tokens(sp);        // fed per decode sequence
     const double emitted = speculative_tokens_per_step(sp);   // produced per decode sequence
     res.spec_tokens_per_step = emitted;
-    const double hit = in.prefix_cache_hit;
-    // The token budget of one iteration: `max_batch_tokens` with chunked prefill; unset, the engine's
-    // default budget (kDefaultBatchTokens) filled with whole prompts, a prompt longer than it running
-    // alone (TensorRT-LLM without chunked context, vLLM without chunked prefill).
-    const bool chunked = in.max_batch_tokens > 0;
-    const double budget_cap = chunked ? static_cast<double>(in.max_batch_tokens) : kDefaultBatchTokens;
-    // Static batching (`batching: static`) on a stream: a batch of up to `batch` requests is admitted
-    // only when the previous one has finished entirely.
-    const bool static_batches = in.batching == "static";
-    const std::int64_t seat_cap = static_batches     ? in.batch
-                                  : in.max_batch > 0 ? in.max_batch
-                                                     : std::numeric_limits<std::int64_t>::max();
     if (in.max_batch_tokens > 0 && in.max_batch_tokens < step_tokens)
         throw ConfigError(
             fmt::format("/inference/max_batch_tokens: {}: expected at least the {} tokens one decode "
@@ -218,7 +185,8 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                 in.requests, steps, min_iterations, opt.max_sequence_steps, static_cast<double>(opt.max_iterations)));
     }
 
-    std::vector<ReqState> st(reqs.size());
+    std::vector<RequestState> st(reqs.size());
+    const SchedulerDef& policy = scheduler(in.scheduler);
     double sequence_steps = 0;
     double prefill_time = 0, prefill_compute = 0, decode_time = 0, decode_compute = 0;
     double batch_time = 0, batch_weighted = 0;
@@ -235,114 +203,20 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
         for (std::size_t i = static_cast<std::size_t>(rep); i < reqs.size(); i += static_cast<std::size_t>(replicas))
             mine.push_back(static_cast<std::int32_t>(i));
         std::size_t next_arrival = 0;
-        std::deque<Seq> waiting;    // arrived, not admitted (preempted ones go to the front)
-        std::vector<Seq> running;   // in admission order
-        std::int64_t free_blocks = pool.blocks;
+        ReplicaScheduler rs(in, pool.blocks, reqs, st);
+        auto& running = rs.running;
         double t = 0;
         double occ_area = 0;
         std::size_t done = 0;
-        auto fresh = [&](std::int32_t id) {
-            const auto& r = reqs[static_cast<std::size_t>(id)];
-            const double generated = st[static_cast<std::size_t>(id)].generated;
-            Seq q;
-            q.req = id;
-            q.prompt = r.input + (generated > 1 ? generated - 1 : 0);
-            q.computed = std::floor(hit * r.input);   // prefix-cache hit: not recomputed
-            return q;
-        };
         while (done < mine.size()) {
             while (next_arrival < mine.size() && reqs[static_cast<std::size_t>(mine[next_arrival])].arrival_s <= t)
-                waiting.push_back(fresh(mine[next_arrival++]));
-            if (running.empty() && waiting.empty()) {
+                rs.waiting.push_back(rs.fresh(mine[next_arrival++]));
+            if (running.empty() && rs.waiting.empty()) {
                 t = std::max(t, reqs[static_cast<std::size_t>(mine[next_arrival])].arrival_s);
                 continue;
             }
-            // Compose the iteration: decodes first, then prefill chunks of admitted prompts, then new
-            // admissions, within the token budget, the sequence cap and the free KV blocks.
             IterationBatch b;
-            b.decode_tokens_per_seq = step_tokens;
-            double budget = budget_cap;
-            for (auto& q : running) q.role = 0;
-            // Decodes: each may need a block for its new tokens; when none is free the youngest running
-            // sequence is preempted (its blocks freed, recomputed later), as vLLM does.
-            for (std::size_t i = 0; i < running.size() && budget >= step_tokens; ++i) {
-                auto& q = running[i];
-                if (!q.decoding) continue;
-                const double ctx =
-                    reqs[static_cast<std::size_t>(q.req)].input + st[static_cast<std::size_t>(q.req)].generated;
-                const std::int64_t need = blocks_for(ctx + step_tokens) - q.blocks;
-                while (need > free_blocks && running.size() > i + 1) {
-                    free_blocks += running.back().blocks;
-                    waiting.push_front(fresh(running.back().req));
-                    running.pop_back();
-                    ++res.preemptions;
-                }
-                if (need > free_blocks) break;   // one request alone always fits (checked above)
-                if (need > 0) {
-                    free_blocks -= need;
-                    q.blocks += need;
-                }
-                budget -= step_tokens;
-                q.role = 1;
-                b.decode_seqs += 1;
-                b.decode_kv_tokens += ctx;
-            }
-            // A prompt's next chunk; unchunked, the whole rest of the prompt when it fits the budget
-            // left (one longer than the whole budget runs as its iteration's only prompt).
-            auto fits_whole = [&](const Seq& q) {
-                const double rest = q.prompt - q.computed;
-                return rest <= budget || (rest > budget_cap && b.prefill_tokens <= 0);
-            };
-            auto chunk_of = [&](Seq& q) {
-                if (!chunked && !fits_whole(q)) return;
-                const double tokens = chunked ? std::min(q.prompt - q.computed, budget) : q.prompt - q.computed;
-                if (tokens <= 0) return;
-                budget -= tokens;
-                q.role = 2;
-                q.chunk = tokens;
-                b.prefill_seqs += 1;
-                b.prefill_tokens += tokens;
-                b.prefill_pairs += tokens * (q.computed + (tokens + 1.0) / 2.0);
-                b.prefill_kv_tokens += q.computed + tokens;
-            };
-            for (auto& q : running)
-                if (budget <= 0)
-                    break;
-                else if (!q.decoding)
-                    chunk_of(q);
-            const bool admit = !static_batches || running.empty();
-            enum class Held { none, kv, seats, tokens } held = Held::none;
-            while (admit && !waiting.empty()) {
-                if (budget <= 0) {
-                    held = Held::tokens;
-                    break;
-                }
-                if (static_cast<std::int64_t>(running.size()) >= seat_cap) {
-                    held = Held::seats;
-                    break;
-                }
-                // Reserve: the whole request at admission, so a decode never needs a block and nothing
-                // is preempted; on demand: the prompt and one step.
-                const auto& wr = reqs[static_cast<std::size_t>(waiting.front().req)];
-                const std::int64_t need = in.kv_reserve ? admission_blocks(in, wr.input + wr.output)
-                                                        : blocks_for(waiting.front().prompt + step_tokens);
-                if (need > free_blocks) {
-                    held = Held::kv;
-                    break;
-                }
-                if (!chunked && !fits_whole(waiting.front())) {
-                    held = Held::tokens;
-                    break;
-                }
-                Seq q = waiting.front();
-                waiting.pop_front();
-                free_blocks -= need;
-                q.blocks = need;
-                auto& rs = st[static_cast<std::size_t>(q.req)];
-                if (rs.admitted < 0) rs.admitted = t;
-                running.push_back(q);
-                chunk_of(running.back());
-            }
+            const Held held = policy.compose(rs, b, t);
             if (b.tokens() <= 0) {
                 // Nothing could run: only possible while waiting for an arrival.
                 if (next_arrival >= mine.size()) throw ConfigError("/inference: the scheduler made no progress");
@@ -361,7 +235,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
             if (b.decode_seqs > 0) dt += draft_cost_s(job, b.decode_seqs, b.decode_kv_tokens / b.decode_seqs);
             const double t0 = t;
             t += dt;
-            const double used = static_cast<double>(pool.blocks - free_blocks);
+            const double used = static_cast<double>(pool.blocks - rs.free_blocks);
             occ_area += dt * used;
             res.kv_occupancy_max = std::max(res.kv_occupancy_max, used / static_cast<double>(pool.blocks));
             batch_time += dt;
@@ -384,23 +258,23 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
             std::size_t w = 0;
             for (std::size_t i = 0; i < running.size(); ++i) {
                 auto& q = running[i];
-                auto& rs = st[static_cast<std::size_t>(q.req)];
+                auto& rq = st[static_cast<std::size_t>(q.req)];
                 if (q.role == 2) {
                     q.computed += q.chunk;
                     if (q.computed >= q.prompt) {
                         q.decoding = true;
-                        if (rs.first_token < 0) {
-                            rs.first_token = t;
-                            rs.generated = 1;
+                        if (rq.first_token < 0) {
+                            rq.first_token = t;
+                            rq.generated = 1;
                         }
                     }
                 } else if (q.role == 1) {
-                    rs.generated += emitted;
+                    rq.generated += emitted;
                 }
                 const auto& r = reqs[static_cast<std::size_t>(q.req)];
-                if (q.decoding && rs.generated >= r.output) {
-                    rs.finish = t;
-                    free_blocks += q.blocks;
+                if (q.decoding && rq.generated >= r.output) {
+                    rq.finish = t;
+                    rs.free_blocks += q.blocks;
                     ++done;
                     in_system_area += t - r.arrival_s;
                     continue;
@@ -410,6 +284,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
             running.resize(w);
         }
         if (rep == 0 && t > 0) res.kv_occupancy_mean = occ_area / t / static_cast<double>(pool.blocks);
+        res.preemptions += rs.preemptions;
 
         end_all = std::max(end_all, t);
     }
@@ -485,7 +360,7 @@ namespace {
 
 Scenario capacity_scenario(const Scenario& base, const CapacityCandidate& c) {
     Scenario s = base;
-    s.inference.batching = "continuous";
+    s.inference.batching = Batching::continuous;
     s.inference.weight_precision = c.weight_precision;
     s.inference.kv_precision = c.kv_precision;
     s.inference.max_batch = c.max_batch;

@@ -14,6 +14,7 @@
 
 #include "cost_models/inference.hpp"
 #include "hardware_db/specs.hpp"
+#include "sim/scheduler.hpp"
 
 namespace llmsim::sim {
 
@@ -93,10 +94,6 @@ struct ServingOptions {
 [[nodiscard]] ServingResult simulate_serving(const ServingJob& job, const ServingOptions& options = {});
 
 // Requests and their lengths as the simulator draws them (seeded; for tests and the bench).
-struct Request {
-    double arrival_s = 0;
-    std::int32_t input = 0, output = 0;
-};
 [[nodiscard]] std::vector<Request> request_stream(const InferenceConfig& in);
 
 // KV blocks a request of `tokens` (input + output) takes to be admitted on its own: its tokens and the

@@ -362,7 +362,7 @@ Scenario serving_scenario(const std::string& model, int gpus, int tp, const Json
 // The binding quantity of a run, measured here from the serving simulator (or the static estimate),
 // independently of explain.
 double quantity(const std::string& name, const Scenario& s) {
-    if (s.inference.batching != "continuous") {
+    if (!s.inference.continuous()) {
         const auto e = estimate_inference(s.serving_job());
         return name == "TPOT" ? e.tpot_s : e.ttft_s;
     }
@@ -445,7 +445,7 @@ TEST_CASE(
         else
             CHECK(after < before);
         // What the classification rests on, measured independently.
-        if (c.s.inference.batching == "continuous") {
+        if (c.s.inference.continuous()) {
             const auto r = sim::simulate_serving(c.s.serving_job());
             if (e.binding == "KV capacity") CHECK((r.preemptions > 0 || r.kv_held_fraction >= sim::kHeldShare));
             if (e.binding == "HBM") CHECK(r.decode_compute_fraction < 0.5);

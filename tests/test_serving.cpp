@@ -528,7 +528,7 @@ TEST_CASE("without max_batch_tokens an iteration takes whole prompts up to the e
             .serving_job(),
         opt);
     for (const auto& it : longp.timeline) CHECK((it.prefill_tokens == 0 || it.prefill_tokens == 12000));
-    CHECK(kDefaultBatchTokens == 8192);
+    CHECK(kTensorRtLlmMaxNumTokens == 8192);
 }
 
 TEST_CASE("kernels launched one by one cost the launch time more than in a CUDA graph", "[serving][decode]") {
@@ -659,4 +659,131 @@ TEST_CASE("a MoE serving iteration pays its routing passes: dispatch, gated acti
     const double norms_bytes = 8.0 * 2.0 * T * h * 2.0;
     CHECK(c.memory_s >= 32 * (routing_bytes + norms_bytes) / bw);
     CHECK(32 * routing_bytes / bw / c.time_s > 0.05);
+}
+
+TEST_CASE(
+    "pipeline parallelism keeps pp micro-batches in flight: a step of B sequences on pp 2 costs about what "
+    "B/2 cost on pp 1; one sequence does not pipeline",
+    "[serving][pp]") {
+    auto step = [](int pp, double seqs) {
+        const auto s = serving("llama-3-8b", pp, 1, {{"batching", "continuous"}});
+        Scenario x = s;
+        x.parallel.pp = pp;
+        x.parallel.dp = 1;
+        x.gpus = pp;
+        IterationBatch b;
+        b.decode_seqs = seqs;
+        b.decode_kv_tokens = seqs * 1024;
+        return iteration_cost(x.serving_job(), b);
+    };
+    CHECK(pipeline_micro_batches(1, 256) == 1);
+    CHECK(pipeline_micro_batches(2, 256) == 2);
+    CHECK(pipeline_micro_batches(4, 3) == 3);
+    CHECK(pipeline_micro_batches(4, 0.5) == 1);
+    // 32 layers in two stages of 16: 256 sequences as two micro-batches of 128, each stage busy with one;
+    // the step is 2 x 16 layers of 128 sequences = the 32 layers of 128 on one GPU, plus the LM head
+    // and host work of the whole batch and one micro-batch's send.
+    const auto pp2 = step(2, 256), pp1 = step(1, 128), pp1_all = step(1, 256);
+    CHECK(pp2.time_s > pp1.time_s);
+    CHECK(pp2.time_s < 1.10 * pp1.time_s);
+    CHECK(pp2.time_s < pp1_all.time_s);
+    // One sequence: the stages run in turn, as one GPU runs all the layers (plus the send).
+    const auto one2 = step(2, 1), one1 = step(1, 1);
+    CHECK(one2.time_s >= one1.time_s);
+    CHECK(one2.time_s < 1.05 * one1.time_s);
+}
+
+TEST_CASE(
+    "pipeline-parallel serving: pp 2 throughput per GPU within 10% of pp 1 times the stage balance on the same "
+    "GPUs",
+    "[serving][pp]") {
+    // Llama-3-8B (32 layers: two stages of 16, balanced) in bf16 on 2 H100: one replica of pp 2 against
+    // two replicas of pp 1, offline (capacity), 2,000 requests of 500 + 200 tokens.
+    const Json in = {{"batching", "continuous"}, {"input_len", 500}, {"output_len", 200}, {"requests", 2000}};
+    Scenario pp2 = serving("llama-3-8b", 2, 1, in);
+    pp2.parallel.pp = 2;
+    pp2.parallel.dp = 1;
+    const Scenario pp1 = serving("llama-3-8b", 2, 1, in);
+    const double t2 = sim::simulate_serving(pp2.serving_job()).output_tokens_per_s_per_gpu;
+    const double t1 = sim::simulate_serving(pp1.serving_job()).output_tokens_per_s_per_gpu;
+    INFO("pp 2 " << t2 << " tokens/s per GPU, pp 1 " << t1);
+    CHECK(t2 > 0.90 * t1);
+    CHECK(t2 < 1.10 * t1);
+}
+
+TEST_CASE("every scheduling policy has one registry row", "[serving][scheduler]") {
+    for (const auto& name : scheduler_policy_names()) {
+        const auto p = scheduler_policy_from_string(name);
+        REQUIRE(p);
+        CHECK(sim::scheduler(*p).policy == *p);
+        CHECK_FALSE(sim::scheduler(*p).contract.empty());
+    }
+    CHECK(sim::schedulers().size() == scheduler_policy_names().size());
+}
+
+TEST_CASE("engines: each release's scheduler, budgets, caps, CUDA graphs and decode attention; stated keys kept",
+          "[serving][engine]") {
+    auto in = [](Json engine, Json extra = Json::object(), const std::string& model = "llama-3-8b",
+                 const std::string& system = "dgx-h100") {
+        Json i = {{"batching", "continuous"}, {"engine", std::move(engine)}};
+        for (auto it = extra.begin(); it != extra.end(); ++it) i[it.key()] = *it;
+        return parse_scenario(Json{{"model", model}, {"system", system}, {"gpus", 1}, {"inference", i}}).inference;
+    };
+    // TensorRT-LLM before XQA (0.7.0): decode attention one thread block per query head.
+    CHECK(in({{"name", "tensorrt-llm"}, {"version", "0.6.1"}}).decode_attention == DecodeAttention::per_query_head);
+    const auto trt = in({{"name", "tensorrt-llm"}, {"version", "0.13.0"}});
+    CHECK(trt.decode_attention == DecodeAttention::grouped);
+    CHECK(trt.scheduler == SchedulerPolicy::inflight);
+    CHECK(trt.max_batch == 256);
+    CHECK(trt.max_batch_tokens == 0);
+    CHECK(trt.prompt_budget_tokens == 8192);
+    CHECK_FALSE(trt.cuda_graphs);
+    CHECK(in({{"name", "tensorrt-llm"}}).max_batch == 2048);
+    // vLLM V0: prefill-first, whole prompts up to max(max_model_len, 2048), 256 sequences, CUDA graphs.
+    const auto v0 = in({{"name", "vllm"}, {"version", "0.6.3"}});
+    CHECK(v0.scheduler == SchedulerPolicy::prefill_first);
+    CHECK(v0.max_batch_tokens == 0);
+    CHECK(v0.prompt_budget_tokens == 8192);   // Llama-3-8B's context
+    CHECK(v0.max_batch == 256);
+    CHECK(v0.cuda_graphs);
+    // ... with a context over 32K, chunked prefill of 2048 (0.6.5+), decodes first.
+    const auto v0long = in({{"name", "vllm"}, {"version", "0.6.5"}}, Json::object(), "llama-3.1-8b");
+    CHECK(v0long.scheduler == SchedulerPolicy::inflight);
+    CHECK(v0long.max_batch_tokens == 2048);
+    // vLLM V1 on an 80 GB H100: chunked 8192, 1024 sequences; on an A100 80GB from 0.9: 2048, 256.
+    const auto v1 = in({{"name", "vllm"}});
+    CHECK(v1.scheduler == SchedulerPolicy::inflight);
+    CHECK(v1.max_batch_tokens == 8192);
+    CHECK(v1.max_batch == 1024);
+    const auto v1a = in({{"name", "vllm"}, {"version", "0.10.0"}}, Json::object(), "llama-3-8b", "dgx-a100-80gb");
+    CHECK(v1a.max_batch_tokens == 2048);
+    CHECK(v1a.max_batch == 256);
+    // SGLang: prefill-first, chunked by GPU memory (8192 on an 80 GB H100, 16384 on a B200).
+    const auto sg = in({{"name", "sglang"}});
+    CHECK(sg.scheduler == SchedulerPolicy::prefill_first);
+    CHECK(sg.max_batch_tokens == 8192);
+    CHECK(in({{"name", "sglang"}}, Json::object(), "llama-3-8b", "dgx-b200").max_batch_tokens == 16384);
+    // What the scenario states wins.
+    const auto stated =
+        in({{"name", "vllm"}},
+           {{"max_batch", 64}, {"max_batch_tokens", 512}, {"cuda_graphs", false}, {"scheduler", "prefill-first"}});
+    CHECK(stated.max_batch == 64);
+    CHECK(stated.max_batch_tokens == 512);
+    CHECK_FALSE(stated.cuda_graphs);
+    CHECK(stated.scheduler == SchedulerPolicy::prefill_first);
+}
+
+TEST_CASE(
+    "prefill-first (vLLM V0) stalls decodes while whole prompts run: a higher TPOT tail and a lower TTFT "
+    "than in-flight batching with small chunks (Sarathi-Serve)",
+    "[serving][scheduler]") {
+    auto run = [](Json extra) {
+        Json x = {{"qps", 8.0}, {"requests", 3000}};
+        x.update(extra);
+        return sim::simulate_serving(serving("llama-3-8b", 1, 1, mixed(x)).serving_job());
+    };
+    const auto inflight = run({{"scheduler", "inflight"}, {"max_batch_tokens", 512}});
+    const auto first = run({{"scheduler", "prefill-first"}});
+    CHECK(first.tpot_s.p99 > 1.2 * inflight.tpot_s.p99);
+    CHECK(first.ttft_s.p50 < inflight.ttft_s.p50);
 }

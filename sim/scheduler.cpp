@@ -1,0 +1,155 @@
+#include "sim/scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "sim/scheduler_impl/impl.hpp"
+
+namespace llmsim::sim {
+
+std::int64_t blocks_for(double tokens) { return static_cast<std::int64_t>(std::ceil(tokens / kKvBlockTokens)); }
+
+std::int64_t admission_blocks(const InferenceConfig& in, double tokens) {
+    return blocks_for(tokens + (in.kv_reserve ? 2.0 : 1.0) * decode_step_tokens(in.speculative));
+}
+
+ReplicaScheduler::ReplicaScheduler(const InferenceConfig& in, std::int64_t kv_blocks, const std::vector<Request>& reqs,
+                                   std::vector<RequestState>& states)
+    : free_blocks(kv_blocks), in_(in), reqs_(reqs), st_(states) {
+    // The token budget of one iteration: `max_batch_tokens` with chunked prefill; unset, the engine's
+    // budget for whole prompts (a prompt longer than it runs as its iteration's only prompt: TensorRT-LLM
+    // without chunked context, vLLM V0 without chunked prefill).
+    chunked_ = in.max_batch_tokens > 0;
+    budget_cap_ = chunked_ ? static_cast<double>(in.max_batch_tokens) : in.prompt_budget_tokens;
+    // Static batching on a stream: a batch of up to `batch` requests is admitted only when the previous
+    // one has finished entirely.
+    static_ = !in.continuous();
+    seat_cap_ = static_ ? in.batch : in.max_batch > 0 ? in.max_batch : std::numeric_limits<std::int64_t>::max();
+    step_tokens_ = decode_step_tokens(in.speculative);
+    hit_ = in.prefix_cache_hit;
+}
+
+Seq ReplicaScheduler::fresh(std::int32_t id) const {
+    const auto& r = reqs_[static_cast<std::size_t>(id)];
+    const double generated = st_[static_cast<std::size_t>(id)].generated;
+    Seq q;
+    q.req = id;
+    q.prompt = r.input + (generated > 1 ? generated - 1 : 0);
+    q.computed = std::floor(hit_ * r.input);   // prefix-cache hit: not recomputed
+    return q;
+}
+
+void ReplicaScheduler::begin(IterationBatch& b) {
+    b = IterationBatch{};
+    b.decode_tokens_per_seq = step_tokens_;
+    budget_ = budget_cap_;
+    for (auto& q : running) q.role = 0;
+}
+
+void ReplicaScheduler::decodes(IterationBatch& b) {
+    for (std::size_t i = 0; i < running.size() && budget_ >= step_tokens_; ++i) {
+        auto& q = running[i];
+        if (!q.decoding) continue;
+        const double ctx =
+            reqs_[static_cast<std::size_t>(q.req)].input + st_[static_cast<std::size_t>(q.req)].generated;
+        const std::int64_t need = blocks_for(ctx + step_tokens_) - q.blocks;
+        while (need > free_blocks && running.size() > i + 1) {
+            free_blocks += running.back().blocks;
+            waiting.push_front(fresh(running.back().req));
+            running.pop_back();
+            ++preemptions;
+        }
+        if (need > free_blocks) break;   // one request alone always fits (the simulator checks)
+        if (need > 0) {
+            free_blocks -= need;
+            q.blocks += need;
+        }
+        budget_ -= step_tokens_;
+        q.role = 1;
+        b.decode_seqs += 1;
+        b.decode_kv_tokens += ctx;
+    }
+}
+
+bool ReplicaScheduler::fits_whole(const Seq& q, const IterationBatch& b) const {
+    const double rest = q.prompt - q.computed;
+    return rest <= budget_ || (rest > budget_cap_ && b.prefill_tokens <= 0);
+}
+
+void ReplicaScheduler::chunk_of(Seq& q, IterationBatch& b) {
+    if (!chunked_ && !fits_whole(q, b)) return;
+    const double tokens = chunked_ ? std::min(q.prompt - q.computed, budget_) : q.prompt - q.computed;
+    if (tokens <= 0) return;
+    budget_ -= tokens;
+    q.role = 2;
+    q.chunk = tokens;
+    b.prefill_seqs += 1;
+    b.prefill_tokens += tokens;
+    b.prefill_pairs += tokens * (q.computed + (tokens + 1.0) / 2.0);
+    b.prefill_kv_tokens += q.computed + tokens;
+}
+
+void ReplicaScheduler::prompts(IterationBatch& b) {
+    for (auto& q : running) {
+        if (budget_ <= 0) break;
+        if (!q.decoding && q.role == 0) chunk_of(q, b);
+    }
+}
+
+bool ReplicaScheduler::can_admit() const {
+    if (waiting.empty() || static_cast<std::int64_t>(running.size()) >= seat_cap_) return false;
+    if (static_ && !running.empty()) return false;
+    const auto& wr = reqs_[static_cast<std::size_t>(waiting.front().req)];
+    const std::int64_t need = in_.kv_reserve ? admission_blocks(in_, wr.input + wr.output)
+                                             : blocks_for(waiting.front().prompt + step_tokens_);
+    return need <= free_blocks;
+}
+
+Held ReplicaScheduler::admit(IterationBatch& b, double now) {
+    if (static_ && !running.empty()) return Held::none;
+    while (!waiting.empty()) {
+        if (budget_ <= 0) return Held::tokens;
+        if (static_cast<std::int64_t>(running.size()) >= seat_cap_) return Held::seats;
+        // Reserve: the whole request at admission, so a decode never needs a block and nothing is
+        // preempted; on demand: the prompt and one step.
+        const auto& wr = reqs_[static_cast<std::size_t>(waiting.front().req)];
+        const std::int64_t need = in_.kv_reserve ? admission_blocks(in_, wr.input + wr.output)
+                                                 : blocks_for(waiting.front().prompt + step_tokens_);
+        if (need > free_blocks) return Held::kv;
+        if (!chunked_ && !fits_whole(waiting.front(), b)) return Held::tokens;
+        Seq q = waiting.front();
+        waiting.pop_front();
+        free_blocks -= need;
+        q.blocks = need;
+        auto& rs = st_[static_cast<std::size_t>(q.req)];
+        if (rs.admitted < 0) rs.admitted = now;
+        running.push_back(q);
+        chunk_of(running.back(), b);
+    }
+    return Held::none;
+}
+
+const std::vector<SchedulerDef>& schedulers() {
+    static const std::vector<SchedulerDef> table = {
+        {SchedulerPolicy::inflight,
+         "in-flight batching: every decode one step, then the next chunks of admitted prompts, then new "
+         "admissions, within one token budget (TensorRT-LLM, vLLM V1, Sarathi-Serve; vLLM V0 with chunked "
+         "prefill)",
+         scheduler_impl::inflight::compose},
+        {SchedulerPolicy::prefill_first,
+         "prefill-first: whenever a prompt can run, an iteration of prompts only (admitted ones' next chunks, "
+         "then admissions); decodes only when none can (vLLM V0 without chunked prefill, SGLang)",
+         scheduler_impl::prefill_first::compose},
+    };
+    return table;
+}
+
+const SchedulerDef& scheduler(SchedulerPolicy p) {
+    for (const auto& d : schedulers())
+        if (d.policy == p) return d;
+    throw std::logic_error("serving scheduler without a registry row");
+}
+
+}   // namespace llmsim::sim
