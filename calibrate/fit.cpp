@@ -1,5 +1,6 @@
 #include "calibrate/fit.hpp"
 
+#include "cost_models/inference.hpp"
 #include "cost_models/roofline.hpp"
 
 #include <algorithm>
@@ -145,17 +146,44 @@ LinearFit robust_relative_lsq(const std::vector<std::vector<double>>& X, const s
 // Model helpers
 // ------------------------------------------------------------------------------------------------
 
-double gemm_wave_efficiency(std::int64_t m, std::int64_t n, std::int64_t batch, int sm_count, int tile_m, int tile_n) {
-    // The cost model's own formula (cost_models/roofline.cpp), so fits and predictions agree.
-    return wave_efficiency(static_cast<double>(m), static_cast<double>(n), tile_m, tile_n, sm_count,
-                           static_cast<double>(batch));
+namespace {
+Precision math_precision(const std::string& precision) {
+    const auto p = precision_from_string(precision);
+    if (!p) throw std::invalid_argument("gemm: unknown precision '" + precision + "'");
+    return *p;
 }
 
-double gemm_model_time_s(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double peak_flops,
-                         double gemm_max, double k_half, int sm_count, int tile_m, int tile_n) {
-    const double flops = 2.0 * batch * static_cast<double>(m) * n * k;
-    const double fk = static_cast<double>(k) / (k + k_half);
-    return flops / (peak_flops * gemm_max * gemm_wave_efficiency(m, n, batch, sm_count, tile_m, tile_n) * fk);
+AcceleratorSpec geometry_accelerator(Precision p, const GemmGeometry& g, double gemm_max, double k_half) {
+    AcceleratorSpec a;
+    a.peak_flops[static_cast<int>(p)] = g.peak_flops;
+    a.sm_count = g.sm_count;
+    a.hbm_GBps = g.hbm_GBps;
+    a.efficiency.gemm_max[static_cast<int>(p)] = gemm_max;
+    a.efficiency.gemm_tile_m = g.tile_m;
+    a.efficiency.gemm_tile_n = g.tile_n;
+    a.efficiency.gemm_k_half = k_half;
+    a.efficiency.hbm_efficiency = g.hbm_efficiency;
+    a.efficiency.sustained_fraction = 1.0;
+    return a;
+}
+
+KernelTime model_kernel(Precision p, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                        const GemmGeometry& g, double gemm_max, double k_half) {
+    GemmSpec s;
+    s.m = static_cast<double>(m);
+    s.n = static_cast<double>(n);
+    s.k = static_cast<double>(k);
+    s.batch = static_cast<double>(batch);
+    s.precision = p;
+    s.launches = 0;
+    s.sustained = false;
+    return gemm_time(geometry_accelerator(p, g, gemm_max, k_half), s);
+}
+}   // namespace
+
+double gemm_model_time_s(const std::string& precision, std::int64_t m, std::int64_t n, std::int64_t k,
+                         std::int64_t batch, const GemmGeometry& g, double gemm_max, double k_half) {
+    return model_kernel(math_precision(precision), m, n, k, batch, g, gemm_max, k_half).time_s;
 }
 
 double collective_model_time_us(double size_bytes, double factor, int steps, double base_latency_us, double latency_us,
@@ -241,20 +269,42 @@ GemmFit fit_gemm(const std::string& precision, const std::vector<GemmPoint>& poi
     if (r.points.size() < 3)
         throw std::invalid_argument("fit_gemm: " + precision + ": fewer than 3 compute-bound GEMMs (" +
                                     std::to_string(r.memory_bound.size()) + " below the ridge)");
-    std::vector<std::vector<double>> X;
-    std::vector<double> y;
-    for (const auto& p : r.points) {
-        const double fw = gemm_wave_efficiency(p.m, p.n, p.batch, g.sm_count, g.tile_m, g.tile_n);
-        const double flops = 2.0 * p.batch * static_cast<double>(p.m) * p.n * p.k;
-        X.push_back({1.0, 1.0 / static_cast<double>(p.k)});
-        y.push_back(g.peak_flops * fw * (p.time_us * 1e-6) / flops);
+    const Precision math = math_precision(precision);
+    // The kernel's time: the measurement less the fixed time every kernel pays (launched back to back).
+    auto kernel_s = [](const GemmPoint& p) { return p.time_us * 1e-6 - kGraphKernelFixed_s; };
+    double k_half = std::max(0.0, g.k_half);
+    for (int round = 0; round < 3; ++round) {
+        std::vector<std::vector<double>> X;
+        std::vector<double> y;
+        std::vector<GemmPoint> used;
+        for (const auto& p : r.points) {
+            const auto s =
+                gemm_shape_efficiency(static_cast<double>(p.m), static_cast<double>(p.n), static_cast<double>(p.k),
+                                      g.tile_m, g.tile_n, g.sm_count, k_half, static_cast<double>(p.batch));
+            // The memory time does not depend on gemm_max: any positive value gives it.
+            const double memory_s = model_kernel(math, p.m, p.n, p.k, p.batch, g, 1.0, k_half).memory_s;
+            const double compute_s = gemm_compute_time_s(kernel_s(p), memory_s);
+            if (!(compute_s > 0)) continue;
+            const double flops = 2.0 * p.batch * static_cast<double>(p.m) * p.n * p.k;
+            X.push_back({1.0, s.split / static_cast<double>(p.k)});
+            y.push_back(g.peak_flops * s.fill * s.occupancy * compute_s / flops);
+            used.push_back(p);
+        }
+        if (used.size() < 3)
+            throw std::invalid_argument("fit_gemm: " + precision +
+                                        ": fewer than 3 compute-bound GEMMs longer than the model's fixed time");
+        r.fit = robust_relative_lsq(X, y, opt);
+        const double c0 = r.fit.coef[0], c1 = r.fit.coef[1];
+        r.gemm_max = c0 > 0 ? 1.0 / c0 : 0;
+        r.k_half = c0 > 0 ? c1 / c0 : 0;
+        if (!std::isfinite(r.gemm_max) || !std::isfinite(r.k_half))
+            throw std::invalid_argument("fit_gemm: " + precision + ": degenerate points (the fit is not finite)");
+        if (round == 2 || !(r.k_half >= 0)) {
+            r.points = std::move(used);
+            break;
+        }
+        k_half = r.k_half;
     }
-    r.fit = robust_relative_lsq(X, y, opt);
-    const double c0 = r.fit.coef[0], c1 = r.fit.coef[1];
-    r.gemm_max = c0 > 0 ? 1.0 / c0 : 0;
-    r.k_half = c0 > 0 ? c1 / c0 : 0;
-    if (!std::isfinite(r.gemm_max) || !std::isfinite(r.k_half))
-        throw std::invalid_argument("fit_gemm: " + precision + ": degenerate points (the fit is not finite)");
     return r;
 }
 

@@ -47,15 +47,9 @@ LinearFit robust_relative_lsq(const std::vector<std::vector<double>>& X, const s
 double median(std::vector<double> v);
 
 // ------------------------------------------------------------------------------------------------
-// Model helpers (the same equations as cost_models/; to be unified with them)
+// Model helpers (the cost model's own equations)
 // ------------------------------------------------------------------------------------------------
 
-// Wave quantisation of a GEMM of `batch` (M×N) outputs tiled tile_m×tile_n on sm_count SMs:
-// waves = ceil(batch·ceil(M/tile_m)·ceil(N/tile_n) / sm_count), f_wave = batch·M·N / (waves·sm·tile_m·tile_n).
-double gemm_wave_efficiency(std::int64_t m, std::int64_t n, std::int64_t batch, int sm_count, int tile_m, int tile_n);
-// GEMM time (s) = 2·batch·M·N·K / (peak · gemm_max · f_wave · K/(K + k_half)).
-double gemm_model_time_s(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double peak_flops,
-                         double gemm_max, double k_half, int sm_count, int tile_m, int tile_n);
 // Collective time (us) = base + steps·latency + S·factor/(busbw·1e3).
 double collective_model_time_us(double size_bytes, double factor, int steps, double base_latency_us, double latency_us,
                                 double busbw_GBps);
@@ -102,8 +96,10 @@ struct GemmGeometry {
     double peak_flops = 0;   // dense peak of this precision, FLOP/s
     int sm_count = 0;
     int tile_m = 128, tile_n = 128;
-    double hbm_GBps = 0;        // for the ridge point
-    double element_bytes = 2;   // operand size (A, B, C) used for the arithmetic intensity
+    double hbm_GBps = 0;            // for the ridge point and the memory time
+    double hbm_efficiency = 0.85;   // the preset's (the memory time of a GEMM near the ridge)
+    double k_half = 64;             // the preset's: the tile choice the first round assumes
+    double element_bytes = 2;       // operand size (A, B, C) used for the arithmetic intensity
 };
 
 struct GemmFit {
@@ -112,16 +108,27 @@ struct GemmFit {
     double ridge_flop_per_byte = 0;        // peak / (hbm_GBps·1e9)
     std::vector<GemmPoint> points;         // compute-bound points used in the fit
     std::vector<GemmPoint> memory_bound;   // left out: intensity below the ridge
-    LinearFit fit;                         // y = 1/gemm_max + (k_half/gemm_max)·(1/K)
+    LinearFit fit;                         // y = 1/gemm_max + (k_half/gemm_max)·(split/K)
     double gemm_max = 0;
     double k_half = 0;
 };
 
+// The cost model's time (s) of one GEMM kernel on the geometry with these constants: gemm_time
+// (cost_models/roofline) of an accelerator made of the geometry, isolated (sustained 1) and without the
+// per-kernel fixed time (no launch). The formula fit_gemm inverts.
+double gemm_model_time_s(const std::string& precision, std::int64_t m, std::int64_t n, std::int64_t k,
+                         std::int64_t batch, const GemmGeometry& g, double gemm_max, double k_half);
+
 // Arithmetic intensity (FLOP/byte) of a GEMM reading A, B and writing C once.
 double gemm_intensity(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, double element_bytes);
 
-// Linear least squares on y = peak·f_wave·t/(2·batch·MNK) = 1/gemm_max + (k_half/gemm_max)·(1/K) over
-// the compute-bound points. Throws std::invalid_argument with fewer than 3 compute-bound points.
+// Inverts gemm_model_time_s over the compute-bound points (intensity above the ridge). Each measured
+// time (less the per-kernel fixed time every kernel pays, kGraphKernelFixed_s: the probe times kernels
+// launched back to back) gives the compute time through gemm_compute_time_s (the overlap with the
+// memory time and kGemmFixed_s taken out); with the shape's fill·occupancy and split-K s
+// (gemm_shape_efficiency), y = peak·fill·occupancy·compute/(2·batch·MNK) = 1/gemm_max +
+// (k_half/gemm_max)·(s/K), linear least squares. The tile and split choice depends on k_half: three
+// rounds, starting from the geometry's. Throws std::invalid_argument with fewer than 3 compute-bound points.
 GemmFit fit_gemm(const std::string& precision, const std::vector<GemmPoint>& points, const GemmGeometry& g,
                  const RobustOptions& opt = {});
 

@@ -277,6 +277,8 @@ Nominal nominal_from_system(const SystemSpec& s) {
     n.tile_m = s.gpu.efficiency.gemm_tile_m;
     n.tile_n = s.gpu.efficiency.gemm_tile_n;
     n.hbm_GBps = s.gpu.hbm_GBps;
+    n.hbm_efficiency = s.gpu.efficiency.hbm_efficiency;
+    n.gemm_k_half = s.gpu.efficiency.gemm_k_half;
     return n;
 }
 
@@ -382,6 +384,8 @@ Calibration calibrate(const CalibrateInputs& in) {
             geo.tile_m = in.nominal.tile_m;
             geo.tile_n = in.nominal.tile_n;
             geo.hbm_GBps = in.nominal.hbm_GBps;
+            geo.hbm_efficiency = in.nominal.hbm_efficiency;
+            geo.k_half = in.nominal.gemm_k_half;
             geo.element_bytes = element_bytes(p);
             try {
                 auto f = fit_gemm(p, pts, geo, in.robust);
@@ -409,7 +413,7 @@ Calibration calibrate(const CalibrateInputs& in) {
             if (kh->k_half >= 0) {
                 set_key(
                     c, "gpu.efficiency.gemm_k_half", kh->k_half,
-                    fmt::format("fit of {} {} cuBLASLt GEMMs on {} (slope/intercept of y vs 1/K), R²={:.4f}, {}",
+                    fmt::format("fit of {} {} cuBLASLt GEMMs on {} (slope/intercept of y vs split/K), R²={:.4f}, {}",
                                 kh->points.size(), kh->precision, gpu.empty() ? "unknown GPU" : gpu, kh->fit.r2, date));
             } else {
                 c.notes.push_back(fmt::format("gemm {}: fitted k_half {} < 0 (no K dependence); not used",

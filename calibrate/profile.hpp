@@ -35,6 +35,8 @@ struct Nominal {
     int sm_count = 0;
     int tile_m = 128, tile_n = 128;
     double hbm_GBps = 0;
+    double hbm_efficiency = 0.85;   // the preset's (GEMM memory time in the GEMM fit)
+    double gemm_k_half = 64;        // the preset's (the GEMM fit's first tile choice)
 };
 
 Nominal nominal_from_system(const SystemSpec& s);

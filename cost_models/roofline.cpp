@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace llmsim {
 
@@ -26,44 +27,83 @@ double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count,
     return batch * m * n / (waves * sms * tile_m * tile_n);
 }
 
+namespace {
+// The smallest power of two from `lo` that holds `extent`, at most `hi`.
+int ladder_tile(double extent, int lo, int hi) noexcept {
+    int t = lo;
+    while (t < hi && t < extent) t *= 2;
+    return std::min(t, hi);
+}
+
+// One tile shape's efficiency with the best integer split-K.
+GemmShapeEfficiency tiled(double m, double n, double k, int tm, int tn, double sms, double k_half,
+                          double batch) noexcept {
+    GemmShapeEfficiency r;
+    r.tile_m = tm;
+    r.tile_n = tn;
+    const double rows = std::ceil(m / tm), cols = std::ceil(n / tn);
+    r.tiles = batch * rows * cols;
+    r.fill = m * n / (rows * tm * cols * tn);
+    // Split-K only while the CTAs fit one wave (s ≤ SMs/tiles), each slice at least kGemmSplitMinK deep.
+    const double max_split = std::max(1.0, std::min(std::floor(sms / r.tiles), std::floor(k / kGemmSplitMinK)));
+    double best = -1;
+    for (double s = 1; s <= max_split; s += 1) {
+        const double ctas = r.tiles * s;
+        const double occupancy = ctas / (std::ceil(ctas / sms) * sms);
+        const double depth = (k / s) / (k / s + k_half);
+        if (occupancy * depth > best * (1 + 1e-12)) {
+            best = occupancy * depth;
+            r.split = s;
+            r.occupancy = occupancy;
+            r.depth = depth;
+        }
+    }
+    return r;
+}
+}   // namespace
+
 GemmShapeEfficiency gemm_shape_efficiency(double m, double n, double k, int tile_m, int tile_n, int sm_count,
                                           double k_half, double batch) noexcept {
-    GemmShapeEfficiency r;
-    if (m <= 0 || n <= 0 || k <= 0) return r;
+    if (m <= 0 || n <= 0 || k <= 0) return {};
     batch = std::max(1.0, batch);
     const double sms = std::max(1, sm_count);
     const int long_side = std::max(tile_m, tile_n), short_side = std::min(tile_m, tile_n);
     if (m <= long_side) {
-        // Skinny GEMM (decode): the library swaps the operands so the m rows sit on the MMA's N side,
-        // which comes in multiples of 8 (mma.sync n8; Hopper wgmma N = 8..256), and tiles n with the
-        // short tile side.
-        const double tm = std::ceil(m / 8.0) * 8.0;
-        const int tn = effective_tile(n, short_side);
-        r.tiles = batch * std::ceil(n / tn);
-        r.fill = m * n / (tm * std::ceil(n / tn) * tn);
-    } else {
-        const int tm = effective_tile(m, tile_m), tn = effective_tile(n, tile_n);
-        r.tiles = batch * std::ceil(m / tm) * std::ceil(n / tn);
-        r.fill = m * n / (std::ceil(m / tm) * tm * std::ceil(n / tn) * tn);
+        // Skinny GEMM (decode): the library swaps the operands so the m rows sit on the MMA's N side
+        // (mma.sync n8; Hopper wgmma N = 8..256) in a tile of the power-of-two ladder, and tiles n with
+        // the short tile side.
+        return tiled(m, n, k, ladder_tile(m, 8, long_side), effective_tile(n, short_side), sms, k_half, batch);
     }
-    if (r.tiles < sms) {
-        // Fewer output tiles than SMs: stream-K / split-K (Osama et al., PPoPP 2023; cuBLAS and CUTLASS
-        // on Hopper) spreads the tiles' reduction over every SM, so each SM reduces
-        // k·tiles/SMs (partial sums are fixed up through L2) and no SM idles.
-        r.split = sms / r.tiles;
-        r.occupancy = 1.0;
-    } else {
-        r.occupancy = r.tiles / (std::ceil(r.tiles / sms) * sms);
+    GemmShapeEfficiency best;
+    double best_e = -1;
+    for (const auto [tm, tn] : {std::pair{tile_m, tile_n}, std::pair{tile_n, tile_m}}) {
+        const auto r = tiled(m, n, k, effective_tile(m, tm), effective_tile(n, tn), sms, k_half, batch);
+        if (r.product() > best_e * (1 + 1e-12)) {
+            best_e = r.product();
+            best = r;
+        }
     }
-    const double k_per_tile = k / r.split;
-    r.depth = k_per_tile / (k_per_tile + k_half);
-    return r;
+    return best;
+}
+
+double gemm_kernel_time_s(double compute_s, double memory_s, double fixed_s, double p) noexcept {
+    const double c = std::max(0.0, compute_s), m = std::max(0.0, memory_s);
+    const double hi = std::max(c, m);
+    if (hi <= 0) return fixed_s;
+    const double lo = std::min(c, m) / hi;
+    return hi * std::pow(1.0 + std::pow(lo, p), 1.0 / p) + fixed_s;
+}
+
+double gemm_compute_time_s(double kernel_s, double memory_s) noexcept {
+    const double t = kernel_s - kGemmFixed_s, m = std::max(0.0, memory_s);
+    if (t <= m) return 0.0;
+    return std::pow(std::pow(t, kGemmOverlapP) - std::pow(m, kGemmOverlapP), 1.0 / kGemmOverlapP);
 }
 
 double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) noexcept {
     const auto& e = a.efficiency;
     const auto s = gemm_shape_efficiency(m, n, k, e.gemm_tile_m, e.gemm_tile_n, a.sm_count, e.gemm_k_half, batch);
-    return a.gemm_max(p) * s.fill * s.occupancy * s.depth;
+    return a.gemm_max(p) * s.product();
 }
 
 static double bytes_of(Precision p) noexcept { return precision_bytes(p == Precision::tf32 ? Precision::fp32 : p); }
@@ -82,7 +122,9 @@ KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g) noexcept {
     const double memory = t.bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency);
     t.compute_bound = compute >= memory;
     const double sustained = g.sustained ? a.efficiency.sustained_fraction : 1.0;
-    t.time_s = std::max(compute, memory) / sustained + g.launches * a.efficiency.kernel_launch_us * 1e-6;
+    t.compute_s = compute / sustained;
+    t.memory_s = memory / sustained;
+    t.time_s = gemm_kernel_time_s(t.compute_s, t.memory_s) + g.launches * a.efficiency.kernel_launch_us * 1e-6;
     return t;
 }
 

@@ -1,7 +1,9 @@
 // Roofline time of one kernel (docs/step-time-model.md): time = max(FLOPs / achievable FLOP/s,
-// bytes / achievable bandwidth) + launch overhead. Achievable FLOP/s of a GEMM depends on its shape
-// (wave and tile quantization over the SMs, short reduction depth) and its precision; the constants
-// are data in the accelerator JSON (EfficiencyModel), fitted by `llmsim calibrate fit`.
+// bytes / achievable bandwidth) + launch overhead; a GEMM overlaps the two imperfectly near the ridge
+// and has a fixed prologue (gemm_kernel_time_s). Achievable FLOP/s of a GEMM depends on its shape (the
+// library's tile, split-K and waves over the SMs, short reduction depth) and its precision; the
+// constants are data in the accelerator JSON (EfficiencyModel), fitted by `llmsim calibrate fit`
+// through the same formula.
 #pragma once
 
 #include "hardware_db/specs.hpp"
@@ -13,6 +15,7 @@ struct KernelTime {
     double bytes = 0;
     double time_s = 0;
     bool compute_bound = true;
+    double compute_s = 0, memory_s = 0;   // GEMMs: the two times gemm_kernel_time_s combined
 };
 
 // Fraction of useful tile work when an M×N output is cut into tile_m×tile_n tiles (shrunk for skinny
@@ -23,16 +26,50 @@ struct KernelTime {
 [[nodiscard]] double wave_efficiency(double m, double n, int tile_m, int tile_n, int sm_count,
                                      double batch = 1.0) noexcept;
 
-// How well a GEMM's shape fills the machine: `fill` (useful share of the padded output tiles),
-// `occupancy` (share of SM slots busy over the waves), `depth` (K per tile over K + k_half, the
-// prologue/epilogue per tile) and `split` (SMs sharing one tile's reduction). Shapes with at most one
-// tile's long side of rows (decode) put the rows on the MMA's 8-granular N side; shapes with fewer tiles
-// than SMs are split along K over all SMs (stream-K/split-K).
+// How a GEMM library runs a shape, and how well that fills the machine (docs/step-time-model.md §1,
+// "GEMM shapes"). The library picks, among its tile shapes, the one that wastes least:
+// - M at most one tile's long side (decode): the rows sit on the MMA's N side (operands swapped), tiled
+//   on the power-of-two ladder 8, 16, ..., long side (the tile widths GEMM kernels are built with: 96 rows
+//   run in a 128-row tile), and N with the short side;
+// - otherwise tile_m×tile_n or its transpose (cuBLAS/CUTLASS ship both orientations of their large tile:
+//   128×256 and 256×128 on Hopper), each shrunk to the problem (16-wide MMA granule);
+// - with fewer tiles than SMs, an integer split-K s (each slice at least kGemmSplitMinK deep) puts
+//   tiles·s CTAs on the SMs; the CTAs run in waves.
+// `fill` is the useful share of the padded tiles, `occupancy` the share of SM slots busy over the waves
+// (ctas / (waves·SMs)), `depth` the per-CTA reduction K/s over K/s + k_half (prologue/epilogue per tile).
+// The choice maximises fill·occupancy·depth.
 struct GemmShapeEfficiency {
     double fill = 1, occupancy = 1, depth = 1, split = 1, tiles = 0;
+    int tile_m = 0, tile_n = 0;   // the tile chosen (rows × columns of the output)
+    [[nodiscard]] double product() const noexcept { return fill * occupancy * depth; }
 };
 [[nodiscard]] GemmShapeEfficiency gemm_shape_efficiency(double m, double n, double k, int tile_m, int tile_n,
                                                         int sm_count, double k_half, double batch = 1.0) noexcept;
+
+// Shortest reduction slice a split-K GEMM gives a CTA: four 64-deep k-blocks, enough to fill a
+// multi-stage load pipeline (CUTLASS sm80/sm90 mainloops keep 3-7 k-blocks in flight).
+inline constexpr double kGemmSplitMinK = 256.0;
+// A GEMM's own fixed time beyond the fixed time every kernel has (the launch, the first loads' DRAM
+// latency and the last wave's tail: kernel_fixed_s in serving, `launches` in training): the mainloop's
+// pipeline prologue and the split-K/stream-K fixup. Fitted (with kGemmOverlapP) on 2,484 measured GEMMs
+// of five sources (H100 and H200 probe runs, Vidur's A100 and H100 operator profiles; bench/gemm):
+// leave-one-source-out 2.0-2.5 us.
+inline constexpr double kGemmFixed_s = 2.25e-6;
+// Compute and memory overlap imperfectly near the ridge: the kernel time is the p-norm
+// (compute^p + memory^p)^(1/p) (p -> infinity is the ideal max; p = 1 no overlap at all); a GEMM at the
+// ridge takes 2^(1/p) = 1.19 times the larger of the two. Fitted with kGemmFixed_s; leave-one-source-out
+// p = 3.5-4.
+inline constexpr double kGemmOverlapP = 4.0;
+
+// Time of one GEMM kernel whose tensor-core work takes `compute_s` and whose HBM traffic takes
+// `memory_s`: their p-norm plus kGemmFixed_s. The one formula the cost model (gemm_time) and the
+// calibrator (calibrate/fit) use.
+// (`fixed_s` and `p` are parameters only for the fit that chose them, bench/gemm_regimes.)
+[[nodiscard]] double gemm_kernel_time_s(double compute_s, double memory_s, double fixed_s = kGemmFixed_s,
+                                        double p = kGemmOverlapP) noexcept;
+// Inverse in the compute time: the compute_s for which gemm_kernel_time_s(compute_s, memory_s) = kernel_s;
+// 0 when memory and the fixed time alone take kernel_s or longer.
+[[nodiscard]] double gemm_compute_time_s(double kernel_s, double memory_s) noexcept;
 
 // Fraction of the dense peak a GEMM of this shape reaches:
 // gemm_max[precision] · fill · occupancy · depth (gemm_shape_efficiency).

@@ -4,6 +4,7 @@
 // hand-written Box-Muller transform, so the numbers are the same on every platform.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,8 @@
 #include "calibrate/profile.hpp"
 #include "calibrate/raw.hpp"
 #include "calibrate/sustained_fit.hpp"
+#include "cost_models/inference.hpp"
+#include "cost_models/roofline.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/validation.hpp"
@@ -73,8 +76,9 @@ std::vector<GemmPoint> synthetic_gemms(const GemmGeometry& g, double sigma, int 
     for (int r = 0; r < reps; ++r)
         for (auto [m, n] : mn)
             for (auto k : ks) {
+                // As the probe measures: the kernel plus the fixed time every kernel pays.
                 const double t =
-                    gemm_model_time_s(m, n, k, 1, g.peak_flops, kGemmMax, kKHalf, g.sm_count, g.tile_m, g.tile_n);
+                    gemm_model_time_s("bf16", m, n, k, 1, g, kGemmMax, kKHalf) + llmsim::kGraphKernelFixed_s;
                 pts.push_back({"bf16", m, n, k, 1, t * 1e6 * (sigma > 0 ? noise.factor(sigma) : 1.0), "synthetic"});
             }
     // Memory-bound shapes (decode, attention) that the fit must leave out.
@@ -150,17 +154,34 @@ TEST_CASE("robust_relative_lsq recovers a line exactly and rejects a 10x outlier
     CHECK(median({4, 1, 2, 3}) == 2.5);
 }
 
-TEST_CASE("wave quantisation: f_wave = M·N / (waves · sm · tile_m · tile_n)", "[calibrate][fit]") {
-    // 132 tiles of 128x128 on 132 SMs: exactly one full wave (the cost model's own formula).
-    CHECK(gemm_wave_efficiency(128 * 12, 128 * 11, 1, 132, 128, 128) == Approx(1.0));
-    // 133 tiles: two waves, the second almost empty.
-    CHECK(gemm_wave_efficiency(128 * 133, 128, 1, 132, 128, 128) == Approx(133.0 / 264));
-    // Skinny shapes get smaller tiles (64x64 here): one tile on one of 132 SMs.
-    CHECK(gemm_wave_efficiency(64, 64, 1, 132, 128, 128) == Approx(1.0 / 132));
-    // Partial tiles count as whole tiles: 200 rows use two 128-row tiles.
-    CHECK(gemm_wave_efficiency(200, 128 * 66, 1, 132, 128, 128) == Approx(200.0 / 256));
-    // Batches fill waves together: 264 single-tile members take two full waves.
-    CHECK(gemm_wave_efficiency(128, 128, 264, 132, 128, 128) == Approx(1.0));
+TEST_CASE("the calibrator's GEMM time is the cost model's gemm_time (one formula)", "[calibrate][fit]") {
+    // An accelerator preset and the geometry the calibrator builds from it give the same time for every
+    // regime: decode (split-K, swapped operands), the ridge, waves at small M, and large GEMMs.
+    const auto a = llmsim::Database::builtin().accelerator("h100-sxm");
+    GemmGeometry g;
+    g.peak_flops = a.peak(llmsim::Precision::bf16);
+    g.sm_count = a.sm_count;
+    g.tile_m = a.efficiency.gemm_tile_m;
+    g.tile_n = a.efficiency.gemm_tile_n;
+    g.hbm_GBps = a.hbm_GBps;
+    g.hbm_efficiency = a.efficiency.hbm_efficiency;
+    for (const auto& [m, n, k, b] : std::vector<std::array<std::int64_t, 4>>{{1, 6144, 4096, 1},
+                                                                             {96, 4096, 14336, 1},
+                                                                             {256, 8192, 8192, 1},
+                                                                             {384, 4096, 4096, 1},
+                                                                             {768, 22016, 4096, 1},
+                                                                             {2048, 2048, 128, 64},
+                                                                             {8192, 28672, 4096, 1}}) {
+        llmsim::GemmSpec s;
+        s.m = static_cast<double>(m);
+        s.n = static_cast<double>(n);
+        s.k = static_cast<double>(k);
+        s.batch = static_cast<double>(b);
+        s.launches = 0;
+        s.sustained = false;
+        CHECK(gemm_model_time_s("bf16", m, n, k, b, g, a.gemm_max(llmsim::Precision::bf16), a.efficiency.gemm_k_half) ==
+              Approx(llmsim::gemm_time(a, s).time_s).epsilon(1e-12));
+    }
     CHECK(collective_model_time_us(1e9, 1.75, 14, 8.4, 0.6, 350) == Approx(8.4 + 14 * 0.6 + 1e9 * 1.75 / 350e3));
 }
 
@@ -293,7 +314,8 @@ TEST_CASE("profile round trip: raw + nccl-tests logs -> profile JSON -> nlohmann
 
     const auto& s = j["system"];
     const auto& e = s["gpu"]["efficiency"];
-    // GEMM: the raw file was generated with gemm_max 0.75 / 0.60 and k_half 128 (bf16).
+    // GEMM: the raw file was generated with gemm_max 0.75 / 0.60 and k_half 128 (bf16) through
+    // gemm_model_time_s + kGraphKernelFixed_s (128x128 tiles, 3,350 GB/s at 0.85).
     CHECK(e["gemm_max"]["bf16"].get<double>() == Approx(0.75).epsilon(0.01));
     CHECK(e["gemm_max"]["fp8"].get<double>() == Approx(0.60).epsilon(0.01));
     CHECK_FALSE(e["gemm_max"].contains("tf32"));   // not measured, not written

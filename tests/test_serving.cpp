@@ -63,19 +63,23 @@ TEST_CASE("KV bytes per token by hand: MHA, GQA and MLA", "[serving][kv]") {
     CHECK(p.blocks == static_cast<std::int64_t>(p.pool_bytes / (16 * p.bytes_per_token)));
 }
 
-TEST_CASE("split-K: a decode GEMM keeps every SM busy and stays memory-bound", "[serving][roofline]") {
+TEST_CASE("split-K: a decode GEMM keeps the SMs busy and stays memory-bound", "[serving][roofline]") {
     const auto s = serving("llama-3-8b", 1, 1, Json::object());
     const auto& a = s.system.gpu;
-    // 128 tokens x (4096 -> 6144): 48 tiles of 128 columns on 132 SMs, split 2.75 ways along K.
+    // 128 tokens x (4096 -> 6144): 48 tiles of 128 columns on 132 SMs, split 2 ways along K (an integer
+    // split-K within one wave: 96 CTAs; 3 ways would take two waves).
     const auto e = gemm_shape_efficiency(128, 6144, 4096, a.efficiency.gemm_tile_m, a.efficiency.gemm_tile_n,
                                          a.sm_count, a.efficiency.gemm_k_half);
     CHECK(e.tiles == 48);
-    CHECK(e.occupancy == 1.0);
-    CHECK(e.split == Approx(132.0 / 48));
-    CHECK(e.depth == Approx((4096 / (132.0 / 48)) / (4096 / (132.0 / 48) + a.efficiency.gemm_k_half)));
-    // Rows sit on the 8-granular MMA N side: 200 rows pad to 200, not to 256.
-    CHECK(gemm_shape_efficiency(200, 6144, 4096, 128, 256, 132, 114).fill == Approx(1.0));
-    CHECK(gemm_shape_efficiency(100, 6144, 4096, 128, 256, 132, 114).fill == Approx(100.0 / 104));
+    CHECK(e.split == 2.0);
+    CHECK(e.occupancy == Approx(96.0 / 132));
+    CHECK(e.depth == Approx(2048 / (2048 + a.efficiency.gemm_k_half)));
+    // Rows sit on the MMA's N side in a power-of-two tile: 200 rows in a 256-wide tile, 100 in 128.
+    CHECK(gemm_shape_efficiency(200, 6144, 4096, 128, 256, 132, 114).fill == Approx(200.0 / 256));
+    CHECK(gemm_shape_efficiency(100, 6144, 4096, 128, 256, 132, 114).fill == Approx(100.0 / 128));
+    CHECK(gemm_shape_efficiency(100, 6144, 4096, 128, 256, 132, 114).tile_m == 128);
+    // A short reduction is not split below kGemmSplitMinK: 32 tiles x K 512 take at most 2 slices.
+    CHECK(gemm_shape_efficiency(1, 4096, 512, 128, 256, 132, 114).split == 2.0);
     // Large training GEMMs keep the data-parallel tile schedule (wave quantization).
     const auto big = gemm_shape_efficiency(8192, 8192, 8192, 128, 256, 132, 114);
     CHECK(big.split == 1.0);

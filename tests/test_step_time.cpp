@@ -244,11 +244,11 @@ TEST_CASE("GEMM efficiency: wave quantization and short reductions run below pea
     const auto a = Database::builtin().accelerator("h100-sxm");
     const double big = gemm_efficiency(a, Precision::bf16, 8192, 8192, 8192);
     CHECK(big == Approx(a.gemm_max(Precision::bf16)).epsilon(0.05));
-    // Few tiles: split-K spreads 2 tiles over 132 SMs, each reducing only 8192·2/132 = 124 deep, so the
-    // per-tile prologue dominates (depth 124 / (124 + k_half)).
+    // Few tiles: split-K cuts each of the 2 tiles into 32 slices of the shortest depth (kGemmSplitMinK =
+    // 256): 64 of 132 SMs busy, and the per-CTA prologue weighs (depth 256 / (256 + k_half)).
     const double few = gemm_efficiency(a, Precision::bf16, 256, 256, 8192);
-    const double k_sm = 8192.0 * 2 / a.sm_count;
-    CHECK(few == Approx(a.gemm_max(Precision::bf16) * k_sm / (k_sm + a.efficiency.gemm_k_half)));
+    const double k_sm = kGemmSplitMinK;
+    CHECK(few == Approx(a.gemm_max(Precision::bf16) * (64.0 / a.sm_count) * k_sm / (k_sm + a.efficiency.gemm_k_half)));
     CHECK(few < 0.6 * big);
     CHECK(gemm_efficiency(a, Precision::bf16, 8192, 8192, 64) < 0.7 * big);   // short K
     // A tiny GEMM is memory bound and pays the launch overhead.
