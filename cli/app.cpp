@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/flag_checks.hpp"
 #include "hardware_db/errors.hpp"
 
 namespace llmsim::cli {
@@ -19,6 +20,7 @@ int run(int argc, char** argv) {
     app.set_version_flag("--version", std::string("llmsim ") + LLMSIM_VERSION);
     Context ctx;
     register_all(app, ctx);
+    require_plain_values(app);
     if (argc <= 1) {   // no subcommand: show what there is
         std::cout << app.help();
         return 0;

@@ -356,3 +356,35 @@ TEST_CASE("flag conversion errors say what was expected (was 'Could not convert'
         llmsim::test::run_llmsim({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--tp", "x"}, "bad-input");
     CHECK(r.err.find("Could not convert") == std::string::npos);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 34
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("integer and number flags are decimal; empty values are refused (was 010 = 8, 0x10 = 16, '' = default)",
+          "[bad-input]") {
+    const std::vector<std::string> m = {"memory", "--model", "llama-3-8b", "--system", "dgx-h100"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = m;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    // Flags checked by int_in (a range in "lo..hi").
+    expect_refused(with({"--gpus", "8", "--tp", "010"}), {"--tp: '010' has a leading 0 (octal is not read)"});
+    expect_refused(with({"--gpus", "0x10"}), {"--gpus: '0x10' is not an integer"});
+    expect_refused(with({"--gpus", ""}), {"--gpus: '' is not an integer"});
+    // Flags with CLI11's own range check, which reads octal and hexadecimal.
+    expect_refused({"calc", "amdahl", "--serial", "0.1", "--p", "04"}, {"--p: '04' is not a decimal integer"});
+    expect_refused({"calc", "amdahl", "--serial", "0.1", "--p", "0x4"}, {"--p: '0x4' is not a decimal integer"});
+    expect_refused({"calc", "amdahl", "--serial", "0.1", "--p", ""}, {"--p: empty value: expected an integer"});
+    // An unsigned seed: -1 was 2^64 - 1.
+    expect_refused({"drill", "--seed", "-1"}, {"--seed: '-1' is not a decimal integer", "or a sign"});
+    // Numbers: hexadecimal floating point, inf and nan.
+    expect_refused({"calc", "amdahl", "--serial", "0x0.1", "--p", "4"}, {"--serial: '0x0.1' is not a finite decimal"});
+    expect_refused({"plan", "--days", "0x1p3", "--system", "dgx-h100", "--gpus", "8"},
+                   {"--days: '0x1p3' is not a finite number"});
+    // Empty text values.
+    for (const char* flag : {"--schedule", "--recompute", "--offload", "--model"})
+        expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", flag, ""},
+                       {std::string(flag) + ": empty value"});
+}
