@@ -471,6 +471,12 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
             pr.add(
                 "/system/pcie_GBps", Json(s.system.pcie_GBps),
                 fmt::format("a host link bandwidth > 0 for training.offload = \"{}\"", to_string(s.training.offload)));
+        // The host runs the offloaded optimizer at its DRAM bandwidth (was 100 GB/s when 0).
+        if (!s.is_inference && s.training.offload != Offload::none && !(s.system.host_memory_GBps > 0))
+            pr.add_raw(
+                fmt::format("/system/host_memory_GBps: missing: expected a host DRAM bandwidth > 0 for "
+                            "training.offload = \"{}\"",
+                            to_string(s.training.offload)));
         const Precision prec = s.is_inference ? s.inference.compute_precision : s.training.precision;
         if (s.system.gpu.peak(prec) <= 0) {
             const std::string where = s.is_inference ? "/inference/compute_precision" : "/training/precision";

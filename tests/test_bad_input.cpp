@@ -92,7 +92,7 @@ TEST_CASE("wrong-typed fields of a validation file are errors with FILE#/pointer
                                                R"(, "gpus": 8}, "measured": {"step_time_s": "fast"}},
                                            {"id": "b", "scenario": 7, "measured": {"step_time_s": 1.0}}]})");
     expect_refused({"validate", f.string()},
-                   {"val-types.json#/cases/0/measured/step_time_s: \"fast\": expected a measured value > 0",
+                   {"val-types.json#/cases/0/measured/step_time_s: \"fast\": expected a measured value in [1e-06, 1e+09] s",
                     "val-types.json#/cases/1/scenario: 7: expected an object"});
 }
 
@@ -265,7 +265,7 @@ TEST_CASE("validation files with zero or negative measurements are refused (was 
         {"id": "n", "scenario": {)" +
                   kBase + R"(, "gpus": 8, "training": {"global_batch": 64}}, "measured": {"step_time_s": -2.5}}]})");
     expect_refused({"validate", f.string()},
-                   {"val-zero.json#/cases/0/measured/step_time_s: 0: expected a measured value > 0",
+                   {"val-zero.json#/cases/0/measured/step_time_s: 0: expected a measured value in [1e-06, 1e+09] s",
                     "val-zero.json#/cases/1/measured/step_time_s: -2.5"});
 }
 
@@ -387,4 +387,77 @@ TEST_CASE("integer and number flags are decimal; empty values are refused (was 0
     for (const char* flag : {"--schedule", "--recompute", "--offload", "--model"})
         expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", flag, ""},
                        {std::string(flag) + ": empty value"});
+}
+
+TEST_CASE("a bandwidth of 0 where the system uses it is refused with its pointer (was a free collective or 1e18 s)",
+          "[bad-input]") {
+    const std::string t = R"(, "gpus": 16, "training": {"global_batch": 64}})";
+    expect_refused(
+        {"estimate", "-s",
+         write("bw-inter.json", R"({"model": "llama-3-8b", "system": {"preset": "dgx-h100", "inter_node_GBps": 0})" + t)
+             .string()},
+        {"/system/inter_node_GBps: 0: expected a number >= 1e-06"});
+    // A full description without its scale-out tier (was 1e-9 B/s: a step of 10^13 days).
+    expect_refused({"estimate", "-s",
+                    write("bw-tier.json", R"({"model": "llama-3-8b", "system": {"gpu": "h100-sxm", "gpus_per_node": 8,
+                                             "intra_node_GBps": 450})" +
+                                              t)
+                        .string()},
+                   {"/system/inter_node_GBps: missing"});
+    expect_refused(
+        {"estimate", "-s",
+         write("bw-ici.json", R"({"model": "llama-3-8b", "system": {"preset": "tpu-v4", "ici_link_GBps": 0})" + t)
+             .string()},
+        {"/system/ici_link_GBps: 0: expected > 0 on a TPU torus"});
+    expect_refused(
+        {"estimate", "-s",
+         write("bw-nic.json", R"({"model": "llama-3-8b", "system": {"preset": "dgx-h100", "nic_Gbps": 0})" + t)
+             .string()},
+        {"/system/nic_Gbps: 0: expected > 0 with nics_per_node = 8"});
+    expect_refused(
+        {"estimate", "-s",
+         write("bw-nvls.json", R"({"model": "llama-3-8b", "system": {"preset": "dgx-h100", "nvls_GBps": 0})" + t)
+             .string()},
+        {"/system/nvls_GBps: 0: expected > 0 with nvls: true"});
+    expect_refused(
+        {"estimate", "-s",
+         write("bw-host.json", R"({"model": "llama-3-8b", "system": {"preset": "dgx-h100", "host_memory_GBps": 0})" + t)
+             .string()},
+        {"/system/host_memory_GBps: 0: expected a number >= 1e-06"});
+    // Host DRAM bandwidth absent from a full description: an optimizer offload needs it (was 100 GB/s).
+    expect_refused({"estimate", "-s",
+                    write("bw-host-full.json", R"({"model": "llama-3-8b", "system": {"gpu": "h100-sxm",
+                        "gpus_per_node": 8, "intra_node_GBps": 450, "inter_node_GBps": 50, "pcie_GBps": 63},
+                        "gpus": 8, "training": {"global_batch": 64, "offload": "optimizer"}})")
+                        .string()},
+                   {"/system/host_memory_GBps: missing: expected a host DRAM bandwidth > 0 for training.offload"});
+}
+
+TEST_CASE("rates and measurements are bounded to a physical range (was qps 5e-324: infinite latencies)",
+          "[bad-input]") {
+    for (const char* qps : {"5e-324", "1e-300", "9.9e-7"}) {
+        const auto f = write("qps-tiny.json", std::string(R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 1,
+            "inference": {"batching": "continuous", "requests": 50, "qps": )") +
+                                                  qps + "}}");
+        expect_refused({"estimate", "-s", f.string()},
+                       {"/inference/qps: ", "expected 0 (off) or a number in [1e-06, 1000000000]"});
+    }
+    expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "1", "--qps", "1e-300"},
+                   {"--qps", "expected 0 (off) or a number in [1e-06"});
+    const auto v = write("val-tiny.json", R"({"cases": [{"id": "t", "scenario": {)" + kBase +
+                                              R"(, "gpus": 8, "training": {"global_batch": 64}},
+                                                  "measured": {"step_time_s": 5e-324, "mfu": 1.5}}]})");
+    expect_refused({"validate", v.string()},
+                   {"val-tiny.json#/cases/0/measured/step_time_s: ", "expected a measured value in [1e-06, 1e+09] s",
+                    "val-tiny.json#/cases/0/measured/mfu: 1.5: expected a measured value in [1e-06, 1]"});
+}
+
+TEST_CASE("validate refuses a measured quantity llmsim does not predict, up front (was a table and exit 1)",
+          "[bad-input]") {
+    const auto v = write("val-unknown.json", R"({"cases": [{"id": "u", "scenario": {)" + kBase +
+                                                 R"(, "gpus": 8, "training": {"global_batch": 64}},
+                                                     "measured": {"step_time_s": 1.0, "ttft_s": 0.2}}]})");
+    expect_refused({"validate", v.string()},
+                   {"val-unknown.json#/cases/0/measured/ttft_s: unknown quantity: expected one llmsim predicts for a "
+                    "training case: step_time_s"});
 }

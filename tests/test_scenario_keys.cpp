@@ -74,6 +74,8 @@ Json context_for(const ScenarioKey& k) {
         j["training"] = {{"global_batch", 8}};   // interleaved: micro-batches a multiple of pp
     }
     if (p == "/parallel/ep") j["model"] = "mixtral-8x7b";
+    // A torus runs its collectives over ICI links: it needs their bandwidth and count.
+    if (p == "/system/torus_dims") j["system"]["preset"] = "tpu-v4";
     if (p == "/parallel/torch_compile") j["parallel"]["framework"] = "torchtitan";
     if (p == "/training/recompute_num_layers") j["training"]["recompute"] = "full";
     if (p == "/training/fp8_params") j["training"]["precision"] = "fp8";
