@@ -281,6 +281,18 @@ TEST_CASE("bounded length distributions keep the stated mean and stdev", "[servi
     const auto e = sim::length_sampling(LengthDist{K::exponential, 200, 0, 150, 260});
     CHECK(e.mean == Approx(200).epsilon(1e-6));
     CHECK(drawn(LengthDist{K::exponential, 200, 0, 150, 260}).mean == Approx(200).epsilon(0.01));
+    // A mean above the midpoint of the bounds (issue 34: 55.5 asked in [1, 64], 32.2 drawn): the rising
+    // exponential, the mirror image of the falling one, keeps it; its lengths still cover the bounds.
+    const auto high = sim::length_sampling(LengthDist{K::exponential, 55.5, 0, 1, 64});
+    CHECK(high.rising);
+    CHECK(high.mean == Approx(55.5).epsilon(1e-6));
+    CHECK(drawn(LengthDist{K::exponential, 55.5, 0, 1, 64}).mean == Approx(55.5).epsilon(0.01));
+    CHECK(high.length(1e-12) == 1);
+    CHECK(high.length(1.0 - 1e-16) == 64);
+    CHECK(high.length(0.3) <= high.length(0.7));
+    // The midpoint itself, and a mean just above the lower bound.
+    CHECK(sim::length_sampling(LengthDist{K::exponential, 32.5, 0, 1, 64}).mean == Approx(32.5).epsilon(1e-6));
+    CHECK(sim::length_sampling(LengthDist{K::exponential, 1.2, 0, 1, 64}).mean == Approx(1.2).epsilon(1e-6));
     // A stdev the family cannot reach within the bounds: the mean is kept, the stdev is the nearest the
     // family reaches (a normal cut at 50 with mean 100 tends to an exponential from 49.5: stdev < 50.5).
     const auto far = sim::length_sampling(LengthDist{K::normal, 100, 60, 50, 300});
