@@ -34,6 +34,9 @@ struct GemmShapeEfficiency {
 [[nodiscard]] GemmShapeEfficiency gemm_shape_efficiency(double m, double n, double k, int tile_m, int tile_n,
                                                         int sm_count, double k_half, double batch = 1.0) noexcept;
 
+// min(1, efficiency · sustained): the share of a peak a kernel runs at, never above the peak.
+[[nodiscard]] double share_of_peak(double efficiency, double sustained) noexcept;
+
 // Fraction of the dense peak a GEMM of this shape reaches:
 // gemm_max[precision] · fill · occupancy · depth (gemm_shape_efficiency).
 [[nodiscard]] double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k,

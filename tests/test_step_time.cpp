@@ -1039,3 +1039,22 @@ TEST_CASE("fp8_params: 1 byte per layer weight and FP8 parameter all-gathers, by
     j["training"]["precision"] = "bf16";
     CHECK_THROWS_AS(scenario(j), ConfigError);
 }
+
+TEST_CASE("no kernel runs above the peak: HFU stays <= 1 from in-range efficiencies (was 110%)", "[step][roofline]") {
+    // sustained_fraction may exceed 1 (a fitted busy share, up to 1.5) and gemm_max reach 1: their product
+    // gave GEMMs at 1.5x the peak and an HFU of 110%. A kernel's share of a peak is min(1, eff * sustained).
+    const Json eff = {{"sustained_fraction", 1.5},
+                      {"gemm_max", {{"bf16", 1.0}}},
+                      {"attention_fwd", 1.0},
+                      {"attention_bwd", 1.0},
+                      {"hbm_efficiency", 1.0}};
+    const auto s = scenario({{"model", "llama-3-8b"},
+                             {"system", {{"preset", "dgx-h100"}, {"gpu", {{"efficiency", eff}}}}},
+                             {"gpus", 8},
+                             {"training", {{"global_batch", 64}, {"recompute", "full"}}}});
+    const auto e = estimate_step(s.training_job());
+    CHECK(e.hfu <= 1.0);
+    CHECK(e.mfu <= e.hfu);
+    CHECK(share_of_peak(0.84, 1.5) == 1.0);
+    CHECK(share_of_peak(0.84, 0.7323) == Approx(0.84 * 0.7323));
+}
