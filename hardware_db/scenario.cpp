@@ -121,11 +121,31 @@ void read_training(KeyReader& r, Scenario& s, const Database& db, const std::str
                     }
                     targets.push_back(x.get<std::string>());
                 }
-            if (!ok)
+            if (!ok) {
                 fr.problems().add(fr.ptr("targets"), *tg, "a non-empty array of q, k, v, o, gate, up, down");
-            else
+            } else {
+                // Each target once (a repeated one was counted again), and one the model has.
+                for (std::size_t i = 0; i < targets.size(); ++i) {
+                    const std::string at = fmt::format("{}/{}", fr.ptr("targets"), i);
+                    const auto first = std::find(targets.begin(), targets.end(), targets[i]) - targets.begin();
+                    if (static_cast<std::size_t>(first) != i)
+                        fr.problems().add(at, Json(targets[i]),
+                                          fmt::format("each target once (\"{}\" is already at {}/{})", targets[i],
+                                                      fr.ptr("targets"), first));
+                    if (targets[i] == "gate" && s.model.layers > 0 && s.model.mlp != MlpKind::swiglu)
+                        fr.problems().add(at, Json(targets[i]),
+                                          "a projection the model has: its GeLU MLP has no gate (up, down)");
+                }
                 t.finetune.targets = targets;
+            }
         }
+        // A rank or targets without an adapter method train nothing.
+        if (t.finetune.method == FinetuneConfig::Method::none)
+            for (const char* key : {"rank", "targets"})
+                if (fr.has(key))
+                    fr.problems().add(fr.ptr(key), *fr.get(key),
+                                      "no such key with method \"none\" (full fine-tuning trains every weight; "
+                                      "method \"lora\" or \"qlora\" trains adapters of this rank and targets)");
         fr.finish();
     }
     if (const Json* rl = r.get("rlhf")) {
@@ -139,6 +159,14 @@ void read_training(KeyReader& r, Scenario& s, const Database& db, const std::str
         if (t.seq_len < 2 && t.rlhf.enabled)
             r.problems().add(r.ptr("seq_len"), Json(t.seq_len), "at least 2 with rlhf (a prompt and a response)");
         t.rlhf.ppo_epochs = static_cast<int>(rr.int_key_or("ppo_epochs", 1));
+        // A disabled PPO iteration reads none of its other keys: refuse them rather than ignore them.
+        if (!t.rlhf.enabled)
+            if (const Json* obj = r.get("rlhf"); obj && obj->is_object())
+                for (const auto& [key, value] : obj->items())
+                    if (key != "enabled")
+                        rr.problems().add(rr.ptr(key), value,
+                                          "no such key with \"enabled\": false (the PPO iteration is not run; "
+                                          "remove the key or enable rlhf)");
         rr.finish();
     }
 }
