@@ -162,6 +162,7 @@ ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
                  : pos == "relative" ? PositionKind::relative
                  : pos == "none"     ? PositionKind::none
                                      : PositionKind::learned;
+    m.max_seq_len_stated = r.has("max_seq_len");
     m.max_seq_len = r.int_key_or("max_seq_len", 2048);
     m.tied_embeddings = r.boolean_or("tied_embeddings", false);
     // Defaults follow the architecture family a model's MLP names (docs/scenario.md): gated (SwiGLU)
@@ -484,7 +485,12 @@ SystemSpec Database::resolve_system(const Json& value, const std::string& pointe
     if (override_obj.is_object() && !override_obj.empty()) {
         KeyReader r(override_obj, pointer, pr, "/system");
         r.accept("preset");
-        if (auto p = r.string("profile")) profile_path = *p;
+        if (auto p = r.string("profile")) {
+            profile_path = *p;
+            if (p->empty())   // was ignored: the scenario named no profile and ran without one
+                pr.add(pointer + "/profile", Json(""),
+                       "a calibration profile file or a built-in profile name (`llmsim calibrate fit` writes one)");
+        }
         if (const Json* g = r.get("gpu")) {
             if (g->is_object() && !g->contains("preset") && gpu_value.is_string()) {
                 Json merged = *g;
@@ -559,9 +565,30 @@ void Database::read_profile(SystemSpec& s, const std::string& profile_path, cons
         r.accept("measured_on");
         r.accept("fits");
         r.accept("provenance");
-        if (const Json* sys = r.get("system")) {
+        const Json* sys = r.get("system");
+        if (!sys || !sys->is_object() || sys->empty()) {
+            // A profile that sets nothing applies nothing: it is not what the scenario asked for.
+            pr.add_raw(
+                fmt::format("{}/system: {}: expected the measured system keys to apply (an object such as "
+                            "{{\"inter_node_GBps\": 46.2}}, as `llmsim calibrate fit` writes)",
+                            ppre, sys ? json_brief(*sys) : std::string("missing")));
+            sys = nullptr;
+        }
+        if (sys) {
             KeyReader sr(*sys, ppre + "/system", pr, "/system");
-            if (const Json* g = sr.get("gpu")) {
+            const Json* g = sr.get("gpu");
+            if (g && g->is_string()) {
+                // The accelerator the profile was measured on: it must be the system's.
+                if (g->get<std::string>() != s.gpu.name)
+                    pr.add(ppre + "/system/gpu", *g,
+                           fmt::format("the system's accelerator \"{}\" (the profile was measured on another)",
+                                       s.gpu.name));
+                g = nullptr;
+            } else if (g && !g->is_object()) {
+                pr.add(ppre + "/system/gpu", *g, "an object of measured accelerator keys, or the accelerator's name");
+                g = nullptr;
+            }
+            if (g) {
                 Json merged = *g;
                 if (gpu_patch) merged.merge_patch(*scenario_gpu);   // the scenario's GPU keys win
                 merged["preset"] = s.gpu.name;

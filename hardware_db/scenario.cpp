@@ -331,6 +331,31 @@ std::string product_text(const ParallelConfig& p) {
     return fmt::format("tp·pp·cp = {}·{}·{} = {}", p.tp, p.pp, p.cp, p.tp * p.pp * p.cp);
 }
 
+// Sequences beyond the context length the model's source states (ModelSpec::max_seq_len_stated): a
+// learned position table has no entry past it (training or inference); a serving engine refuses a
+// request longer than its max_model_len (vLLM, TensorRT-LLM's max_seq_len). Training a RoPE, ALiBi or
+// relative-position model past its stated context is long-context extension, a real practice: allowed.
+void check_context_length(const Scenario& s, Problems& pr) {
+    const ModelSpec& m = s.model;
+    if (!m.max_seq_len_stated || m.layers <= 0) return;
+    const std::string context =
+        fmt::format("the model's context length ({} tokens{})", m.max_seq_len,
+                    m.position == PositionKind::learned ? ", its learned position table" : ", as its source states");
+    if (!s.is_inference) {
+        if (m.position == PositionKind::learned && s.training.seq_len > m.max_seq_len)
+            pr.add("/training/seq_len", Json(s.training.seq_len), "at most " + context);
+        return;
+    }
+    const auto& in = s.inference;
+    const double tokens = in.input_dist.mean + in.output_dist.mean;
+    if (tokens > static_cast<double>(m.max_seq_len)) {
+        const bool mean = !in.input_dist.is_fixed() || !in.output_dist.is_fixed();
+        pr.add("/inference/input_len", Json(in.input_len),
+               fmt::format("a prompt that, with the {} output tokens{}, fits {}", in.output_len, mean ? " (means)" : "",
+                           context));
+    }
+}
+
 }   // namespace
 
 void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const TrainingConfig& t, Problems& pr,
@@ -455,6 +480,22 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
         }
     }
 
+    // Likewise /inference: a serving key (qps, requests, slo, ...) on a static-batching scenario did nothing.
+    if (const Json* inf = s.is_inference ? r.get("inference") : nullptr; inf && inf->is_object()) {
+        const bool serving = s.inference.batching == "continuous";
+        const unsigned kind = serving ? kServingKind : kInferenceKind;
+        const auto names = scenario_object_keys("/inference");
+        for (const auto& [key, value] : inf->items()) {
+            if (std::find(names.begin(), names.end(), key) == names.end()) continue;   // reported as unknown
+            const ScenarioKey& k = scenario_key("/inference", key);
+            if (!(k.kinds & kind))
+                pr.add("/inference/" + key, value,
+                       fmt::format("no such key in a {} scenario (it applies to {} scenarios{})",
+                                   serving ? "serving" : "static-batching inference", key_kinds_text(k.kinds),
+                                   serving ? "" : "; \"batching\": \"continuous\" simulates a request stream"));
+        }
+    }
+
     auto& p = s.parallel;
     if (!layout_products_ok(p, dp_given, pr)) pr.raise();
     const int mp = p.model_parallel();
@@ -492,6 +533,7 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     }
     if (pr.empty()) {
         check_layout(s.model, s.gpus, p, s.training, pr, s.is_inference);
+        check_context_length(s, pr);
         if (!s.is_inference && s.training.activation_offload_layers > 0 && !(s.system.pcie_GBps > 0))
             pr.add("/system/pcie_GBps", Json(s.system.pcie_GBps),
                    "a host link bandwidth > 0 for training.activation_offload_layers");

@@ -91,9 +91,10 @@ TEST_CASE("wrong-typed fields of a validation file are errors with FILE#/pointer
     const auto f = write("val-types.json", R"({"cases": [{"id": "a", "scenario": {)" + kBase +
                                                R"(, "gpus": 8}, "measured": {"step_time_s": "fast"}},
                                            {"id": "b", "scenario": 7, "measured": {"step_time_s": 1.0}}]})");
-    expect_refused({"validate", f.string()},
-                   {"val-types.json#/cases/0/measured/step_time_s: \"fast\": expected a measured value in [1e-06, 1e+09] s",
-                    "val-types.json#/cases/1/scenario: 7: expected an object"});
+    expect_refused(
+        {"validate", f.string()},
+        {"val-types.json#/cases/0/measured/step_time_s: \"fast\": expected a measured value in [1e-06, 1e+09] s",
+         "val-types.json#/cases/1/scenario: 7: expected an object"});
 }
 
 TEST_CASE("wrong-typed fields of an nccl-tests -J log are errors with FILE#/pointer (was internal error)",
@@ -138,8 +139,11 @@ TEST_CASE("a serving stream past the simulator's work limit is refused before si
                     "1000", "--qps", "1e9", "--requests", "10000000"},
                    {"--requests: 10000000: 1e+10 decode steps", "past the serving simulator's work limit",
                     "expected fewer requests or shorter outputs"});
-    expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "10", "--output-len",
-                    "400000", "--qps", "1e9", "--requests", "1000"},
+    // (A model stating a 10^6-token context: the zoo's llama-3-8b stops at 8,192.)
+    const auto longctx = write("longctx.json", R"({"model": {"preset": "llama-3-8b", "max_seq_len": 1000000},
+                                                   "system": "dgx-h100", "gpus": 1})");
+    expect_refused({"estimate", "-s", longctx.string(), "--input-len", "10", "--output-len", "400000", "--qps", "1e9",
+                    "--requests", "1000"},
                    {"--requests: 1000: 4e+08 decode steps in at least 1.7e+08 iterations"});
 }
 
@@ -460,4 +464,45 @@ TEST_CASE("validate refuses a measured quantity llmsim does not predict, up fron
     expect_refused({"validate", v.string()},
                    {"val-unknown.json#/cases/0/measured/ttft_s: unknown quantity: expected one llmsim predicts for a "
                     "training case: step_time_s"});
+}
+
+TEST_CASE("keys that would do nothing are refused: serving keys on a static scenario, empty profiles (issue 34)",
+          "[bad-input]") {
+    expect_refused(
+        {"estimate", "-s",
+         write("static-qps.json", "{" + kBase + R"(, "gpus": 8, "inference": {"batch": 8, "qps": 5,
+                        "slo": {"ttft_p99_s": 1}}})")
+             .string()},
+        {"/inference/qps: 5: expected no such key in a static-batching inference scenario", "/inference/slo: "});
+    expect_refused(
+        {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", "--batch", "8", "--qps", "4"},
+        {"--batch: 8: expected no such key in a serving scenario"});
+    // A profile that sets nothing, an empty profile name, a profile whose system.gpu is a name (was an
+    // internal error) that is not the system's accelerator.
+    write("empty-profile.json", "{}");
+    write("gpu-name-profile.json", R"({"llmsim_profile": 1, "system": {"gpu": "h200-sxm", "inter_node_GBps": 40}})");
+    const std::string sys = R"({"model": "llama-3-8b", "gpus": 8, "system": {"preset": "dgx-h100", "profile": )";
+    expect_refused({"estimate", "-s", write("sp-empty.json", sys + R"("empty-profile.json"}})").string()},
+                   {"/system/profile: ", "empty-profile.json#/system: missing: expected the measured system keys"});
+    expect_refused({"estimate", "-s", write("sp-blank.json", sys + R"(""}})").string()},
+                   {"/system/profile: \"\": expected a calibration profile file or a built-in profile name"});
+    expect_refused({"estimate", "-s", write("sp-gpu.json", sys + R"("gpu-name-profile.json"}})").string()},
+                   {"gpu-name-profile.json#/system/gpu: \"h200-sxm\": expected the system's accelerator \"h100-sxm\""});
+}
+
+TEST_CASE("sequences beyond the model's stated context length are refused (was accepted silently)", "[bad-input]") {
+    // A learned position table has no entry past its size.
+    expect_refused({"estimate", "--model", "gpt3-1.3b", "--system", "dgx-h100", "--gpus", "8", "--seq-len", "4096"},
+                   {"--seq-len: 4096: expected at most the model's context length (2048 tokens, its learned position "
+                    "table)"});
+    // A serving engine refuses a request longer than the model's context.
+    expect_refused({"estimate", "--model", "llama-2-7b", "--system", "dgx-h100", "--gpus", "1", "--input-len", "4000",
+                    "--output-len", "200", "--qps", "1"},
+                   {"--input-len: 4000: expected a prompt that, with the 200 output tokens, fits the model's context "
+                    "length (4096 tokens"});
+    // Training a RoPE model past its stated context is long-context extension: accepted.
+    const Run r = llmsim::test::run_llmsim(
+        {"estimate", "--model", "llama-2-7b", "--system", "dgx-h100", "--gpus", "8", "--seq-len", "8192", "--fast"},
+        "bad-input");
+    CHECK(r.rc == 0);
 }
