@@ -506,3 +506,41 @@ TEST_CASE("sequences beyond the model's stated context length are refused (was a
         "bad-input");
     CHECK(r.rc == 0);
 }
+
+TEST_CASE("calibrate check takes the system from the truth file's GPU and refuses a mismatch (was dgx-h100)",
+          "[bad-input]") {
+    const std::string h200 = source("hardware_db/profiles/h200-sxm-141gb-2026-11-26/torch-truth.json");
+    const Run ok = llmsim::test::run_llmsim(
+        {"calibrate", "check", h200, "--profile", "h200-sxm-141gb-2026-11-26", "--json"}, "bad-input");
+    REQUIRE(ok.rc == 0);
+    CHECK(ok.out.find("\"system\": \"hgx-h200\"") != std::string::npos);
+    expect_refused(
+        {"calibrate", "check", h200, "--profile", "h200-sxm-141gb-2026-11-26", "--system", "dgx-h100"},
+        {"--system: dgx-h100: its GPU is h100-sxm: expected a system of the truth file's GPU (\"NVIDIA H200\"",
+         "torch-truth.json#/gpu"});
+    expect_refused({"calibrate", "check", h200, "--profile", "h100-sxm5-80gb-2026-11-22"},
+                   {"--profile: h100-sxm5-80gb-2026-11-22: measured on \"NVIDIA H100 80GB HBM3\""});
+    // Shapes are bounded (seq_len x micro_batch was an int overflow) and a model the zoo does not know is
+    // an error at its pointer.
+    const std::string head = R"({"llmsim_layer_truth": 1, "gpu": "NVIDIA H200", "date": "2026-11-26", )";
+    expect_refused(
+        {"calibrate", "check",
+         write("truth-big.json", head + R"("layers": [{"model": "llama-3-8b", "mode": "eager", "seq_len": 20000000,
+                "micro_batch": 9000000, "fwd_ms": 1, "fwd_bwd_ms": 3}]})")
+             .string(),
+         "--profile", "h200-sxm-141gb-2026-11-26"},
+        {"truth-big.json#/layers/0/seq_len: 20000000: expected a positive number up to 1.67772e+07"});
+    expect_refused(
+        {"calibrate", "check",
+         write("truth-prod.json", head + R"("layers": [{"model": "llama-3-8b", "mode": "eager", "seq_len": 8192,
+                "micro_batch": 8192, "fwd_ms": 1, "fwd_bwd_ms": 3}]})")
+             .string(),
+         "--profile", "h200-sxm-141gb-2026-11-26"},
+        {"truth-prod.json#/layers/0/micro_batch: 8192: expected seq_len · micro_batch at most 16777216 tokens"});
+    expect_refused({"calibrate", "check",
+                    write("truth-model.json", head + R"("gemms": [{"model": "llama-9", "op": "qkv", "pass": "fwd",
+                        "m": 8, "n": 8, "k": 8, "ms": 0.1}]})")
+                        .string(),
+                    "--profile", "h200-sxm-141gb-2026-11-26"},
+                   {"truth-model.json#/gemms/0/model: "});
+}
