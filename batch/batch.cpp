@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -364,8 +365,22 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
 
     if (options.format == Format::csv) out << csv_header(plan);
     std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
     RunSummary sum;
+    sum.threads_asked = threads;
+    for (unsigned t = 0; t < threads; ++t) {
+        try {
+            pool.emplace_back(work);
+        } catch (const std::system_error& e) {
+            // The system would not start another thread (was std::terminate, SIGABRT): run on the ones
+            // that started, or refuse when none did (no worker runs then, so nothing is half-written).
+            sum.thread_error = e.what();
+            if (pool.empty())
+                throw ConfigError(fmt::format("-j: {}: no worker thread could be started ({}): expected fewer threads",
+                                              threads, e.what()));
+            break;
+        }
+    }
+    sum.threads_started = static_cast<unsigned>(pool.size());
     while (written < n) {
         Slot s;
         {

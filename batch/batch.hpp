@@ -94,6 +94,8 @@ struct RunOptions {
 
 struct RunSummary {
     std::size_t rows = 0, failed = 0;
+    unsigned threads_asked = 0, threads_started = 0;   // fewer started when the system refused a thread
+    std::string thread_error;                          // why (empty when all started)
 };
 
 // Evaluates plan.items[indices[i]] on a pool of threads and writes one row per item to `out` in

@@ -507,6 +507,44 @@ TEST_CASE("sequences beyond the model's stated context length are refused (was a
     CHECK(r.rc == 0);
 }
 
+TEST_CASE("write errors exit non-zero naming the path (was exit 0 on /dev/full)", "[bad-input]") {
+    if (!fs::exists("/dev/full")) return;
+    const std::string run_file = source("scenarios/sweeps/llama3-70b-tp-pp.json");
+    // Outputs named by a flag.
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", "--trace", "/dev/full"},
+             {"run", run_file, "--fast", "-o", "/dev/full"}}) {
+        const Run r = llmsim::test::run_llmsim(args, "bad-input");
+        INFO(args[0] << " stderr: " << r.err);
+        CHECK(r.rc == 1);
+        CHECK(r.err.find("/dev/full: cannot be written (No space left on device)") != std::string::npos);
+    }
+    // merge -o, from two shards of a run.
+    const auto a = dir() / "shard-a.jsonl", b = dir() / "shard-b.jsonl";
+    REQUIRE(llmsim::test::run_llmsim({"run", run_file, "--fast", "--shard", "1/2", "-o", a.string()}).rc == 0);
+    REQUIRE(llmsim::test::run_llmsim({"run", run_file, "--fast", "--shard", "2/2", "-o", b.string()}).rc == 0);
+    const Run m = llmsim::test::run_llmsim({"merge", a.string(), b.string(), "-o", "/dev/full"}, "bad-input");
+    CHECK(m.rc == 1);
+    CHECK(m.err.find("-o: /dev/full: cannot be written") != std::string::npos);
+    // stdout itself.
+    const auto err = dir() / "stdout-full.err";
+    const std::string cmd = llmsim::test::shell_quote(LLMSIM_BINARY) +
+                            " estimate --model llama-3-8b --system dgx-h100 --gpus 8 >/dev/full 2>" +
+                            llmsim::test::shell_quote(err.string());
+    const int status = std::system(cmd.c_str());
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(llmsim::test::slurp(err).find("error: stdout: cannot be written") != std::string::npos);
+}
+
+TEST_CASE("run decides --plot and -j before running or printing (was a table, then exit 2; -j 2000 SIGABRT)",
+          "[bad-input]") {
+    expect_refused({"run", source("scenarios/llama3-70b-h100-64.json"), "--fast", "--plot", (dir() / "x.svg").string()},
+                   {"--plot: ", "the run files sweep no number: expected a sweep over a number"});
+    CHECK(!fs::exists(dir() / "x.svg"));
+    expect_refused({"run", source("scenarios/llama3-70b-h100-64.json"), "--fast", "-j", "2000"},
+                   {"--threads: 2000: expected an integer in 1..1024"});
+}
+
 TEST_CASE("calibrate check takes the system from the truth file's GPU and refuses a mismatch (was dgx-h100)",
           "[bad-input]") {
     const std::string h200 = source("hardware_db/profiles/h200-sxm-141gb-2026-11-26/torch-truth.json");
