@@ -4,9 +4,13 @@
 #include <atomic>
 #include <charconv>
 #include <condition_variable>
+#include <functional>
+#include <istream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -405,29 +409,73 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
     return sum;
 }
 
-std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces) {
+namespace {
+
+// One piece of a merge, read a line at a time.
+struct Piece {
+    std::string name;
+    std::unique_ptr<std::istream> in;
+    std::size_t line_no = 0;
+    bool done = false;
+    std::optional<std::size_t> index, last;   // the row read ahead, and the one before it
+    std::string line;
+};
+
+// A line of at most kMaxRowBytes (a row holds one resolved scenario and its result: kilobytes).
+constexpr std::size_t kMaxRowBytes = std::size_t{64} << 20;
+
+bool read_line(std::istream& in, std::string& line, bool& too_long) {
+    line.clear();
+    too_long = false;
+    std::streambuf* sb = in.rdbuf();
+    bool any = false;
+    for (int c = sb->sbumpc(); c != std::char_traits<char>::eof(); c = sb->sbumpc()) {
+        any = true;
+        if (c == '\n') return true;
+        if (line.size() >= kMaxRowBytes) {
+            too_long = true;   // skip the rest of the line
+            continue;
+        }
+        line.push_back(static_cast<char>(c));
+    }
+    return any;
+}
+
+// Streams the pieces in index order: with out == nullptr only checks them (every problem collected),
+// else writes the merged rows (the pieces were checked: nothing half-written on a bad piece).
+void merge_pass(const std::vector<std::string>& names,
+                const std::function<std::unique_ptr<std::istream>(std::size_t)>& open, std::ostream* out,
+                std::vector<std::string>& problems) {
     std::optional<std::string> header;
     std::optional<bool> csv;
-    std::map<std::size_t, std::string> rows;
     std::optional<std::size_t> total;
-    std::vector<std::string> problems;
     auto number_at = [](const std::string& line, std::size_t pos, std::size_t& value) {
         const auto r = std::from_chars(line.data() + pos, line.data() + line.size(), value);
         return r.ec == std::errc() ? static_cast<std::size_t>(r.ptr - line.data()) : std::string::npos;
     };
-    for (const auto& [name, text] : pieces) {
-        std::size_t start = 0, line_no = 0;
-        while (start < text.size()) {
-            auto end = text.find('\n', start);
-            if (end == std::string::npos) end = text.size();
-            const std::string line = text.substr(start, end - start);
-            start = end + 1;
-            ++line_no;
+    std::vector<Piece> pieces(names.size());
+    // Reads piece `p`'s next row into p.index / p.line (headers checked on the way).
+    auto advance = [&](Piece& p) {
+        p.index.reset();
+        std::string line;
+        bool too_long = false;
+        while (!p.done) {
+            if (!read_line(*p.in, line, too_long)) {
+                p.done = true;
+                break;
+            }
+            ++p.line_no;
+            if (too_long) {
+                problems.push_back(fmt::format("{}:{}: a line longer than {} MiB: expected rows of llmsim run", p.name,
+                                               p.line_no, kMaxRowBytes >> 20));
+                continue;
+            }
             if (line.empty()) continue;
             const bool is_csv = line.front() != '{';
             if (csv && *csv != is_csv) {
                 problems.push_back(
-                    fmt::format("{}:{}: mixes JSON lines and CSV: expected pieces of one format", name, line_no));
+                    fmt::format("{}:{}: mixes JSON lines and CSV: expected pieces of one format", p.name, p.line_no));
+                p.done = true;
                 break;
             }
             csv = is_csv;
@@ -436,47 +484,96 @@ std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces
                     problems.push_back(
                         fmt::format("{}:{}: CSV header differs from the first piece's: expected the "
                                     "shards of one run",
-                                    name, line_no));
-                header = line;
+                                    p.name, p.line_no));
+                if (!header) {
+                    header = line;
+                    if (out) *out << line << "\n";
+                }
                 continue;
             }
             std::size_t index = 0, of = 0;
             const std::size_t p0 = is_csv ? 0 : std::string("{\"index\":").size();
             if (!is_csv && line.rfind("{\"index\":", 0) != 0) {
                 problems.push_back(
-                    fmt::format("{}:{}: expected a row of llmsim run (starting {{\"index\":)", name, line_no));
+                    fmt::format("{}:{}: expected a row of llmsim run (starting {{\"index\":)", p.name, p.line_no));
                 continue;
             }
-            std::size_t p = number_at(line, p0, index);
+            const std::size_t q = number_at(line, p0, index);
             const std::string sep = is_csv ? "," : ",\"of\":";
-            if (p == std::string::npos || line.compare(p, sep.size(), sep) != 0 ||
-                number_at(line, p + sep.size(), of) == std::string::npos) {
-                problems.push_back(fmt::format("{}:{}: expected a row of llmsim run (index, of, ...)", name, line_no));
+            if (q == std::string::npos || line.compare(q, sep.size(), sep) != 0 ||
+                number_at(line, q + sep.size(), of) == std::string::npos) {
+                problems.push_back(
+                    fmt::format("{}:{}: expected a row of llmsim run (index, of, ...)", p.name, p.line_no));
                 continue;
             }
             if (total && *total != of)
                 problems.push_back(
-                    fmt::format("{}:{}: row of a run of {} scenarios: expected {} (the shards of one run)", name,
-                                line_no, of, *total));
+                    fmt::format("{}:{}: row of a run of {} scenarios: expected {} (the shards of one run)", p.name,
+                                p.line_no, of, *total));
             total = of;
-            if (!rows.emplace(index, line).second)
+            if (p.last && index <= *p.last) {
                 problems.push_back(
-                    fmt::format("{}:{}: row {} appears twice: expected each row in one piece", name, line_no, index));
+                    fmt::format("{}:{}: row {} after row {}: expected rows in the order llmsim run "
+                                "writes them",
+                                p.name, p.line_no, index, *p.last));
+                continue;
+            }
+            p.last = index;
+            p.index = index;
+            p.line = std::move(line);
+            return;
         }
+    };
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        pieces[i].name = names[i];
+        pieces[i].in = open(i);
+        advance(pieces[i]);
     }
-    if (total) {
-        std::size_t missing = 0, first = 0;
-        for (std::size_t i = 0; i < *total; ++i)
-            if (!rows.count(i) && missing++ == 0) first = i;
-        if (missing > 0)
-            problems.push_back(fmt::format("{} of {} rows missing (first: row {}): expected every shard's output",
-                                           missing, *total, first));
+    std::size_t next = 0, missing = 0, first_missing = 0;
+    while (true) {
+        Piece* best = nullptr;
+        for (auto& p : pieces)
+            if (p.index && (!best || *p.index < *best->index)) best = &p;
+        if (!best) break;
+        const std::size_t i = *best->index;
+        if (i < next) {
+            problems.push_back(fmt::format("{}:{}: row {} appears twice: expected each row in one piece", best->name,
+                                           best->line_no, i));
+        } else {
+            if (i > next && missing == 0) first_missing = next;
+            missing += i - next;
+            next = i + 1;
+            if (out) *out << best->line << "\n";
+        }
+        advance(*best);
     }
+    if (total && next < *total) {
+        if (missing == 0) first_missing = next;
+        missing += *total - next;
+    }
+    if (missing > 0)
+        problems.push_back(fmt::format("{} of {} rows missing (first: row {}): expected every shard's output", missing,
+                                       total.value_or(next), first_missing));
+}
+
+}   // namespace
+
+void merge_files(const std::vector<std::string>& names,
+                 const std::function<std::unique_ptr<std::istream>(std::size_t)>& open, std::ostream& out) {
+    std::vector<std::string> problems;
+    merge_pass(names, open, nullptr, problems);
     if (!problems.empty()) throw ConfigError(problems);
-    std::string out;
-    if (header) out += *header + "\n";
-    for (const auto& [i, line] : rows) out += line + "\n";
-    return out;
+    merge_pass(names, open, &out, problems);
+    if (!problems.empty()) throw ConfigError(problems);   // a piece changed between the passes
+}
+
+std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces) {
+    std::vector<std::string> names;
+    for (const auto& pc : pieces) names.push_back(pc.first);
+    std::ostringstream out;
+    merge_files(
+        names, [&](std::size_t i) { return std::make_unique<std::istringstream>(pieces[i].second); }, out);
+    return out.str();
 }
 
 }   // namespace llmsim::batch

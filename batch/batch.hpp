@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <istream>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -108,5 +110,10 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
 // index, one CSV header. Throws ConfigError when a row is missing or repeated, the pieces mix formats,
 // or their CSV headers differ.
 std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces);   // (name, text)
+// The same, streamed: piece i (named names[i]) is opened with open(i), twice (a first pass checks every
+// piece, a second writes), so memory holds one row per piece, never a whole piece; nothing is written
+// to `out` when a piece is bad. Rows must be in the order llmsim run writes them (increasing index).
+void merge_files(const std::vector<std::string>& names,
+                 const std::function<std::unique_ptr<std::istream>(std::size_t)>& open, std::ostream& out);
 
 }   // namespace llmsim::batch

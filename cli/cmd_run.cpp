@@ -5,6 +5,7 @@
 // llmsim merge PIECE...: joins the outputs of `run --shard K/N` back into the unsharded output.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -254,18 +255,27 @@ void setup_merge(CLI::App* cmd, Context& ctx) {
     cmd->add_option("pieces", *files, "Outputs of llmsim run --shard K/N (any order)")->required();
     cmd->add_option("-o,--output", *output, "Write the merged rows here (default: stdout)");
     cmd->callback([files, output, &ctx] {
-        std::vector<std::pair<std::string, std::string>> pieces;
-        for (const auto& file : *files) {
-            // Rows of up to kMaxRunScenarios scenarios, a few KB each.
-            pieces.emplace_back(file, read_input_file(file, std::int64_t{1} << 36, "an output of llmsim run"));
-        }
-        const std::string merged = batch::merge(pieces);
+        // Streamed (batch::merge_files): one row per piece in memory, whatever the pieces' sizes.
+        for (const auto& file : *files) (void)check_input_file(file, INT64_MAX, "an output of llmsim run");
+        const auto open = [&](std::size_t i) -> std::unique_ptr<std::istream> {
+            auto in = std::make_unique<std::ifstream>((*files)[i], std::ios::binary);
+            if (!*in)
+                throw ConfigError(fmt::format("{}: cannot be read: expected an output of llmsim run", (*files)[i]));
+            return in;
+        };
         if (output->empty()) {
-            std::cout << merged;
+            batch::merge_files(*files, open, std::cout);
         } else {
             std::ofstream out(*output, std::ios::binary);
             if (!out) throw ConfigError(fmt::format("-o: {}: cannot be written", *output));
-            out << merged;
+            try {
+                batch::merge_files(*files, open, out);   // writes only once every piece checked out
+            } catch (const ConfigError&) {
+                out.close();
+                std::error_code ec;
+                if (std::filesystem::is_regular_file(*output, ec)) std::filesystem::remove(*output, ec);
+                throw;
+            }
             check_written(out, *output, "-o");
         }
         ctx.exit_code = 0;

@@ -1,5 +1,6 @@
 // The batch room (batch/): sweep expansion, shards, the ordered thread pool, row formats and merge,
 // with an evaluator written here (the CLI's estimate-based one is tested in test_cli).
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 
@@ -168,4 +169,31 @@ TEST_CASE("a sweep beyond kMaxRunScenarios is refused before it is expanded", "[
     Plan p;
     CHECK_THROWS_WITH(expand(big, "t.json#", ".", p), Catch::Contains("t.json#/sweep: more than 4194304 scenarios"));
     CHECK(p.items.empty());
+}
+
+TEST_CASE("merge streams its pieces: rows in run order, nothing written when a piece is bad (issue 34)", "[batch]") {
+    // merge read every piece whole (up to 64 GiB); merge_files opens each piece as a stream, checks them all
+    // in a first pass and writes in a second, holding one row per piece.
+    const std::vector<std::string> names = {"a.jsonl", "b.jsonl"};
+    const std::vector<std::string> good = {"{\"index\":0,\"of\":3,\"x\":1}\n{\"index\":2,\"of\":3,\"x\":3}\n",
+                                           "{\"index\":1,\"of\":3,\"x\":2}\n"};
+    int opened = 0;
+    auto open_from = [&](const std::vector<std::string>& texts) {
+        return [&opened, texts](std::size_t i) -> std::unique_ptr<std::istream> {
+            ++opened;
+            return std::make_unique<std::istringstream>(texts[i]);
+        };
+    };
+    std::ostringstream out;
+    merge_files(names, open_from(good), out);
+    CHECK(out.str() ==
+          "{\"index\":0,\"of\":3,\"x\":1}\n{\"index\":1,\"of\":3,\"x\":2}\n{\"index\":2,\"of\":3,\"x\":3}\n");
+    CHECK(opened == 4);   // two passes over two pieces
+    // Rows out of the order llmsim run writes them, and a row missing: errors, and nothing written.
+    const std::vector<std::string> bad = {"{\"index\":2,\"of\":3}\n{\"index\":0,\"of\":3}\n", "\n"};
+    std::ostringstream none;
+    CHECK_THROWS_WITH(merge_files(names, open_from(bad), none),
+                      Catch::Contains("a.jsonl:2: row 0 after row 2: expected rows in the order llmsim run writes") &&
+                          Catch::Contains("rows missing"));
+    CHECK(none.str().empty());
 }
