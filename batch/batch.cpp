@@ -41,12 +41,7 @@ void add_swept(Plan& plan, const std::string& path) {
     if (std::find(plan.swept.begin(), plan.swept.end(), path) == plan.swept.end()) plan.swept.push_back(path);
 }
 
-// One dimension of a sweep: the paths it sets together (one path, or a zip's paths) and their values.
-struct Dimension {
-    std::vector<std::string> paths;
-    std::vector<const Json*> values;   // one array per path, all of `size` elements
-    std::size_t size = 0;
-};
+using Dimension = SweepDimension;
 
 void expand_sweep(const Json& doc, const std::string& origin, const std::string& base_dir, Plan& plan) {
     Json base = doc;
@@ -67,7 +62,7 @@ void expand_sweep(const Json& doc, const std::string& origin, const std::string&
         else
             for (const auto& [path, values] : sw.items())
                 if (check_array("/sweep/" + pointer_token(path), values))
-                    dims.push_back({{path}, {&values}, values.size()});
+                    dims.push_back({{path}, {values}, values.size()});
     }
     if (doc.contains("zip")) {
         const Json& z = doc["zip"];
@@ -85,7 +80,7 @@ void expand_sweep(const Json& doc, const std::string& origin, const std::string&
                                     "element, so they must have the same length)",
                                     origin, pointer_token(path), values.size(), d.size));
                 d.paths.push_back(path);
-                d.values.push_back(&values);
+                d.values.push_back(values);
             }
             if (!d.paths.empty()) dims.push_back(std::move(d));
         }
@@ -112,24 +107,11 @@ void expand_sweep(const Json& doc, const std::string& origin, const std::string&
                             origin, kMaxRunScenarios, kMaxRunScenarios));
         total *= d.size;
     }
-    std::vector<std::size_t> at(dims.size(), 0);
-    for (std::size_t n = 0; n < total; ++n) {
-        Item it;
-        it.doc = base;
-        it.base_dir = base_dir;
-        it.origin = fmt::format("{}/sweep[{}]", origin, n);
-        for (std::size_t i = 0; i < dims.size(); ++i)
-            for (std::size_t p = 0; p < dims[i].paths.size(); ++p) {
-                const Json& v = (*dims[i].values[p])[at[i]];
-                set_path(it.doc, dims[i].paths[p], v, origin);
-                it.swept[dims[i].paths[p]] = v;
-            }
-        plan.items.push_back(std::move(it));
-        for (std::size_t i = dims.size(); i-- > 0;) {   // the last dimension varies fastest
-            if (++at[i] < dims[i].size) break;
-            at[i] = 0;
-        }
-    }
+    // Item 0 is built now: a path through a non-object of the base document is an error of the file,
+    // reported before anything runs (a value that is not an object on another path's way is its row's).
+    const std::size_t first = plan.items.size();
+    plan.items.add_sweep(std::move(base), base_dir, origin, std::move(dims), total);
+    (void)plan.items[first];
 }
 
 std::string csv_cell(const std::string& s) {
@@ -211,6 +193,61 @@ void set_path(Json& doc, const std::string& dotted, const Json& value, const std
     *cur = value;
 }
 
+void ItemList::add(Item it) {
+    Source src;
+    src.single = std::move(it);
+    src.first = total_;
+    src.count = 1;
+    sources_.push_back(std::move(src));
+    ++total_;
+}
+
+void ItemList::add_sweep(Json base, std::string base_dir, std::string origin, std::vector<SweepDimension> dims,
+                         std::size_t count) {
+    Source src;
+    src.single = {std::move(base), std::move(base_dir), std::move(origin), Json::object()};
+    src.dims = std::move(dims);
+    src.first = total_;
+    src.count = count;
+    sources_.push_back(std::move(src));
+    total_ += count;
+}
+
+Item ItemList::operator[](std::size_t i) const {
+    // The source holding item i (sources in order of their first item).
+    const auto it = std::upper_bound(sources_.begin(), sources_.end(), i,
+                                     [](std::size_t x, const Source& s) { return x < s.first; });
+    const Source& src = *(it - 1);
+    if (src.dims.empty()) return src.single;
+    std::size_t n = i - src.first;
+    Item item;
+    item.doc = src.single.doc;
+    item.base_dir = src.single.base_dir;
+    item.origin = fmt::format("{}/sweep[{}]", src.single.origin, n);
+    // The last dimension varies fastest: n in mixed radix over the dimensions' sizes.
+    std::vector<std::size_t> at(src.dims.size(), 0);
+    for (std::size_t d = src.dims.size(); d-- > 0;) {
+        at[d] = n % src.dims[d].size;
+        n /= src.dims[d].size;
+    }
+    for (std::size_t d = 0; d < src.dims.size(); ++d)
+        for (std::size_t p = 0; p < src.dims[d].paths.size(); ++p) {
+            const Json& v = src.dims[d].values[p][at[d]];
+            set_path(item.doc, src.dims[d].paths[p], v, src.single.origin);
+            item.swept[src.dims[d].paths[p]] = v;
+        }
+    return item;
+}
+
+bool ItemList::any_swept_number() const {
+    for (const auto& src : sources_)
+        for (const auto& d : src.dims)
+            for (const auto& values : d.values)
+                for (const auto& v : values)
+                    if (v.is_number()) return true;
+    return false;
+}
+
 void expand(const Json& doc, const std::string& origin, const std::string& base_dir, Plan& plan) {
     if (!doc.is_object())
         throw ConfigError(fmt::format("{}: {}: expected a scenario object, {{\"scenarios\": [...]}} or a sweep", origin,
@@ -234,7 +271,7 @@ void expand(const Json& doc, const std::string& origin, const std::string& base_
         expand_sweep(doc, origin, base_dir, plan);
         return;
     }
-    plan.items.push_back({doc, base_dir, origin, Json::object()});
+    plan.items.add({doc, base_dir, origin, Json::object()});
 }
 
 Plan expand_files(const std::vector<std::string>& files) {
@@ -340,12 +377,23 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
                 std::unique_lock lock(m);
                 cv.wait(lock, [&] { return pos < written + ring.size(); });
             }
-            const Item& item = plan.items[indices[pos]];
             Row row;
             row.index = indices[pos];
             row.total = plan.items.size();
-            row.item = &item;
             try {
+                row.item = std::make_shared<const Item>(plan.items[indices[pos]]);
+            } catch (const ConfigError& e) {
+                // A sweep value on another path's way that is not an object: this row's error.
+                Item broken;
+                broken.origin = fmt::format("row {}", indices[pos]);
+                row.item = std::make_shared<const Item>(std::move(broken));
+                std::string msg;
+                for (const auto& p : e.problems()) msg += (msg.empty() ? "" : "; ") + one_line(p);
+                row.error = msg;
+            }
+            const Item& item = *row.item;
+            try {
+                if (!row.error.empty()) throw ConfigError(row.error);
                 Outcome o = evaluate(item);
                 row.ok = true;
                 row.scenario = std::move(o.scenario);

@@ -155,9 +155,7 @@ void setup_run(CLI::App* cmd, Context& ctx) {
         batch::Plan plan = batch::expand_files(f->files);
         if (!f->plot.empty()) {
             // Decided before anything runs or prints: the chart needs a swept number on its x axis.
-            const bool numeric = std::any_of(plan.items.begin(), plan.items.end(), [](const batch::Item& it) {
-                return std::any_of(it.swept.begin(), it.swept.end(), [](const Json& v) { return v.is_number(); });
-            });
+            const bool numeric = plan.items.any_swept_number();
             if (!numeric)
                 throw ConfigError(
                     fmt::format("--plot: {}: the run files sweep no number: expected a sweep over a "
