@@ -617,6 +617,7 @@ void merge_files(const std::vector<std::string>& names,
 
 std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces) {
     std::vector<std::string> names;
+    names.reserve(pieces.size());
     for (const auto& pc : pieces) names.push_back(pc.first);
     std::ostringstream out;
     merge_files(
