@@ -64,8 +64,9 @@ sim::LayerTruth read_layer_truth(const Json& j, const std::string& file) {
             const Json& e = (*g)[i];
             const std::string p = fmt::format("/gemms/{}", i);
             t.gemms.push_back({rd.text(e, p, "model"), rd.text(e, p, "op"), rd.text(e, p, "pass"),
-                               rd.count(e, p, "m", kShape), rd.count(e, p, "n", kShape), rd.count(e, p, "k", kShape),
-                               rd.positive(e, p, "ms") * 1e-3, p});
+                               static_cast<double>(rd.count(e, p, "m", kShape)),
+                               static_cast<double>(rd.count(e, p, "n", kShape)),
+                               static_cast<double>(rd.count(e, p, "k", kShape)), rd.positive(e, p, "ms") * 1e-3, p});
         }
     if (const Json* l = rd.list(j, "layers"))
         for (std::size_t i = 0; i < l->size(); ++i) {
@@ -97,11 +98,11 @@ sim::LayerTruth read_layer_truth(const Json& j, const std::string& file) {
                 const Json& e = (*d)[i];
                 if (e.is_object() && e.contains("error")) continue;
                 const std::string p = fmt::format("/{}/{}", section, i);
-                t.decode.push_back({rd.text(e, p, "model"),
-                                    rd.count(e, p, "layers", static_cast<double>(limits::kLayers)),
-                                    rd.count(e, p, "batch", static_cast<double>(limits::kBatch)),
-                                    rd.count(e, p, "context", static_cast<double>(limits::kSeqLen)),
-                                    rd.positive(e, p, "step_ms") * 1e-3, p});
+                t.decode.push_back(
+                    {rd.text(e, p, "model"), rd.count(e, p, "layers", static_cast<double>(limits::kLayers)),
+                     static_cast<double>(rd.count(e, p, "batch", static_cast<double>(limits::kBatch))),
+                     static_cast<double>(rd.count(e, p, "context", static_cast<double>(limits::kSeqLen))),
+                     rd.positive(e, p, "step_ms") * 1e-3, p});
             }
     return t;
 }
