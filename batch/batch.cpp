@@ -4,9 +4,14 @@
 #include <atomic>
 #include <charconv>
 #include <condition_variable>
+#include <functional>
+#include <istream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -36,12 +41,7 @@ void add_swept(Plan& plan, const std::string& path) {
     if (std::find(plan.swept.begin(), plan.swept.end(), path) == plan.swept.end()) plan.swept.push_back(path);
 }
 
-// One dimension of a sweep: the paths it sets together (one path, or a zip's paths) and their values.
-struct Dimension {
-    std::vector<std::string> paths;
-    std::vector<const Json*> values;   // one array per path, all of `size` elements
-    std::size_t size = 0;
-};
+using Dimension = SweepDimension;
 
 void expand_sweep(const Json& doc, const std::string& origin, const std::string& base_dir, Plan& plan) {
     Json base = doc;
@@ -62,7 +62,7 @@ void expand_sweep(const Json& doc, const std::string& origin, const std::string&
         else
             for (const auto& [path, values] : sw.items())
                 if (check_array("/sweep/" + pointer_token(path), values))
-                    dims.push_back({{path}, {&values}, values.size()});
+                    dims.push_back({{path}, {values}, values.size()});
     }
     if (doc.contains("zip")) {
         const Json& z = doc["zip"];
@@ -80,7 +80,7 @@ void expand_sweep(const Json& doc, const std::string& origin, const std::string&
                                     "element, so they must have the same length)",
                                     origin, pointer_token(path), values.size(), d.size));
                 d.paths.push_back(path);
-                d.values.push_back(&values);
+                d.values.push_back(values);
             }
             if (!d.paths.empty()) dims.push_back(std::move(d));
         }
@@ -107,24 +107,11 @@ void expand_sweep(const Json& doc, const std::string& origin, const std::string&
                             origin, kMaxRunScenarios, kMaxRunScenarios));
         total *= d.size;
     }
-    std::vector<std::size_t> at(dims.size(), 0);
-    for (std::size_t n = 0; n < total; ++n) {
-        Item it;
-        it.doc = base;
-        it.base_dir = base_dir;
-        it.origin = fmt::format("{}/sweep[{}]", origin, n);
-        for (std::size_t i = 0; i < dims.size(); ++i)
-            for (std::size_t p = 0; p < dims[i].paths.size(); ++p) {
-                const Json& v = (*dims[i].values[p])[at[i]];
-                set_path(it.doc, dims[i].paths[p], v, origin);
-                it.swept[dims[i].paths[p]] = v;
-            }
-        plan.items.push_back(std::move(it));
-        for (std::size_t i = dims.size(); i-- > 0;) {   // the last dimension varies fastest
-            if (++at[i] < dims[i].size) break;
-            at[i] = 0;
-        }
-    }
+    // Item 0 is built now: a path through a non-object of the base document is an error of the file,
+    // reported before anything runs (a value that is not an object on another path's way is its row's).
+    const std::size_t first = plan.items.size();
+    plan.items.add_sweep(std::move(base), base_dir, origin, std::move(dims), total);
+    (void)plan.items[first];
 }
 
 std::string csv_cell(const std::string& s) {
@@ -206,6 +193,61 @@ void set_path(Json& doc, const std::string& dotted, const Json& value, const std
     *cur = value;
 }
 
+void ItemList::add(Item it) {
+    Source src;
+    src.single = std::move(it);
+    src.first = total_;
+    src.count = 1;
+    sources_.push_back(std::move(src));
+    ++total_;
+}
+
+void ItemList::add_sweep(Json base, std::string base_dir, std::string origin, std::vector<SweepDimension> dims,
+                         std::size_t count) {
+    Source src;
+    src.single = {std::move(base), std::move(base_dir), std::move(origin), Json::object()};
+    src.dims = std::move(dims);
+    src.first = total_;
+    src.count = count;
+    sources_.push_back(std::move(src));
+    total_ += count;
+}
+
+Item ItemList::operator[](std::size_t i) const {
+    // The source holding item i (sources in order of their first item).
+    const auto it = std::upper_bound(sources_.begin(), sources_.end(), i,
+                                     [](std::size_t x, const Source& s) { return x < s.first; });
+    const Source& src = *(it - 1);
+    if (src.dims.empty()) return src.single;
+    std::size_t n = i - src.first;
+    Item item;
+    item.doc = src.single.doc;
+    item.base_dir = src.single.base_dir;
+    item.origin = fmt::format("{}/sweep[{}]", src.single.origin, n);
+    // The last dimension varies fastest: n in mixed radix over the dimensions' sizes.
+    std::vector<std::size_t> at(src.dims.size(), 0);
+    for (std::size_t d = src.dims.size(); d-- > 0;) {
+        at[d] = n % src.dims[d].size;
+        n /= src.dims[d].size;
+    }
+    for (std::size_t d = 0; d < src.dims.size(); ++d)
+        for (std::size_t p = 0; p < src.dims[d].paths.size(); ++p) {
+            const Json& v = src.dims[d].values[p][at[d]];
+            set_path(item.doc, src.dims[d].paths[p], v, src.single.origin);
+            item.swept[src.dims[d].paths[p]] = v;
+        }
+    return item;
+}
+
+bool ItemList::any_swept_number() const {
+    for (const auto& src : sources_)
+        for (const auto& d : src.dims)
+            for (const auto& values : d.values)
+                for (const auto& v : values)
+                    if (v.is_number()) return true;
+    return false;
+}
+
 void expand(const Json& doc, const std::string& origin, const std::string& base_dir, Plan& plan) {
     if (!doc.is_object())
         throw ConfigError(fmt::format("{}: {}: expected a scenario object, {{\"scenarios\": [...]}} or a sweep", origin,
@@ -229,7 +271,7 @@ void expand(const Json& doc, const std::string& origin, const std::string& base_
         expand_sweep(doc, origin, base_dir, plan);
         return;
     }
-    plan.items.push_back({doc, base_dir, origin, Json::object()});
+    plan.items.add({doc, base_dir, origin, Json::object()});
 }
 
 Plan expand_files(const std::vector<std::string>& files) {
@@ -335,12 +377,23 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
                 std::unique_lock lock(m);
                 cv.wait(lock, [&] { return pos < written + ring.size(); });
             }
-            const Item& item = plan.items[indices[pos]];
             Row row;
             row.index = indices[pos];
             row.total = plan.items.size();
-            row.item = &item;
             try {
+                row.item = std::make_shared<const Item>(plan.items[indices[pos]]);
+            } catch (const ConfigError& e) {
+                // A sweep value on another path's way that is not an object: this row's error.
+                Item broken;
+                broken.origin = fmt::format("row {}", indices[pos]);
+                row.item = std::make_shared<const Item>(std::move(broken));
+                std::string msg;
+                for (const auto& p : e.problems()) msg += (msg.empty() ? "" : "; ") + one_line(p);
+                row.error = msg;
+            }
+            const Item& item = *row.item;
+            try {
+                if (!row.error.empty()) throw ConfigError(row.error);
                 Outcome o = evaluate(item);
                 row.ok = true;
                 row.scenario = std::move(o.scenario);
@@ -364,7 +417,6 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
 
     if (options.format == Format::csv) out << csv_header(plan);
     std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
     RunSummary sum;
     // A callback or the output stream may throw: the workers are stopped and joined before it
     // propagates (a joinable thread's destructor would end the process).
@@ -386,6 +438,21 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
                 if (t.joinable()) t.join();
         }
     } joiner{pool, next, n, m, cv, written};
+    sum.threads_asked = threads;
+    for (unsigned t = 0; t < threads; ++t) {
+        try {
+            pool.emplace_back(work);
+        } catch (const std::system_error& e) {
+            // The system would not start another thread (was std::terminate, SIGABRT): run on the ones
+            // that started, or refuse when none did (no worker runs then, so nothing is half-written).
+            sum.thread_error = e.what();
+            if (pool.empty())
+                throw ConfigError(fmt::format("-j: {}: no worker thread could be started ({}): expected fewer threads",
+                                              threads, e.what()));
+            break;
+        }
+    }
+    sum.threads_started = static_cast<unsigned>(pool.size());
     while (written < n) {
         Slot s;
         {
@@ -409,29 +476,73 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
     return sum;
 }
 
-std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces) {
+namespace {
+
+// One piece of a merge, read a line at a time.
+struct Piece {
+    std::string name;
+    std::unique_ptr<std::istream> in;
+    std::size_t line_no = 0;
+    bool done = false;
+    std::optional<std::size_t> index, last;   // the row read ahead, and the one before it
+    std::string line;
+};
+
+// A line of at most kMaxRowBytes (a row holds one resolved scenario and its result: kilobytes).
+constexpr std::size_t kMaxRowBytes = std::size_t{64} << 20;
+
+bool read_line(std::istream& in, std::string& line, bool& too_long) {
+    line.clear();
+    too_long = false;
+    std::streambuf* sb = in.rdbuf();
+    bool any = false;
+    for (int c = sb->sbumpc(); c != std::char_traits<char>::eof(); c = sb->sbumpc()) {
+        any = true;
+        if (c == '\n') return true;
+        if (line.size() >= kMaxRowBytes) {
+            too_long = true;   // skip the rest of the line
+            continue;
+        }
+        line.push_back(static_cast<char>(c));
+    }
+    return any;
+}
+
+// Streams the pieces in index order: with out == nullptr only checks them (every problem collected),
+// else writes the merged rows (the pieces were checked: nothing half-written on a bad piece).
+void merge_pass(const std::vector<std::string>& names,
+                const std::function<std::unique_ptr<std::istream>(std::size_t)>& open, std::ostream* out,
+                std::vector<std::string>& problems) {
     std::optional<std::string> header;
     std::optional<bool> csv;
-    std::map<std::size_t, std::string> rows;
     std::optional<std::size_t> total;
-    std::vector<std::string> problems;
     auto number_at = [](const std::string& line, std::size_t pos, std::size_t& value) {
         const auto r = std::from_chars(line.data() + pos, line.data() + line.size(), value);
         return r.ec == std::errc() ? static_cast<std::size_t>(r.ptr - line.data()) : std::string::npos;
     };
-    for (const auto& [name, text] : pieces) {
-        std::size_t start = 0, line_no = 0;
-        while (start < text.size()) {
-            auto end = text.find('\n', start);
-            if (end == std::string::npos) end = text.size();
-            const std::string line = text.substr(start, end - start);
-            start = end + 1;
-            ++line_no;
+    std::vector<Piece> pieces(names.size());
+    // Reads piece `p`'s next row into p.index / p.line (headers checked on the way).
+    auto advance = [&](Piece& p) {
+        p.index.reset();
+        std::string line;
+        bool too_long = false;
+        while (!p.done) {
+            if (!read_line(*p.in, line, too_long)) {
+                p.done = true;
+                break;
+            }
+            ++p.line_no;
+            if (too_long) {
+                problems.push_back(fmt::format("{}:{}: a line longer than {} MiB: expected rows of llmsim run", p.name,
+                                               p.line_no, kMaxRowBytes >> 20));
+                continue;
+            }
             if (line.empty()) continue;
             const bool is_csv = line.front() != '{';
             if (csv && *csv != is_csv) {
                 problems.push_back(
-                    fmt::format("{}:{}: mixes JSON lines and CSV: expected pieces of one format", name, line_no));
+                    fmt::format("{}:{}: mixes JSON lines and CSV: expected pieces of one format", p.name, p.line_no));
+                p.done = true;
                 break;
             }
             csv = is_csv;
@@ -440,47 +551,97 @@ std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces
                     problems.push_back(
                         fmt::format("{}:{}: CSV header differs from the first piece's: expected the "
                                     "shards of one run",
-                                    name, line_no));
-                header = line;
+                                    p.name, p.line_no));
+                if (!header) {
+                    header = line;
+                    if (out) *out << line << "\n";
+                }
                 continue;
             }
             std::size_t index = 0, of = 0;
             const std::size_t p0 = is_csv ? 0 : std::string("{\"index\":").size();
             if (!is_csv && line.rfind("{\"index\":", 0) != 0) {
                 problems.push_back(
-                    fmt::format("{}:{}: expected a row of llmsim run (starting {{\"index\":)", name, line_no));
+                    fmt::format("{}:{}: expected a row of llmsim run (starting {{\"index\":)", p.name, p.line_no));
                 continue;
             }
-            std::size_t p = number_at(line, p0, index);
+            const std::size_t q = number_at(line, p0, index);
             const std::string sep = is_csv ? "," : ",\"of\":";
-            if (p == std::string::npos || line.compare(p, sep.size(), sep) != 0 ||
-                number_at(line, p + sep.size(), of) == std::string::npos) {
-                problems.push_back(fmt::format("{}:{}: expected a row of llmsim run (index, of, ...)", name, line_no));
+            if (q == std::string::npos || line.compare(q, sep.size(), sep) != 0 ||
+                number_at(line, q + sep.size(), of) == std::string::npos) {
+                problems.push_back(
+                    fmt::format("{}:{}: expected a row of llmsim run (index, of, ...)", p.name, p.line_no));
                 continue;
             }
             if (total && *total != of)
                 problems.push_back(
-                    fmt::format("{}:{}: row of a run of {} scenarios: expected {} (the shards of one run)", name,
-                                line_no, of, *total));
+                    fmt::format("{}:{}: row of a run of {} scenarios: expected {} (the shards of one run)", p.name,
+                                p.line_no, of, *total));
             total = of;
-            if (!rows.emplace(index, line).second)
+            if (p.last && index <= *p.last) {
                 problems.push_back(
-                    fmt::format("{}:{}: row {} appears twice: expected each row in one piece", name, line_no, index));
+                    fmt::format("{}:{}: row {} after row {}: expected rows in the order llmsim run "
+                                "writes them",
+                                p.name, p.line_no, index, *p.last));
+                continue;
+            }
+            p.last = index;
+            p.index = index;
+            p.line = std::move(line);
+            return;
         }
+    };
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        pieces[i].name = names[i];
+        pieces[i].in = open(i);
+        advance(pieces[i]);
     }
-    if (total) {
-        std::size_t missing = 0, first = 0;
-        for (std::size_t i = 0; i < *total; ++i)
-            if (!rows.count(i) && missing++ == 0) first = i;
-        if (missing > 0)
-            problems.push_back(fmt::format("{} of {} rows missing (first: row {}): expected every shard's output",
-                                           missing, *total, first));
+    std::size_t next = 0, missing = 0, first_missing = 0;
+    while (true) {
+        Piece* best = nullptr;
+        for (auto& p : pieces)
+            if (p.index && (!best || *p.index < *best->index)) best = &p;
+        if (!best) break;
+        const std::size_t i = *best->index;
+        if (i < next) {
+            problems.push_back(fmt::format("{}:{}: row {} appears twice: expected each row in one piece", best->name,
+                                           best->line_no, i));
+        } else {
+            if (i > next && missing == 0) first_missing = next;
+            missing += i - next;
+            next = i + 1;
+            if (out) *out << best->line << "\n";
+        }
+        advance(*best);
     }
+    if (total && next < *total) {
+        if (missing == 0) first_missing = next;
+        missing += *total - next;
+    }
+    if (missing > 0)
+        problems.push_back(fmt::format("{} of {} rows missing (first: row {}): expected every shard's output", missing,
+                                       total.value_or(next), first_missing));
+}
+
+}   // namespace
+
+void merge_files(const std::vector<std::string>& names,
+                 const std::function<std::unique_ptr<std::istream>(std::size_t)>& open, std::ostream& out) {
+    std::vector<std::string> problems;
+    merge_pass(names, open, nullptr, problems);
     if (!problems.empty()) throw ConfigError(problems);
-    std::string out;
-    if (header) out += *header + "\n";
-    for (const auto& [i, line] : rows) out += line + "\n";
-    return out;
+    merge_pass(names, open, &out, problems);
+    if (!problems.empty()) throw ConfigError(problems);   // a piece changed between the passes
+}
+
+std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces) {
+    std::vector<std::string> names;
+    names.reserve(pieces.size());
+    for (const auto& pc : pieces) names.push_back(pc.first);
+    std::ostringstream out;
+    merge_files(
+        names, [&](std::size_t i) { return std::make_unique<std::istringstream>(pieces[i].second); }, out);
+    return out.str();
 }
 
 }   // namespace llmsim::batch

@@ -6,8 +6,12 @@
 // the unsharded output byte for byte. Errors of one scenario stay in its row.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <istream>
+#include <iterator>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,15 +29,73 @@ struct Item {
     Json swept = Json::object();
 };
 
+// One dimension of a sweep: the paths it sets together (one path, or a zip's paths), one array of
+// `size` values per path.
+struct SweepDimension {
+    std::vector<std::string> paths;
+    std::vector<Json> values;
+    std::size_t size = 0;
+};
+
+// The scenarios of a run, built when asked for (issue 34: a 24 KB sweep expanded to 3.9 GB before one
+// shard ran): a list entry is held as its document, a sweep as its base document and value lists, and
+// item i is the base with the i-th combination set. What a run holds is then the run files' documents
+// (each at most limits::kJsonFileBytes, 64 MiB), 8 bytes per scenario of its shard (shard_indices) and
+// the rows in flight, whatever the sweep's size.
+class ItemList {
+public:
+    std::size_t size() const { return total_; }
+    bool empty() const { return total_ == 0; }
+    Item operator[](std::size_t i) const;   // built on demand; throws ConfigError when a path cannot be set
+    // Whether any swept value is a number (run --plot's x axis).
+    bool any_swept_number() const;
+
+    class const_iterator {
+    public:
+        using iterator_category = std::input_iterator_tag;
+        using value_type = Item;
+        using difference_type = std::ptrdiff_t;
+        using pointer = void;
+        using reference = Item;
+        const_iterator(const ItemList* l, std::size_t i) : l_(l), i_(i) {}
+        Item operator*() const { return (*l_)[i_]; }
+        const_iterator& operator++() {
+            ++i_;
+            return *this;
+        }
+        bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+        bool operator!=(const const_iterator& o) const { return i_ != o.i_; }
+
+    private:
+        const ItemList* l_;
+        std::size_t i_;
+    };
+    const_iterator begin() const { return {this, 0}; }
+    const_iterator end() const { return {this, total_}; }
+
+    void add(Item it);
+    void add_sweep(Json base, std::string base_dir, std::string origin, std::vector<SweepDimension> dims,
+                   std::size_t count);
+
+private:
+    struct Source {
+        Item single;                        // a list entry (dims empty)
+        std::vector<SweepDimension> dims;   // a sweep: `single.doc` is its base, `single.origin` the file's
+        std::size_t first = 0, count = 1;
+    };
+    std::vector<Source> sources_;
+    std::size_t total_ = 0;
+};
+
 // Every scenario of a set of run files, in order (files in the order given; inside a file, list order;
 // a sweep's points with its first path (alphabetically) varying slowest and the zip innermost).
 struct Plan {
-    std::vector<Item> items;
+    ItemList items;
     std::vector<std::string> swept;   // the dotted paths a sweep sets, in first-seen order (CSV columns)
 };
 
-// The most scenarios one run may expand to (each is held as a JSON document, ~2 KB, until it runs):
-// 2^22, about 8 GB; a larger sweep is an input error (split it over files and shards).
+// The most scenarios one run may expand to: 2^22 (shard_indices holds 8 bytes for each, 32 MiB); a
+// larger sweep is an input error (split it over files and shards).
 inline constexpr std::size_t kMaxRunScenarios = std::size_t{1} << 22;
 
 // Expands one run document (`origin` names it in errors and items). Throws ConfigError naming the JSON
@@ -69,7 +131,7 @@ Format format_of(const std::string& path);   // by extension: .csv, else JSON li
 // One output row.
 struct Row {
     std::size_t index = 0, total = 0;
-    const Item* item = nullptr;
+    std::shared_ptr<const Item> item;   // built for this row (ItemList builds items on demand)
     bool ok = false;
     Json scenario, result;   // scenario: resolved when ok, else the document as expanded
     std::string error;       // problems joined by "; " when not ok
@@ -94,6 +156,8 @@ struct RunOptions {
 
 struct RunSummary {
     std::size_t rows = 0, failed = 0;
+    unsigned threads_asked = 0, threads_started = 0;   // fewer started when the system refused a thread
+    std::string thread_error;                          // why (empty when all started)
 };
 
 // Evaluates plan.items[indices[i]] on a pool of threads and writes one row per item to `out` in
@@ -106,5 +170,10 @@ RunSummary run(const Plan& plan, const std::vector<std::size_t>& indices, const 
 // index, one CSV header. Throws ConfigError when a row is missing or repeated, the pieces mix formats,
 // or their CSV headers differ.
 std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces);   // (name, text)
+// The same, streamed: piece i (named names[i]) is opened with open(i), twice (a first pass checks every
+// piece, a second writes), so memory holds one row per piece, never a whole piece; nothing is written
+// to `out` when a piece is bad. Rows must be in the order llmsim run writes them (increasing index).
+void merge_files(const std::vector<std::string>& names,
+                 const std::function<std::unique_ptr<std::istream>(std::size_t)>& open, std::ostream& out);
 
 }   // namespace llmsim::batch

@@ -232,6 +232,15 @@ AlphaBetaFit fit_alpha_beta(const std::string& collective, int ranks, const std:
     r.fit = robust_relative_lsq(X, y, opt);
     r.alpha_us = r.fit.coef[0];
     r.beta_us_per_byte = r.fit.coef[1];
+    r.alpha_fitted_us = r.alpha_us;
+    if (r.alpha_us < 0 && std::isfinite(r.alpha_us)) {
+        // No latency is negative: refit the bandwidth with alpha = 0 (through the origin).
+        for (auto& row : X) row.erase(row.begin());
+        r.fit = robust_relative_lsq(X, y, opt);
+        r.alpha_clamped = true;
+        r.alpha_us = 0;
+        r.beta_us_per_byte = r.fit.coef[0];
+    }
     // t[us] = S[B]·factor/(busbw[GB/s]·1e3)  =>  busbw = factor/(b·1e3)
     r.busbw_GBps = r.beta_us_per_byte > 0 ? r.factor / (r.beta_us_per_byte * 1e3) : 0;
     if (!(r.busbw_GBps > 0) || !std::isfinite(r.busbw_GBps) || !std::isfinite(r.alpha_us))

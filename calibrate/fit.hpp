@@ -69,15 +69,20 @@ struct AlphaBetaFit {
     double factor = 0;   // nccl-tests bus factor for (collective, ranks)
     int steps = 0;       // ring latency steps
     std::vector<CollectivePoint> points;
-    LinearFit fit;                        // t = a + b·S
-    double alpha_us = 0;                  // a
+    LinearFit fit;         // t = a + b·S
+    double alpha_us = 0;   // a (>= 0: see alpha_clamped)
+    // The unconstrained fit put a < 0 (a latency below zero: the small sizes are under the timer's or the
+    // fit's resolution); a is then 0 and b refitted through the origin. alpha_fitted_us keeps the first a.
+    bool alpha_clamped = false;
+    double alpha_fitted_us = 0;
     double beta_us_per_byte = 0;          // b
     double busbw_GBps = 0;                // factor / (b·1e3)
     double max_measured_busbw_GBps = 0;   // S·factor/(t·1e3) at the best point, for comparison
 };
 
-// Fits t = alpha + S·factor/(busbw·1e3) over the points with S > 0. Throws std::invalid_argument
-// with fewer than 3 usable points or an unknown collective.
+// Fits t = alpha + S·factor/(busbw·1e3) over the points with S > 0; a negative alpha is clamped to 0
+// and the bandwidth refitted with it (alpha_clamped). Throws std::invalid_argument with fewer than 3
+// usable points or an unknown collective.
 AlphaBetaFit fit_alpha_beta(const std::string& collective, int ranks, const std::vector<CollectivePoint>& points,
                             const RobustOptions& opt = {});
 

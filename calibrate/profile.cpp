@@ -346,6 +346,12 @@ Calibration calibrate(const CalibrateInputs& in) {
         r.data = std::move(d);
         try {
             r.fit = fit_alpha_beta(r.data.collective, r.data.ranks, r.data.points, in.robust);
+            if (r.fit->alpha_clamped)
+                c.notes.push_back(
+                    fmt::format("{}: {} on {} ranks: the fitted latency alpha was {:.3g} us (< 0: the "
+                                "smallest sizes are below the fit's resolution); alpha_us is 0 and the "
+                                "bandwidth refitted with it",
+                                r.data.source, r.data.collective, r.data.ranks, r.fit->alpha_fitted_us));
         } catch (const std::invalid_argument& e) {
             r.error = e.what();
             c.notes.push_back(fmt::format("{}: {} not fitted: {}", r.data.source, r.data.collective, e.what()));
@@ -511,6 +517,7 @@ json profile_json(const Calibration& c) {
             f["factor"] = a.factor;
             f["steps"] = a.steps;
             f["alpha_us"] = a.alpha_us;
+            if (a.alpha_clamped) f["alpha_fitted_us"] = a.alpha_fitted_us;
             f["busbw_GBps"] = a.busbw_GBps;
             f["max_measured_busbw_GBps"] = a.max_measured_busbw_GBps;
             f["r2"] = a.fit.r2;

@@ -1,10 +1,14 @@
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "cli/flag_checks.hpp"
 #include "hardware_db/errors.hpp"
 
 namespace llmsim::cli {
@@ -19,6 +23,7 @@ int run(int argc, char** argv) {
     app.set_version_flag("--version", std::string("llmsim ") + LLMSIM_VERSION);
     Context ctx;
     register_all(app, ctx);
+    require_plain_values(app);
     if (argc <= 1) {   // no subcommand: show what there is
         std::cout << app.help();
         return 0;
@@ -39,8 +44,19 @@ int run(int argc, char** argv) {
     } catch (const ConfigError& e) {
         for (const auto& line : e.problems()) std::cerr << "error: " << line << "\n";
         return 2;
+    } catch (const WriteError& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 1;
     } catch (const std::exception& e) {
         std::cerr << "internal error: " << e.what() << "\n";
+        return 1;
+    }
+    // What went to stdout must have arrived (stdout on a full disk or /dev/full exited 0).
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        const int err = errno;
+        std::cerr << "error: stdout: cannot be written" << (err ? fmt::format(" ({})", std::strerror(err)) : "")
+                  << "\n";
         return 1;
     }
     return ctx.exit_code;

@@ -5,10 +5,14 @@
 #include <fmt/format.h>
 
 #include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
 
 namespace llmsim::cli {
 
 namespace {
+
+// A GEMM dimension of a measured shape: at most 2^24 (tokens, or a width; limits.hpp bounds both).
+constexpr double kShape = static_cast<double>(limits::kSeqLen);
 
 struct Reader {
     const std::string& file;
@@ -24,8 +28,8 @@ struct Reader {
                 fmt::format("{}#{}/{}: {}: expected a positive number up to {:g}", file, ptr, key, json_brief(v), max));
         return v.get<double>();
     }
-    int count(const Json& j, const std::string& ptr, const char* key) const {
-        const double v = positive(j, ptr, key, 1e7);
+    int count(const Json& j, const std::string& ptr, const char* key, double max = 1e7) const {
+        const double v = positive(j, ptr, key, max);
         if (v != std::floor(v))
             throw ConfigError(fmt::format("{}#{}/{}: {:g}: expected a whole number", file, ptr, key, v));
         return static_cast<int>(v);
@@ -60,8 +64,9 @@ sim::LayerTruth read_layer_truth(const Json& j, const std::string& file) {
             const Json& e = (*g)[i];
             const std::string p = fmt::format("/gemms/{}", i);
             t.gemms.push_back({rd.text(e, p, "model"), rd.text(e, p, "op"), rd.text(e, p, "pass"),
-                               rd.positive(e, p, "m", 1e7), rd.positive(e, p, "n", 1e7), rd.positive(e, p, "k", 1e7),
-                               rd.positive(e, p, "ms") * 1e-3});
+                               static_cast<double>(rd.count(e, p, "m", kShape)),
+                               static_cast<double>(rd.count(e, p, "n", kShape)),
+                               static_cast<double>(rd.count(e, p, "k", kShape)), rd.positive(e, p, "ms") * 1e-3, p});
         }
     if (const Json* l = rd.list(j, "layers"))
         for (std::size_t i = 0; i < l->size(); ++i) {
@@ -70,10 +75,17 @@ sim::LayerTruth read_layer_truth(const Json& j, const std::string& file) {
             const std::string p = fmt::format("/layers/{}", i);
             sim::LayerTruth::Layer x{rd.text(e, p, "model"),
                                      rd.text(e, p, "mode"),
-                                     rd.count(e, p, "seq_len"),
-                                     rd.count(e, p, "micro_batch"),
+                                     rd.count(e, p, "seq_len", static_cast<double>(limits::kSeqLen)),
+                                     rd.count(e, p, "micro_batch", static_cast<double>(limits::kBatch)),
                                      rd.positive(e, p, "fwd_ms") * 1e-3,
-                                     rd.positive(e, p, "fwd_bwd_ms") * 1e-3};
+                                     rd.positive(e, p, "fwd_bwd_ms") * 1e-3,
+                                     p};
+            // seq_len · micro_batch tokens in one layer call: bounded like a sequence (was an int overflow).
+            if (static_cast<double>(x.seq_len) * x.micro_batch > static_cast<double>(limits::kSeqLen))
+                throw ConfigError(
+                    fmt::format("{}#{}/micro_batch: {}: expected seq_len · micro_batch at most {} tokens "
+                                "(here {} · {})",
+                                file, p, x.micro_batch, limits::kSeqLen, x.seq_len, x.micro_batch));
             if (x.fwd_bwd_s <= x.fwd_s)
                 throw ConfigError(fmt::format("{}#{}/fwd_bwd_ms: {:g}: expected more than fwd_ms {:g}", file, p,
                                               1e3 * x.fwd_bwd_s, 1e3 * x.fwd_s));
@@ -86,8 +98,11 @@ sim::LayerTruth read_layer_truth(const Json& j, const std::string& file) {
                 const Json& e = (*d)[i];
                 if (e.is_object() && e.contains("error")) continue;
                 const std::string p = fmt::format("/{}/{}", section, i);
-                t.decode.push_back({rd.text(e, p, "model"), rd.count(e, p, "layers"), rd.positive(e, p, "batch", 1e7),
-                                    rd.positive(e, p, "context", 1e9), rd.positive(e, p, "step_ms") * 1e-3});
+                t.decode.push_back(
+                    {rd.text(e, p, "model"), rd.count(e, p, "layers", static_cast<double>(limits::kLayers)),
+                     static_cast<double>(rd.count(e, p, "batch", static_cast<double>(limits::kBatch))),
+                     static_cast<double>(rd.count(e, p, "context", static_cast<double>(limits::kSeqLen))),
+                     rd.positive(e, p, "step_ms") * 1e-3, p});
             }
     return t;
 }

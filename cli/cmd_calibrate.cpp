@@ -2,9 +2,11 @@
 // llmsim calibrate fit [RAW.json] [--nccl-tests LOG...] [--system PRESET] -o PROFILE.json [--json]
 // Reading nccl-tests logs and fitting llmsim-probe measurements into a calibration profile
 // (docs/calibration.md). Everything is computed before anything is printed.
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -130,7 +132,7 @@ struct FitOptions {
 
 struct CheckOptions {
     std::string truth;
-    std::string system = "dgx-h100";
+    std::string system;   // default: the truth file's GPU's system (as calibrate fit guesses presets)
     std::string profile;
     bool json = false;
 };
@@ -138,6 +140,60 @@ struct CheckOptions {
 std::string pct(double x) { return fmt::format("{:+.1f}%", 100.0 * x); }
 
 std::string ms(double s) { return fmt::format("{:.3f}", s * 1e3); }
+
+// The GPU a calibration profile was measured on (its measured_on.gpu), "" when it does not say or the
+// profile cannot be read here (resolve_system reports that).
+std::string profile_gpu(const std::string& profile, const Database& db) {
+    Json prof;
+    std::error_code ec;
+    if (profile.find('/') == std::string::npos && !std::filesystem::is_regular_file(profile, ec)) {
+        const Json* builtin = db.builtin_profile(profile);
+        if (!builtin) return "";
+        prof = *builtin;
+    } else {
+        try {
+            prof = parse_json_file(profile);
+        } catch (const ConfigError&) {
+            return "";
+        }
+    }
+    const Json* on = prof.is_object() && prof.contains("measured_on") ? &prof["measured_on"] : nullptr;
+    return on && on->is_object() && on->contains("gpu") && (*on)["gpu"].is_string() ? (*on)["gpu"].get<std::string>()
+                                                                                    : std::string();
+}
+
+// calibrate check prices the truth file on the system of the GPU that file names (it priced an H200 run
+// as dgx-h100 unless --system was given: decode +13 ... +43%): --system when given, else the preset
+// calibrate fit guesses from the truth file's GPU, else the one of the profile's GPU. A --system or a
+// profile measured on another GPU than the truth file's is refused.
+void choose_check_system(CheckOptions& co, const sim::LayerTruth& truth, const Database& db) {
+    const std::string truth_preset = calibrate::guess_system_preset(truth.gpu);
+    const std::string prof_gpu = profile_gpu(co.profile, db);
+    const std::string prof_preset = calibrate::guess_system_preset(prof_gpu);
+    auto gpu_of = [&](const std::string& preset) { return db.system(preset).gpu.name; };
+    std::vector<std::string> problems;
+    if (!truth_preset.empty() && !prof_preset.empty() && gpu_of(truth_preset) != gpu_of(prof_preset))
+        problems.push_back(
+            fmt::format("--profile: {}: measured on \"{}\": expected a profile of the truth file's GPU "
+                        "(\"{}\", {}#/gpu)",
+                        co.profile, prof_gpu, truth.gpu, co.truth));
+    if (co.system.empty()) {
+        co.system = !truth_preset.empty() ? truth_preset : prof_preset;
+        if (co.system.empty())
+            problems.push_back(
+                fmt::format("--system: cannot tell the system from the truth file's GPU \"{}\" "
+                            "({}#/gpu) or the profile: expected --system NAME (`llmsim hw list`)",
+                            truth.gpu, co.truth));
+    } else if (!truth_preset.empty() &&
+               db.system_names().end() != std::find(db.system_names().begin(), db.system_names().end(), co.system) &&
+               gpu_of(co.system) != gpu_of(truth_preset)) {
+        problems.push_back(
+            fmt::format("--system: {}: its GPU is {}: expected a system of the truth file's GPU "
+                        "(\"{}\", {}#/gpu; e.g. {})",
+                        co.system, gpu_of(co.system), truth.gpu, co.truth, truth_preset));
+    }
+    if (!problems.empty()) throw ConfigError(problems);
+}
 
 }   // namespace
 
@@ -242,21 +298,35 @@ void setup_calibrate(CLI::App* cal, Context& ctx) {
                             "Compare llmsim's GEMM, layer and decode-step times with a GPU's PyTorch measurements "
                             "(calibrate/probe/layer_truth.py), without and with a calibration profile");
     chk->add_option("truth", co->truth, "JSON written by calibrate/probe/layer_truth.py")->required();
-    chk->add_option("--system", co->system, "System preset (default dgx-h100)");
+    chk->add_option("--system", co->system,
+                    "System preset (default: the one of the truth file's GPU, else the profile's measured_on)");
     chk->add_option("--profile", co->profile, "Calibration profile: a built-in name or a file")->required();
     chk->add_flag("--json", co->json, "Print JSON");
     chk->callback([co, &ctx] {
         const Database& db = Database::builtin();
+        const sim::LayerTruth truth = read_layer_truth_file(co->truth);
+        choose_check_system(*co, truth, db);
         Problems pr;
         const SystemSpec base = db.resolve_system(Json(co->system), "--system", pr);
         const SystemSpec calibrated =
             db.resolve_system(Json{{"preset", co->system}, {"profile", co->profile}}, "--profile", pr);
         pr.raise_if_any();
-        const sim::LayerTruth truth = read_layer_truth_file(co->truth);
         std::map<std::string, ModelSpec> models;
-        for (const auto& g : truth.gemms) models.emplace(g.model, db.model(g.model));
-        for (const auto& l : truth.layers) models.emplace(l.model, db.model(l.model));
-        for (const auto& d : truth.decode) models.emplace(d.model, db.model(d.model));
+        // A model the zoo does not know is an error of the truth file, at its pointer.
+        auto add_model = [&](const std::string& name, const std::string& pointer) {
+            if (models.count(name)) return;
+            try {
+                models.emplace(name, db.model(name));
+            } catch (const ConfigError& e) {
+                std::vector<std::string> lines;
+                for (const auto& l : e.problems())
+                    lines.push_back(fmt::format("{}#{}/model: {}", co->truth, pointer, l));
+                throw ConfigError(lines);
+            }
+        };
+        for (std::size_t i = 0; i < truth.gemms.size(); ++i) add_model(truth.gemms[i].model, truth.gemms[i].pointer);
+        for (std::size_t i = 0; i < truth.layers.size(); ++i) add_model(truth.layers[i].model, truth.layers[i].pointer);
+        for (std::size_t i = 0; i < truth.decode.size(); ++i) add_model(truth.decode[i].model, truth.decode[i].pointer);
         const auto r = sim::check_against_truth(truth, models, base, calibrated);
         if (co->json) {
             Json rows = Json::array(), summary = Json::array();

@@ -117,6 +117,7 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
                 simulator.write_trace(f);
             else
                 sim::write_serving_trace(f, *e->serving->continuous);
+            check_written(f, *trace, "--trace");
             j["trace_file"] = *trace;
         }
         if (e->training && !plot_file->empty()) plot::write(*plot_file, plot::step_chart(s, *e->training));

@@ -5,6 +5,7 @@
 // llmsim merge PIECE...: joins the outputs of `run --shard K/N` back into the unsharded output.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/estimate_report.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/plot.hpp"
 #include "cli/progress.hpp"
 #include "cli/search_report.hpp"
@@ -23,6 +25,7 @@
 #include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/input_file.hpp"
+#include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
 
 namespace llmsim::cli {
@@ -143,12 +146,22 @@ void setup_run(CLI::App* cmd, Context& ctx) {
         ->check(CLI::IsMember({"jsonl", "csv"}));
     cmd->add_option("--shard", f->shard, "Run slice K of N (1 <= K <= N; contiguous unless --strided)");
     cmd->add_flag("--strided", f->strided, "Shards take every N-th scenario instead of a contiguous block");
-    cmd->add_option("-j,--threads", f->threads, "Worker threads (default: all cores)")->check(CLI::PositiveNumber);
+    cmd->add_option("-j,--threads", f->threads, "Worker threads (default: all cores)")
+        ->check(int_in(1, limits::kThreads));
     cmd->add_flag("--json", f->json, "Print {\"results\": [rows]} on stdout");
     cmd->add_flag("--fast", f->fast, "Closed-form step time (no discrete-event simulation)");
     cmd->add_option("--plot", f->plot, "Write throughput per GPU against the first swept path as an SVG chart");
     cmd->callback([f, &ctx] {
         batch::Plan plan = batch::expand_files(f->files);
+        if (!f->plot.empty()) {
+            // Decided before anything runs or prints: the chart needs a swept number on its x axis.
+            const bool numeric = plan.items.any_swept_number();
+            if (!numeric)
+                throw ConfigError(
+                    fmt::format("--plot: {}: the run files sweep no number: expected a sweep over a "
+                                "number (the chart's x axis)",
+                                f->plot));
+        }
         batch::Shard shard;
         if (!f->shard.empty()) shard = batch::parse_shard(f->shard);
         shard.strided = f->strided;
@@ -211,18 +224,27 @@ void setup_run(CLI::App* cmd, Context& ctx) {
             std::ofstream out(f->output, std::ios::binary);
             if (!out) throw ConfigError(fmt::format("-o: {}: cannot be written", f->output));
             sum = batch::run(plan, indices, eval, ro, out);
+            check_written(out, f->output, "-o");
             std::cout << fmt::format("{} scenarios ({} failed) -> {}\n", sum.rows, sum.failed, f->output);
         } else if (to_stdout) {
             sum = batch::run(plan, indices, eval, ro, std::cout);
         } else {
             std::ostringstream sink;
             sum = batch::run(plan, indices, eval, ro, sink);
+            // The chart before the table: a chart that cannot be drawn or written exits before printing.
+            if (!f->plot.empty() && sum.failed < sum.rows) plot::write(f->plot, sweep_plot.svg());
             if (f->json)
                 print_json({{"results", results}});
             else
                 std::cout << t.left(1).left(2).str();
         }
-        if (!f->plot.empty()) plot::write(f->plot, sweep_plot.svg());
+        if (!f->plot.empty() && sum.failed == sum.rows)
+            std::cerr << fmt::format("--plot: {}: not written: no scenario succeeded\n", f->plot);
+        else if (!f->plot.empty() && (!f->output.empty() || to_stdout))
+            plot::write(f->plot, sweep_plot.svg());
+        if (sum.threads_started < sum.threads_asked)
+            std::cerr << fmt::format("note: -j {}: {} worker threads started ({}); the run used them\n",
+                                     sum.threads_asked, sum.threads_started, sum.thread_error);
         if (sum.failed > 0 && !to_stdout)
             std::cerr << fmt::format("{} of {} scenarios failed (their rows say why)\n", sum.failed, sum.rows);
         ctx.exit_code = sum.failed > 0 ? 1 : 0;
@@ -235,18 +257,28 @@ void setup_merge(CLI::App* cmd, Context& ctx) {
     cmd->add_option("pieces", *files, "Outputs of llmsim run --shard K/N (any order)")->required();
     cmd->add_option("-o,--output", *output, "Write the merged rows here (default: stdout)");
     cmd->callback([files, output, &ctx] {
-        std::vector<std::pair<std::string, std::string>> pieces;
-        for (const auto& file : *files) {
-            // Rows of up to kMaxRunScenarios scenarios, a few KB each.
-            pieces.emplace_back(file, read_input_file(file, std::int64_t{1} << 36, "an output of llmsim run"));
-        }
-        const std::string merged = batch::merge(pieces);
+        // Streamed (batch::merge_files): one row per piece in memory, whatever the pieces' sizes.
+        for (const auto& file : *files) (void)check_input_file(file, INT64_MAX, "an output of llmsim run");
+        const auto open = [&](std::size_t i) -> std::unique_ptr<std::istream> {
+            auto in = std::make_unique<std::ifstream>((*files)[i], std::ios::binary);
+            if (!*in)
+                throw ConfigError(fmt::format("{}: cannot be read: expected an output of llmsim run", (*files)[i]));
+            return in;
+        };
         if (output->empty()) {
-            std::cout << merged;
+            batch::merge_files(*files, open, std::cout);
         } else {
             std::ofstream out(*output, std::ios::binary);
             if (!out) throw ConfigError(fmt::format("-o: {}: cannot be written", *output));
-            out << merged;
+            try {
+                batch::merge_files(*files, open, out);   // writes only once every piece checked out
+            } catch (const ConfigError&) {
+                out.close();
+                std::error_code ec;
+                if (std::filesystem::is_regular_file(*output, ec)) std::filesystem::remove(*output, ec);
+                throw;
+            }
+            check_written(out, *output, "-o");
         }
         ctx.exit_code = 0;
     });

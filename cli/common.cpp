@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -410,5 +411,15 @@ std::string Table::str() const {
 
 // Text from logs (host and GPU names) may hold invalid UTF-8: replaced, never an exception.
 void print_json(const Json& j) { std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n"; }
+
+void check_written(std::ostream& out, const std::string& path, const std::string& flag) {
+    out.flush();
+    if (out) return;
+    const int err = errno;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
+    throw WriteError(fmt::format("{}{}: cannot be written{}", flag.empty() ? "" : flag + ": ", path,
+                                 err != 0 ? fmt::format(" ({})", std::strerror(err)) : std::string()));
+}
 
 }   // namespace llmsim::cli

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -106,5 +108,14 @@ private:
 
 // Prints JSON to stdout with a trailing newline.
 void print_json(const Json& j);
+
+// A failed write of an output (a full disk, /dev/full, a closed pipe): `error: PATH: cannot be written
+// (REASON)`, exit 1 (cli/app.cpp). Not an input error: the input was fine.
+struct WriteError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+// Flushes `out` and throws WriteError naming `path` (and the flag that named it) when any write to it
+// failed; a partial regular file is removed first, so nothing half-written is left.
+void check_written(std::ostream& out, const std::string& path, const std::string& flag);
 
 }   // namespace llmsim::cli

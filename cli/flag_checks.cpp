@@ -1,5 +1,6 @@
 #include "cli/flag_checks.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +17,39 @@ std::string typed_text(const std::string& s) {
         if (static_cast<unsigned char>(c) < 0x20) c = '?';
     return "'" + v + "'";
 }
+
+// An optional sign (a minus only when `sign_allowed`), then digits without a leading zero.
+bool decimal_integer(const std::string& s, bool sign_allowed) {
+    std::size_t i = 0;
+    if (i < s.size() && (s[i] == '+' || (sign_allowed && s[i] == '-'))) ++i;
+    if (i == s.size()) return false;
+    if (s[i] == '0' && i + 1 < s.size()) return false;   // no leading zero: not octal, not hex
+    return s.find_first_not_of("0123456789", i) == std::string::npos;
+}
+
+// [+-] digits [. digits] [e [+-] digits], or [+-] . digits [...]: what a person types as a decimal number.
+bool decimal_number(const std::string& s) {
+    std::size_t i = 0;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    const std::size_t int_from = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    std::size_t digits = i - int_from;
+    if (i < s.size() && s[i] == '.') {
+        const std::size_t frac_from = ++i;
+        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+        digits += i - frac_from;
+    }
+    if (digits == 0) return false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+        ++i;
+        if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+        const std::size_t exp_from = i;
+        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+        if (i == exp_from) return false;
+    }
+    return i == s.size();
+}
+
 }   // namespace
 
 std::optional<std::int64_t> parse_int(const std::string& text) {
@@ -25,6 +59,9 @@ std::optional<std::int64_t> parse_int(const std::string& text) {
         ++b;
         if (b != e && *b == '-') return std::nullopt;
     }
+    // Decimal only: a leading zero ("010") is refused rather than read as 10 here and as octal 8 elsewhere.
+    const char* digits = b != e && *b == '-' ? b + 1 : b;
+    if (e - digits > 1 && *digits == '0') return std::nullopt;
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(b, e, v);
     if (ec != std::errc() || end != e || b == e) return std::nullopt;
@@ -32,7 +69,7 @@ std::optional<std::int64_t> parse_int(const std::string& text) {
 }
 
 std::optional<double> parse_number(const std::string& text) {
-    if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
+    if (!decimal_number(text)) return std::nullopt;   // not hexadecimal ("0x1p3"), "inf" or "nan"
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
     if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
@@ -49,6 +86,8 @@ CLI::Validator int_in(std::int64_t lo, std::int64_t hi) {
             if (!v) {
                 // A whole number too large for 64 bits is out of range, not "not an integer".
                 const bool digits = !s.empty() && s.find_first_not_of("+-0123456789") == std::string::npos;
+                if (digits && !decimal_integer(s, true))   // "010": not read as octal, nor as 10
+                    return fmt::format("{} has a leading 0 (octal is not read): expected {}", typed_text(s), expected);
                 return fmt::format("{}{}: expected {}", typed_text(s), digits ? "" : " is not an integer", expected);
             }
             if (*v < lo || *v > hi) return fmt::format("{}: expected {}", s, expected);
@@ -68,6 +107,54 @@ CLI::Validator number_in(double lo, double hi, bool lo_inclusive) {
         },
         fmt::format("NUMBER in {}{:g}, {:g}]", lo_inclusive ? "[" : "(", lo, hi), "number_in");
 }
+
+namespace {
+
+void require_plain_values_of(CLI::App& app) {
+    for (CLI::Option* o : app.get_options()) {
+        if (o->get_items_expected_max() == 0) continue;   // a flag without a value (--json)
+        const std::string type = o->get_type_name();
+        const std::string base = type.substr(0, type.find(':'));
+        // What the option's own checks accept ("INT in [1 - 65536]"), for the message.
+        const std::string checks = type.find(':') == std::string::npos ? "" : type.substr(type.find(':') + 1);
+        // int_in and number_in read decimal text only and say so with their range.
+        // (int_in says "INT in 1..1048576"; CLI::Range says "INT in [1 - 65536]" and reads octal and hex.)
+        if ((checks.rfind("INT in ", 0) == 0 && checks.find("..") != std::string::npos) ||
+            checks.rfind("NUMBER in ", 0) == 0)
+            continue;
+        const std::string also = checks.empty() ? "" : ", " + checks;
+        o->transform(CLI::Validator(
+            [base, also](std::string& s) -> std::string {
+                if (base == "INT" || base == "UINT") {
+                    const bool is_unsigned = base == "UINT";
+                    if (s.empty()) return "empty value: expected an integer" + also;
+                    if (!decimal_integer(s, !is_unsigned))
+                        return fmt::format(
+                            "{} is not a decimal integer (octal and hexadecimal are not read): "
+                            "expected digits without a leading 0{}{}",
+                            typed_text(s), is_unsigned ? " or a sign" : "", also);
+                    return {};
+                }
+                if (base == "FLOAT") {
+                    if (s.empty()) return "empty value: expected a number" + also;
+                    if (!decimal_number(s))
+                        return fmt::format(
+                            "{} is not a finite decimal number: expected digits, a point and an "
+                            "exponent such as 0.5 or 1e-3{}",
+                            typed_text(s), also);
+                    return {};
+                }
+                if (s.empty()) return "empty value: expected a non-empty value";
+                return {};
+            },
+            "", "plain_value"));
+    }
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) require_plain_values_of(*sub);
+}
+
+}   // namespace
+
+void require_plain_values(CLI::App& app) { require_plain_values_of(app); }
 
 CLI::Validator true_or_false() {
     return CLI::Validator(

@@ -28,4 +28,11 @@ std::optional<double> parse_number(const std::string& text);
 // "1..1048576"
 std::string int_range_text(std::int64_t lo, std::int64_t hi);
 
+// For every option of `app` and its subcommands that takes a value, a check that runs before any other
+// (and before CLI11 converts the text): no value is empty, an integer is decimal digits with an optional
+// sign and no leading zero ("010" is not read as octal 8, "0x10" not as 16, an unsigned "-1" not as
+// 2^64 - 1), and a number is a finite decimal ("0x1p3", "inf" and "nan" are refused). Called once, after
+// every subcommand has registered its options (cli/app.cpp).
+void require_plain_values(CLI::App& app);
+
 }   // namespace llmsim::cli

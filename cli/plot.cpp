@@ -1,5 +1,7 @@
 #include "cli/plot.hpp"
 
+#include "cli/common.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -323,7 +325,9 @@ std::string gantt(const Gantt& g) {
 
 void write(const std::string& path, const std::string& svg) {
     std::ofstream out(path, std::ios::binary);
-    if (!out || !(out << svg)) throw ConfigError(fmt::format("--plot: {}: cannot be written", path));
+    if (!out) throw ConfigError(fmt::format("--plot: {}: cannot be written", path));
+    out << svg;
+    check_written(out, path, "--plot");
 }
 
 }   // namespace llmsim::cli::plot

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/recompute.hpp"
 
@@ -103,6 +104,23 @@ TrainingFlops training_flops(const ModelSpec& m, const TrainingConfig& t, Framew
         recompute = std::clamp(full_share, 0.0, 1.0) * (n_dense * d_ex.total() + n_moe * e_ex.total());
     r.recompute_flops_per_step = T * recompute;
     r.hardware_flops_per_step = 3.0 * T * fwd_exec + r.recompute_flops_per_step;
+    if (t.finetune.method != FinetuneConfig::Method::none) {
+        // LoRA / QLoRA: count what the step runs (docs/flops-model.md, "LoRA"). The frozen base computes
+        // no weight gradients: each of its GEMMs (the LM head too) runs forward and for the activation
+        // gradient, 2x; the attention core has no weights, 3x; the adapters train in full, 6 FLOPs per
+        // adapter parameter per token (and one more forward of them where full recompute re-runs layers).
+        auto core = [&](const LayerFlops& d, const LayerFlops& e) {
+            return n_dense * d.attn_core + n_moe * e.attn_core;
+        };
+        const double adapter_params = static_cast<double>(m.layers) * lora_params_per_layer(m, t.finetune);
+        const double adapters = 6.0 * adapter_params;
+        r.model_flops_per_step = T * (2.0 * fwd_causal + core(dense_c, moe_c) + adapters);
+        r.model_flops_per_step_noncausal = T * (2.0 * fwd_noncausal + core(dense_n, moe_n) + adapters);
+        r.logits_flops_per_step = 2.0 * T * logits;
+        if (t.recompute == Recompute::full)
+            r.recompute_flops_per_step += T * std::clamp(full_share, 0.0, 1.0) * 2.0 * adapter_params;
+        r.hardware_flops_per_step = T * (2.0 * fwd_exec + core(d_ex, e_ex) + adapters) + r.recompute_flops_per_step;
+    }
     r.model_flops_per_token = r.model_flops_per_step / T;
     r.hardware_flops_per_token = r.hardware_flops_per_step / T;
     r.six_n_flops_per_token = 6.0 * count_parameters(m).active;

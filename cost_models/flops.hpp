@@ -38,12 +38,12 @@ struct InferenceTokenFlops {
 
 struct TrainingFlops {
     double tokens_per_step = 0;
-    double model_flops_per_step = 0;             // for MFU (3 × forward, causal-halved attention)
+    double model_flops_per_step = 0;             // for MFU (3 × forward, causal-halved attention; LoRA: what runs)
     double model_flops_per_step_noncausal = 0;   // PaLM / Narayanan convention (full s² term)
     double hardware_flops_per_step = 0;          // for HFU: model + recompute (+ attention as executed)
     double recompute_flops_per_step = 0;
     double forward_flops_per_step = 0;
-    double logits_flops_per_step = 0;   // 3 × 2·h·V per token
+    double logits_flops_per_step = 0;   // 3 × 2·h·V per token (LoRA: 2 ×, the head is frozen)
     double model_flops_per_token = 0;
     double hardware_flops_per_token = 0;
     double six_n_flops_per_token = 0;      // 6 · active parameters (the C ≈ 6ND rule)

@@ -76,7 +76,7 @@ GemmShapeEfficiency gemm_shape_efficiency(double m, double n, double k, int tile
     }
     GemmShapeEfficiency best;
     double best_e = -1;
-    for (const auto [tm, tn] : {std::pair{tile_m, tile_n}, std::pair{tile_n, tile_m}}) {
+    for (const auto& [tm, tn] : {std::pair{tile_m, tile_n}, std::pair{tile_n, tile_m}}) {
         const auto r = tiled(m, n, k, effective_tile(m, tm), effective_tile(n, tn), sms, k_half, batch);
         if (r.product() > best_e * (1 + 1e-12)) {
             best_e = r.product();
@@ -106,6 +106,11 @@ double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n
     return a.gemm_max(p) * s.product();
 }
 
+// The share of a peak (FLOP/s or HBM bandwidth) a kernel runs at: its efficiency times the sustained
+// (busy) fraction, which a fit may put above 1 (docs/calibration.md), never above the peak itself
+// (HFU reached 110% from in-range efficiencies: 0.84 x 1.5 = 1.26 of the peak).
+double share_of_peak(double efficiency, double sustained) noexcept { return std::min(1.0, efficiency * sustained); }
+
 static double bytes_of(Precision p) noexcept { return precision_bytes(p == Precision::tf32 ? Precision::fp32 : p); }
 
 KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g) noexcept {
@@ -118,12 +123,10 @@ KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g) noexcept {
     t.bytes = g.batch * (g.m * g.k * ab + g.k * g.n * bb + g.m * g.n * cb);
     const Precision p = a.peak(g.precision) > 0 ? g.precision : Precision::bf16;
     const double eff = gemm_efficiency(a, p, g.m, g.n, g.k, g.batch);
-    const double compute = t.flops / (a.peak(p) * std::max(eff, 1e-6));
-    const double memory = t.bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency);
-    t.compute_bound = compute >= memory;
     const double sustained = g.sustained ? a.efficiency.sustained_fraction : 1.0;
-    t.compute_s = compute / sustained;
-    t.memory_s = memory / sustained;
+    t.compute_s = t.flops / (a.peak(p) * share_of_peak(std::max(eff, 1e-6), sustained));
+    t.memory_s = t.bytes / (a.hbm_GBps * 1e9 * share_of_peak(a.efficiency.hbm_efficiency, sustained));
+    t.compute_bound = t.compute_s >= t.memory_s;
     t.time_s = gemm_kernel_time_s(t.compute_s, t.memory_s) + g.launches * a.efficiency.kernel_launch_us * 1e-6;
     return t;
 }
@@ -143,9 +146,9 @@ KernelTime memory_time(const AcceleratorSpec& a, double bytes, double flops, boo
     t.flops = flops;
     t.bytes = bytes;
     t.compute_bound = false;
-    t.time_s =
-        bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency) / (sustained ? a.efficiency.sustained_fraction : 1.0) +
-        launches * a.efficiency.kernel_launch_us * 1e-6;
+    t.time_s = bytes / (a.hbm_GBps * 1e9 *
+                        share_of_peak(a.efficiency.hbm_efficiency, sustained ? a.efficiency.sustained_fraction : 1.0)) +
+               launches * a.efficiency.kernel_launch_us * 1e-6;
     return t;
 }
 
@@ -208,11 +211,11 @@ KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noex
     const double blocks = s.batch_heads * std::ceil(s.s_q / 128.0);
     const double sms = std::max(1, a.sm_count);
     const double fill = blocks / (std::ceil(blocks / sms) * sms);
-    const double compute = t.flops / (a.peak(ap) * eff * std::max(fill, 1e-3));
-    const double memory = t.bytes / (a.hbm_GBps * 1e9 * a.efficiency.hbm_efficiency);
+    const double sustained = s.sustained ? a.efficiency.sustained_fraction : 1.0;
+    const double compute = t.flops / (a.peak(ap) * share_of_peak(eff * std::max(fill, 1e-3), sustained));
+    const double memory = t.bytes / (a.hbm_GBps * 1e9 * share_of_peak(a.efficiency.hbm_efficiency, sustained));
     t.compute_bound = compute >= memory;
-    t.time_s = std::max(compute, memory) / (s.sustained ? a.efficiency.sustained_fraction : 1.0) +
-               s.launches * a.efficiency.kernel_launch_us * 1e-6;
+    t.time_s = std::max(compute, memory) + s.launches * a.efficiency.kernel_launch_us * 1e-6;
     return t;
 }
 

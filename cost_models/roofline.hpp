@@ -70,6 +70,8 @@ inline constexpr double kGemmOverlapP = 4.0;
 // Inverse in the compute time: the compute_s for which gemm_kernel_time_s(compute_s, memory_s) = kernel_s;
 // 0 when memory and the fixed time alone take kernel_s or longer.
 [[nodiscard]] double gemm_compute_time_s(double kernel_s, double memory_s) noexcept;
+// min(1, efficiency · sustained): the share of a peak a kernel runs at, never above the peak.
+[[nodiscard]] double share_of_peak(double efficiency, double sustained) noexcept;
 
 // Fraction of the dense peak a GEMM of this shape reaches:
 // gemm_max[precision] · fill · occupancy · depth (gemm_shape_efficiency).

@@ -751,7 +751,8 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
             // DRAM bandwidth (STREAM reaches ~65% of the theoretical figure; fp32 master, m, v read and
             // written, gradient read: 28 bytes per parameter), then the updated 16-bit weights come
             // back up over each GPU's PCIe link.
-            const double host_bw = s.system.host_memory_GBps > 0 ? s.system.host_memory_GBps * 1e9 * 0.65 : 100e9;
+            // (host_memory_GBps > 0 with offload: the scenario reader's check.)
+            const double host_bw = s.system.host_memory_GBps * 1e9 * 0.65;
             const double cpu_s = local * job_gpus_per_node(s.system, p.world()) * 28.0 / host_bw;
             sc.optimizer_s = cpu_s + local * wbytes / (s.system.pcie_GBps * 1e9);
         }

@@ -83,6 +83,10 @@ void check_step(const StepEstimate& e) {
                      b.exposed_comm})
         FUZZ_CHECK(ok(v));
     FUZZ_CHECK(e.microbatches >= 1);
+    // No kernel runs above the peak (issue 34: HFU 110% from in-range efficiencies), and the model's
+    // FLOPs are a part of what the hardware runs.
+    FUZZ_CHECK(e.hfu <= 1.0 + 1e-9);
+    FUZZ_CHECK(e.mfu <= e.hfu * (1.0 + 1e-9));
     check_memory(e.memory);
 }
 

@@ -162,6 +162,7 @@ ModelSpec parse_model(const Json& j, const std::string& pointer, Problems& pr) {
                  : pos == "relative" ? PositionKind::relative
                  : pos == "none"     ? PositionKind::none
                                      : PositionKind::learned;
+    m.max_seq_len_stated = r.has("max_seq_len");
     m.max_seq_len = r.int_key_or("max_seq_len", 2048);
     m.tied_embeddings = r.boolean_or("tied_embeddings", false);
     // Defaults follow the architecture family a model's MLP names (docs/scenario.md): gated (SwiGLU)
@@ -229,11 +230,14 @@ namespace {
 // Reads system keys present in `r` into `s`. With `full`, the essential keys are required.
 void read_system_keys(KeyReader& r, SystemSpec& s, bool full) {
     if (full) {
+        // Both tiers: a system without its scale-out bandwidth priced a collective across nodes at 1e-9 B/s.
         s.gpus_per_node = static_cast<int>(r.required_int_key("gpus_per_node"));
         s.intra_node_GBps = r.required_num_key("intra_node_GBps");
+        s.inter_node_GBps = r.required_num_key("inter_node_GBps");
     } else {
         s.gpus_per_node = static_cast<int>(r.int_key_or("gpus_per_node", s.gpus_per_node));
         s.intra_node_GBps = r.num_key_or("intra_node_GBps", s.intra_node_GBps);
+        s.inter_node_GBps = r.num_key_or("inter_node_GBps", s.inter_node_GBps);
     }
     s.name = r.string_or("name", s.name);
     s.display_name = r.string_or("display_name", s.display_name.empty() ? s.name : s.display_name);
@@ -242,7 +246,6 @@ void read_system_keys(KeyReader& r, SystemSpec& s, bool full) {
     s.intra_node_efficiency = r.num_key_or("intra_node_efficiency", s.intra_node_efficiency);
     s.nvls = r.boolean_or("nvls", s.nvls);
     s.nvls_GBps = r.num_key_or("nvls_GBps", s.nvls_GBps);
-    s.inter_node_GBps = r.num_key_or("inter_node_GBps", s.inter_node_GBps);
     s.inter_node_latency_us = r.num_key_or("inter_node_latency_us", s.inter_node_latency_us);
     s.inter_node_efficiency = r.num_key_or("inter_node_efficiency", s.inter_node_efficiency);
     s.nics_per_node = static_cast<int>(r.int_key_or("nics_per_node", s.nics_per_node));
@@ -276,6 +279,26 @@ void read_system_keys(KeyReader& r, SystemSpec& s, bool full) {
     s.pcie_GBps = r.num_key_or("pcie_GBps", s.pcie_GBps);
     s.host_memory_GBps = r.num_key_or("host_memory_GBps", s.host_memory_GBps);
     read_sources(r, s.provenance);
+}
+
+// Rates that are 0 where the system uses them: a collective over a tier of 0 GB/s was free or took
+// 1e18 s. A key that is 0 by the database's convention where it does not apply (ici_link_GBps on a
+// switched system, nvls_GBps without NVLink SHARP, nic_Gbps without NICs) is refused only where it applies.
+void check_system_rates(const SystemSpec& s, const std::string& pointer, Problems& pr) {
+    auto value = [](double x) { return x == 0 ? Json(0) : Json(x); };   // "0", as a scenario writes it
+    if (s.is_torus() && !(s.ici_link_GBps > 0))
+        pr.add(pointer + "/ici_link_GBps", value(s.ici_link_GBps),
+               fmt::format("> 0 on a TPU torus (torus_dims has {} dimensions): the collectives run over ICI links",
+                           s.torus_dims.size()));
+    if (s.is_torus() && s.ici_links_per_chip < 1)
+        pr.add(pointer + "/ici_links_per_chip", Json(s.ici_links_per_chip), ">= 1 on a TPU torus");
+    if (s.nvls && !(s.nvls_GBps > 0))
+        pr.add(pointer + "/nvls_GBps", value(s.nvls_GBps),
+               "> 0 with nvls: true (the all-reduce bus bandwidth with NVLink SHARP), or nvls: false");
+    if (s.nics_per_node > 0 && !(s.nic_Gbps > 0))
+        pr.add(pointer + "/nic_Gbps", value(s.nic_Gbps),
+               fmt::format("> 0 with nics_per_node = {} (the line rate of one card), or nics_per_node: 0",
+                           s.nics_per_node));
 }
 
 }   // namespace
@@ -462,7 +485,12 @@ SystemSpec Database::resolve_system(const Json& value, const std::string& pointe
     if (override_obj.is_object() && !override_obj.empty()) {
         KeyReader r(override_obj, pointer, pr, "/system");
         r.accept("preset");
-        if (auto p = r.string("profile")) profile_path = *p;
+        if (auto p = r.string("profile")) {
+            profile_path = *p;
+            if (p->empty())   // was ignored: the scenario named no profile and ran without one
+                pr.add(pointer + "/profile", Json(""),
+                       "a calibration profile file or a built-in profile name (`llmsim calibrate fit` writes one)");
+        }
         if (const Json* g = r.get("gpu")) {
             if (g->is_object() && !g->contains("preset") && gpu_value.is_string()) {
                 Json merged = *g;
@@ -491,6 +519,7 @@ SystemSpec Database::resolve_system(const Json& value, const std::string& pointe
         read_profile(s, profile_path, base_dir, inner, override_obj, pointer);
         for (const auto& l : inner.lines) pr.add_raw(fmt::format("{}/profile: {}", pointer, l));
     }
+    check_system_rates(s, pointer, pr);
     return s;
 }
 
@@ -536,9 +565,30 @@ void Database::read_profile(SystemSpec& s, const std::string& profile_path, cons
         r.accept("measured_on");
         r.accept("fits");
         r.accept("provenance");
-        if (const Json* sys = r.get("system")) {
+        const Json* sys = r.get("system");
+        if (!sys || !sys->is_object() || sys->empty()) {
+            // A profile that sets nothing applies nothing: it is not what the scenario asked for.
+            pr.add_raw(
+                fmt::format("{}/system: {}: expected the measured system keys to apply (an object such as "
+                            "{{\"inter_node_GBps\": 46.2}}, as `llmsim calibrate fit` writes)",
+                            ppre, sys ? json_brief(*sys) : std::string("missing")));
+            sys = nullptr;
+        }
+        if (sys) {
             KeyReader sr(*sys, ppre + "/system", pr, "/system");
-            if (const Json* g = sr.get("gpu")) {
+            const Json* g = sr.get("gpu");
+            if (g && g->is_string()) {
+                // The accelerator the profile was measured on: it must be the system's.
+                if (g->get<std::string>() != s.gpu.name)
+                    pr.add(ppre + "/system/gpu", *g,
+                           fmt::format("the system's accelerator \"{}\" (the profile was measured on another)",
+                                       s.gpu.name));
+                g = nullptr;
+            } else if (g && !g->is_object()) {
+                pr.add(ppre + "/system/gpu", *g, "an object of measured accelerator keys, or the accelerator's name");
+                g = nullptr;
+            }
+            if (g) {
                 Json merged = *g;
                 if (gpu_patch) merged.merge_patch(*scenario_gpu);   // the scenario's GPU keys win
                 merged["preset"] = s.gpu.name;

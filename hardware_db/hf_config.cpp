@@ -227,9 +227,10 @@ ModelSpec read_hf(const Json& cfg, const std::string& pointer, Problems& pr) {
     m.norm = k.value("rms_norm_eps") || kRmsNormTypes.count(type) ? NormKind::rmsnorm : NormKind::layernorm;
 
     // Positions.
-    m.max_seq_len =
-        k.integer({"max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx"}, 1, limits::kSeqLen)
-            .value_or(2048);
+    const auto context =
+        k.integer({"max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx"}, 1, limits::kSeqLen);
+    m.max_seq_len = context.value_or(2048);
+    m.max_seq_len_stated = context.has_value();
     if (kLearnedPositionTypes.count(type)) {
         m.position = PositionKind::learned;
     } else if (type == "bloom" || (falcon && k.boolean("alibi").value_or(false))) {

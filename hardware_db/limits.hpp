@@ -32,6 +32,7 @@ inline constexpr std::int64_t kSmCount = 100000;                      // SMs (or
 inline constexpr std::int64_t kGemmTile = 4096;                       // GEMM output tile edge
 inline constexpr std::int64_t kNicsPerNode = 1024;
 inline constexpr std::int64_t kSearchTopK = 100000;   // layouts a search reports or confirms
+inline constexpr std::int64_t kThreads = 1024;        // worker threads of one command (-j)
 
 // ---- real numbers: every one finite; rates bounded below so that no time becomes infinite ----
 inline constexpr double kMinRate = 1e-6;                     // GB/s, Gbit/s, TFLOP/s: 1 kB/s, 1 MFLOP/s

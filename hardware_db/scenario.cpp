@@ -121,11 +121,31 @@ void read_training(KeyReader& r, Scenario& s, const Database& db, const std::str
                     }
                     targets.push_back(x.get<std::string>());
                 }
-            if (!ok)
+            if (!ok) {
                 fr.problems().add(fr.ptr("targets"), *tg, "a non-empty array of q, k, v, o, gate, up, down");
-            else
+            } else {
+                // Each target once (a repeated one was counted again), and one the model has.
+                for (std::size_t i = 0; i < targets.size(); ++i) {
+                    const std::string at = fmt::format("{}/{}", fr.ptr("targets"), i);
+                    const auto first = std::find(targets.begin(), targets.end(), targets[i]) - targets.begin();
+                    if (static_cast<std::size_t>(first) != i)
+                        fr.problems().add(at, Json(targets[i]),
+                                          fmt::format("each target once (\"{}\" is already at {}/{})", targets[i],
+                                                      fr.ptr("targets"), first));
+                    if (targets[i] == "gate" && s.model.layers > 0 && s.model.mlp != MlpKind::swiglu)
+                        fr.problems().add(at, Json(targets[i]),
+                                          "a projection the model has: its GeLU MLP has no gate (up, down)");
+                }
                 t.finetune.targets = targets;
+            }
         }
+        // A rank or targets without an adapter method train nothing.
+        if (t.finetune.method == FinetuneConfig::Method::none)
+            for (const char* key : {"rank", "targets"})
+                if (fr.has(key))
+                    fr.problems().add(fr.ptr(key), *fr.get(key),
+                                      "no such key with method \"none\" (full fine-tuning trains every weight; "
+                                      "method \"lora\" or \"qlora\" trains adapters of this rank and targets)");
         fr.finish();
     }
     if (const Json* rl = r.get("rlhf")) {
@@ -139,6 +159,14 @@ void read_training(KeyReader& r, Scenario& s, const Database& db, const std::str
         if (t.seq_len < 2 && t.rlhf.enabled)
             r.problems().add(r.ptr("seq_len"), Json(t.seq_len), "at least 2 with rlhf (a prompt and a response)");
         t.rlhf.ppo_epochs = static_cast<int>(rr.int_key_or("ppo_epochs", 1));
+        // A disabled PPO iteration reads none of its other keys: refuse them rather than ignore them.
+        if (!t.rlhf.enabled)
+            if (const Json* obj = r.get("rlhf"); obj && obj->is_object())
+                for (const auto& [key, value] : obj->items())
+                    if (key != "enabled")
+                        rr.problems().add(rr.ptr(key), value,
+                                          "no such key with \"enabled\": false (the PPO iteration is not run; "
+                                          "remove the key or enable rlhf)");
         rr.finish();
     }
 }
@@ -324,6 +352,31 @@ std::string product_text(const ParallelConfig& p) {
     return fmt::format("tp·pp·cp = {}·{}·{} = {}", p.tp, p.pp, p.cp, p.tp * p.pp * p.cp);
 }
 
+// Sequences beyond the context length the model's source states (ModelSpec::max_seq_len_stated): a
+// learned position table has no entry past it (training or inference); a serving engine refuses a
+// request longer than its max_model_len (vLLM, TensorRT-LLM's max_seq_len). Training a RoPE, ALiBi or
+// relative-position model past its stated context is long-context extension, a real practice: allowed.
+void check_context_length(const Scenario& s, Problems& pr) {
+    const ModelSpec& m = s.model;
+    if (!m.max_seq_len_stated || m.layers <= 0) return;
+    const std::string context =
+        fmt::format("the model's context length ({} tokens{})", m.max_seq_len,
+                    m.position == PositionKind::learned ? ", its learned position table" : ", as its source states");
+    if (!s.is_inference) {
+        if (m.position == PositionKind::learned && s.training.seq_len > m.max_seq_len)
+            pr.add("/training/seq_len", Json(s.training.seq_len), "at most " + context);
+        return;
+    }
+    const auto& in = s.inference;
+    const double tokens = in.input_dist.mean + in.output_dist.mean;
+    if (tokens > static_cast<double>(m.max_seq_len)) {
+        const bool mean = !in.input_dist.is_fixed() || !in.output_dist.is_fixed();
+        pr.add("/inference/input_len", Json(in.input_len),
+               fmt::format("a prompt that, with the {} output tokens{}, fits {}", in.output_len, mean ? " (means)" : "",
+                           context));
+    }
+}
+
 }   // namespace
 
 void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const TrainingConfig& t, Problems& pr,
@@ -448,6 +501,22 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
         }
     }
 
+    // Likewise /inference: a serving key (qps, requests, slo, ...) on a static-batching scenario did nothing.
+    if (const Json* inf = s.is_inference ? r.get("inference") : nullptr; inf && inf->is_object()) {
+        const bool serving = s.inference.continuous();
+        const unsigned kind = serving ? kServingKind : kInferenceKind;
+        const auto names = scenario_object_keys("/inference");
+        for (const auto& [key, value] : inf->items()) {
+            if (std::find(names.begin(), names.end(), key) == names.end()) continue;   // reported as unknown
+            const ScenarioKey& k = scenario_key("/inference", key);
+            if (!(k.kinds & kind))
+                pr.add("/inference/" + key, value,
+                       fmt::format("no such key in a {} scenario (it applies to {} scenarios{})",
+                                   serving ? "serving" : "static-batching inference", key_kinds_text(k.kinds),
+                                   serving ? "" : "; \"batching\": \"continuous\" simulates a request stream"));
+        }
+    }
+
     auto& p = s.parallel;
     if (!layout_products_ok(p, dp_given, pr)) pr.raise();
     const int mp = p.model_parallel();
@@ -485,6 +554,7 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     }
     if (pr.empty()) {
         check_layout(s.model, s.gpus, p, s.training, pr, s.is_inference);
+        check_context_length(s, pr);
         if (!s.is_inference && s.training.activation_offload_layers > 0 && !(s.system.pcie_GBps > 0))
             pr.add("/system/pcie_GBps", Json(s.system.pcie_GBps),
                    "a host link bandwidth > 0 for training.activation_offload_layers");
@@ -492,6 +562,12 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
             pr.add(
                 "/system/pcie_GBps", Json(s.system.pcie_GBps),
                 fmt::format("a host link bandwidth > 0 for training.offload = \"{}\"", to_string(s.training.offload)));
+        // The host runs the offloaded optimizer at its DRAM bandwidth (was 100 GB/s when 0).
+        if (!s.is_inference && s.training.offload != Offload::none && !(s.system.host_memory_GBps > 0))
+            pr.add_raw(
+                fmt::format("/system/host_memory_GBps: missing: expected a host DRAM bandwidth > 0 for "
+                            "training.offload = \"{}\"",
+                            to_string(s.training.offload)));
         const Precision prec = s.is_inference ? s.inference.compute_precision : s.training.precision;
         if (s.system.gpu.peak(prec) <= 0) {
             const std::string where = s.is_inference ? "/inference/compute_precision" : "/training/precision";

@@ -23,6 +23,10 @@ constexpr std::int64_t kMaxSpeculativeTokens = 64;
 constexpr std::int64_t kMaxPpoEpochs = 1000;
 constexpr std::int64_t kMaxIciLinks = 64;
 constexpr double kMaxQps = 1e9;
+// The slowest arrival rate a scenario may state: one request in 10^6 s (11.6 days). Below it a stream of
+// even 1000 requests spans centuries and the rate is not a deployment's; 5e-324 gave infinite latencies
+// and 1e-300 zero ones. 0 stays "offline" (every request queued at t = 0).
+constexpr double kMinQps = 1e-6;
 constexpr double kMaxPower_W = 1e9;
 constexpr double kMaxKHalf = 1e9;
 constexpr double kMaxSustained = 1.5;   // a fitted busy share may exceed 1 (docs/calibration.md)
@@ -53,6 +57,11 @@ struct K {
         k.min = lo;
         k.min_inclusive = lo_inclusive;
         k.max = hi;
+        return *this;
+    }
+    // 0 (off), or a number in [lo, max]: a rate too small to be physical is refused, not simulated.
+    K& zero_or_at_least(double lo) {
+        k.zero_or_min = lo;
         return *this;
     }
     K& one_of(std::vector<std::string> c) {
@@ -369,15 +378,16 @@ std::vector<ScenarioKey> build() {
     t.push_back(K(s, "nvls", KT::boolean, kAllKinds, "NVLink SHARP in-switch reductions")
                     .computed("the preset's")
                     .example("true"));
-    t.push_back(K(s, "nvls_GBps", KT::number, kAllKinds, "achievable all-reduce bus bandwidth with NVLink SHARP")
+    t.push_back(K(s, "nvls_GBps", KT::number, kAllKinds,
+                  "achievable all-reduce bus bandwidth with NVLink SHARP (> 0 with nvls: true)")
                     .real(0.0, true, limits::kMaxRate)
                     .unit("GB/s")
                     .computed("the preset's")
                     .example("480"));
     t.push_back(K(s, "inter_node_GBps", KT::number, kAllKinds, "scale-out bandwidth per device, per direction")
-                    .real(0.0, true, limits::kMaxRate)
+                    .real(limits::kMinRate, true, limits::kMaxRate)
                     .unit("GB/s")
-                    .computed("the preset's")
+                    .computed("the preset's; required without preset")
                     .example("25"));
     t.push_back(K(s, "inter_node_latency_us", KT::number, kAllKinds, "scale-out latency")
                     .real(0.0, true, limits::kMaxLatencyUs)
@@ -392,7 +402,7 @@ std::vector<ScenarioKey> build() {
                     .range(0, limits::kNicsPerNode)
                     .computed("the preset's")
                     .example("8"));
-    t.push_back(K(s, "nic_Gbps", KT::number, kAllKinds, "line rate of one network card")
+    t.push_back(K(s, "nic_Gbps", KT::number, kAllKinds, "line rate of one network card (> 0 with nics_per_node > 0)")
                     .real(0.0, true, limits::kMaxRate)
                     .unit("Gbit/s")
                     .computed("the preset's")
@@ -402,7 +412,7 @@ std::vector<ScenarioKey> build() {
                     .range(1, limits::kGpus)
                     .computed("the preset's")
                     .example("[4, 4, 4]"));
-    t.push_back(K(s, "ici_link_GBps", KT::number, kAllKinds, "one ICI link, one direction (TPU)")
+    t.push_back(K(s, "ici_link_GBps", KT::number, kAllKinds, "one ICI link, one direction (TPU; > 0 on a torus)")
                     .ext()
                     .real(0.0, true, limits::kMaxRate)
                     .unit("GB/s")
@@ -455,7 +465,7 @@ std::vector<ScenarioKey> build() {
                     .example("64"));
     t.push_back(K(s, "host_memory_GBps", KT::number, kAllKinds, "host DRAM bandwidth per node (offloaded optimizer)")
                     .ext()
-                    .real(0.0, true, limits::kMaxRate)
+                    .real(limits::kMinRate, true, limits::kMaxRate)
                     .unit("GB/s")
                     .computed("the preset's")
                     .example("500"));
@@ -863,10 +873,11 @@ std::vector<ScenarioKey> build() {
     t.push_back(
         K(in, "requests", KT::integer, S, "requests simulated").range(1, kMaxRequests).dflt("1000").example("2000"));
     t.push_back(K(in, "qps", KT::rate, S,
-                  "mean Poisson arrival rate for the whole deployment; 0: offline (every request queued at 0); "
-                  "\"max\": the largest rate meeting /inference/slo in steady state (slo_capacity_qps; docs/serving.md "
-                  "\"Capacity\")")
+                  "mean Poisson arrival rate for the whole deployment; 0: offline (every request queued at 0); else at "
+                  "least 1e-6 (one request in 11.6 days); \"max\": the largest rate meeting /inference/slo in steady "
+                  "state (slo_capacity_qps; docs/serving.md \"Capacity\")")
                     .real(0.0, true, kMaxQps)
+                    .zero_or_at_least(kMinQps)
                     .unit("requests/s")
                     .dflt("0")
                     .example("16"));
@@ -1137,8 +1148,11 @@ std::string key_accepted_text(const ScenarioKey& k) {
         case KeyType::length:
         case KeyType::batch_range: return fmt::format("[{}, {}]", k.imin, k.imax);
         case KeyType::number:
+            if (k.zero_or_min > 0) return fmt::format("0 or [{}, {}]", bound_text(k.zero_or_min), bound_text(k.max));
             return fmt::format("{}{}, {}]", k.min_inclusive ? "[" : "(", bound_text(k.min), bound_text(k.max));
         case KeyType::rate:
+            if (k.zero_or_min > 0)
+                return fmt::format("0 or [{}, {}] | \"max\"", bound_text(k.zero_or_min), bound_text(k.max));
             return fmt::format("{}{}, {}] | \"max\"", k.min_inclusive ? "[" : "(", bound_text(k.min),
                                bound_text(k.max));
         case KeyType::choice:
@@ -1238,6 +1252,7 @@ Json scenario_reference_json() {
             case KeyType::rate:
                 j["range"] = {k.min, k.max};
                 j["min_inclusive"] = k.min_inclusive;
+                if (k.zero_or_min > 0) j["zero_or_min"] = k.zero_or_min;
                 break;
             case KeyType::choice:
             case KeyType::choice_list: j["choices"] = k.choices; break;
@@ -1267,12 +1282,22 @@ std::int64_t KeyReader::required_int_key(const std::string& key) {
 
 std::optional<double> KeyReader::num_key(const std::string& key) {
     const auto& k = spec(key);
-    return number(key, k.min, k.min_inclusive, k.max);
+    const auto v = number(key, k.min, k.min_inclusive, k.max);
+    if (v && k.zero_or_min > 0 && *v != 0 && *v < k.zero_or_min) {
+        problems().add(ptr(key), *get(key), "0 (off) or a number in " + key_accepted_text(k).substr(5));
+        return std::nullopt;
+    }
+    return v;
 }
 
 double KeyReader::required_num_key(const std::string& key) {
     const auto& k = spec(key);
-    return required_number(key, k.min, k.min_inclusive, k.max);
+    const double v = required_number(key, k.min, k.min_inclusive, k.max);
+    if (k.zero_or_min > 0 && v != 0 && v < k.zero_or_min && has(key)) {
+        problems().add(ptr(key), *get(key), "0 (off) or a number in " + key_accepted_text(k).substr(5));
+        return 0.0;
+    }
+    return v;
 }
 
 std::optional<std::string> KeyReader::choice_key(const std::string& key) { return choice(key, spec(key).choices); }

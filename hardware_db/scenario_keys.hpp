@@ -50,6 +50,7 @@ struct ScenarioKey {
     std::int64_t imin = 0, imax = 0;   // integer, integer_list, length
     double min = 0, max = 0;           // number
     bool min_inclusive = true;
+    double zero_or_min = 0;             // number: when > 0, the value is 0 or in [zero_or_min, max] (0 means "off")
     std::vector<std::string> choices;   // choice, choice_list
     std::string unit;                   // "tokens", "bytes", "s", "GB/s", ... ("" when none)
     std::string default_json;           // a literal default (JSON text), echoed as such in outputs

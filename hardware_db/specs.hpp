@@ -175,7 +175,10 @@ struct ModelSpec {
     MlpKind mlp = MlpKind::gelu;
     NormKind norm = NormKind::layernorm;
     PositionKind position = PositionKind::learned;
-    std::int64_t max_seq_len = 2048;   // learned position table size
+    std::int64_t max_seq_len = 2048;   // learned position table size / context length
+    // max_seq_len is the source's (the zoo file or the config.json states it; a model object that does not
+    // leaves the 2048 default unstated): only a stated context bounds a scenario's sequences.
+    bool max_seq_len_stated = false;
     bool tied_embeddings = false;
     bool bias = true;              // biases in linear layers (GPT-2/3 style)
     bool qkv_bias = false;         // bias on QKV only (Qwen2 style); implied by bias

@@ -41,25 +41,11 @@ std::vector<ValidationCase> read_validation(const Json& doc, const std::string& 
                     else
                         c.exact = a->empty();
                 }
-                if (const Json* m = r.get("measured")) {
-                    if (!m->is_object() || m->empty()) {
-                        pr.add(r.ptr("measured"), *m,
-                               "an object of measured quantities (e.g. {\"step_time_s\": 13.9})");
-                    } else {
-                        for (auto it = m->begin(); it != m->end(); ++it) {
-                            const std::string p = r.ptr("measured") + "/" + it.key();
-                            if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
-                                pr.add(p, *it, "a measured value > 0");
-                            else
-                                c.measured[it.key()] = it->get<double>();
-                        }
-                    }
-                } else {
-                    pr.add_raw(r.ptr("measured") + ": missing: expected the measured quantities");
-                }
+                bool scenario_ok = false;
                 if (const Json* s = r.get("scenario")) {
                     try {
                         c.scenario = parse_scenario(*s, base_dir, db);
+                        scenario_ok = true;
                     } catch (const ConfigError& e) {
                         // "/: 7: ..." is the scenario value itself: "/cases/1/scenario: 7: ...".
                         for (const auto& l : e.problems())
@@ -67,6 +53,41 @@ std::vector<ValidationCase> read_validation(const Json& doc, const std::string& 
                     }
                 } else {
                     pr.add_raw(r.ptr("scenario") + ": missing: expected the run as a scenario");
+                }
+                if (const Json* m = r.get("measured")) {
+                    if (!m->is_object() || m->empty()) {
+                        pr.add(r.ptr("measured"), *m,
+                               "an object of measured quantities (e.g. {\"step_time_s\": 13.9})");
+                    } else {
+                        // The scenario's kind, when it parsed; else any kind's quantities.
+                        const unsigned kind = !scenario_ok                        ? 7u
+                                              : !c.scenario.is_inference          ? 1u
+                                              : c.scenario.inference.continuous() ? 4u
+                                                                                  : 2u;
+                        const char* kind_name = kind == 1 ? "training" : kind == 2 ? "static-batching" : "serving";
+                        for (auto it = m->begin(); it != m->end(); ++it) {
+                            const std::string p = r.ptr("measured") + "/" + it.key();
+                            const MeasuredQuantity* q = nullptr;
+                            for (const auto& x : kMeasuredQuantities)
+                                if (x.name == it.key() && (x.kinds & kind)) q = &x;
+                            if (!q) {
+                                std::string names;
+                                for (const auto& x : kMeasuredQuantities)
+                                    if (x.kinds & kind) names += (names.empty() ? "" : ", ") + std::string(x.name);
+                                pr.add_raw(fmt::format("{}: unknown quantity: expected one llmsim predicts{}: {}", p,
+                                                       kind == 7u ? "" : fmt::format(" for a {} case", kind_name),
+                                                       names));
+                            } else if (!it->is_number() || !std::isfinite(it->get<double>()) ||
+                                       it->get<double>() < q->lo || it->get<double>() > q->hi) {
+                                const std::string unit = q->unit.empty() ? std::string() : fmt::format(" {}", q->unit);
+                                pr.add(p, *it, fmt::format("a measured value in [{:g}, {:g}]{}", q->lo, q->hi, unit));
+                            } else {
+                                c.measured[it.key()] = it->get<double>();
+                            }
+                        }
+                    }
+                } else {
+                    pr.add_raw(r.ptr("measured") + ": missing: expected the measured quantities");
                 }
                 r.finish();
                 out.push_back(std::move(c));

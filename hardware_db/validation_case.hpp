@@ -4,10 +4,44 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "hardware_db/specs.hpp"
 
 namespace llmsim {
+
+// The quantities a validation case may state as measured, per scenario kind (the keys sim/validate's
+// predicted_quantities returns), with the physical range a measurement of each lies in: times from a
+// microsecond to 10^9 s, rates from 10^-6 to 10^15 per second, utilisations and shares in (0, 1]. A
+// value outside is refused by the reader (5e-324 gave an infinite error), an unknown name too (it printed
+// a table and exited 1).
+struct MeasuredQuantity {
+    std::string_view name;
+    unsigned kinds;   // bits: 1 training, 2 static-batching inference, 4 serving (continuous batching)
+    double lo, hi;
+    std::string_view unit;
+};
+inline constexpr MeasuredQuantity kMeasuredQuantities[] = {
+    {"step_time_s", 1, 1e-6, 1e9, "s"},
+    {"tokens_per_s", 1, 1e-6, 1e15, "tokens/s"},
+    {"tokens_per_s_per_gpu", 1, 1e-6, 1e15, "tokens/s"},
+    {"mfu", 1, 1e-6, 1.0, ""},
+    {"hfu", 1, 1e-6, 1.0, ""},
+    {"bubble_fraction", 1, 1e-6, 1.0, ""},
+    {"ttft_s", 6, 1e-6, 1e9, "s"},
+    {"tpot_s", 6, 1e-6, 1e9, "s"},
+    {"e2e_latency_s", 6, 1e-6, 1e9, "s"},
+    {"output_tokens_per_s", 6, 1e-6, 1e15, "tokens/s"},
+    {"output_tokens_per_s_per_gpu", 6, 1e-6, 1e15, "tokens/s"},
+    {"ttft_p50_s", 4, 1e-6, 1e9, "s"},
+    {"ttft_p90_s", 4, 1e-6, 1e9, "s"},
+    {"ttft_p99_s", 4, 1e-6, 1e9, "s"},
+    {"tpot_p50_s", 4, 1e-6, 1e9, "s"},
+    {"tpot_p90_s", 4, 1e-6, 1e9, "s"},
+    {"tpot_p99_s", 4, 1e-6, 1e9, "s"},
+    {"e2e_latency_p99_s", 4, 1e-6, 1e9, "s"},
+    {"requests_per_s", 4, 1e-6, 1e9, "requests/s"},
+};
 
 struct ValidationCase {
     std::string id;

@@ -84,7 +84,7 @@ CalibrationCheck check_against_truth(const LayerTruth& truth, const std::map<std
     for (const auto& l : truth.layers) {
         const ModelSpec& m = model(l.model);
         const LayerTimes u = layer_s(base, m, l.seq_len, l.micro_batch), c = layer_s(cal, m, l.seq_len, l.micro_batch);
-        const int tokens = l.seq_len * l.micro_batch;
+        const std::int64_t tokens = std::int64_t{l.seq_len} * l.micro_batch;   // bounded by the reader
         r.rows.push_back(
             {"layer", fmt::format("{} layer fwd ({}, {} tokens)", l.model, l.mode, tokens), l.fwd_s, u.fwd_s, c.fwd_s});
         r.rows.push_back({"layer", fmt::format("{} layer bwd ({}, {} tokens)", l.model, l.mode, tokens),

@@ -43,16 +43,19 @@ struct LayerTruth {
     struct Gemm {
         std::string model, op, pass;
         double m = 0, n = 0, k = 0, measured_s = 0;
+        std::string pointer;   // in the truth file ("/gemms/3")
     };
     struct Layer {
         std::string model, mode;
         int seq_len = 0, micro_batch = 0;
         double fwd_s = 0, fwd_bwd_s = 0;
+        std::string pointer;
     };
     struct Decode {
         std::string model;
         int layers = 0;
         double batch = 0, context = 0, step_s = 0;   // context: cached tokens before the step
+        std::string pointer;
     };
     std::vector<Gemm> gemms;
     std::vector<Layer> layers;

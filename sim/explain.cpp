@@ -1,6 +1,7 @@
 #include "sim/explain.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include "cost_models/recompute.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
+#include "hardware_db/limits.hpp"
 #include "sim/estimate.hpp"
 
 namespace llmsim::sim {
@@ -35,6 +37,16 @@ bool valid(const Scenario& s) {
         return false;
     if (t.recompute_num_layers > 0 && t.recompute != Recompute::full) return false;
     if (!optimizer_precision_violations(t).empty()) return false;
+    // The scenario reader's checks on the system and the precision (hardware_db/scenario.cpp): a lever
+    // the reader would refuse is not priced (optimizer offload on a system without a host link was
+    // priced at an infinite step).
+    if (p.world() > limits::kGpus) return false;
+    if ((t.offload != Offload::none || t.activation_offload_layers > 0) && !(s.system.pcie_GBps > 0)) return false;
+    if (t.offload != Offload::none && !(s.system.host_memory_GBps > 0)) return false;
+    if (t.offload == Offload::optimizer_params && p.zero != 3) return false;
+    if (t.fp8_params && (t.precision != Precision::fp8 || t.finetune.method == FinetuneConfig::Method::qlora))
+        return false;
+    if (!(s.system.gpu.peak(t.precision) > 0)) return false;
     return true;
 }
 
@@ -115,6 +127,7 @@ Explanation explain_training(const Scenario& s) {
         } catch (const ConfigError&) {
             return;
         }
+        if (!std::isfinite(r.step_time_s) || !(r.step_time_s > 0) || !std::isfinite(r.memory.total_bytes)) return;
         Lever l;
         l.name = std::move(name);
         l.change = std::move(change);

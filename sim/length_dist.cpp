@@ -141,7 +141,14 @@ std::int32_t LengthSampling::length(double u) const {
             x = h > l ? l + u * (h - l) : location;
             break;
         }
-        case Kind::exponential: x = A - scale * std::log1p(u * std::expm1(-(B - A) / scale)); break;
+        case Kind::exponential: {
+            // The falling exponential from A at quantile u, or its mirror from B at 1 − u (still monotone
+            // increasing in u).
+            const double q = rising ? 1.0 - u : u;
+            const double y = -scale * std::log1p(q * std::expm1(-(B - A) / scale));
+            x = rising ? B - y : A + y;
+            break;
+        }
     }
     return static_cast<std::int32_t>(std::clamp(std::round(x), lo, hi));
 }
@@ -167,9 +174,14 @@ LengthSampling length_sampling(const LengthDist& d) {
         }
     };
     if (d.kind == Kind::exponential) {
+        // A falling exponential restricted to [A, B] reaches the means in (A, (A + B)/2); above the
+        // midpoint its mirror image, a rising one, with the mirrored mean A + B − m.
         r.location = 0;
+        r.rising = m > 0.5 * (A + B);
+        const double target = r.rising ? A + B - m : m;
+        const double span = B - A;
         r.scale = std::exp(bisect([&](double lt) { return restricted(d.kind, 0, std::exp(lt), A, B).mean; },
-                                  std::log(1e-4 * m), std::log(1e4 * m), m, 1e-12, 200));
+                                  std::log(1e-3 * (target - A)), std::log(1e6 * span), target, 1e-12, 200));
     } else {
         // The untruncated parameters of the stated moments; the restriction changes nothing when the
         // bounds hold (almost) all of the mass.
@@ -208,7 +220,7 @@ LengthSampling length_sampling(const LengthDist& d) {
     }
     const auto got = restricted(d.kind, r.location, r.scale, A, B);
     r.in_range = got.in_range;
-    r.mean = got.mean;
+    r.mean = r.rising ? A + B - got.mean : got.mean;
     r.stdev = got.stdev;
     return r;
 }

@@ -20,6 +20,10 @@ struct LengthSampling {
     // normal: mean and stdev of the untruncated normal; lognormal: those of log(length); uniform: centre
     // and half-width; exponential: 0 and the untruncated mean; fixed: the length and 0.
     double location = 0, scale = 0;
+    // exponential only: the density rises towards `hi` (∝ exp(+x/scale)), the mirror image of the
+    // falling one. A falling exponential restricted to [lo, hi] has its mean below the midpoint; a mean
+    // above it (55.5 in [1, 64]) is the mirror's, so every mean inside the bounds is kept.
+    bool rising = false;
     double lo = 1, hi = 1;        // whole-token bounds of the lengths drawn
     double in_range = 1;          // the untruncated family's probability of a length inside the bounds
     double mean = 0, stdev = 0;   // of the lengths drawn (rounding to whole tokens aside)

@@ -72,7 +72,13 @@ void StepSimulator::write_trace(std::ostream& os) const {
     auto out = std::back_inserter(b);
     const double us = 1e6;
     bool first = true;
+    // Streamed: the text goes to `os` a MiB at a time (a 2^21-pass step is ~1 GB of trace; it was built
+    // whole in memory first).
     auto sep = [&] {
+        if (b.size() >= (std::size_t{1} << 20)) {
+            os.write(b.data(), static_cast<std::streamsize>(b.size()));
+            b.clear();
+        }
         if (!first) b.push_back(',');
         b.push_back('\n');
         first = false;
@@ -224,7 +230,13 @@ void write_serving_trace(std::ostream& os, const ServingResult& r) {
                    "\"iterations\": {}, \"makespan_s\": {}}},\n\"traceEvents\": [",
                    r.requests, r.replicas, r.iterations, r.makespan_s);
     bool first = true;
+    // Streamed: the text goes to `os` a MiB at a time (a 2^21-pass step is ~1 GB of trace; it was built
+    // whole in memory first).
     auto sep = [&] {
+        if (b.size() >= (std::size_t{1} << 20)) {
+            os.write(b.data(), static_cast<std::streamsize>(b.size()));
+            b.clear();
+        }
         if (!first) b.push_back(',');
         b.push_back('\n');
         first = false;

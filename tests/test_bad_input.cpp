@@ -35,7 +35,11 @@ std::string source(const std::string& relative) { return std::string(LLMSIM_SOUR
 void expect_refused(const std::vector<std::string>& args, const std::vector<std::string>& needles) {
     const Run r = llmsim::test::run_llmsim(args, "bad-input");
     std::string cmd;
-    for (const auto& a : args) cmd += (a.size() > 80 ? a.substr(0, 80) + "..." : a) + " ";
+    for (const auto& a : args) {
+        cmd.append(a, 0, std::min<std::size_t>(a.size(), 80));
+        if (a.size() > 80) cmd += "...";
+        cmd += ' ';
+    }
     INFO("llmsim " << cmd << "\nexit " << r.rc << "\nstderr:\n"
                    << r.err.substr(0, 2000) << "\nstdout:\n"
                    << r.out.substr(0, 500));
@@ -73,7 +77,8 @@ TEST_CASE("JSON nested 10^5 deep is refused at parse time with its pointer (was 
     expect_refused({"memory", "-s", f.string()}, {"deep.json#/0/0/0", "nested more than 64 levels deep"});
     std::string obj;
     for (int i = 0; i < 100000; ++i) obj += "{\"model\":";
-    obj += "1" + std::string(100000, '}');
+    obj += '1';
+    obj.append(100000, '}');
     const auto g = write("deep-obj.json", obj);
     expect_refused({"flops", "-s", g.string()}, {"deep-obj.json#/model/model", "expected at most 64 levels"});
 }
@@ -91,9 +96,10 @@ TEST_CASE("wrong-typed fields of a validation file are errors with FILE#/pointer
     const auto f = write("val-types.json", R"({"cases": [{"id": "a", "scenario": {)" + kBase +
                                                R"(, "gpus": 8}, "measured": {"step_time_s": "fast"}},
                                            {"id": "b", "scenario": 7, "measured": {"step_time_s": 1.0}}]})");
-    expect_refused({"validate", f.string()},
-                   {"val-types.json#/cases/0/measured/step_time_s: \"fast\": expected a measured value > 0",
-                    "val-types.json#/cases/1/scenario: 7: expected an object"});
+    expect_refused(
+        {"validate", f.string()},
+        {"val-types.json#/cases/0/measured/step_time_s: \"fast\": expected a measured value in [1e-06, 1e+09] s",
+         "val-types.json#/cases/1/scenario: 7: expected an object"});
 }
 
 TEST_CASE("wrong-typed fields of an nccl-tests -J log are errors with FILE#/pointer (was internal error)",
@@ -138,8 +144,11 @@ TEST_CASE("a serving stream past the simulator's work limit is refused before si
                     "1000", "--qps", "1e9", "--requests", "10000000"},
                    {"--requests: 10000000: 1e+10 decode steps", "past the serving simulator's work limit",
                     "expected fewer requests or shorter outputs"});
-    expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "10", "--output-len",
-                    "400000", "--qps", "1e9", "--requests", "1000"},
+    // (A model stating a 10^6-token context: the zoo's llama-3-8b stops at 8,192.)
+    const auto longctx = write("longctx.json", R"({"model": {"preset": "llama-3-8b", "max_seq_len": 1000000},
+                                                   "system": "dgx-h100", "gpus": 1})");
+    expect_refused({"estimate", "-s", longctx.string(), "--input-len", "10", "--output-len", "400000", "--qps", "1e9",
+                    "--requests", "1000"},
                    {"--requests: 1000: 4e+08 decode steps in at least 1.7e+08 iterations"});
 }
 
@@ -265,7 +274,7 @@ TEST_CASE("validation files with zero or negative measurements are refused (was 
         {"id": "n", "scenario": {)" +
                   kBase + R"(, "gpus": 8, "training": {"global_batch": 64}}, "measured": {"step_time_s": -2.5}}]})");
     expect_refused({"validate", f.string()},
-                   {"val-zero.json#/cases/0/measured/step_time_s: 0: expected a measured value > 0",
+                   {"val-zero.json#/cases/0/measured/step_time_s: 0: expected a measured value in [1e-06, 1e+09] s",
                     "val-zero.json#/cases/1/measured/step_time_s: -2.5"});
 }
 
@@ -355,4 +364,226 @@ TEST_CASE("flag conversion errors say what was expected (was 'Could not convert'
     const Run r =
         llmsim::test::run_llmsim({"memory", "--model", "llama-3-8b", "--system", "dgx-h100", "--tp", "x"}, "bad-input");
     CHECK(r.err.find("Could not convert") == std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 34
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("integer and number flags are decimal; empty values are refused (was 010 = 8, 0x10 = 16, '' = default)",
+          "[bad-input]") {
+    const std::vector<std::string> m = {"memory", "--model", "llama-3-8b", "--system", "dgx-h100"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = m;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    // Flags checked by int_in (a range in "lo..hi").
+    expect_refused(with({"--gpus", "8", "--tp", "010"}), {"--tp: '010' has a leading 0 (octal is not read)"});
+    expect_refused(with({"--gpus", "0x10"}), {"--gpus: '0x10' is not an integer"});
+    expect_refused(with({"--gpus", ""}), {"--gpus: '' is not an integer"});
+    // Flags with CLI11's own range check, which reads octal and hexadecimal.
+    expect_refused({"calc", "amdahl", "--serial", "0.1", "--p", "04"}, {"--p: '04' is not a decimal integer"});
+    expect_refused({"calc", "amdahl", "--serial", "0.1", "--p", "0x4"}, {"--p: '0x4' is not a decimal integer"});
+    expect_refused({"calc", "amdahl", "--serial", "0.1", "--p", ""}, {"--p: empty value: expected an integer"});
+    // An unsigned seed: -1 was 2^64 - 1.
+    expect_refused({"drill", "--seed", "-1"}, {"--seed: '-1' is not a decimal integer", "or a sign"});
+    // Numbers: hexadecimal floating point, inf and nan.
+    expect_refused({"calc", "amdahl", "--serial", "0x0.1", "--p", "4"}, {"--serial: '0x0.1' is not a finite decimal"});
+    expect_refused({"plan", "--days", "0x1p3", "--system", "dgx-h100", "--gpus", "8"},
+                   {"--days: '0x1p3' is not a finite number"});
+    // Empty text values.
+    for (const char* flag : {"--schedule", "--recompute", "--offload", "--model"})
+        expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", flag, ""},
+                       {std::string(flag) + ": empty value"});
+}
+
+TEST_CASE("a bandwidth of 0 where the system uses it is refused with its pointer (was a free collective or 1e18 s)",
+          "[bad-input]") {
+    const std::string t = R"(, "gpus": 16, "training": {"global_batch": 64}})";
+    expect_refused(
+        {"estimate", "-s",
+         write("bw-inter.json", R"({"model": "llama-3-8b", "system": {"preset": "dgx-h100", "inter_node_GBps": 0})" + t)
+             .string()},
+        {"/system/inter_node_GBps: 0: expected a number >= 1e-06"});
+    // A full description without its scale-out tier (was 1e-9 B/s: a step of 10^13 days).
+    expect_refused({"estimate", "-s",
+                    write("bw-tier.json", R"({"model": "llama-3-8b", "system": {"gpu": "h100-sxm", "gpus_per_node": 8,
+                                             "intra_node_GBps": 450})" +
+                                              t)
+                        .string()},
+                   {"/system/inter_node_GBps: missing"});
+    expect_refused(
+        {"estimate", "-s",
+         write("bw-ici.json", R"({"model": "llama-3-8b", "system": {"preset": "tpu-v4", "ici_link_GBps": 0})" + t)
+             .string()},
+        {"/system/ici_link_GBps: 0: expected > 0 on a TPU torus"});
+    expect_refused(
+        {"estimate", "-s",
+         write("bw-nic.json", R"({"model": "llama-3-8b", "system": {"preset": "dgx-h100", "nic_Gbps": 0})" + t)
+             .string()},
+        {"/system/nic_Gbps: 0: expected > 0 with nics_per_node = 8"});
+    expect_refused(
+        {"estimate", "-s",
+         write("bw-nvls.json", R"({"model": "llama-3-8b", "system": {"preset": "dgx-h100", "nvls_GBps": 0})" + t)
+             .string()},
+        {"/system/nvls_GBps: 0: expected > 0 with nvls: true"});
+    expect_refused(
+        {"estimate", "-s",
+         write("bw-host.json", R"({"model": "llama-3-8b", "system": {"preset": "dgx-h100", "host_memory_GBps": 0})" + t)
+             .string()},
+        {"/system/host_memory_GBps: 0: expected a number >= 1e-06"});
+    // Host DRAM bandwidth absent from a full description: an optimizer offload needs it (was 100 GB/s).
+    expect_refused({"estimate", "-s",
+                    write("bw-host-full.json", R"({"model": "llama-3-8b", "system": {"gpu": "h100-sxm",
+                        "gpus_per_node": 8, "intra_node_GBps": 450, "inter_node_GBps": 50, "pcie_GBps": 63},
+                        "gpus": 8, "training": {"global_batch": 64, "offload": "optimizer"}})")
+                        .string()},
+                   {"/system/host_memory_GBps: missing: expected a host DRAM bandwidth > 0 for training.offload"});
+}
+
+TEST_CASE("rates and measurements are bounded to a physical range (was qps 5e-324: infinite latencies)",
+          "[bad-input]") {
+    for (const char* qps : {"5e-324", "1e-300", "9.9e-7"}) {
+        const auto f = write("qps-tiny.json", std::string(R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 1,
+            "inference": {"batching": "continuous", "requests": 50, "qps": )") +
+                                                  qps + "}}");
+        expect_refused({"estimate", "-s", f.string()},
+                       {"/inference/qps: ", "expected 0 (off) or a number in [1e-06, 1000000000]"});
+    }
+    expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "1", "--qps", "1e-300"},
+                   {"--qps", "expected 0 (off) or a number in [1e-06"});
+    const auto v = write("val-tiny.json", R"({"cases": [{"id": "t", "scenario": {)" + kBase +
+                                              R"(, "gpus": 8, "training": {"global_batch": 64}},
+                                                  "measured": {"step_time_s": 5e-324, "mfu": 1.5}}]})");
+    expect_refused({"validate", v.string()},
+                   {"val-tiny.json#/cases/0/measured/step_time_s: ", "expected a measured value in [1e-06, 1e+09] s",
+                    "val-tiny.json#/cases/0/measured/mfu: 1.5: expected a measured value in [1e-06, 1]"});
+}
+
+TEST_CASE("validate refuses a measured quantity llmsim does not predict, up front (was a table and exit 1)",
+          "[bad-input]") {
+    const auto v = write("val-unknown.json", R"({"cases": [{"id": "u", "scenario": {)" + kBase +
+                                                 R"(, "gpus": 8, "training": {"global_batch": 64}},
+                                                     "measured": {"step_time_s": 1.0, "ttft_s": 0.2}}]})");
+    expect_refused({"validate", v.string()},
+                   {"val-unknown.json#/cases/0/measured/ttft_s: unknown quantity: expected one llmsim predicts for a "
+                    "training case: step_time_s"});
+}
+
+TEST_CASE("keys that would do nothing are refused: serving keys on a static scenario, empty profiles (issue 34)",
+          "[bad-input]") {
+    expect_refused(
+        {"estimate", "-s",
+         write("static-qps.json", "{" + kBase + R"(, "gpus": 8, "inference": {"batch": 8, "qps": 5,
+                        "slo": {"ttft_p99_s": 1}}})")
+             .string()},
+        {"/inference/qps: 5: expected no such key in a static-batching inference scenario", "/inference/slo: "});
+    expect_refused(
+        {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", "--batch", "8", "--qps", "4"},
+        {"--batch: 8: expected no such key in a serving scenario"});
+    // A profile that sets nothing, an empty profile name, a profile whose system.gpu is a name (was an
+    // internal error) that is not the system's accelerator.
+    write("empty-profile.json", "{}");
+    write("gpu-name-profile.json", R"({"llmsim_profile": 1, "system": {"gpu": "h200-sxm", "inter_node_GBps": 40}})");
+    const std::string sys = R"({"model": "llama-3-8b", "gpus": 8, "system": {"preset": "dgx-h100", "profile": )";
+    expect_refused({"estimate", "-s", write("sp-empty.json", sys + R"("empty-profile.json"}})").string()},
+                   {"/system/profile: ", "empty-profile.json#/system: missing: expected the measured system keys"});
+    expect_refused({"estimate", "-s", write("sp-blank.json", sys + R"(""}})").string()},
+                   {"/system/profile: \"\": expected a calibration profile file or a built-in profile name"});
+    expect_refused({"estimate", "-s", write("sp-gpu.json", sys + R"("gpu-name-profile.json"}})").string()},
+                   {"gpu-name-profile.json#/system/gpu: \"h200-sxm\": expected the system's accelerator \"h100-sxm\""});
+}
+
+TEST_CASE("sequences beyond the model's stated context length are refused (was accepted silently)", "[bad-input]") {
+    // A learned position table has no entry past its size.
+    expect_refused({"estimate", "--model", "gpt3-1.3b", "--system", "dgx-h100", "--gpus", "8", "--seq-len", "4096"},
+                   {"--seq-len: 4096: expected at most the model's context length (2048 tokens, its learned position "
+                    "table)"});
+    // A serving engine refuses a request longer than the model's context.
+    expect_refused({"estimate", "--model", "llama-2-7b", "--system", "dgx-h100", "--gpus", "1", "--input-len", "4000",
+                    "--output-len", "200", "--qps", "1"},
+                   {"--input-len: 4000: expected a prompt that, with the 200 output tokens, fits the model's context "
+                    "length (4096 tokens"});
+    // Training a RoPE model past its stated context is long-context extension: accepted.
+    const Run r = llmsim::test::run_llmsim(
+        {"estimate", "--model", "llama-2-7b", "--system", "dgx-h100", "--gpus", "8", "--seq-len", "8192", "--fast"},
+        "bad-input");
+    CHECK(r.rc == 0);
+}
+
+TEST_CASE("write errors exit non-zero naming the path (was exit 0 on /dev/full)", "[bad-input]") {
+    if (!fs::exists("/dev/full")) return;
+    const std::string run_file = source("scenarios/sweeps/llama3-70b-tp-pp.json");
+    // Outputs named by a flag.
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", "--trace", "/dev/full"},
+             {"run", run_file, "--fast", "-o", "/dev/full"}}) {
+        const Run r = llmsim::test::run_llmsim(args, "bad-input");
+        INFO(args[0] << " stderr: " << r.err);
+        CHECK(r.rc == 1);
+        CHECK(r.err.find("/dev/full: cannot be written (No space left on device)") != std::string::npos);
+    }
+    // merge -o, from two shards of a run.
+    const auto a = dir() / "shard-a.jsonl", b = dir() / "shard-b.jsonl";
+    REQUIRE(llmsim::test::run_llmsim({"run", run_file, "--fast", "--shard", "1/2", "-o", a.string()}).rc == 0);
+    REQUIRE(llmsim::test::run_llmsim({"run", run_file, "--fast", "--shard", "2/2", "-o", b.string()}).rc == 0);
+    const Run m = llmsim::test::run_llmsim({"merge", a.string(), b.string(), "-o", "/dev/full"}, "bad-input");
+    CHECK(m.rc == 1);
+    CHECK(m.err.find("-o: /dev/full: cannot be written") != std::string::npos);
+    // stdout itself.
+    const auto err = dir() / "stdout-full.err";
+    const std::string cmd = llmsim::test::shell_quote(LLMSIM_BINARY) +
+                            " estimate --model llama-3-8b --system dgx-h100 --gpus 8 >/dev/full 2>" +
+                            llmsim::test::shell_quote(err.string());
+    const int status = std::system(cmd.c_str());
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(llmsim::test::slurp(err).find("error: stdout: cannot be written") != std::string::npos);
+}
+
+TEST_CASE("run decides --plot and -j before running or printing (was a table, then exit 2; -j 2000 SIGABRT)",
+          "[bad-input]") {
+    expect_refused({"run", source("scenarios/llama3-70b-h100-64.json"), "--fast", "--plot", (dir() / "x.svg").string()},
+                   {"--plot: ", "the run files sweep no number: expected a sweep over a number"});
+    CHECK(!fs::exists(dir() / "x.svg"));
+    expect_refused({"run", source("scenarios/llama3-70b-h100-64.json"), "--fast", "-j", "2000"},
+                   {"--threads: 2000: expected an integer in 1..1024"});
+}
+
+TEST_CASE("calibrate check takes the system from the truth file's GPU and refuses a mismatch (was dgx-h100)",
+          "[bad-input]") {
+    const std::string h200 = source("hardware_db/profiles/h200-sxm-141gb-2026-11-26/torch-truth.json");
+    const Run ok = llmsim::test::run_llmsim(
+        {"calibrate", "check", h200, "--profile", "h200-sxm-141gb-2026-11-26", "--json"}, "bad-input");
+    REQUIRE(ok.rc == 0);
+    CHECK(ok.out.find("\"system\": \"hgx-h200\"") != std::string::npos);
+    expect_refused(
+        {"calibrate", "check", h200, "--profile", "h200-sxm-141gb-2026-11-26", "--system", "dgx-h100"},
+        {"--system: dgx-h100: its GPU is h100-sxm: expected a system of the truth file's GPU (\"NVIDIA H200\"",
+         "torch-truth.json#/gpu"});
+    expect_refused({"calibrate", "check", h200, "--profile", "h100-sxm5-80gb-2026-11-22"},
+                   {"--profile: h100-sxm5-80gb-2026-11-22: measured on \"NVIDIA H100 80GB HBM3\""});
+    // Shapes are bounded (seq_len x micro_batch was an int overflow) and a model the zoo does not know is
+    // an error at its pointer.
+    const std::string head = R"({"llmsim_layer_truth": 1, "gpu": "NVIDIA H200", "date": "2026-11-26", )";
+    expect_refused(
+        {"calibrate", "check",
+         write("truth-big.json", head + R"("layers": [{"model": "llama-3-8b", "mode": "eager", "seq_len": 20000000,
+                "micro_batch": 9000000, "fwd_ms": 1, "fwd_bwd_ms": 3}]})")
+             .string(),
+         "--profile", "h200-sxm-141gb-2026-11-26"},
+        {"truth-big.json#/layers/0/seq_len: 20000000: expected a positive number up to 1.67772e+07"});
+    expect_refused(
+        {"calibrate", "check",
+         write("truth-prod.json", head + R"("layers": [{"model": "llama-3-8b", "mode": "eager", "seq_len": 8192,
+                "micro_batch": 8192, "fwd_ms": 1, "fwd_bwd_ms": 3}]})")
+             .string(),
+         "--profile", "h200-sxm-141gb-2026-11-26"},
+        {"truth-prod.json#/layers/0/micro_batch: 8192: expected seq_len · micro_batch at most 16777216 tokens"});
+    expect_refused({"calibrate", "check",
+                    write("truth-model.json", head + R"("gemms": [{"model": "llama-9", "op": "qkv", "pass": "fwd",
+                        "m": 8, "n": 8, "k": 8, "ms": 0.1}]})")
+                        .string(),
+                    "--profile", "h200-sxm-141gb-2026-11-26"},
+                   {"truth-model.json#/gemms/0/model: "});
 }

@@ -1,5 +1,6 @@
 // The batch room (batch/): sweep expansion, shards, the ordered thread pool, row formats and merge,
 // with an evaluator written here (the CLI's estimate-based one is tested in test_cli).
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 
@@ -168,4 +169,73 @@ TEST_CASE("a sweep beyond kMaxRunScenarios is refused before it is expanded", "[
     Plan p;
     CHECK_THROWS_WITH(expand(big, "t.json#", ".", p), Catch::Contains("t.json#/sweep: more than 4194304 scenarios"));
     CHECK(p.items.empty());
+}
+
+TEST_CASE("merge streams its pieces: rows in run order, nothing written when a piece is bad (issue 34)", "[batch]") {
+    // merge read every piece whole (up to 64 GiB); merge_files opens each piece as a stream, checks them all
+    // in a first pass and writes in a second, holding one row per piece.
+    const std::vector<std::string> names = {"a.jsonl", "b.jsonl"};
+    const std::vector<std::string> good = {"{\"index\":0,\"of\":3,\"x\":1}\n{\"index\":2,\"of\":3,\"x\":3}\n",
+                                           "{\"index\":1,\"of\":3,\"x\":2}\n"};
+    int opened = 0;
+    auto open_from = [&](const std::vector<std::string>& texts) {
+        return [&opened, texts](std::size_t i) -> std::unique_ptr<std::istream> {
+            ++opened;
+            return std::make_unique<std::istringstream>(texts[i]);
+        };
+    };
+    std::ostringstream out;
+    merge_files(names, open_from(good), out);
+    CHECK(out.str() ==
+          "{\"index\":0,\"of\":3,\"x\":1}\n{\"index\":1,\"of\":3,\"x\":2}\n{\"index\":2,\"of\":3,\"x\":3}\n");
+    CHECK(opened == 4);   // two passes over two pieces
+    // Rows out of the order llmsim run writes them, and a row missing: errors, and nothing written.
+    const std::vector<std::string> bad = {"{\"index\":2,\"of\":3}\n{\"index\":0,\"of\":3}\n", "\n"};
+    std::ostringstream none;
+    CHECK_THROWS_WITH(merge_files(names, open_from(bad), none),
+                      Catch::Contains("a.jsonl:2: row 0 after row 2: expected rows in the order llmsim run writes") &&
+                          Catch::Contains("rows missing"));
+    CHECK(none.str().empty());
+}
+
+TEST_CASE("a sweep is built on demand: a shard of a 2^22-point sweep builds only its slice (issue 34)", "[batch]") {
+    // 2^22 points: expanded ahead this held 2^22 documents (gigabytes) before one shard ran.
+    Json values = Json::array();
+    for (int i = 0; i < 64; ++i) values.push_back(i + 1);
+    Json doc = {{"model", "m"},
+                {"sweep",
+                 {{"a", values},
+                  {"b", values},
+                  {"c", values},
+                  {"d", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}}}};
+    Plan p;
+    expand(doc, "big.json#", ".", p);
+    REQUIRE(p.items.size() == (std::size_t{1} << 22));
+    const Item last = p.items[p.items.size() - 1];
+    CHECK(last.swept == Json({{"a", 64}, {"b", 64}, {"c", 64}, {"d", 16}}));
+    CHECK(last.origin == "big.json#/sweep[4194303]");
+    const Item mid = p.items[16 * 64 + 16 + 1];   // a = 1, b = 2, c = 2, d = 2
+    CHECK(mid.doc["a"] == 1);
+    CHECK(mid.doc["b"] == 2);
+    CHECK(mid.doc["c"] == 2);
+    CHECK(mid.doc["d"] == 2);
+    CHECK(p.items.any_swept_number());
+    // One shard of 65,536: 64 rows, each built when it runs.
+    const auto idx = shard_indices(p.items.size(), Shard{65536, 65536, false});
+    REQUIRE(idx.size() == 64);
+    std::ostringstream out;
+    RunOptions o;
+    o.threads = 2;
+    const auto sum = run(
+        p, idx,
+        [](const Item& it) {
+            return Outcome{it.doc, {{"ok", true}}};
+        },
+        o, out);
+    CHECK(sum.rows == 64);
+    CHECK(sum.failed == 0);
+    // A sweep beyond 2^22 points is still an input error.
+    doc["sweep"]["e"] = {1, 2};
+    Plan q;
+    CHECK_THROWS_WITH(expand(doc, "big.json#", ".", q), Catch::Contains("more than 4194304 scenarios"));
 }

@@ -468,3 +468,18 @@ TEST_CASE("GB200's sustained fraction is the fit on the published GB200 runs who
         }
     CHECK(found);
 }
+
+TEST_CASE("a negative fitted latency is clamped to 0 with the bandwidth refitted (was a negative alpha_us)",
+          "[calibrate][fit]") {
+    // Times below the alpha-beta line at small sizes (t = S / 100 GB/s - 20 us, kept positive): the
+    // unconstrained intercept is negative.
+    std::vector<CollectivePoint> pts;
+    for (double s = 1 << 22; s <= double(1 << 30); s *= 2) pts.push_back({s, s * 1.75 / 100e3 - 20.0});
+    const auto f = fit_alpha_beta("all_reduce", 8, pts);
+    CHECK(f.alpha_clamped);
+    CHECK(f.alpha_fitted_us < 0);
+    CHECK(f.alpha_us == 0);
+    CHECK(f.busbw_GBps > 90);
+    CHECK(f.busbw_GBps < 110);
+    for (double p : f.fit.predicted) CHECK(p > 0);
+}

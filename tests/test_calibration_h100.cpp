@@ -157,3 +157,46 @@ TEST_CASE("a layer_truth file with a bad value is refused naming its pointer") {
     }
     CHECK_THROWS_AS(cli::read_layer_truth(Json::object(), "y.json"), ConfigError);
 }
+
+TEST_CASE("the built-in H200 profile is the fit of the committed raw measurements (2026-11-26)") {
+    const std::string name = "h200-sxm-141gb-2026-11-26";
+    const auto raw =
+        calibrate::read_raw(std::string(LLMSIM_SOURCE_DIR) + "/hardware_db/profiles/" + name + "/probe-raw.json");
+    CHECK(raw.gpu_name() == "NVIDIA H200");
+    CHECK(calibrate::guess_system_preset(raw.gpu_name()) == "hgx-h200");
+    calibrate::CalibrateInputs in;
+    in.raw = &raw;
+    in.nominal = calibrate::nominal_from_system(Database::builtin().system("hgx-h200"));
+    in.today = "2026-11-26";
+    const Json fitted = calibrate::profile_json(calibrate::calibrate(in));
+    const Json* builtin = Database::builtin().builtin_profile(name);
+    REQUIRE(builtin != nullptr);
+    CHECK(builtin->at("measured_on").at("gpu") == "NVIDIA H200");
+    const Json& a = fitted.at("system").at("gpu").at("efficiency");
+    const Json& b = builtin->at("system").at("gpu").at("efficiency");
+    for (const char* k : {"gemm_k_half", "hbm_efficiency", "kernel_launch_us"})
+        CHECK(a.at(k).get<double>() == Approx(b.at(k).get<double>()).epsilon(1e-9));
+    for (const char* p : {"bf16", "fp16", "fp8", "tf32"})
+        CHECK(a.at("gemm_max").at(p).get<double>() == Approx(b.at("gemm_max").at(p).get<double>()).epsilon(1e-9));
+    // bf16 GEMMs at 0.74 of the dense peak, copy/triad at 0.84 of 4.8 TB/s.
+    CHECK(b.at("gemm_max").at("bf16").get<double>() == Approx(0.736).margin(0.005));
+    CHECK(b.at("hbm_efficiency").get<double>() == Approx(0.845).margin(0.005));
+    // calibrate check on its own truth file, on the H200's system: the profile brings GEMMs and layers
+    // closer to PyTorch (docs/calibration.md: 9.5% -> 3.7%, 10.6% -> 5.4%).
+    const sim::LayerTruth truth = cli::read_layer_truth_file(std::string(LLMSIM_SOURCE_DIR) + "/hardware_db/profiles/" +
+                                                             name + "/torch-truth.json");
+    Problems pr;
+    const SystemSpec base = Database::builtin().resolve_system(Json("hgx-h200"), "", pr);
+    const SystemSpec cal = Database::builtin().resolve_system(Json{{"preset", "hgx-h200"}, {"profile", name}}, "", pr);
+    REQUIRE(pr.empty());
+    std::map<std::string, ModelSpec> models;
+    for (const auto& g : truth.gemms) models.emplace(g.model, Database::builtin().model(g.model));
+    for (const auto& l : truth.layers) models.emplace(l.model, Database::builtin().model(l.model));
+    for (const auto& d : truth.decode) models.emplace(d.model, Database::builtin().model(d.model));
+    const auto r = sim::check_against_truth(truth, models, base, cal);
+    for (const auto& s : r.summary) {
+        INFO(s.kind);
+        if (s.kind == "gemm" || s.kind == "layer") CHECK(s.mean_abs_err_calibrated < 0.6 * s.mean_abs_err_uncalibrated);
+        CHECK(s.mean_abs_err_calibrated < 0.10);
+    }
+}

@@ -607,3 +607,23 @@ TEST_CASE("explain: partial recompute and activation offload levers at the fewes
     CHECK(e.levers[static_cast<std::size_t>(e.recommended)].name == "activation offload");
     CHECK(off->step_time_s < rc->step_time_s);
 }
+
+TEST_CASE("explain: a lever the reader would refuse is not priced (was optimizer offload at an infinite step)",
+          "[explain]") {
+    // A full system description without a host link (pcie_GBps) or host DRAM bandwidth: offloading the
+    // optimizer is refused by the reader, so explain does not offer it; every lever it prices is finite.
+    const Scenario s = parse_scenario(
+        Json{{"model", "llama-3-8b"},
+             {"system", {{"gpu", "h100-sxm"}, {"gpus_per_node", 8}, {"intra_node_GBps", 450}, {"inter_node_GBps", 50}}},
+             {"gpus", 8},
+             {"training", {{"global_batch", 64}}}});
+    const auto e = sim::explain_training(s);
+    REQUIRE(!e.levers.empty());
+    for (const auto& l : e.levers) {
+        INFO(l.name);
+        CHECK(l.name != "optimizer offload");
+        CHECK(std::isfinite(l.step_time_s));
+        CHECK(l.step_time_s > 0);
+        CHECK(std::isfinite(l.mfu));
+    }
+}

@@ -382,3 +382,33 @@ TEST_CASE("pp·vp may reach layers + 2 (embedding and loss chunks), not beyond",
         CHECK(e.problems()[0].find("layers + 2 (128:") != std::string::npos);
     }
 }
+
+TEST_CASE("finetune and rlhf keys that would do nothing are refused with their pointer (issue 34)", "[scenario]") {
+    auto problems = [](const Json& training) {
+        try {
+            (void)parse_scenario(
+                Json{{"model", "gpt3-1.3b"}, {"system", "dgx-h100"}, {"gpus", 8}, {"training", training}});
+        } catch (const ConfigError& e) {
+            std::string all;
+            for (const auto& l : e.problems()) all += l + "\n";
+            return all;
+        }
+        return std::string();
+    };
+    // A LoRA target named twice was counted twice (four times for q, k, v, o given twice each).
+    CHECK_THAT(problems({{"finetune", {{"method", "lora"}, {"targets", {"q", "v", "q"}}}}}),
+               Catch::Contains("/training/finetune/targets/2: \"q\": expected each target once") &&
+                   Catch::Contains("already at /training/finetune/targets/0"));
+    // gpt3-1.3b has a GeLU MLP: a gate adapter trained nothing.
+    CHECK_THAT(problems({{"finetune", {{"method", "lora"}, {"targets", {"q", "gate"}}}}}),
+               Catch::Contains("/training/finetune/targets/1: \"gate\": expected a projection the model has"));
+    // Adapter keys without an adapter method.
+    CHECK_THAT(problems({{"finetune", {{"method", "none"}, {"rank", 8}}}}),
+               Catch::Contains("/training/finetune/rank: 8: expected no such key with method \"none\""));
+    CHECK_THAT(problems({{"finetune", {{"rank", 8}}}}), Catch::Contains("/training/finetune/rank"));
+    // A disabled PPO iteration with its models.
+    CHECK_THAT(problems({{"rlhf", {{"enabled", false}, {"critic", "gpt3-125m"}}}}),
+               Catch::Contains("/training/rlhf/critic") && Catch::Contains("\"enabled\": false"));
+    CHECK(problems({{"finetune", {{"method", "lora"}, {"targets", {"q", "up", "down"}}}}}).empty());
+    CHECK(problems({{"rlhf", {{"enabled", false}}}}).empty());
+}

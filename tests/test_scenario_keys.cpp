@@ -74,8 +74,12 @@ Json context_for(const ScenarioKey& k) {
         j["training"] = {{"global_batch", 8}};   // interleaved: micro-batches a multiple of pp
     }
     if (p == "/parallel/ep") j["model"] = "mixtral-8x7b";
+    // A torus runs its collectives over ICI links: it needs their bandwidth and count.
+    if (p == "/system/torus_dims") j["system"]["preset"] = "tpu-v4";
     if (p == "/parallel/torch_compile") j["parallel"]["framework"] = "torchtitan";
     if (p == "/training/recompute_num_layers") j["training"]["recompute"] = "full";
+    // Adapter keys need an adapter method; a disabled PPO iteration takes no other key.
+    if (k.object == "/training/finetune" && k.key != "method") j["training"]["finetune"] = {{"method", "lora"}};
     if (p == "/training/fp8_params") j["training"]["precision"] = "fp8";
     if (p == "/model/preset") j["model"] = Json::object();   // the zoo model, not the small one
     return j;

@@ -153,7 +153,12 @@ TEST_CASE(
 
 TEST_CASE("continuous batching beats static batching on a mixed-length stream", "[serving][sim]") {
     const auto cont = serving("llama-3-8b", 1, 1, mixed({{"max_batch", 64}}));
-    const auto stat = serving("llama-3-8b", 1, 1, mixed({{"batching", "static"}, {"batch", 64}}));
+    // The stream simulator's static batches (the reader refuses a stream's keys on a static scenario, whose
+    // estimate is the closed form; the simulator's static policy is this comparison's baseline).
+    auto stat = serving("llama-3-8b", 1, 1, mixed({{"max_batch", 64}}));
+    stat.inference.batching = Batching::static_batches;
+    stat.inference.batch = 64;
+    stat.inference.max_batch = 0;
     const auto rc = sim::simulate_serving(cont.serving_job());
     const auto rs = sim::simulate_serving(stat.serving_job());
     CHECK(rc.output_tokens_per_s > 1.3 * rs.output_tokens_per_s);
@@ -311,6 +316,18 @@ TEST_CASE("bounded length distributions keep the stated mean and stdev", "[servi
     const auto e = sim::length_sampling(LengthDist{K::exponential, 200, 0, 150, 260});
     CHECK(e.mean == Approx(200).epsilon(1e-6));
     CHECK(drawn(LengthDist{K::exponential, 200, 0, 150, 260}).mean == Approx(200).epsilon(0.01));
+    // A mean above the midpoint of the bounds (issue 34: 55.5 asked in [1, 64], 32.2 drawn): the rising
+    // exponential, the mirror image of the falling one, keeps it; its lengths still cover the bounds.
+    const auto high = sim::length_sampling(LengthDist{K::exponential, 55.5, 0, 1, 64});
+    CHECK(high.rising);
+    CHECK(high.mean == Approx(55.5).epsilon(1e-6));
+    CHECK(drawn(LengthDist{K::exponential, 55.5, 0, 1, 64}).mean == Approx(55.5).epsilon(0.01));
+    CHECK(high.length(1e-12) == 1);
+    CHECK(high.length(1.0 - 1e-16) == 64);
+    CHECK(high.length(0.3) <= high.length(0.7));
+    // The midpoint itself, and a mean just above the lower bound.
+    CHECK(sim::length_sampling(LengthDist{K::exponential, 32.5, 0, 1, 64}).mean == Approx(32.5).epsilon(1e-6));
+    CHECK(sim::length_sampling(LengthDist{K::exponential, 1.2, 0, 1, 64}).mean == Approx(1.2).epsilon(1e-6));
     // A stdev the family cannot reach within the bounds: the mean is kept, the stdev is the nearest the
     // family reaches (a normal cut at 50 with mean 100 tends to an exponential from 49.5: stdev < 50.5).
     const auto far = sim::length_sampling(LengthDist{K::normal, 100, 60, 50, 300});
@@ -349,10 +366,18 @@ TEST_CASE("serving keys: strict errors name the pointer", "[serving][errors]") {
     CHECK_THAT(bad({{"speculative", {{"method", "eagle"}}}}),
                Catch::Contains("/inference/speculative/acceptance_length"));
     CHECK_THAT(bad({{"requests", 0}}), Catch::Contains("/inference/requests"));
-    // A request longer than the KV cache can hold: the simulator refuses it, naming the key.
-    const auto huge = serving("llama-3.1-70b", 1, 1,
-                              {{"batching", "continuous"}, {"weight_precision", "fp8"}, {"input_len", 1000000}});
+    // A request longer than the KV cache can hold: the simulator refuses it, naming the key (the model
+    // states a 2M-token context; the zoo's 131,072 would refuse the prompt in the reader).
+    const auto huge = parse_scenario(
+        Json{{"model", {{"preset", "llama-3.1-70b"}, {"max_seq_len", 2000000}}},
+             {"system", "dgx-h100"},
+             {"gpus", 1},
+             {"inference", {{"batching", "continuous"}, {"weight_precision", "fp8"}, {"input_len", 1000000}}}});
     CHECK_THROWS_WITH(sim::simulate_serving(huge.serving_job()), Catch::Contains("/inference/input_len"));
+    // Past the model's stated context the reader refuses the prompt.
+    CHECK_THAT(bad({{"batching", "continuous"}, {"input_len", 8000}, {"output_len", 500}}),
+               Catch::Contains("/inference/input_len: 8000: expected a prompt that, with the 500 output tokens, fits "
+                               "the model's context length (8192 tokens"));
 }
 
 TEST_CASE("inference.engine: a registered name and a release number, echoed; anything else names its pointer",
@@ -527,7 +552,7 @@ TEST_CASE("without max_batch_tokens an iteration takes whole prompts up to the e
     for (const auto& it : r.timeline) CHECK(it.prefill_tokens % 1000 == 0);
     CHECK(r.budget_held_fraction > 0.5);
     const auto longp = sim::simulate_serving(
-        serving("llama-3-8b", 1, 1,
+        serving("llama-3.1-8b", 1, 1,   // a 131,072-token context: a 12,000-token prompt is one it takes
                 {{"batching", "continuous"}, {"input_len", 12000}, {"output_len", 2}, {"requests", 3}})
             .serving_job(),
         opt);

@@ -116,7 +116,8 @@ TEST_CASE("qps-sweep errors: exit 2 naming the flag and the value, nothing on st
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
         {{"estimate", "--scenario", training, "--qps-sweep", "1,2"}, "--qps-sweep: given with a training scenario"},
         {deployment({"--qps", "3", "--qps-sweep", "1,2"}), "--qps: 3 given with --qps-sweep: expected one of them"},
-        {deployment({"--batching", "static", "--qps-sweep", "1,2"}), "--qps-sweep: given with batching 'static'"},
+        {deployment({"--batching", "static", "--qps-sweep", "1,2"}),
+         "--qps-sweep: 1.0: expected no such key in a static-batching inference scenario"},
         {deployment({"--trace", "x.json", "--qps-sweep", "1,2"}), "--trace: given with --qps-sweep"},
         {{"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--seq-len", "100", "--qps-sweep", "1"},
          "--seq-len: given with --qps-sweep"}};

@@ -317,3 +317,31 @@ TEST_CASE("simulator agrees with the closed form within 2% on the shared validat
     WARN("validation set: " << agree << " cases agree within 2%, " << explained << " differ with a reason");
     CHECK(agree > 0);
 }
+
+TEST_CASE("the trace streams: written a MiB at a time, never held whole (issue 34: 1.16 GB in memory)", "[sim]") {
+    // A stream buffer that keeps what it is given and the largest single write.
+    struct Recorder : std::streambuf {
+        std::string all;
+        std::size_t largest = 0;
+        std::streamsize xsputn(const char* s, std::streamsize n) override {
+            all.append(s, static_cast<std::size_t>(n));
+            largest = std::max(largest, static_cast<std::size_t>(n));
+            return n;
+        }
+        int overflow(int c) override {
+            if (c != traits_type::eof()) all.push_back(static_cast<char>(c));
+            return c;
+        }
+    };
+    Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.json");
+    s.training.global_batch = 16 * 1024;   // 1,024 micro-batches per pipeline: a trace of several MiB
+    StepSimulator sim;
+    (void)simulate_step(s.training_job(), SimOptions{}, sim);
+    Recorder rec;
+    std::ostream os(&rec);
+    sim.write_trace(os);
+    REQUIRE(rec.all.size() > (std::size_t{3} << 20));
+    CHECK(rec.largest < (std::size_t{1} << 20) + 4096);
+    const Json j = Json::parse(rec.all);
+    CHECK(j["traceEvents"].size() > 1000);
+}

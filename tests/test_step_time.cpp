@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cost_models/collectives.hpp"
+#include "cost_models/flops.hpp"
 #include "cost_models/layer_bytes.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
@@ -1163,4 +1164,49 @@ TEST_CASE("DeepSpeed ZeRO-3 holds the largest gathered pair and pending gradient
     j["parallel"]["framework"] = "megatron";
     CHECK(training_memory(scenario(j).training_job()).zero3_gather_bytes ==
           Approx(3.0 * 12.0 * h * h * 2.0).epsilon(1e-3));
+}
+
+TEST_CASE("no kernel runs above the peak: HFU stays <= 1 from in-range efficiencies (was 110%)", "[step][roofline]") {
+    // sustained_fraction may exceed 1 (a fitted busy share, up to 1.5) and gemm_max reach 1: their product
+    // gave GEMMs at 1.5x the peak and an HFU of 110%. A kernel's share of a peak is min(1, eff * sustained).
+    const Json eff = {{"sustained_fraction", 1.5},
+                      {"gemm_max", {{"bf16", 1.0}}},
+                      {"attention_fwd", 1.0},
+                      {"attention_bwd", 1.0},
+                      {"hbm_efficiency", 1.0}};
+    const auto s = scenario({{"model", "llama-3-8b"},
+                             {"system", {{"preset", "dgx-h100"}, {"gpu", {{"efficiency", eff}}}}},
+                             {"gpus", 8},
+                             {"training", {{"global_batch", 64}, {"recompute", "full"}}}});
+    const auto e = estimate_step(s.training_job());
+    CHECK(e.hfu <= 1.0);
+    CHECK(e.mfu <= e.hfu);
+    CHECK(share_of_peak(0.84, 1.5) == 1.0);
+    CHECK(share_of_peak(0.84, 0.7323) == Approx(0.84 * 0.7323));
+}
+
+TEST_CASE("LoRA MFU counts what the step runs: no weight gradients of the frozen base (was 83-87%)",
+          "[step][lora][flops]") {
+    for (const char* method : {"lora", "qlora"}) {
+        INFO(method);
+        const auto full = scenario(finetune_job("none", 8));
+        const auto lora = scenario(finetune_job(method, 8));
+        const auto ff = training_flops(full.model, full.training, Framework::unspecified, 1.0);
+        const auto fl = training_flops(lora.model, lora.training, Framework::unspecified, 1.0);
+        // Forward F, attention core A (3 passes), adapters 6 P per token: 2F + A + 6P.
+        const double T = static_cast<double>(lora.training.global_batch * lora.training.seq_len);
+        const double P = lora_params_per_layer(lora.model, lora.training.finetune) * lora.model.layers;
+        const double fwd = ff.model_flops_per_step / 3.0;
+        const auto core = layer_flops_per_token(lora.model, static_cast<double>(lora.training.seq_len), false, true);
+        const double A = T * lora.model.layers * core.attn_core;
+        CHECK(fl.model_flops_per_step == Approx(2.0 * fwd + A + 6.0 * P * T).epsilon(1e-12));
+        CHECK(fl.model_flops_per_step < 0.75 * ff.model_flops_per_step);
+        CHECK(fl.logits_flops_per_step == Approx(ff.logits_flops_per_step * 2.0 / 3.0));
+        // The step's HFU stays below llmsim's own ceiling, the largest GEMM's share of the peak (A100:
+        // 0.87 x 0.8989 = 0.78; it was 0.83-0.87).
+        const auto e = estimate_step(lora.training_job());
+        const auto& eff = lora.system.gpu.efficiency;
+        CHECK(e.hfu < lora.system.gpu.gemm_max(Precision::bf16) * eff.sustained_fraction);
+        CHECK(e.mfu <= e.hfu);
+    }
 }
