@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cost_models/layer_bytes.hpp"
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
@@ -194,63 +194,52 @@ struct Builder {
         }
     }
 
-    LayerCost layer(bool moe_layer, double mb_per_step) {
-        LayerCost L;
-        gemm_fwd_s = gemm_bwd_s = 0;
-        units.clear();
-        lead = Zero3Unit{};
-        const double h = static_cast<double>(m.hidden), tp = p.tp;
-        const double qd = static_cast<double>(m.q_dim());
-        const double outside = sp ? tp : 1.0;
-        const bool full = t.recompute == Recompute::full;
+    // What a layer's recompute policy runs again (docs/step-time-model.md, "Recompute").
+    struct Redo {
+        bool full = false;
+        bool op_sac = false;      // torchtitan's op-level selective policy
+        bool passes = false;      // memory-bound passes recomputed
+        bool attention = false;   // the attention core recomputed
+        OpSacPlan plan;
+        // The share of a GEMM's forward that backward runs again.
+        double gemm(LayerPart part) const {
+            if (full) return 1.0;
+            if (!op_sac) return 0.0;
+            switch (part) {
+                case LayerPart::qkv: return plan.qkv;
+                case LayerPart::attn_out: return plan.attn_out;
+                case LayerPart::router: return plan.router;
+                case LayerPart::fc1: return plan.fc1;
+                case LayerPart::fc2: return plan.fc2;
+                case LayerPart::shared_fc1: return plan.shared_fc1;
+                case LayerPart::shared_fc2: return plan.shared_fc2;
+                case LayerPart::none: break;
+            }
+            return 0.0;
+        }
+    };
+
+    Redo redo_policy(bool moe_layer) const {
+        Redo r;
+        r.full = t.recompute == Recompute::full;
         // Selective recompute: the attention core (Megatron) or torchtitan's op-level policy, which
         // recomputes every memory-bound pass and every other GEMM but keeps SDPA's output.
-        const bool op_sac = op_level_selective(p.framework, t.recompute);
-        const bool selective = t.recompute == Recompute::selective && !op_sac;
-        const OpSacPlan plan = op_sac ? op_sac_plan(m, p.tp, sp ? p.tp : 1.0, moe_layer) : OpSacPlan{};
-        auto share = [&](double op_sac_share) { return full ? 1.0 : op_sac ? op_sac_share : 0.0; };
-        const bool passes = full || op_sac;   // memory-bound passes recomputed
-        const bool attn_recompute = full || selective || (op_sac && !t.flash_attention);
-        const double kv_local = kv_heads_per_tp_rank(m, p.tp) * static_cast<double>(m.head_dim);
-        const double heads_local = m.heads / tp;
-        // Eager PyTorch (eager_elementwise): RMSNorm, RoPE and the gated activation as one kernel per op.
-        const bool eager = eager_elementwise(p);
-        const double rmsnorm_bytes = eager ? eager_rmsnorm_bytes_per_element(e) : 2.0 * e;
-        const double norm_bytes = m.norm == NormKind::rmsnorm ? rmsnorm_bytes : 2.0 * e;
-        const double rope_bytes = eager ? eager_rope_bytes_per_element(e) : 2.0 * e;
+        r.op_sac = op_level_selective(p.framework, t.recompute);
+        const bool selective = t.recompute == Recompute::selective && !r.op_sac;
+        if (r.op_sac) r.plan = op_sac_plan(m, p.tp, sp ? p.tp : 1.0, moe_layer);
+        r.passes = r.full || r.op_sac;
+        r.attention = r.full || selective || (r.op_sac && !t.flash_attention);
+        return r;
+    }
 
-        // --- attention block ---
-        mem(L, "norm1", norm_bytes * T * h / outside, passes);
-        if (m.mla.enabled()) {
-            // MLA (Megatron-Core MLASelfAttention): down-projections duplicated on every TP rank (their
-            // input is the gathered sequence), latent norms, column-parallel up-projections.
-            const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
-            const double dr = static_cast<double>(m.mla.qk_rope_head_dim), dv = static_cast<double>(m.v_head());
-            const double dn = static_cast<double>(m.qk_nope_head_dim());
-            if (rq > 0) {
-                gemm(L, "q_down", T, rq, h, 1.0, share(plan.qkv));
-                mem(L, "q_norm", rmsnorm_bytes * T * rq, passes);   // MLA latent norms: RMSNorm
-                gemm(L, "q_up", T, qd / tp, rq, 1.0, share(plan.qkv));
-            } else {
-                gemm(L, "q", T, qd / tp, h, 1.0, share(plan.qkv));
-            }
-            gemm(L, "kv_down", T, rkv + dr, h, 1.0, share(plan.qkv));
-            mem(L, "kv_norm", rmsnorm_bytes * T * rkv, passes);
-            gemm(L, "kv_up", T, heads_local * (dn + dv), rkv, 1.0, share(plan.qkv));
-            if (m.position == PositionKind::rope) mem(L, "rope", rope_bytes * T * (heads_local * dr + dr), passes);
-        } else {
-            gemm(L, "qkv", T, qd / tp + 2.0 * kv_local, h, 1.0, share(plan.qkv));
-            if (m.position == PositionKind::rope) mem(L, "rope", rope_bytes * T * (qd / tp + kv_local), passes);
-        }
-        const double s_q = static_cast<double>(t.seq_len) / p.cp;
-        const double s_kv = static_cast<double>(t.seq_len);
-        const double bh = static_cast<double>(t.micro_batch) * heads_local;
+    // The attention core: FlashAttention (or the unfused kernels) over the micro-batch's heads on this rank.
+    void attention(LayerCost& L, const AttentionShape& at, const Redo& redo, double& fwd_s, double& bwd_s) {
         AttentionSpec as;
-        as.batch_heads = bh;
-        as.s_q = s_q;
-        as.s_kv = s_kv;
+        as.batch_heads = static_cast<double>(t.micro_batch) * at.heads;
+        as.s_q = static_cast<double>(t.seq_len) / p.cp;
+        as.s_kv = static_cast<double>(t.seq_len);
         // QKᵀ over head_dim and PV over the value dimension: the mean gives the FLOPs (MLA: 192 and 128).
-        as.d = 0.5 * static_cast<double>(m.head_dim + m.v_head());
+        as.d = 0.5 * (at.head_qk + at.head_v);
         as.causal = true;
         as.fa2 = uses_fa2_attention(p.framework);
         as.precision = gp;
@@ -259,202 +248,220 @@ struct Builder {
         const auto af = attention_time(a, as);
         as.backward = true;
         const auto ab = attention_time(a, as);
-        const double attn_fwd_s = af.time_s, attn_bwd_s = ab.time_s;
-        L.ops.push_back(OpTime{t.flash_attention ? "attention (flash)" : "attention (unfused)", "attention", attn_fwd_s,
-                               attn_bwd_s, attn_recompute ? attn_fwd_s : 0.0, af.flops, af.bytes, true});
-        L.fwd_compute_s += attn_fwd_s;
-        L.bwd_compute_s += attn_bwd_s;
-        if (attn_recompute) L.recompute_s += attn_fwd_s;
-        attach(attn_fwd_s, attn_bwd_s, attn_recompute ? attn_fwd_s : 0.0);
-        gemm(L, "attn_out", T, h, static_cast<double>(m.v_dim()) / tp, 1.0, share(plan.attn_out), false);
-        mem(L, "dropout_add1", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, passes);
+        fwd_s = af.time_s;
+        bwd_s = ab.time_s;
+        const double redo_s = redo.attention ? fwd_s : 0.0;
+        L.ops.push_back(OpTime{t.flash_attention ? "attention (flash)" : "attention (unfused)", "attention", fwd_s,
+                               bwd_s, redo_s, af.flops, af.bytes, true});
+        L.fwd_compute_s += fwd_s;
+        L.bwd_compute_s += bwd_s;
+        L.recompute_s += redo_s;
+        attach(fwd_s, bwd_s, redo_s);
+    }
 
-        // --- MLP block ---
-        if (!m.parallel_block) mem(L, "norm2", norm_bytes * T * h / outside, passes);
-        const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
-        auto mlp = [&](const std::string& tag, double f, double tokens, double batch, double fc1_share,
-                       double fc2_share) {
-            gemm(L, tag + "_fc1", tokens, gate * f / tp, h, batch, share(fc1_share));
-            mem(L, tag + "_act",
-                eager ? eager_mlp_activation_bytes(tokens * batch, f / tp, gate, e)
-                      : mlp_activation_bytes(tokens * batch, f / tp, gate, e),
-                passes);
-            gemm(L, tag + "_fc2", tokens, h, f / tp, batch, share(fc2_share));
-        };
-        double ep_fwd = 0, ep_bwd = 0;
-        if (moe_layer && m.moe.enabled()) {
-            gemm(L, "router", T, m.moe.experts, h, 1.0, share(plan.router));
-            const double routed = T * m.moe.top_k;
-            mem(L, "permute", moe_permute_bytes(T, m.moe.top_k, h, e), passes);   // dispatch and combine
-            const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
-            mlp("expert", static_cast<double>(m.moe.expert_ffn_hidden), routed / local_experts, local_experts, plan.fc1,
-                plan.fc2);
-            if (m.moe.shared_experts > 0)
-                mlp("shared_expert", static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts, T, 1.0,
-                    plan.shared_fc1, plan.shared_fc2);
-            if (p.ep > 1) {
-                const double bytes = routed * h * e / outside;
-                const auto c = coll(Collective::all_to_all, bytes, g.ep);
-                ep_fwd = 2.0 * c.time_s;
-                ep_bwd = 2.0 * c.time_s + (passes ? 2.0 * c.time_s : 0.0);
-                record("ep all-to-all (dispatch + combine)", "ep", Collective::all_to_all, bytes, g.ep, c,
-                       (4.0 + (passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
+    // Expert parallelism: the all-to-all before and after the experts (dispatch and combine) forward,
+    // their gradients backward, the forward's again when backward recomputes the passes.
+    void ep_all_to_all(LayerCost& L, double routed, const Redo& redo, double mb_per_step) {
+        if (p.ep <= 1) return;
+        const double bytes = routed * static_cast<double>(m.hidden) * e / (sp ? p.tp : 1.0);
+        const auto c = coll(Collective::all_to_all, bytes, g.ep);
+        L.ep_exposed_fwd_s = 2.0 * c.time_s;
+        L.ep_exposed_bwd_s = 2.0 * c.time_s + (redo.passes ? 2.0 * c.time_s : 0.0);
+        L.ep_total_s = L.ep_exposed_fwd_s + L.ep_exposed_bwd_s;
+        record("ep all-to-all (dispatch + combine)", "ep", Collective::all_to_all, bytes, g.ep, c,
+               (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
+    }
+
+    // The layer's operations (cost_models/layer), as the framework runs them: GEMMs forward and
+    // backward, the memory-bound passes, the attention core, and the expert all-to-all around routing.
+    void operations(LayerCost& L, const Layer& desc, const Redo& redo, double mb_per_step, double& attn_fwd_s,
+                    double& attn_bwd_s) {
+        // Eager PyTorch (eager_elementwise): RMSNorm, RoPE and the gated activation as one kernel per op.
+        const bool eager = eager_elementwise(p);
+        for (const auto& op : fuse_gemms(desc)) {
+            // Routed experts: the rank's experts as one grouped GEMM over the tokens routed to them.
+            const double experts_local = op.experts > 0 ? op.experts / p.ep : 1.0;
+            const double rows = op.experts > 0 ? T * op.rows / experts_local : T;
+            switch (op.kind) {
+                case LayerOpKind::gemm:
+                    gemm(L, op.name, rows, op.n, op.k, experts_local, redo.gemm(op.part), !op.fp8_input_cast);
+                    break;
+                case LayerOpKind::pass:
+                    mem(L, op.name, pass_bytes(op, rows * experts_local, e, eager), redo.passes);
+                    if (op.pass == ElementwiseKind::moe_routing) ep_all_to_all(L, T * op.rows, redo, mb_per_step);
+                    break;
+                case LayerOpKind::attention: attention(L, op.attn, redo, attn_fwd_s, attn_bwd_s); break;
+                case LayerOpKind::weights: break;
             }
+        }
+    }
+
+    // LoRA (Hu et al. 2021): the frozen base runs forward and input-gradient GEMMs only (operations());
+    // the adapters x·A·B of every target matrix are trained: 2·T·r·Σ(d_in + d_out) FLOPs forward,
+    // priced as one skinny GEMM of that shape (sharded over TP like their base matrices).
+    // QLoRA (Dettmers et al. 2023) dequantises each NF4 base weight to 16 bits before every use:
+    // forward, backward (input gradient) and a recomputed forward each read the packed weights and
+    // write the 16-bit copy.
+    void lora_adapters(LayerCost& L, const Layer& desc, const Redo& redo) {
+        if (!lora) return;
+        const double k = lora_params_per_layer(m, t.finetune) / t.finetune.rank / p.tp;
+        gemm(L, "lora_adapters", T, t.finetune.rank, k, 1.0, redo.full ? 1.0 : 0.0, true, true);
+        if (!qlora) return;
+        const auto pc = count_parameters(m);
+        const double params = layer_params_per_tp_rank(m, pc, p.tp, desc.routed()) +
+                              layer_param_sums(desc).experts / (static_cast<double>(p.tp) * p.ep);
+        const double bytes = params * (weight_bytes_per_param(Precision::nf4, 64) + e);
+        const double d = memory_time(a, bytes).time_s;
+        L.fwd_compute_s += d;
+        L.bwd_compute_s += d;
+        if (redo.passes) L.recompute_s += d;
+        L.ops.push_back(OpTime{"nf4_dequantize", "memory", d, d, redo.passes ? d : 0.0, 0.0, bytes, true});
+    }
+
+    // Tensor-parallel communication: 2 all-reduces (or 2 all-gathers + 2 reduce-scatters with sequence
+    // parallelism) forward and backward, one around each block (its row-parallel GEMM's output); full
+    // recompute repeats the forward ones, op-level selective recompute the all-gathers (it saves
+    // reduce-scatter outputs) or the all-reduces.
+    void tp_comm(LayerCost& L, const Redo& redo, double mb_per_step) {
+        if (p.tp <= 1) return;
+        const double bytes = T * static_cast<double>(m.hidden) * e;
+        double fwd = 0, rs_s = 0, again = 0;
+        if (sp) {
+            const auto ag = coll(Collective::all_gather, bytes, g.tp);
+            const auto rs = coll(Collective::reduce_scatter, bytes, g.tp);
+            fwd = 2.0 * (ag.time_s + rs.time_s);
+            rs_s = rs.time_s;
+            again = redo.full ? fwd : redo.op_sac ? 2.0 * ag.time_s : 0.0;
+            record("tp all-gather (sequence parallel)", "tp", Collective::all_gather, bytes, g.tp, ag,
+                   (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
+            record("tp reduce-scatter (sequence parallel)", "tp", Collective::reduce_scatter, bytes, g.tp, rs,
+                   (4.0 + (redo.full ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
         } else {
-            mlp("mlp", static_cast<double>(m.ffn_hidden), T, 1.0, plan.fc1, plan.fc2);
+            const auto ar = coll(Collective::all_reduce, bytes, g.tp);
+            fwd = 2.0 * ar.time_s;
+            again = redo.passes ? fwd : 0.0;
+            record("tp all-reduce", "tp", Collective::all_reduce, bytes, g.tp, ar,
+                   (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
         }
-        mem(L, "dropout_add2", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, passes);
-
-        // --- LoRA (Hu et al. 2021): the frozen base runs forward and input-gradient GEMMs only (above);
-        // the adapters x·A·B of every target matrix are trained: 2·T·r·Σ(d_in + d_out) FLOPs forward,
-        // priced as one skinny GEMM of that shape (sharded over TP like their base matrices).
-        // QLoRA (Dettmers et al. 2023) dequantises each NF4 base weight to 16 bits before every use:
-        // forward, backward (input gradient) and a recomputed forward each read the packed weights and
-        // write the 16-bit copy. ---
-        if (lora) {
-            const double k = lora_params_per_layer(m, t.finetune) / t.finetune.rank / tp;
-            gemm(L, "lora_adapters", T, t.finetune.rank, k, 1.0, full ? 1.0 : 0.0, true, true);
-            if (qlora) {
-                const auto pc = count_parameters(m);
-                const double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled()) +
-                                      (moe_layer && m.moe.enabled() ? pc.expert_params_per_layer / (tp * p.ep) : 0.0);
-                const double bytes = params * (weight_bytes_per_param(Precision::nf4, 64) + e);
-                const double d = memory_time(a, bytes).time_s;
-                L.fwd_compute_s += d;
-                L.bwd_compute_s += d;
-                if (passes) L.recompute_s += d;
-                L.ops.push_back(OpTime{"nf4_dequantize", "memory", d, d, passes ? d : 0.0, 0.0, bytes, true});
-            }
+        const double bwd = fwd + again;
+        L.tp_total_s = fwd + bwd;
+        if (p.tp_comm_overlap && sp) {
+            // Userbuffer overlap (Transformer Engine initialize_ub defaults, which Megatron-Core and
+            // NeMo use; it needs sequence parallelism): forward, the all-gathers before QKV and fc1
+            // are ring exchanges (tp steps, each chunk's GEMM runs while the next chunk arrives) and
+            // the reduce-scatters after the output projection and fc2 are pipelined over
+            // kTpOverlapSplits GEMM chunks (each chunk's reduce-scatter runs under the next chunk's
+            // GEMM), so the last chunk's reduce-scatter, 1/kTpOverlapSplits of each, is exposed.
+            // Backward, the output-gradient all-gathers are ring exchanges and the QKV/fc1 input
+            // gradient reduce-scatters overlap the weight-gradient GEMMs in bulk: all hideable. What
+            // exceeds the layer's GEMM time stays exposed; a recomputed forward exposes its tail again.
+            const double rs_tail = 2.0 * rs_s / kTpOverlapSplits;
+            L.tp_exposed_fwd_s = rs_tail + std::max(0.0, fwd - rs_tail - gemm_fwd_s);
+            L.tp_exposed_bwd_s = std::max(0.0, fwd - gemm_bwd_s) + L.tp_exposed_fwd_s * again / fwd;
+            L.fwd_compute_s += (fwd - L.tp_exposed_fwd_s) * sm_fraction(sys, g.tp);
+            L.bwd_compute_s += (bwd - L.tp_exposed_bwd_s) * sm_fraction(sys, g.tp);
+        } else {
+            L.tp_exposed_fwd_s = fwd;
+            L.tp_exposed_bwd_s = bwd;
         }
+    }
 
-        // --- tensor-parallel communication: 2 all-reduces (or 2 all-gathers + 2 reduce-scatters with
-        // sequence parallelism) forward and backward; full recompute repeats the forward ones, op-level
-        // selective recompute the all-gathers (it saves reduce-scatter outputs) or the all-reduces ---
-        if (p.tp > 1) {
-            const double bytes = T * h * e;
-            double fwd = 0, rs_s = 0, redo = 0;
-            if (sp) {
-                const auto ag = coll(Collective::all_gather, bytes, g.tp);
-                const auto rs = coll(Collective::reduce_scatter, bytes, g.tp);
-                fwd = 2.0 * (ag.time_s + rs.time_s);
-                rs_s = rs.time_s;
-                redo = full ? fwd : op_sac ? 2.0 * ag.time_s : 0.0;
-                record("tp all-gather (sequence parallel)", "tp", Collective::all_gather, bytes, g.tp, ag,
-                       (4.0 + (passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
-                record("tp reduce-scatter (sequence parallel)", "tp", Collective::reduce_scatter, bytes, g.tp, rs,
-                       (4.0 + (full ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
-            } else {
-                const auto ar = coll(Collective::all_reduce, bytes, g.tp);
-                fwd = 2.0 * ar.time_s;
-                redo = passes ? fwd : 0.0;
-                record("tp all-reduce", "tp", Collective::all_reduce, bytes, g.tp, ar,
-                       (4.0 + (passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
-            }
-            const double bwd = fwd + redo;
-            L.tp_total_s = fwd + bwd;
-            if (p.tp_comm_overlap && sp) {
-                // Userbuffer overlap (Transformer Engine initialize_ub defaults, which Megatron-Core and
-                // NeMo use; it needs sequence parallelism): forward, the all-gathers before QKV and fc1
-                // are ring exchanges (tp steps, each chunk's GEMM runs while the next chunk arrives) and
-                // the reduce-scatters after the output projection and fc2 are pipelined over
-                // kTpOverlapSplits GEMM chunks (each chunk's reduce-scatter runs under the next chunk's
-                // GEMM), so the last chunk's reduce-scatter, 1/kTpOverlapSplits of each, is exposed.
-                // Backward, the output-gradient all-gathers are ring exchanges and the QKV/fc1 input
-                // gradient reduce-scatters overlap the weight-gradient GEMMs in bulk: all hideable. What
-                // exceeds the layer's GEMM time stays exposed; a recomputed forward exposes its tail again.
-                const double rs_tail = 2.0 * rs_s / kTpOverlapSplits;
-                L.tp_exposed_fwd_s = rs_tail + std::max(0.0, fwd - rs_tail - gemm_fwd_s);
-                L.tp_exposed_bwd_s = std::max(0.0, fwd - gemm_bwd_s) + L.tp_exposed_fwd_s * redo / fwd;
-                L.fwd_compute_s += (fwd - L.tp_exposed_fwd_s) * sm_fraction(sys, g.tp);
-                L.bwd_compute_s += (bwd - L.tp_exposed_bwd_s) * sm_fraction(sys, g.tp);
-            } else {
-                L.tp_exposed_fwd_s = fwd;
-                L.tp_exposed_bwd_s = bwd;
-            }
-        }
+    // Context parallelism: ring exchange of K and V (backward also dK, dV), overlapped with the
+    // attention blocks it feeds.
+    void cp_comm(LayerCost& L, const AttentionShape& at, const Redo& redo, double attn_fwd_s, double attn_bwd_s,
+                 double mb_per_step) {
+        if (p.cp <= 1) return;
+        const double chunk = T * at.kv_elements * e;   // K and V of the rank's heads
+        const auto c = coll(Collective::send_recv, chunk, g.cp);
+        const double fwd = (p.cp - 1) * c.time_s;
+        const double bwd = 2.0 * fwd + (redo.attention ? fwd : 0.0);
+        L.cp_total_s = fwd + bwd;
+        const double hide_f = attn_fwd_s * (p.cp - 1.0) / p.cp;
+        const double hide_b = attn_bwd_s * (p.cp - 1.0) / p.cp;
+        L.cp_exposed_fwd_s = std::max(0.0, fwd - hide_f);
+        L.cp_exposed_bwd_s = std::max(0.0, bwd - hide_b);
+        L.fwd_compute_s += (fwd - L.cp_exposed_fwd_s) * sm_fraction(sys, g.cp);
+        L.bwd_compute_s += (bwd - L.cp_exposed_bwd_s) * sm_fraction(sys, g.cp);
+        record("cp ring attention K/V exchange", "cp", Collective::send_recv, chunk, g.cp, c,
+               (p.cp - 1) * (3.0 + (redo.attention ? redo_share : 0.0)) * mb_per_step, 0);
+    }
 
-        // --- context parallelism: ring exchange of K and V (backward also dK, dV), overlapped with
-        // the attention blocks it feeds ---
-        if (p.cp > 1) {
-            // K and V of the rank's heads (MLA: the up-projected K and V of its heads).
-            const double chunk =
-                T * (m.mla.enabled() ? heads_local * static_cast<double>(m.head_dim + m.v_head()) : 2.0 * kv_local) * e;
-            const auto c = coll(Collective::send_recv, chunk, g.cp);
-            const double fwd = (p.cp - 1) * c.time_s;
-            const double bwd = 2.0 * fwd + (attn_recompute ? fwd : 0.0);
-            L.cp_total_s = fwd + bwd;
-            const double hide_f = attn_fwd_s * (p.cp - 1.0) / p.cp;
-            const double hide_b = attn_bwd_s * (p.cp - 1.0) / p.cp;
-            L.cp_exposed_fwd_s = std::max(0.0, fwd - hide_f);
-            L.cp_exposed_bwd_s = std::max(0.0, bwd - hide_b);
-            L.fwd_compute_s += (fwd - L.cp_exposed_fwd_s) * sm_fraction(sys, g.cp);
-            L.bwd_compute_s += (bwd - L.cp_exposed_bwd_s) * sm_fraction(sys, g.cp);
-            record("cp ring attention K/V exchange", "cp", Collective::send_recv, chunk, g.cp, c,
-                   (p.cp - 1) * (3.0 + (attn_recompute ? redo_share : 0.0)) * mb_per_step, 0);
-        }
-        L.ep_exposed_fwd_s = ep_fwd;
-        L.ep_exposed_bwd_s = ep_bwd;
-        L.ep_total_s = ep_fwd + ep_bwd;
-
-        // --- sharded data parallelism inside the micro-batch loop (docs/step-time-model.md,
-        // "ZeRO-2/3 under gradient accumulation"). ZeRO-2 and ZeRO-3 keep only a 1/dp shard of the
-        // gradients, so every micro-batch's backward reduce-scatters this layer's gradients (DeepSpeed
-        // stage 2 reduces its gradient buckets in every backward; FSDP without no_sync does the same;
-        // no_sync keeps a full gradient buffer and saves nothing). ZeRO-3 / FSDP FULL_SHARD also
-        // all-gathers the layer's parameters in every forward and, resharded after forward, again in
-        // backward; a recomputed forward (full, or op-level selective) gathers a third time (DeepSpeed's
-        // pre-forward hook fetches again) except under torchtitan, which wraps each block in its
-        // checkpoint wrapper before fully_shard: the recompute runs inside the unit's backward on the
-        // parameters its pre-backward hook gathered. Prefetch is one layer ahead (FSDP BACKWARD_PRE and
-        // limit_all_gathers, DeepSpeed's prefetch bucket), so a layer's traffic hides only behind
-        // the neighbouring layer's compute; what exceeds it is exposed. ---
+    // Sharded data parallelism inside the micro-batch loop (docs/step-time-model.md, "ZeRO-2/3 under
+    // gradient accumulation"). ZeRO-2 and ZeRO-3 keep only a 1/dp shard of the gradients, so every
+    // micro-batch's backward reduce-scatters this layer's gradients (DeepSpeed stage 2 reduces its
+    // gradient buckets in every backward; FSDP without no_sync does the same; no_sync keeps a full
+    // gradient buffer and saves nothing). ZeRO-3 / FSDP FULL_SHARD also all-gathers the layer's
+    // parameters in every forward and, resharded after forward, again in backward; a recomputed forward
+    // (full, or op-level selective) gathers a third time (DeepSpeed's pre-forward hook fetches again)
+    // except under torchtitan, which wraps each block in its checkpoint wrapper before fully_shard: the
+    // recompute runs inside the unit's backward on the parameters its pre-backward hook gathered.
+    // Prefetch is one layer ahead (FSDP BACKWARD_PRE and limit_all_gathers, DeepSpeed's prefetch
+    // bucket), so a layer's traffic hides only behind the neighbouring layer's compute; what exceeds it
+    // is exposed.
+    void sharded_dp(LayerCost& L, const Layer& desc, const Redo& redo, double mb_per_step) {
         const int zero = zero_stage_in_step(p);   // torchtitan with pipeline stages: ZeRO-1's traffic
         if (zero == 3 && p.framework == Framework::deepspeed && !lora && g.dp_cp.n > 1) {
-            deepspeed_zero3(L, full, mb_per_step);
-        } else if (zero >= 2 && g.dp_cp.n > 1) {
-            const auto pc = count_parameters(m);
-            const double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled());
-            const double we = t.fp8_params ? 1.0 : e;   // FP8 parameters are gathered in FP8
-            const double wbytes = params * we;
-            // LoRA: only the adapters (fp32) have gradients.
-            const double gbytes =
-                lora ? lora_params_per_layer(m, t.finetune) / tp * 4.0 : params * precision_bytes(t.grad_precision);
-            const double gathers_bwd = 1.0 + (passes && p.framework != Framework::torchtitan ? 1.0 : 0.0);
-            const auto rs = coll(Collective::reduce_scatter, gbytes, g.dp_cp);
-            double gather = 0, reduce = rs.time_s;
-            CollectiveCost ag;
-            if (zero == 3) {
-                ag = coll(Collective::all_gather, wbytes, g.dp_cp);
-                gather = ag.time_s;
-            }
-            const double ep_params = moe_layer && m.moe.enabled() ? pc.expert_params_per_layer / (tp * p.ep) : 0.0;
-            if (ep_params > 0 && g.expert_dp.n > 1) {
-                if (zero == 3) gather += coll(Collective::all_gather, ep_params * we, g.expert_dp).time_s;
-                if (!lora)
-                    reduce +=
-                        coll(Collective::reduce_scatter, ep_params * precision_bytes(t.grad_precision), g.expert_dp)
-                            .time_s;
-            }
-            const double fwd = gather;
-            const double bwd_gather = gathers_bwd * gather;
-            L.zero3_total_s = fwd + bwd_gather + reduce;
-            // Each kind hides when its overlap policy is on; what exceeds the compute it overlaps
-            // is exposed, and the hidden part takes its share of the SMs.
-            const double fwd_hidden_max = p.overlap_param_gather ? fwd : 0.0;
-            const double bwd_hidden_max =
-                (p.overlap_param_gather ? bwd_gather : 0.0) + (p.overlap_grad_reduce ? reduce : 0.0);
-            const double fwd_over = std::max(0.0, fwd_hidden_max - L.fwd_compute_s);
-            const double bwd_over = std::max(0.0, bwd_hidden_max - (L.bwd_compute_s + L.recompute_s));
-            L.zero3_exposed_fwd_s = (fwd - fwd_hidden_max) + fwd_over;
-            L.zero3_exposed_bwd_s = (bwd_gather + reduce - bwd_hidden_max) + bwd_over;
-            L.fwd_compute_s += (fwd_hidden_max - fwd_over) * sm_fraction(sys, g.dp_cp);
-            L.bwd_compute_s += (bwd_hidden_max - bwd_over) * sm_fraction(sys, g.dp_cp);
-            if (zero == 3)
-                record("zero-3 parameter all-gather (per micro-batch)", "dp", Collective::all_gather, wbytes, g.dp_cp,
-                       ag, (2.0 + (gathers_bwd - 1.0) * redo_share) * mb_per_step, 0);
-            record("zero-2/3 gradient reduce-scatter (per micro-batch)", "dp", Collective::reduce_scatter, gbytes,
-                   g.dp_cp, rs, mb_per_step, 0);
+            deepspeed_zero3(L, redo.full, mb_per_step);
+            return;
         }
+        if (zero < 2 || g.dp_cp.n <= 1) return;
+        const auto pc = count_parameters(m);
+        const double tp = p.tp;
+        const double params = layer_params_per_tp_rank(m, pc, p.tp, desc.routed());
+        const double we = t.fp8_params ? 1.0 : e;   // FP8 parameters are gathered in FP8
+        const double wbytes = params * we;
+        // LoRA: only the adapters (fp32) have gradients.
+        const double gbytes =
+            lora ? lora_params_per_layer(m, t.finetune) / tp * 4.0 : params * precision_bytes(t.grad_precision);
+        const double gathers_bwd = 1.0 + (redo.passes && p.framework != Framework::torchtitan ? 1.0 : 0.0);
+        const auto rs = coll(Collective::reduce_scatter, gbytes, g.dp_cp);
+        double gather = 0, reduce = rs.time_s;
+        CollectiveCost ag;
+        if (zero == 3) {
+            ag = coll(Collective::all_gather, wbytes, g.dp_cp);
+            gather = ag.time_s;
+        }
+        const double ep_params = layer_param_sums(desc).experts / (tp * p.ep);
+        if (ep_params > 0 && g.expert_dp.n > 1) {
+            if (zero == 3) gather += coll(Collective::all_gather, ep_params * we, g.expert_dp).time_s;
+            if (!lora)
+                reduce +=
+                    coll(Collective::reduce_scatter, ep_params * precision_bytes(t.grad_precision), g.expert_dp).time_s;
+        }
+        const double fwd = gather;
+        const double bwd_gather = gathers_bwd * gather;
+        L.zero3_total_s = fwd + bwd_gather + reduce;
+        // Each kind hides when its overlap policy is on; what exceeds the compute it overlaps
+        // is exposed, and the hidden part takes its share of the SMs.
+        const double fwd_hidden_max = p.overlap_param_gather ? fwd : 0.0;
+        const double bwd_hidden_max =
+            (p.overlap_param_gather ? bwd_gather : 0.0) + (p.overlap_grad_reduce ? reduce : 0.0);
+        const double fwd_over = std::max(0.0, fwd_hidden_max - L.fwd_compute_s);
+        const double bwd_over = std::max(0.0, bwd_hidden_max - (L.bwd_compute_s + L.recompute_s));
+        L.zero3_exposed_fwd_s = (fwd - fwd_hidden_max) + fwd_over;
+        L.zero3_exposed_bwd_s = (bwd_gather + reduce - bwd_hidden_max) + bwd_over;
+        L.fwd_compute_s += (fwd_hidden_max - fwd_over) * sm_fraction(sys, g.dp_cp);
+        L.bwd_compute_s += (bwd_hidden_max - bwd_over) * sm_fraction(sys, g.dp_cp);
+        if (zero == 3)
+            record("zero-3 parameter all-gather (per micro-batch)", "dp", Collective::all_gather, wbytes, g.dp_cp, ag,
+                   (2.0 + (gathers_bwd - 1.0) * redo_share) * mb_per_step, 0);
+        record("zero-2/3 gradient reduce-scatter (per micro-batch)", "dp", Collective::reduce_scatter, gbytes, g.dp_cp,
+               rs, mb_per_step, 0);
+    }
+
+    LayerCost layer(bool moe_layer, double mb_per_step) {
+        LayerCost L;
+        gemm_fwd_s = gemm_bwd_s = 0;
+        units.clear();
+        lead = Zero3Unit{};
+        const Layer desc = describe_layer(m, LayerShape{.tp = p.tp, .sp_div = sp ? p.tp : 1.0, .moe = moe_layer});
+        const Redo redo = redo_policy(moe_layer);
+        double attn_fwd_s = 0, attn_bwd_s = 0;
+        operations(L, desc, redo, mb_per_step, attn_fwd_s, attn_bwd_s);
+        lora_adapters(L, desc, redo);
+        tp_comm(L, redo, mb_per_step);
+        cp_comm(L, desc.attention(), redo, attn_fwd_s, attn_bwd_s, mb_per_step);
+        sharded_dp(L, desc, redo, mb_per_step);
         return L;
     }
 };
