@@ -593,7 +593,7 @@ LayerCost layer_cost(const TrainingJob& s, bool moe_layer, std::vector<CommEvent
 StepCosts step_costs(const TrainingJob& s) {
     std::vector<CommEvent> comms;
     const LayerCost dense = layer_cost(s, false, &comms);
-    const LayerCost moe = s.model.moe.enabled() ? layer_cost(s, true, &comms) : LayerCost{};
+    const LayerCost moe = has_moe_layers(s.model) ? layer_cost(s, true, &comms) : LayerCost{};
     return assemble_step_costs(s, dense, moe, &comms);
 }
 

@@ -127,6 +127,10 @@ struct Layer {
 
 [[nodiscard]] Layer describe_layer(const ModelSpec& m, const LayerShape& s);
 
+// The model's MoE layers differ from its dense layers (their MLP blocks are of different kinds): the one
+// question the rest of the code asks about a model's layer kinds (StepCosts' dense and MoE layer).
+[[nodiscard]] bool has_moe_layers(const ModelSpec& m) noexcept;
+
 // The layer as frameworks run it: each run of consecutive GEMMs with the same `fused` tag becomes one
 // GEMM named by the tag, N (and the parameters) summed. (The recompute plan counts the GEMMs unfused,
 // as torchtitan's models call them.)

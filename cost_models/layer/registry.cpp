@@ -55,6 +55,8 @@ const MlpKindDef& mlp_kind(const ModelSpec& m, bool moe_layer) noexcept {
     return kMlpKinds[std::size(kMlpKinds) - 1];
 }
 
+bool has_moe_layers(const ModelSpec& m) noexcept { return &mlp_kind(m, true) != &mlp_kind(m, false); }
+
 void Layer::add(const LayerOp& op) {
     if (count >= kMaxLayerOps) throw std::logic_error("layer description: more than kMaxLayerOps operations");
     ops[count++] = op;
