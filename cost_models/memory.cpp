@@ -228,36 +228,44 @@ ModelStates stage_model_states(const ModelSpec& m, const ParallelConfig& p, cons
     return st;
 }
 
-}   // namespace
+// One pipeline stage's memory (training_memory): what every stage shares, and the phases of a stage.
+struct StageMemoryModel {
+    const ModelSpec& m;
+    const SystemSpec& sys;
+    const ParallelConfig& p;
+    const TrainingConfig& t;
+    const ParamCounts pc;
+    const std::vector<int> per;
+    const std::int64_t mb;
+    const bool lora;
+    const double e;
+    ActivationQuery q;
+    LayerActivations dense_act, moe_act;
+    double tokens_local = 0, sp_div = 1, rollout_kv = 0;
 
-MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
-                                const TrainingConfig& t) {
-    MemoryBreakdown best;
-    const auto pc = count_parameters(m);
-    const auto per = layers_per_stage(m.layers, p.pp);
-    const std::int64_t mb = num_microbatches(p, t);
-    const bool lora = t.finetune.method != FinetuneConfig::Method::none;
-    const double e = training_element_bytes(t.precision);
+    StageMemoryModel(const ModelSpec& model, const SystemSpec& system, const ParallelConfig& parallel,
+                     const TrainingConfig& training)
+        : m(model),
+          sys(system),
+          p(parallel),
+          t(training),
+          pc(count_parameters(model)),
+          per(layers_per_stage(model.layers, parallel.pp)),
+          mb(num_microbatches(parallel, training)),
+          lora(training.finetune.method != FinetuneConfig::Method::none),
+          e(training_element_bytes(training.precision)),
+          q(activation_query(model, parallel, training)) {
+        dense_act = layer_activations(m, q);
+        q.moe_layer = true;
+        moe_act = layer_activations(m, q);
+        tokens_local = static_cast<double>(t.seq_len) / p.cp * t.micro_batch;
+        sp_div = q.sequence_parallel ? p.tp : 1.0;
+        rollout_kv = t.rlhf.enabled ? rlhf_rollout_kv_cache_bytes(TrainingJob{m, sys, p, t}) : 0.0;
+    }
 
-    ActivationQuery q = activation_query(m, p, t);
-    const auto dense_act = layer_activations(m, q);
-    q.moe_layer = true;
-    const auto moe_act = layer_activations(m, q);
-
-    const double tokens_local = static_cast<double>(t.seq_len) / p.cp * t.micro_batch;
-    const double sp_div = q.sequence_parallel ? p.tp : 1.0;
-    const double rollout_kv = t.rlhf.enabled ? rlhf_rollout_kv_cache_bytes(TrainingJob{m, sys, p, t}) : 0.0;
-
-    for (int s = 0; s < p.pp; ++s) {
-        StageMemory sm;
-        MemoryBreakdown d;
-        sm.stage = s;
-        sm.layers = per[s];
-        d.stage = s;
-        d.layers_on_stage = per[s];
-        const int moe = moe_layers_on_stage(m, p.pp, s);
-        const int dense = per[s] - moe;
-
+    // Weights, gradients, optimizer states (LoRA: the frozen base, QLoRA's NF4 weights, the adapters;
+    // RLHF: the critic, the frozen reference and reward models).
+    void states(MemoryBreakdown& d, int s, int dense) const {
         // Model states.
         ModelStates st;
         if (lora) {
@@ -309,7 +317,11 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
                 stage_model_states(reward, p, t, std::min(s, reward.layers - 1), false).weights;
             d.weights_bytes += d.frozen_models_bytes;
         }
+    }
 
+    // Activations of the micro-batches in flight, the recomputed layer's working set, the embedding's
+    // and the loss's; RLHF's rollout KV cache when it is larger.
+    void activations(MemoryBreakdown& d, int s, int dense, int moe) const {
         // Activations.
         d.microbatches_in_flight = microbatches_in_flight(p, mb, s);
         const double per_mb = dense * dense_act.total + moe * moe_act.total;
@@ -337,7 +349,11 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
         // model states; the dynamic part of the peak is the larger of the two.
         d.rollout_kv_cache_bytes = rollout_kv;
         d.activations_bytes = std::max(d.activations_bytes, rollout_kv);
+    }
 
+    // ZeRO-3's gathered layers, Transformer Engine's FP8 weight copies, the runtime reserve and
+    // fragmentation.
+    void buffers(MemoryBreakdown& d, int s, int moe) const {
         // Buffers.
         if (zero_stage_in_step(p) == 3) {
             const double layer_params =
@@ -367,6 +383,28 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
         d.reserve_bytes = t.runtime_reserve_bytes;
         d.fragmentation_bytes = t.fragmentation_fraction * (d.activations_bytes + d.zero3_gather_bytes);
         d.other_bytes += d.zero3_gather_bytes + d.fp8_weight_cache_bytes + d.reserve_bytes + d.fragmentation_bytes;
+    }
+};
+
+}   // namespace
+
+MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
+                                const TrainingConfig& t) {
+    MemoryBreakdown best;
+    const StageMemoryModel model(m, sys, p, t);
+    const auto& per = model.per;
+    for (int s = 0; s < p.pp; ++s) {
+        StageMemory sm;
+        MemoryBreakdown d;
+        sm.stage = s;
+        sm.layers = per[s];
+        d.stage = s;
+        d.layers_on_stage = per[s];
+        const int moe = moe_layers_on_stage(m, p.pp, s);
+        const int dense = per[s] - moe;
+        model.states(d, s, dense);
+        model.activations(d, s, dense, moe);
+        model.buffers(d, s, moe);
 
         d.total_bytes = d.weights_bytes + d.gradients_bytes + d.optimizer_bytes + d.activations_bytes + d.other_bytes;
         sm.weights_bytes = d.weights_bytes;
