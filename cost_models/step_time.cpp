@@ -261,7 +261,7 @@ struct Builder {
 
     // Expert parallelism: the all-to-all before and after the experts (dispatch and combine) forward,
     // their gradients backward, the forward's again when backward recomputes the passes.
-    void ep_all_to_all(LayerCost& L, double routed, const Redo& redo, double mb_per_step) {
+    void ep_all_to_all(LayerCost& L, double routed, const Redo& redo, double mb_per_step) const {
         if (p.ep <= 1) return;
         const double bytes = routed * static_cast<double>(m.hidden) * e / (sp ? p.tp : 1.0);
         const auto c = coll(Collective::all_to_all, bytes, g.ep);
@@ -597,46 +597,22 @@ StepCosts step_costs(const TrainingJob& s) {
     return assemble_step_costs(s, dense, moe, &comms);
 }
 
-StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost, const LayerCost& moe_cost,
-                              std::vector<CommEvent>* comms) {
-    StepCosts c;
-    const auto& m = s.model;
-    const auto& p = s.parallel;
-    const auto& t = s.training;
-    const auto& a = s.system.gpu;
-    c.microbatches = num_microbatches(p, t);
-    const double mb = static_cast<double>(c.microbatches);
-    Builder b(s, comms);
-    c.dense_layer = dense_cost;
-    c.moe_layer = moe_cost;
+namespace {
 
-    const auto per = layers_per_stage(m.layers, p.pp);
-    const auto pc = count_parameters(m);
-    const double e = b.e;
-    const double h = static_cast<double>(m.hidden);
-    const double outside = b.sp ? p.tp : 1.0;
+// The pieces of a pipeline stage's cost besides its transformer layers (assemble_step_costs).
+struct StageAssembly {
+    const TrainingJob& s;
+    Builder& b;
+    const ParamCounts pc;
+    double mb = 1;
+    CollectiveCost p2p{};
 
-    // Pipeline send/recv of one micro-batch's activations (split across the TP ranks).
-    const double p2p_bytes = b.T * h * e / p.tp;
-    auto p2p = p.pp > 1 ? collective_time(s.system, Collective::send_recv, p2p_bytes, b.g.pp) : CollectiveCost{};
-    if (p.pp > 1 && p.tp > 1 && !b.sp) {
-        // Narayanan et al. 2021 Sec. 4.1 scatter/gather: each TP rank sends 1/tp of the activation
-        // and the receiving stage all-gathers it over NVLink before use.
-        p2p.time_s += collective_time(s.system, Collective::all_gather, b.T * h * e, b.g.tp).time_s;
-    }
-    c.pp_p2p_overlapped = p.schedule->overlaps_p2p;
-    if (p.pp > 1)
-        b.record("pp send/recv (activations, gradients)", "pp", Collective::send_recv, p2p_bytes, b.g.pp, p2p,
-                 2.0 * mb * p.vp, 0);
+    StageAssembly(const TrainingJob& job, Builder& builder, double microbatches)
+        : s(job), b(builder), pc(count_parameters(job.model)), mb(microbatches) {}
 
-    for (int st = 0; st < p.pp; ++st) {
-        StageCost sc;
-        sc.stage = st;
-        sc.layers = per[st];
-        sc.moe_layers = moe_layers_on_stage(m, p.pp, st);
+    // Per micro-batch, the stage's layers.
+    static void layers(StageCost& sc, const LayerCost& D, const LayerCost& E) {
         const int dense = sc.layers - sc.moe_layers;
-        const auto& D = c.dense_layer;
-        const auto& E = c.moe_layer;
         auto sum = [&](auto f) { return dense * f(D) + sc.moe_layers * f(E); };
         sc.fwd_s = sum([](const LayerCost& L) { return L.fwd_s(); });
         sc.bwd_s = sum([](const LayerCost& L) { return L.bwd_s(); });
@@ -647,17 +623,24 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
         sc.ep_s = sum([](const LayerCost& L) { return L.ep_exposed_fwd_s + L.ep_exposed_bwd_s; });
         sc.zero3_s = sum([](const LayerCost& L) { return L.zero3_exposed_fwd_s + L.zero3_exposed_bwd_s; });
         sc.offload_s = sum([](const LayerCost& L) { return L.offload_exposed_fwd_s + L.offload_exposed_bwd_s; });
+    }
 
-        // Embedding on the first stage, LM head and loss on the last.
+    // Embedding on the first stage, LM head and loss on the last.
+    void ends(StageCost& sc) const {
+        const auto& m = s.model;
+        const auto& p = s.parallel;
+        const auto& a = s.system.gpu;
+        const double e = b.e, h = static_cast<double>(m.hidden);
+        const double outside = b.sp ? p.tp : 1.0;
         const double vocab_local = static_cast<double>(m.vocab) / p.tp;
-        if (st == 0) {
+        if (sc.stage == 0) {
             const auto f = memory_time(a, b.T * h * e / outside * 2.0);
             const auto bw = memory_time(a, b.T * h * e / outside * 3.0);
             sc.fwd_s += f.time_s;
             sc.bwd_s += bw.time_s;
             sc.compute_s += f.time_s + bw.time_s;
         }
-        if (st == p.pp - 1) {
+        if (sc.stage == p.pp - 1) {
             const auto fwd = gemm_time(a, b.gp, b.T, vocab_local, h);
             const auto dgrad = gemm_time(a, b.gp, b.T, h, vocab_local);
             const auto wgrad = b.lora ? KernelTime{} : gemm_time(a, b.gp, h, vocab_local, b.T);   // LoRA: frozen
@@ -674,84 +657,84 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
             sc.compute_s += fwd.time_s + ce.time_s + dgrad.time_s + wgrad.time_s + 3.0 * norm.time_s;
             sc.tp_s += tp_ar;
         }
-        // Pipeline transfers not overlapped with compute (1F1B, GPipe): one send forward and one
-        // backward per micro-batch on every stage boundary.
-        if (p.pp > 1) {
-            sc.p2p_s = p2p.time_s;
-            if (!c.pp_p2p_overlapped) {
-                const double sends = (st > 0 ? 1.0 : 0.0) + (st < p.pp - 1 ? 1.0 : 0.0);
-                sc.pp_s = sends * p2p.time_s;
-                sc.fwd_s += (st < p.pp - 1 ? p2p.time_s : 0.0);
-                sc.bwd_s += (st > 0 ? p2p.time_s : 0.0);
-            }
-        }
+    }
 
-        // Parameters of this stage on one GPU (before ZeRO), split dense vs expert.
-        const StageParams sp = stage_parameters(m, pc, p, st);
-        double dense_params = sp.dense, expert_params = sp.expert;
-        sc.params = sp.total();
-        // LoRA trains only the adapters (fp32): they alone are reduced, gathered and stepped.
-        const double adapters = b.lora ? sc.layers * lora_params_per_layer(m, t.finetune) / p.tp : 0.0;
-        if (b.lora) {
-            dense_params = adapters;
-            expert_params = 0;
-        }
+    // Pipeline transfers not overlapped with compute (1F1B, GPipe): one send forward and one backward per
+    // micro-batch on every stage boundary.
+    void pipeline(StageCost& sc, bool overlapped) const {
+        const int pp = s.parallel.pp;
+        if (pp <= 1) return;
+        sc.p2p_s = p2p.time_s;
+        if (overlapped) return;
+        const int st = sc.stage;
+        const double sends = (st > 0 ? 1.0 : 0.0) + (st < pp - 1 ? 1.0 : 0.0);
+        sc.pp_s = sends * p2p.time_s;
+        sc.fwd_s += (st < pp - 1 ? p2p.time_s : 0.0);
+        sc.bwd_s += (st > 0 ? p2p.time_s : 0.0);
+    }
 
-        // End-of-step data-parallel gradient reduction. ZeRO-2/3 reduce-scatter the transformer
-        // layers' gradients per layer and micro-batch (layer_cost); the stage's remaining parameters
-        // (embedding, LM head, final norm) are reduce-scattered once per micro-batch too, at the end
-        // of its backward: the first m−1 overlap the next micro-batch's forward (their SM share on
-        // the inter-node DP group is ~2% and is not charged), the last one is the step's tail here,
-        // as ZeRO-1's. ZeRO-1 and ZeRO-2 gather the updated parameters after the optimizer.
-        // LoRA adapters are fp32: 4-byte gradients and weights.
+    // End-of-step data-parallel gradient reduction. ZeRO-2/3 reduce-scatter the transformer layers'
+    // gradients per layer and micro-batch (layer_cost); the stage's remaining parameters (embedding, LM
+    // head, final norm) are reduce-scattered once per micro-batch too, at the end of its backward: the
+    // first m−1 overlap the next micro-batch's forward (their SM share on the inter-node DP group is ~2%
+    // and is not charged), the last one is the step's tail here, as ZeRO-1's. ZeRO-1 and ZeRO-2 gather the
+    // updated parameters after the optimizer. LoRA adapters are fp32: 4-byte gradients and weights.
+    void data_parallel(StageCost& sc, double dense_params, double expert_params) const {
+        const auto& m = s.model;
+        const auto& p = s.parallel;
+        const auto& t = s.training;
+        const int st = sc.stage;
         const double gbytes = b.lora ? 4.0 : precision_bytes(t.grad_precision);
-        const double wbytes = b.lora ? 4.0 : e;
-        {
-            // torchtitan with pipeline stages runs a named ZeRO-2/3 as ZeRO-1 (zero_stage_in_step).
-            const int zero = zero_stage_in_step(p);
-            const bool fsdp_pp = zero != p.zero;
-            const Collective gc = zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
-            const double layer_params = dense * layer_params_per_tp_rank(m, pc, p.tp, false) +
-                                        sc.moe_layers * layer_params_per_tp_rank(m, pc, p.tp, true);
-            const double reduced =
-                zero >= 2 ? (b.lora ? 0.0 : std::max(0.0, dense_params - layer_params)) : dense_params;
-            const double times = zero >= 2 ? mb : 1.0;   // calls per step
-            double dp = 0;
-            if (b.g.dp_cp.n > 1 && reduced > 0) {
-                const auto cc = collective_time(s.system, gc, reduced * gbytes, b.g.dp_cp);
-                dp += cc.time_s;
-                if (st == 0)
-                    b.record(zero >= 2   ? "dp reduce-scatter gradients (embedding, head; per micro-batch)"
-                             : fsdp_pp   ? "dp reduce-scatter gradients (FSDP with pipeline stages: last micro-batch)"
-                             : zero == 1 ? "dp reduce-scatter gradients"
-                                         : "dp all-reduce gradients",
-                             "dp", gc, reduced * gbytes, b.g.dp_cp, cc, times, 0);
-            }
-            if (zero < 2 && expert_params > 0 && b.g.expert_dp.n > 1)
-                dp += collective_time(s.system, gc, expert_params * gbytes, b.g.expert_dp).time_s;
-            sc.dp_grad_s = dp;
-            sc.dp_sm_fraction = sm_fraction(s.system, b.g.dp_cp);
-            if ((zero == 1 || zero == 2) && b.g.dp_cp.n > 1) {
-                // FP8 parameters: the layers' weights are gathered in FP8 (--fp8-param-gather).
-                const double gather_bytes = !b.lora && t.fp8_params
-                                                ? std::max(0.0, dense_params - layer_params) * wbytes +
-                                                      std::min(dense_params, layer_params) * 1.0
-                                                : dense_params * wbytes;
-                const auto ag = collective_time(s.system, Collective::all_gather, gather_bytes, b.g.dp_cp);
-                sc.dp_param_gather_s = ag.time_s;
-                if (st == 0)
-                    b.record(fsdp_pp ? "dp all-gather parameters (FSDP with pipeline stages: kept for the step)"
-                                     : "dp all-gather parameters (distributed optimizer)",
-                             "dp", Collective::all_gather, gather_bytes, b.g.dp_cp, ag, 1, 0);
-            }
+        const double wbytes = b.lora ? 4.0 : b.e;
+        // torchtitan with pipeline stages runs a named ZeRO-2/3 as ZeRO-1 (zero_stage_in_step).
+        const int zero = zero_stage_in_step(p);
+        const bool fsdp_pp = zero != p.zero;
+        const Collective gc = zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+        const int dense = sc.layers - sc.moe_layers;
+        const double layer_params = dense * layer_params_per_tp_rank(m, pc, p.tp, false) +
+                                    sc.moe_layers * layer_params_per_tp_rank(m, pc, p.tp, true);
+        const double reduced = zero >= 2 ? (b.lora ? 0.0 : std::max(0.0, dense_params - layer_params)) : dense_params;
+        const double times = zero >= 2 ? mb : 1.0;   // calls per step
+        double dp = 0;
+        if (b.g.dp_cp.n > 1 && reduced > 0) {
+            const auto cc = collective_time(s.system, gc, reduced * gbytes, b.g.dp_cp);
+            dp += cc.time_s;
+            if (st == 0)
+                b.record(zero >= 2   ? "dp reduce-scatter gradients (embedding, head; per micro-batch)"
+                         : fsdp_pp   ? "dp reduce-scatter gradients (FSDP with pipeline stages: last micro-batch)"
+                         : zero == 1 ? "dp reduce-scatter gradients"
+                                     : "dp all-reduce gradients",
+                         "dp", gc, reduced * gbytes, b.g.dp_cp, cc, times, 0);
         }
-        // Optimizer step over this GPU's shard of the parameters.
+        if (zero < 2 && expert_params > 0 && b.g.expert_dp.n > 1)
+            dp += collective_time(s.system, gc, expert_params * gbytes, b.g.expert_dp).time_s;
+        sc.dp_grad_s = dp;
+        sc.dp_sm_fraction = sm_fraction(s.system, b.g.dp_cp);
+        if ((zero == 1 || zero == 2) && b.g.dp_cp.n > 1) {
+            // FP8 parameters: the layers' weights are gathered in FP8 (--fp8-param-gather).
+            const double gather_bytes = !b.lora && t.fp8_params ? std::max(0.0, dense_params - layer_params) * wbytes +
+                                                                      std::min(dense_params, layer_params) * 1.0
+                                                                : dense_params * wbytes;
+            const auto ag = collective_time(s.system, Collective::all_gather, gather_bytes, b.g.dp_cp);
+            sc.dp_param_gather_s = ag.time_s;
+            if (st == 0)
+                b.record(fsdp_pp ? "dp all-gather parameters (FSDP with pipeline stages: kept for the step)"
+                                 : "dp all-gather parameters (distributed optimizer)",
+                         "dp", Collective::all_gather, gather_bytes, b.g.dp_cp, ag, 1, 0);
+        }
+    }
+
+    // Optimizer step over this GPU's shard of the parameters.
+    void optimizer(StageCost& sc, double dense_params, double expert_params) const {
+        const auto& p = s.parallel;
+        const auto& t = s.training;
+        const double wbytes = b.lora ? 4.0 : b.e;
         const double shard = zero_stage_in_step(p) >= 1 ? static_cast<double>(p.dp) * p.cp : 1.0;
         const double local = dense_params / shard + expert_params / std::max(1.0, shard / p.ep);
         if (t.offload == Offload::none) {
             TrainingConfig states = t;   // LoRA: fp32 adapters, no separate master copy
             if (b.lora) states.precision = states.grad_precision = Precision::fp32;
-            sc.optimizer_s = memory_time(a, local * optimizer_bytes_per_param(states)).time_s;
+            sc.optimizer_s = memory_time(s.system.gpu, local * optimizer_bytes_per_param(states)).time_s;
         } else {
             // CPU optimizer (ZeRO-Offload): gradients go down during backward (hidden), the host runs
             // Adam for the job's GPUs on the node (the whole node, or fewer for a smaller job) at its
@@ -763,6 +746,64 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
             const double cpu_s = local * job_gpus_per_node(s.system, p.world()) * 28.0 / host_bw;
             sc.optimizer_s = cpu_s + local * wbytes / (s.system.pcie_GBps * 1e9);
         }
+    }
+
+    // The parameters a stage's data-parallel reduction and optimizer handle: the stage's (before ZeRO),
+    // dense and expert, or with LoRA only the adapters (fp32).
+    void parameters(StageCost& sc, double& dense_params, double& expert_params) const {
+        const StageParams sp = stage_parameters(s.model, pc, s.parallel, sc.stage);
+        dense_params = sp.dense;
+        expert_params = sp.expert;
+        sc.params = sp.total();
+        if (b.lora) {
+            dense_params = sc.layers * lora_params_per_layer(s.model, s.training.finetune) / s.parallel.tp;
+            expert_params = 0;
+        }
+    }
+};
+
+}   // namespace
+
+StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost, const LayerCost& moe_cost,
+                              std::vector<CommEvent>* comms) {
+    StepCosts c;
+    const auto& m = s.model;
+    const auto& p = s.parallel;
+    c.microbatches = num_microbatches(p, s.training);
+    const double mb = static_cast<double>(c.microbatches);
+    Builder b(s, comms);
+    c.dense_layer = dense_cost;
+    c.moe_layer = moe_cost;
+    StageAssembly stages(s, b, mb);
+
+    // Pipeline send/recv of one micro-batch's activations (split across the TP ranks).
+    const double p2p_bytes = b.T * static_cast<double>(m.hidden) * b.e / p.tp;
+    auto& p2p = stages.p2p;
+    if (p.pp > 1) p2p = collective_time(s.system, Collective::send_recv, p2p_bytes, b.g.pp);
+    if (p.pp > 1 && p.tp > 1 && !b.sp) {
+        // Narayanan et al. 2021 Sec. 4.1 scatter/gather: each TP rank sends 1/tp of the activation
+        // and the receiving stage all-gathers it over NVLink before use.
+        p2p.time_s +=
+            collective_time(s.system, Collective::all_gather, b.T * static_cast<double>(m.hidden) * b.e, b.g.tp).time_s;
+    }
+    c.pp_p2p_overlapped = p.schedule->overlaps_p2p;
+    if (p.pp > 1)
+        b.record("pp send/recv (activations, gradients)", "pp", Collective::send_recv, p2p_bytes, b.g.pp, p2p,
+                 2.0 * mb * p.vp, 0);
+
+    const auto per = layers_per_stage(m.layers, p.pp);
+    for (int st = 0; st < p.pp; ++st) {
+        StageCost sc;
+        sc.stage = st;
+        sc.layers = per[st];
+        sc.moe_layers = moe_layers_on_stage(m, p.pp, st);
+        StageAssembly::layers(sc, c.dense_layer, c.moe_layer);
+        stages.ends(sc);
+        stages.pipeline(sc, c.pp_p2p_overlapped);
+        double dense_params = 0, expert_params = 0;
+        stages.parameters(sc, dense_params, expert_params);
+        stages.data_parallel(sc, dense_params, expert_params);
+        stages.optimizer(sc, dense_params, expert_params);
         c.stages.push_back(sc);
     }
     if (comms) c.comms = *comms;
