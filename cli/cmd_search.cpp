@@ -28,7 +28,9 @@ Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
     Json inference = {{"weight_precision", to_string(c.weight_precision)},
                       {"kv_precision", to_string(c.kv_precision)},
                       {"batching", "continuous"},
-                      {"qps", s.inference.qps}};
+                      {"qps", s.inference.qps},
+                      {"requests", sim::capacity_stream_requests(s.inference)},
+                      {"seed", s.inference.seed}};
     // Unset keys stay out (the scenario's defaults: as many sequences as the KV cache holds, whole prompts).
     if (c.max_batch > 0) inference["max_batch"] = c.max_batch;
     if (c.max_batch_tokens > 0) inference["max_batch_tokens"] = c.max_batch_tokens;
@@ -58,6 +60,7 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
                   {"configurations", r.variants},
                   {"max_gpus", max_gpus}};
         if (r.fewer) j["one_replica_fewer"] = candidate_json(s, *r.fewer);
+        if (!r.why_none.empty()) j["why_none"] = r.why_none;
         print_json(j);
     } else {
         std::cout << fmt::format(
@@ -74,6 +77,7 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
                    human_seconds(c.result.ttft_s.p99), human_seconds(c.result.tpot_s.p99),
                    fmt::format("{:.2f}", c.result.requests_per_s)});
         std::cout << t.str();
+        if (!r.why_none.empty()) std::cout << "no answer: " << r.why_none << "\n";
         if (r.fewer)
             std::cout << fmt::format("one replica fewer ({} GPUs): TTFT p99 {}, TPOT p99 {} -> {}\n", r.fewer->gpus(),
                                      human_seconds(r.fewer->result.ttft_s.p99),

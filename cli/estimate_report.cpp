@@ -193,6 +193,10 @@ Json serving_json(const Scenario&, const Estimate& est) {
         j["capacity"] = cj;
     }
     if (!e.notes.empty()) j["notes"] = e.notes;
+    if (e.utilisation > 0) {
+        j["offline_qps"] = e.offline_qps;
+        j["utilisation"] = e.utilisation;
+    }
     if (e.continuous) {
         const auto& c = *e.continuous;
         j["method"] = "continuous batching, discrete-event simulation";
@@ -235,6 +239,8 @@ Json serving_json(const Scenario&, const Estimate& est) {
                            {"warmup_s", c.steadiness.warmup_s},
                            {"offered_qps", c.steadiness.offered_qps},
                            {"served_qps", c.steadiness.served_qps},
+                           {"keeps_up", c.steadiness.keeps_up},
+                           {"long_enough", c.steadiness.long_enough},
                            {"steady", c.steadiness.steady()}};
     } else if (s.inference.continuous()) {
         j["method"] = "continuous batching: no rate meets the SLO";
@@ -348,6 +354,9 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     u.row({"KV occupancy mean / max",
            fmt::format("{:.0f}% / {:.0f}%", 100 * c.kv_occupancy_mean, 100 * c.kv_occupancy_max)});
     u.row({"preemptions (recomputed)", std::to_string(c.preemptions)});
+    if (e.utilisation > 0)
+        u.row({"load / offline throughput",
+               fmt::format("{:.0f}% of {:.4g} req/s", 100.0 * e.utilisation, e.offline_qps)});
     u.row({"prefill / decode bound by",
            fmt::format("{} ({:.0f}% of prefill time compute-bound) / {} ({:.0f}% of decode time)",
                        c.prefill_compute_fraction >= 0.5 ? "compute" : "memory", 100 * c.prefill_compute_fraction,
