@@ -38,6 +38,9 @@ TEST_CASE("every zoo model's layer: one attention core, the norms and residuals 
     for (const auto& name : db.model_names()) {
         const ModelSpec m = db.model(name);
         INFO("model " << name);
+        // The one question the rest of the code asks about layer kinds: the model has MoE layers.
+        CHECK(has_moe_layers(m) == (m.moe_layers() > 0));
+        CHECK(describe_layer(m, LayerShape{.moe = true}).routed() == has_moe_layers(m));
         for (const bool moe : {false, true}) {
             const Layer l = describe_layer(m, LayerShape{.moe = moe});
             int cores = 0;
