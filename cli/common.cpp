@@ -22,7 +22,8 @@ namespace llmsim::cli {
 void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
     using limits::kBatch;
     using limits::kGpus;
-    cmd->add_option("--scenario,-s", f.scenario, "Scenario JSON file (flags below override its values)");
+    cmd->add_option("scenario,--scenario,-s", f.scenario,
+                    "Scenario JSON file, positional or -s (flags below override its values)");
     if (with_json) cmd->add_flag("--json", f.json, "Print JSON instead of tables");
     cmd->add_option("--model", f.model, "Model-zoo name or Hugging Face config.json path");
     cmd->add_option("--system", f.system, "System name (llmsim hw list)");

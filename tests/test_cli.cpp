@@ -298,3 +298,17 @@ TEST_CASE("llmsim estimate names the memory levers it assumed for a layout that 
     CHECK(t.out.find("master remainders (assumed)") != std::string::npos);
     CHECK(t.out.find("assumed to fit") != std::string::npos);
 }
+
+TEST_CASE("a scenario file is taken positionally as with -s; both at once is an error", "[cli]") {
+    const auto path = scenario_path("gpt3-175b-a100-1024.json");
+    for (const char* cmd : {"estimate", "memory", "flops"}) {
+        const auto pos = llmsim_cli({cmd, path, "--json"});
+        const auto flag = llmsim_cli({cmd, "-s", path, "--json"});
+        REQUIRE(pos.rc == 0);
+        CHECK(pos.out == flag.out);
+    }
+    const auto both = llmsim_cli({"estimate", path, "-s", path});
+    CHECK(both.rc == 2);
+    CHECK(both.out.empty());
+    CHECK(both.err.find("--scenario") != std::string::npos);
+}
