@@ -1,4 +1,4 @@
-# Conventional entry points. `make run` builds (Release) and runs llmsim on a built-in example;
+# Conventional entry points. `make run` builds the binary (Release) and runs it on a built-in example;
 # `make test` builds and runs the whole test suite through ctest; `make sanitize` does the same
 # under AddressSanitizer + UBSan (with clang, where installed, whose build also holds the libFuzzer
 # harnesses); `make fuzz` runs each harness for FUZZ_SECONDS (needs clang: scripts/deps.sh --dev);
@@ -14,15 +14,19 @@ CLANGXX ?= $(shell command -v clang++ 2>/dev/null)
 CLANGCC ?= $(shell command -v clang 2>/dev/null)
 SANITIZE_RUN = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all build run test sanitize sanitize-build fuzz bench lint clean
+.PHONY: all configure build run test sanitize sanitize-build fuzz bench lint clean
 
 all: build
 
-build:
+configure:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMSIM_WERROR=$(LLMSIM_WERROR)
+
+build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# Only the binary it runs (the tests and benchmarks are built by `make test`).
+run: configure
+	cmake --build $(BUILD) -j $(JOBS) --target llmsim
 	./$(BUILD)/llmsim estimate --scenario $(EXAMPLE)
 
 test: build
