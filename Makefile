@@ -47,10 +47,12 @@ else
 endif
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-# The doc_* checks (every command of the docs, their shown outputs) run in `make test`; under the
-# sanitizers they would take most of CI's time for no code the unit, CLI and corpus tests miss.
+# The doc_* checks (every command of the docs, their shown outputs) and the serving validation (its
+# 8 MLPerf capacity searches over 600 s streams, and the residuals check that reads its output) run
+# in `make test`; under the sanitizers they would take most of CI's time for no code the unit, CLI,
+# capacity and corpus tests miss.
 sanitize: sanitize-build
-	$(SANITIZE_RUN) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -E '^doc_'
+	$(SANITIZE_RUN) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -E '^(doc_|validate_serving$$|serving_residuals_current$$)'
 
 fuzz:
 	@test -n "$(CLANGXX)" || { echo "make fuzz needs clang and libFuzzer: scripts/deps.sh --dev"; exit 2; }
