@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -5,6 +6,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -15,6 +17,55 @@ namespace llmsim::cli {
 
 static void register_all(CLI::App& app, Context& ctx) {
     for (const auto& c : commands()) c.setup(app.add_subcommand(std::string(c.name), std::string(c.summary)), ctx);
+}
+
+// A mistyped subcommand or flag: the nearest names (edit distance), one line each; empty when the
+// command line has nothing mistyped that a name is near.
+static std::vector<std::string> suggestions(const CLI::App& app, int argc, char** argv) {
+    std::vector<std::string> out;
+    if (argc < 2) return out;
+    const std::string first = argv[1];
+    const CLI::App* sub = nullptr;
+    for (const auto* s : app.get_subcommands([](const CLI::App*) { return true; }))
+        if (s->get_name() == first) sub = s;
+    if (sub == nullptr) {
+        if (first.rfind('-', 0) == 0) return out;
+        std::vector<std::string> names;
+        for (const auto& c : commands()) names.emplace_back(c.name);
+        const auto near = closest_names(first, names);
+        out.push_back(
+            fmt::format("'{}': not a command{} (llmsim --help lists them)", first,
+                        near.empty() ? std::string() : "; closest: " + fmt::format("{}", fmt::join(near, ", "))));
+        return out;
+    }
+    // Nested subcommands (`calibrate fit`, `hw show`): the innermost named on the line.
+    std::string path = first;
+    int i0 = 2;
+    for (bool deeper = true; deeper && i0 < argc;) {
+        deeper = false;
+        for (const auto* s : sub->get_subcommands([](const CLI::App*) { return true; }))
+            if (s->get_name() == argv[i0]) {
+                sub = s;
+                path += " " + s->get_name();
+                ++i0;
+                deeper = true;
+                break;
+            }
+    }
+    std::vector<std::string> flags;
+    for (const auto* o : sub->get_options())
+        for (const auto& l : o->get_lnames()) flags.push_back("--" + l);
+    for (int i = i0; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a.rfind("--", 0) != 0 || a == "--") continue;
+        a = a.substr(0, a.find('='));
+        if (std::find(flags.begin(), flags.end(), a) != flags.end()) continue;
+        const auto near = closest_names(a, flags);
+        out.push_back(
+            fmt::format("{}: not a flag of `llmsim {}`{}", a, first,
+                        near.empty() ? std::string() : "; closest: " + fmt::format("{}", fmt::join(near, ", "))));
+    }
+    return out;
 }
 
 int run(int argc, char** argv) {
@@ -39,7 +90,9 @@ int run(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         // Flag errors name the flag, the value and what was expected; exit code 2 like bad JSON.
         std::fflush(stdout);
-        std::cerr << "error: " << e.what() << "\n";
+        const auto hints = suggestions(app, argc, argv);
+        if (hints.empty()) std::cerr << "error: " << e.what() << "\n";
+        for (const auto& h : hints) std::cerr << "error: " << h << "\n";
         return 2;
     } catch (const ConfigError& e) {
         for (const auto& line : e.problems()) std::cerr << "error: " << line << "\n";

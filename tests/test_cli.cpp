@@ -336,3 +336,18 @@ TEST_CASE("Megatron's and vLLM's flag names are aliases of estimate's", "[cli]")
     REQUIRE(mine.rc == 0);
     CHECK(vllm.out == mine.out);
 }
+
+TEST_CASE("a mistyped command or flag is answered with the nearest names", "[cli]") {
+    const auto cmd = llmsim_cli({"estimat"});
+    CHECK(cmd.rc == 2);
+    CHECK(cmd.out.empty());
+    CHECK(cmd.err.find("'estimat': not a command; closest: estimate") != std::string::npos);
+    const auto flag = llmsim_cli({"estimate", "--modle", "llama-3-8b"});
+    CHECK(flag.rc == 2);
+    CHECK(flag.out.empty());
+    CHECK(flag.err.find("--modle: not a flag of `llmsim estimate`; closest: --model") != std::string::npos);
+    // A known flag with a bad value keeps its own message.
+    const auto value = llmsim_cli({"estimate", "--tp", "0"});
+    CHECK(value.rc == 2);
+    CHECK(value.err.find("--tp: 0: expected") != std::string::npos);
+}
