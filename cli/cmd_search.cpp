@@ -12,7 +12,7 @@
 #include "cli/progress.hpp"
 #include "cli/search_flags.hpp"
 #include "cli/search_report.hpp"
-#include "cli/search_request.hpp"
+#include "report/search_request.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
@@ -23,42 +23,12 @@ namespace llmsim::cli {
 
 namespace {
 
-Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
-    const auto& r = c.result;
-    Json inference = {{"weight_precision", to_string(c.weight_precision)},
-                      {"kv_precision", to_string(c.kv_precision)},
-                      {"batching", "continuous"},
-                      {"qps", s.inference.qps}};
-    // Unset keys stay out (the scenario's defaults: as many sequences as the KV cache holds, whole prompts).
-    if (c.max_batch > 0) inference["max_batch"] = c.max_batch;
-    if (c.max_batch_tokens > 0) inference["max_batch_tokens"] = c.max_batch_tokens;
-    return {{"gpus", c.gpus()},
-            {"parallel", {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.replicas}}},
-            {"inference", inference},
-            {"replicas", c.replicas},
-            {"slo_met", c.meets},
-            {"ttft_p99_s", r.ttft_s.p99},
-            {"tpot_p99_s", r.tpot_s.p99},
-            {"ttft_s", r.ttft_s.mean},
-            {"tpot_s", r.tpot_s.mean},
-            {"requests_per_s", r.requests_per_s},
-            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
-            {"mean_batch", r.mean_batch}};
-}
-
 // Capacity planning on a serving scenario (docs/serving.md): the fewest GPUs meeting its SLO at its qps.
 int serving_capacity(const SearchFlags& f, const Scenario& s) {
     const int max_gpus = f.max_gpus.value_or(f.gpus.value_or(64));
     const auto r = sim::serving_capacity_search(s, max_gpus);
-    Json results = Json::array();
-    for (const auto& c : r.best) results.push_back(candidate_json(s, c));
     if (f.json) {
-        Json j = {{"results", results},
-                  {"simulations", r.simulations},
-                  {"configurations", r.variants},
-                  {"max_gpus", max_gpus}};
-        if (r.fewer) j["one_replica_fewer"] = candidate_json(s, *r.fewer);
-        print_json(j);
+        print_json(report::capacity_search_json(s, r, max_gpus));
     } else {
         std::cout << fmt::format(
             "{} on {} at {:g} req/s, SLO p99 TTFT {} / TPOT {} ({} configurations, {} simulations)\n", s.model.name,
@@ -144,13 +114,7 @@ void setup_search(CLI::App* cmd, Context& ctx) {
         auto req = resolve_search_request(*f);
         if (f->top_k) req.options.top_k = *f->top_k;
         req.options.confirm = f->confirm.value_or(req.options.confirm > 0 ? req.options.confirm : 5);
-        req.options.confirm_step_time = [](const Scenario& s) {
-            try {
-                return sim::simulate_step(s.training_job()).step_time_s;
-            } catch (const std::exception&) {
-                return 0.0;
-            }
-        };
+        req.options.confirm_step_time = report::simulated_step_time;
         ProgressBar bar("search");
         req.options.progress = [&bar](double done) { bar.update(done); };
         const auto res = search::run_search(req.base, req.space, req.options);

@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "cli/search_request.hpp"
+#include "report/search_request.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
 #include "hardware_db/scenario_keys.hpp"

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/search_request.hpp"
+#include "report/search_request.hpp"
 #include "hardware_db/errors.hpp"
 #include "tests/cli_runner.hpp"
 
