@@ -28,6 +28,18 @@ std::string longest_fits(const Scenario& s, const InferenceConfig& in) {
         gib_text(pool.pool_bytes), pool.blocks * kKvBlockTokens, need * kKvBlockTokens, need, kKvBlockTokens);
 }
 
+Scenario at_rate(const Scenario& s, double qps, std::int64_t requests);
+
+// Whether the offline probe's stream (offline_capacity_qps) has no request the KV cache cannot hold.
+bool fits_longest_offline(const Scenario& s, std::int64_t max_requests) {
+    const int replicas = std::max(1, s.parallel.dp * s.parallel.cp);
+    InferenceConfig in = s.inference;
+    in.qps = 0;
+    in.qps_max = false;
+    in.requests = std::min<std::int64_t>(max_requests, kOfflineProbeRequests * replicas);
+    return longest_fits(s, in).empty();
+}
+
 Scenario at_rate(const Scenario& s, double qps, std::int64_t requests) {
     Scenario r = s;
     r.inference.qps_max = false;
@@ -100,6 +112,14 @@ std::vector<std::string> steadiness_notes(const InferenceConfig& in, const sim::
     return out;
 }
 
+double offline_capacity_qps(const Scenario& s, std::int64_t max_requests) {
+    const int replicas = std::max(1, s.parallel.dp * s.parallel.cp);
+    const Scenario off = at_rate(s, 0.0, std::min<std::int64_t>(max_requests, kOfflineProbeRequests * replicas));
+    sim::ServingOptions one;
+    one.sample_replica = 0;
+    return sim::simulate_serving(off.serving_job(), one).requests_per_s;
+}
+
 SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
     const auto& in = s.inference;
     if (!in.slo.any())
@@ -112,13 +132,13 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
     one.sample_replica = 0;
     // The offline throughput bounds every rate that keeps up.
     {
-        const Scenario off = at_rate(s, 0.0, std::min<std::int64_t>(o.max_requests, std::int64_t{3000} * replicas));
+        const Scenario off = at_rate(s, 0.0, std::min<std::int64_t>(o.max_requests, kOfflineProbeRequests * replicas));
         const std::string why = longest_fits(off, off.inference);
         if (!why.empty()) {
             c.why_none = "does not fit: " + why;
             return c;
         }
-        c.offline_qps = sim::simulate_serving(off.serving_job(), one).requests_per_s;
+        c.offline_qps = offline_capacity_qps(s, o.max_requests);
         ++c.simulations;
     }
     if (!(c.offline_qps > 0)) {
@@ -239,6 +259,16 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
                             c.above_qps));
     } else {
         e.continuous = sim::simulate_serving(s.serving_job(), so);
+        if (in.qps > 0 && fits_longest_offline(s, o.capacity.max_requests)) {
+            e.offline_qps = offline_capacity_qps(s, o.capacity.max_requests);
+            if (e.offline_qps > 0) e.utilisation = in.qps / e.offline_qps;
+            if (e.utilisation >= kFragileUtilisation)
+                e.notes.push_back(fmt::format(
+                    "at {:.0f}% of the deployment's offline throughput ({:.4g} req/s): near capacity a few percent "
+                    "more load (or a few percent error in an iteration's time) moves the latencies severalfold; "
+                    "qps \"max\" gives the largest rate meeting the SLO",
+                    100.0 * e.utilisation, e.offline_qps));
+        }
     }
     for (auto& n : steadiness_notes(e.scenario.inference, *e.continuous)) e.notes.push_back(std::move(n));
     return e;

@@ -56,8 +56,20 @@ struct ServingEvaluation {
     InferenceEstimate closed_form;                  // static batching (and the memory breakdown)
     std::optional<sim::ServingResult> continuous;   // continuous batching, simulated (when it fits)
     std::optional<SloCapacity> capacity;            // qps "max"
-    std::vector<std::string> notes;                 // what the reader should know about the stream, in words
+    // A Poisson stream's load against the deployment's offline throughput (one replica's share of
+    // kOfflineProbeRequests requests per replica, queued at once; its drain makes it a lower bound of the
+    // capacity, so the utilisation is an upper bound). From kFragileUtilisation on, a note says the
+    // latencies are fragile: a few percent more load moves them severalfold.
+    double offline_qps = 0, utilisation = 0;
+    std::vector<std::string> notes;   // what the reader should know about the stream, in words
 };
+
+inline constexpr std::int64_t kOfflineProbeRequests = 3000;
+inline constexpr double kFragileUtilisation = 0.9;
+
+// The deployment's offline throughput (requests/s): one replica's round-robin share of
+// kOfflineProbeRequests requests per replica, all queued at once (at most `max_requests` in all).
+[[nodiscard]] double offline_capacity_qps(const Scenario& s, std::int64_t max_requests);
 
 struct ServingEvalOptions {
     bool timeline = false;   // keep the iterations of the continuous run (--trace)

@@ -44,6 +44,7 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
                    human_seconds(c.result.ttft_s.p99), human_seconds(c.result.tpot_s.p99),
                    fmt::format("{:.2f}", c.result.requests_per_s)});
         std::cout << t.str();
+        if (!r.why_none.empty()) std::cout << "no answer: " << r.why_none << "\n";
         if (r.fewer)
             std::cout << fmt::format("one replica fewer ({} GPUs): TTFT p99 {}, TPOT p99 {} -> {}\n", r.fewer->gpus(),
                                      human_seconds(r.fewer->result.ttft_s.p99),

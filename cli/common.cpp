@@ -70,6 +70,9 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
                     "rate meeting the SLO (--slo-ttft-p99/--slo-tpot-p99)")
         ->group(g);
     cmd->add_option("--requests", f.requests, "Requests simulated (continuous batching)")->group(g);
+    cmd->add_option("--seed", f.seed,
+                    "Random stream of arrivals and lengths (continuous batching; seeds are independent replications)")
+        ->group(g);
     cmd->add_option("--weight-precision", f.weight_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4 | nf4")->group(g);
     cmd->add_option("--kv-precision", f.kv_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4")->group(g);
     cmd->add_option("--max-batch", f.max_batch, "Most sequences in flight per replica (continuous)")->group(g);
@@ -107,6 +110,7 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {!f.batching.empty(), "--batching"},
         {f.qps.has_value() || f.qps_text.has_value(), f.qps_flag},
         {f.requests.has_value(), "--requests"},
+        {f.seed.has_value(), "--seed"},
         {!f.weight_precision.empty(), "--weight-precision"},
         {!f.kv_precision.empty(), "--kv-precision"},
         {f.max_batch.has_value(), "--max-batch"},
@@ -235,6 +239,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/input_len", "--input-len", f.input_len);
         ov.set("/inference/output_len", "--output-len", f.output_len);
         ov.set("/inference/requests", "--requests", f.requests);
+        ov.set("/inference/seed", "--seed", f.seed);
         ov.set("/inference/qps", f.qps_flag, f.qps);
         if (!f.qps && f.qps_text) ov.set("/inference/qps", f.qps_flag, qps_flag_value(*f.qps_text));
         ov.set("/inference/weight_precision", "--weight-precision", f.weight_precision);
@@ -251,6 +256,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         // A stream flag asks for continuous batching unless the scenario or --batching says otherwise.
         const char* stream = f.qps || f.qps_text ? f.qps_flag
                              : f.requests        ? "--requests"
+                             : f.seed            ? "--seed"
                              : f.max_batch       ? "--max-batch"
                              : f.chunk           ? "--chunk"
                              : f.slo_ttft_p99    ? "--slo-ttft-p99"

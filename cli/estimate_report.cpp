@@ -99,6 +99,9 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     u.row({"KV occupancy mean / max",
            fmt::format("{:.0f}% / {:.0f}%", 100 * c.kv_occupancy_mean, 100 * c.kv_occupancy_max)});
     u.row({"preemptions (recomputed)", std::to_string(c.preemptions)});
+    if (e.utilisation > 0)
+        u.row({"load / offline throughput",
+               fmt::format("{:.0f}% of {:.4g} req/s", 100.0 * e.utilisation, e.offline_qps)});
     u.row({"prefill / decode bound by",
            fmt::format("{} ({:.0f}% of prefill time compute-bound) / {} ({:.0f}% of decode time)",
                        c.prefill_compute_fraction >= 0.5 ? "compute" : "memory", 100 * c.prefill_compute_fraction,

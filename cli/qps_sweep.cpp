@@ -87,6 +87,8 @@ QpsSweep run_qps_sweep(const ScenarioFlags& flags, const std::vector<double>& ra
         for (const char* k : kKeys)
             if (j.contains(k)) p.row[k] = j[k];
         p.row["e2e_latency_p50_s"] = j["e2e_latency_distribution_s"]["p50"];
+        p.row["steady"] = p.result.steadiness.steady();
+        p.row["keeps_up"] = p.result.steadiness.keeps_up;
         p.within = s.inference.slo.any() ? p.result.slo_met : p.result.requests_per_s >= kSweepCapacityShare * q;
         if (out.points.empty()) out.scenario = s;
         out.points.push_back(std::move(p));
@@ -126,7 +128,7 @@ std::string qps_sweep_text(const QpsSweep& sweep) {
                            in.slo.tpot_p99_s ? human_seconds(*in.slo.tpot_p99_s) : "-");
     out += "\n";
     std::vector<std::string> header = {"qps",      "req/s",   "out tok/s/GPU", "TTFT p50",   "TTFT p99", "TPOT p50",
-                                       "TPOT p99", "e2e p50", "e2e p99",       "mean batch", "KV peak"};
+                                       "TPOT p99", "e2e p50", "e2e p99",       "mean batch", "KV peak",  "stream"};
     if (in.slo.any()) header.push_back("SLO");
     Table t(header);
     for (const auto& pt : sweep.points) {
@@ -141,7 +143,10 @@ std::string qps_sweep_text(const QpsSweep& sweep) {
                                         human_seconds(r.e2e_latency_s.p50),
                                         human_seconds(r.e2e_latency_s.p99),
                                         fmt::format("{:.1f}", r.mean_batch),
-                                        fmt::format("{:.0f}%", 100 * r.kv_occupancy_max)};
+                                        fmt::format("{:.0f}%", 100 * r.kv_occupancy_max),
+                                        !r.steadiness.keeps_up      ? "past cap."
+                                        : !r.steadiness.long_enough ? "too short"
+                                                                    : "steady"};
         if (in.slo.any()) row.push_back(r.slo_met ? "met" : "MISSED");
         t.row(row);
     }
@@ -156,6 +161,13 @@ std::string qps_sweep_text(const QpsSweep& sweep) {
         out += fmt::format("capacity knee: below {:g} req/s (no swept rate is {})\n",
                            sweep.points.empty() ? 0.0 : sweep.points.front().qps, knee_criterion(s));
     }
+    bool unsteady = false;
+    for (const auto& pt : sweep.points) unsteady = unsteady || !pt.result.steadiness.steady();
+    if (unsteady)
+        out +=
+            "stream: \"too short\": the arrivals span fewer than 10 mean times in system, so warm-up and drain "
+            "decide the percentiles (more --requests); \"past cap.\": fewer requests finish than arrive and the "
+            "queue grows with the stream (docs/serving.md \"Capacity\")\n";
     return out;
 }
 

@@ -48,7 +48,7 @@ inline constexpr double kGraphLaunch_s = 1.03e-6;
 // step takes pp stage-times of the heaviest micro-batch (1/m of the decodes; a prompt is not split, so
 // 1/min(m, prompts) of the prompt tokens) plus the PP sends of one micro-batch; the LM head and the
 // host's work are the whole batch's.
-[[nodiscard]] IterationCost iteration_cost(const ServingJob& s, const IterationBatch& b);
+[[nodiscard]] IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole);
 
 // Micro-batches a pipeline of `pp` stages keeps in flight for `sequences` running sequences:
 // min(pp, sequences), at least 1 (1 without pipeline parallelism).

@@ -81,6 +81,7 @@ const char* to_string(SchedulerPolicy p) {
 const std::vector<std::string>& scheduler_policy_names() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> v;
+        v.reserve(std::size(kSchedulerPolicies));
         for (auto p : kSchedulerPolicies) v.emplace_back(to_string(p));
         return v;
     }();

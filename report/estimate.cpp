@@ -182,6 +182,10 @@ Json serving_json(const Scenario&, const Estimate& est) {
         j["capacity"] = cj;
     }
     if (!e.notes.empty()) j["notes"] = e.notes;
+    if (e.utilisation > 0) {
+        j["offline_qps"] = e.offline_qps;
+        j["utilisation"] = e.utilisation;
+    }
     if (e.continuous) {
         const auto& c = *e.continuous;
         j["method"] = "continuous batching, discrete-event simulation";
@@ -224,6 +228,8 @@ Json serving_json(const Scenario&, const Estimate& est) {
                            {"warmup_s", c.steadiness.warmup_s},
                            {"offered_qps", c.steadiness.offered_qps},
                            {"served_qps", c.steadiness.served_qps},
+                           {"keeps_up", c.steadiness.keeps_up},
+                           {"long_enough", c.steadiness.long_enough},
                            {"steady", c.steadiness.steady()}};
     } else if (s.inference.continuous()) {
         j["method"] = "continuous batching: no rate meets the SLO";

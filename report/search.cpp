@@ -121,7 +121,9 @@ Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
     Json inference = {{"weight_precision", to_string(c.weight_precision)},
                       {"kv_precision", to_string(c.kv_precision)},
                       {"batching", "continuous"},
-                      {"qps", s.inference.qps}};
+                      {"qps", s.inference.qps},
+                      {"requests", sim::capacity_stream_requests(s.inference)},
+                      {"seed", s.inference.seed}};
     // Unset keys stay out (the scenario's defaults: as many sequences as the KV cache holds, whole prompts).
     if (c.max_batch > 0) inference["max_batch"] = c.max_batch;
     if (c.max_batch_tokens > 0) inference["max_batch_tokens"] = c.max_batch_tokens;
@@ -147,6 +149,7 @@ Json capacity_search_json(const Scenario& s, const sim::CapacityResult& r, int m
     Json j = {
         {"results", results}, {"simulations", r.simulations}, {"configurations", r.variants}, {"max_gpus", max_gpus}};
     if (r.fewer) j["one_replica_fewer"] = candidate_json(s, *r.fewer);
+    if (!r.why_none.empty()) j["why_none"] = r.why_none;
     return j;
 }
 

@@ -38,5 +38,4 @@ struct TrainingEstimate {
 // `sim` keeps the played step (its trace can be written after the call).
 TrainingEstimate estimate_training(const TrainingJob& job, const EstimateOptions& options, StepSimulator& sim);
 
-
 }   // namespace llmsim::sim

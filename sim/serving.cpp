@@ -75,9 +75,9 @@ Steadiness steadiness(const std::vector<Request>& reqs, const std::vector<Reques
     d.arrival_span_s = t1 - t0;
     d.warmup_s = e2e / n;
     d.long_enough = d.arrival_span_s >= kSteadySpans * d.warmup_s;
-    // The window: the later half of the arrivals, and after the warm-up (while the system fills, fewer
-    // requests finish than arrive, past capacity or not).
-    const double a = t0 + std::max(0.5 * d.arrival_span_s, std::min(d.warmup_s, d.arrival_span_s));
+    // The window: the later half of the arrivals (while the system fills, fewer requests finish than
+    // arrive, past capacity or not; a steady stream has filled by then, as it spans many warm-ups).
+    const double a = t0 + 0.5 * d.arrival_span_s;
     const double window = t1 - a;
     if (!(window > 0)) return d;
     double arrived = 0, finished = 0;
@@ -377,7 +377,18 @@ Scenario capacity_scenario(const Scenario& base, const CapacityCandidate& c) {
 struct GroupOutcome {
     std::optional<CapacityCandidate> best;
     std::int64_t simulations = 0, variants = 0;
+    double most_per_replica_qps = 0;   // the largest offline rate of one replica seen (for the reason)
 };
+
+// The stream a candidate is judged on: `qps` spanning kCapacityStreamS of arrivals (at most
+// kCapacityMaxRequests requests), one sampled replica's share of it unless `whole`.
+ServingResult simulate_candidate(const Scenario& base, const CapacityCandidate& c, bool whole) {
+    Scenario sc = capacity_scenario(base, c);
+    sc.inference.requests = capacity_stream_requests(base.inference);
+    ServingOptions o;
+    if (!whole) o.sample_replica = 0;
+    return simulate_serving(sc.serving_job(), o);
+}
 
 GroupOutcome search_group(const Scenario& base, const CapacityCandidate& proto,
                           const std::vector<std::int64_t>& batches, const std::vector<std::int64_t>& chunks,
@@ -385,12 +396,13 @@ GroupOutcome search_group(const Scenario& base, const CapacityCandidate& proto,
     const auto& in0 = base.inference;
     const double step_tokens = decode_step_tokens(in0.speculative);
     GroupOutcome g;
-    auto simulate = [&](CapacityCandidate& c) {
-        c.result = simulate_serving(capacity_scenario(base, c).serving_job());
+    auto meets = [&](CapacityCandidate& c) {
+        c.result = simulate_candidate(base, c, false);
         ++g.simulations;
         c.meets = c.result.slo_met;
         return c.meets;
     };
+    const int most = std::max(1, max_gpus / (proto.tp * proto.pp));
     for (std::int64_t mb : batches)
         for (std::int64_t chunk : chunks) {
             if (chunk > 0 && static_cast<double>(chunk) < step_tokens) continue;
@@ -398,18 +410,12 @@ GroupOutcome search_group(const Scenario& base, const CapacityCandidate& proto,
             c.max_batch = mb;
             c.max_batch_tokens = chunk;
             ++g.variants;
-            if (g.best) {
-                // A later variant only matters at fewer replicas than the group's best: from one fewer
-                // downwards while it meets (more replicas never hurt latency).
-                std::optional<CapacityCandidate> found;
-                for (c.replicas = g.best->replicas - 1; c.replicas >= 1 && simulate(c); --c.replicas) found = c;
-                if (found) g.best = found;
-                continue;
-            }
-            // One replica's capacity (offline) bounds the replicas needed from below.
+            // One replica's offline throughput (every request queued at once) bounds the replicas from
+            // below: a replica cannot keep up with more than it serves flat out (its drain makes the bound
+            // low, so the search starts a little under it).
             Scenario off = capacity_scenario(base, c);
             off.inference.qps = 0;
-            off.inference.requests = std::min<std::int64_t>(in0.requests, 1000);
+            off.inference.requests = std::min<std::int64_t>(in0.requests, 3000);
             double cap = 0;
             try {
                 cap = simulate_serving(off.serving_job()).requests_per_s;
@@ -418,17 +424,47 @@ GroupOutcome search_group(const Scenario& base, const CapacityCandidate& proto,
             }
             ++g.simulations;
             if (!(cap > 0)) continue;
-            for (c.replicas = std::max(1, static_cast<int>(std::ceil(in0.qps / cap))); c.gpus() <= max_gpus;
-                 ++c.replicas)
-                if (simulate(c)) {
-                    g.best = c;
+            g.most_per_replica_qps = std::max(g.most_per_replica_qps, cap);
+            // Replicas: the fewest meeting the SLO, between the bound and the GPUs allowed (fewer than the
+            // group's best so far); more replicas never hurt latency, so an exponential step up then a
+            // bisection.
+            const int hi_limit = g.best ? g.best->replicas - 1 : most;
+            const double need = std::floor(0.8 * in0.qps / cap);
+            if (need > most) continue;   // more replicas than the GPUs allowed could not keep up
+            int lo = static_cast<int>(std::clamp(need, 1.0, static_cast<double>(most)));
+            if (lo > hi_limit) continue;
+            std::optional<CapacityCandidate> found;
+            int miss = lo - 1;
+            for (int r = lo;;) {
+                c.replicas = r;
+                if (meets(c)) {
+                    found = c;
                     break;
                 }
+                miss = r;
+                if (r >= hi_limit) break;
+                r = std::min(hi_limit, std::max(r + 1, 2 * r));
+            }
+            if (!found) continue;
+            while (found->replicas - miss > 1) {
+                c.replicas = miss + (found->replicas - miss) / 2;
+                if (meets(c))
+                    found = c;
+                else
+                    miss = c.replicas;
+            }
+            g.best = found;
         }
     return g;
 }
 
 }   // namespace
+
+std::int64_t capacity_stream_requests(const InferenceConfig& in) {
+    const double want = std::ceil(in.qps * kCapacityStreamS);
+    return static_cast<std::int64_t>(
+        std::min(std::max(static_cast<double>(in.requests), want), static_cast<double>(kCapacityMaxRequests)));
+}
 
 CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int threads) {
     const auto& in0 = base.inference;
@@ -490,11 +526,39 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
         if (a.gpus() != b.gpus()) return a.gpus() < b.gpus();
         return a.result.tpot_s.p99 < b.result.tpot_s.p99;
     });
-    if (!out.best.empty() && out.best.front().replicas > 1) {
-        // Confirm the answer is tight: one replica fewer misses.
-        CapacityCandidate c = out.best.front();
+    if (out.best.empty()) {
+        double most = 0;
+        for (const auto& o : outcomes) most = std::max(most, o.most_per_replica_qps);
+        out.why_none =
+            groups.empty()
+                ? fmt::format("no layout of at most {} GPUs holds one request's KV cache", max_gpus)
+                : fmt::format(
+                      "no deployment of at most {} GPUs meets the SLO at {:.4g} req/s (one replica serves at "
+                      "most {:.4g} req/s offline): expected more GPUs (--max-gpus), a lower rate or a looser "
+                      "SLO",
+                      max_gpus, in0.qps, most);
+        return out;
+    }
+    // The answer on the whole deployment (the search judged one sampled replica): it must meet, or the
+    // next replica count is taken; then one replica fewer must miss.
+    CapacityCandidate& w = out.best.front();
+    for (int i = 0; i < 4; ++i) {
+        w.result = simulate_candidate(base, w, true);
+        ++out.simulations;
+        w.meets = w.result.slo_met;
+        if (w.meets || (w.replicas + 1) * w.tp * w.pp > max_gpus) break;
+        ++w.replicas;
+    }
+    if (!w.meets) {
+        out.why_none =
+            fmt::format("the best deployment found ({} GPUs) misses the SLO on the whole deployment", w.gpus());
+        out.best.clear();
+        return out;
+    }
+    if (w.replicas > 1) {
+        CapacityCandidate c = w;
         c.replicas -= 1;
-        c.result = simulate_serving(capacity_scenario(base, c).serving_job());
+        c.result = simulate_candidate(base, c, true);
         ++out.simulations;
         c.meets = c.result.slo_met;
         out.fewer = c;

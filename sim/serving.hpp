@@ -106,15 +106,12 @@ struct ServingOptions {
 // Capacity planning: the fewest GPUs (replicas x tp x pp, weight/KV precision, max_batch, chunk) whose
 // simulated percentiles meet the scenario's SLO at its qps. Searched: tp (powers of two up to the
 // scale-up domain, valid for the model's heads); pp (the smallest power of two the layers allow at
-// which one request fits the KV cache: stages are not overlapped across iterations, so a deeper
-// pipeline only adds GPUs per replica); precision (the scenario's, and fp8
+// which one request fits the KV cache); precision (the scenario's, and fp8
 // where the chip has it); max_batch (the scenario's, its half and double; unset: as many as the KV
 // cache holds, 256 (vLLM's default max_num_seqs) and 128); chunk = max_batch_tokens (the scenario's,
 // none, 2048, 8192). Per (tp, pp, precision) group the variants are tried in that order (the scenario's
-// own first): for the first, the offline capacity of one replica bounds the replicas from below and
-// replicas grow until the simulation at `qps` meets the SLO; a later variant is simulated from one
-// replica fewer than the group's best downwards while it meets (ties keep the earlier variant). Every
-// answer is a simulation; `fewer` is the winner simulated with one replica fewer.
+// own first), each only below the group's best replica count so far (ties keep the earlier variant).
+// Every answer is a simulation; `fewer` is the winner simulated with one replica fewer.
 struct CapacityCandidate {
     int tp = 1, pp = 1, replicas = 1;
     Precision weight_precision = Precision::bf16, kv_precision = Precision::bf16;
@@ -127,12 +124,23 @@ struct CapacityCandidate {
 struct CapacityResult {
     std::vector<CapacityCandidate> best;      // per (tp, pp, precision), the fewest replicas meeting the SLO
     std::optional<CapacityCandidate> fewer;   // the winner with one replica fewer (simulated)
+    std::string why_none;                     // when `best` is empty
     std::int64_t simulations = 0;
     std::int64_t variants = 0;   // (tp, pp, precision, max_batch, chunk) configurations tried
 };
-// Throws ConfigError when the scenario has no qps or no slo. The groups run on `threads` threads (0:
-// every core); the result does not depend on the count.
+// Every candidate is judged on a stream spanning kCapacityStreamS of arrivals at the scenario's qps (at
+// least its `requests`, at most kCapacityMaxRequests: capacity_stream_requests), one sampled replica's
+// share while searching (its round-robin share: replicas are identical given the stream); the winner is
+// then simulated on the whole deployment (the next replica count taken while that misses) and with one
+// replica fewer. Replicas are found by an exponential step up from one replica's offline bound, then a
+// bisection. Throws ConfigError when the scenario has no qps or no slo. The groups run on `threads`
+// threads (0: every core); the result does not depend on the count.
 [[nodiscard]] CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int threads = 0);
+// The streams a capacity is judged on: 600 s of arrivals (MLPerf loadgen's minimum run duration), at
+// most 2,000,000 requests (a bound on the work of one simulation whatever the rate).
+inline constexpr double kCapacityStreamS = 600;
+inline constexpr std::int64_t kCapacityMaxRequests = 2'000'000;
+[[nodiscard]] std::int64_t capacity_stream_requests(const InferenceConfig& in);
 // The max_batch and chunk values the search tries for `in` (the scenario's first).
 [[nodiscard]] std::vector<std::int64_t> capacity_max_batches(const InferenceConfig& in);
 [[nodiscard]] std::vector<std::int64_t> capacity_chunks(const InferenceConfig& in);

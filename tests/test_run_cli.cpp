@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "app/quantities.hpp"
 #include "cost_models/memory.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
-#include "app/quantities.hpp"
 #include "tests/cli_runner.hpp"
 
 using namespace llmsim;

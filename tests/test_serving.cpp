@@ -494,9 +494,14 @@ TEST_CASE("capacity search: the fewest GPUs meeting the SLO, confirmed; one repl
     again.inference.kv_precision = w.kv_precision;
     again.inference.max_batch = w.max_batch;
     again.inference.max_batch_tokens = w.max_batch_tokens;
+    // ... on the stream the search judged it on: 600 s of arrivals at 60 req/s (36,000 requests, more
+    // than the scenario's 1,500: a 25-second stream is decided by its warm-up and drain).
+    again.inference.requests = sim::capacity_stream_requests(s.inference);
+    CHECK(again.inference.requests == 36000);
     const auto replay = sim::simulate_serving(again.serving_job());
     CHECK(replay.ttft_s.p99 == w.result.ttft_s.p99);
     CHECK(replay.tpot_s.p99 == w.result.tpot_s.p99);
+    CHECK(replay.steadiness.steady());
     // Searched: tp 1..8 x fp8/bf16 (pp 1: Llama 3 8B fits one H100) x max_batch {KV, 256, 128} x
     // chunk {none, 2048, 8192} = 72 configurations; the answer does not depend on the thread count.
     CHECK(r.variants == 4 * 2 * 3 * 3);

@@ -3,6 +3,7 @@
 // grows; the knee is the last rate within capacity; bad lists exit 2 naming the flag, nothing on stdout.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -44,6 +45,10 @@ TEST_CASE("qps-sweep rows are the single estimate at each rate, number for numbe
         for (const auto& [k, v] : row.items()) {
             if (k == "qps" || k == "knee" || k == "e2e_latency_p50_s") continue;
             INFO(k);
+            if (k == "steady" || k == "keeps_up") {   // the single estimate's steadiness object
+                CHECK(v.dump() == j.at("steadiness").at(k == "steady" ? "steady" : "keeps_up").dump());
+                continue;
+            }
             CHECK(v.dump() == j.at(k).dump());   // byte-identical numbers
             ++compared;
         }
@@ -296,4 +301,59 @@ TEST_CASE(
     CHECK(training.rc == 2);
     CHECK(training.out.empty());
     CHECK(training.err.find("--host-per-sequence-us") != std::string::npos);
+}
+
+TEST_CASE("a capacity answer meets its SLO when fed back as a scenario; one replica fewer misses it (generated cases)",
+          "[cli][serving][capacity][property]") {
+    struct Case {
+        const char* model;
+        double qps;
+        Json slo;
+        int input, output;
+    };
+    // SLOs naming TTFT only, TPOT only, and both; rates from one GPU's worth to several.
+    const Case cases[] = {
+        {"llama-3-8b", 60, {{"tpot_p99_s", 0.05}}, 1000, 250},
+        {"llama-3.2-3b", 80, {{"ttft_p99_s", 0.3}, {"tpot_p99_s", 0.02}}, 500, 150},
+    };
+    const auto dir = llmsim::test::temp_dir("capprop");
+    int k = 0;
+    for (const auto& c : cases) {
+        INFO(c.model << " at " << c.qps << " req/s, SLO " << c.slo.dump());
+        Json doc = {{"model", c.model},
+                    {"system", "dgx-h100"},
+                    {"gpus", 1},
+                    {"inference",
+                     {{"batching", "continuous"},
+                      {"weight_precision", "fp8"},
+                      {"kv_precision", "fp8"},
+                      {"input_len", c.input},
+                      {"output_len", c.output},
+                      {"qps", c.qps},
+                      {"slo", c.slo}}}};
+        const auto file = (dir / fmt::format("case{}.json", k++)).string();
+        std::ofstream(file) << doc.dump();
+        const auto r = run_llmsim({"search", "-s", file, "--max-gpus", "8", "--json"}, "capprop");
+        INFO(r.err);
+        REQUIRE(r.rc == 0);
+        const Json j = Json::parse(r.out);
+        REQUIRE_FALSE(j["results"].empty());
+        auto fed_back = [&](const Json& answer) {
+            Json s = doc;
+            s["gpus"] = answer["gpus"];
+            s["parallel"] = answer["parallel"];
+            for (const auto& [key, v] : answer["inference"].items()) s["inference"][key] = v;
+            const auto out = (dir / "fed.json").string();
+            std::ofstream(out) << s.dump();
+            const auto e = run_llmsim({"estimate", "-s", out, "--json"}, "capprop");
+            INFO(e.err);
+            REQUIRE(e.rc == 0);
+            return Json::parse(e.out);
+        };
+        const Json best = fed_back(j["results"][0]);
+        CHECK(best["slo_met"] == true);
+        CHECK(best["steadiness"]["keeps_up"] == true);
+        if (j.contains("one_replica_fewer")) CHECK(fed_back(j["one_replica_fewer"])["slo_met"] == false);
+    }
+    std::filesystem::remove_all(dir);
 }
