@@ -20,6 +20,7 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
+#include "report/calc.hpp"
 #include "report/estimate.hpp"
 #include "report/results.hpp"
 #include "report/run.hpp"
@@ -173,6 +174,11 @@ std::string validate(const std::vector<std::string>& files) {
     });
 }
 
+// `llmsim calc NAME ARGS... --json`: `args` NAME's flags as a command line gives them.
+std::string calc(const std::string& name, const std::vector<std::string>& args) {
+    return interruptible([&] { return dump(report::run_calc(name, args)); });
+}
+
 // `llmsim run SOURCE [--fast] [-j THREADS] [--shard SHARD [--strided]] -o x.jsonl|x.csv`: the rows'
 // text in `format` ("jsonl" or "csv").
 std::string run(const std::string& source, bool is_path, const std::string& base_dir, const std::string& origin, bool fast, int threads, const std::string& shard_text,
@@ -224,6 +230,7 @@ PYBIND11_MODULE(_core, m) {
     m.def("search", &search, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"), py::arg("top_k"), py::arg("confirm"),
           py::arg("threads"), py::arg("max_gpus"));
     m.def("validate", &validate, py::arg("files"));
+    m.def("calc", &calc, py::arg("name"), py::arg("args"));
     m.def("run", &run, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"), py::arg("fast"), py::arg("threads"), py::arg("shard"),
           py::arg("strided"), py::arg("format"));
 #ifdef LLMSIM_VERSION

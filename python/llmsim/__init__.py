@@ -28,6 +28,7 @@ __all__ = [
     "search",
     "serving",
     "validate",
+    "calc",
     "sweep",
     "sweep_text",
 ]
@@ -121,6 +122,30 @@ def validate(files=None):
     elif isinstance(files, (str, _os.PathLike)):
         files = [files]
     return _loads(_core.validate([_os.fspath(f) for f in files]))
+
+
+def _calc_args(inputs):
+    """The command line of ``llmsim calc NAME`` for keyword inputs: ``kv_precision="fp8"`` is
+    ``--kv-precision fp8``; ``True`` a bare flag (``sp=True``: ``--sp``), ``False`` or ``None`` nothing."""
+    args = []
+    for key, value in inputs.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            args.append(flag)
+        else:
+            args += [flag, repr(value) if isinstance(value, float) else str(value)]
+    return args
+
+
+def calc(name, **inputs):
+    """A worked calculation (``llmsim calc NAME --json``): title, given, steps (label, formula, numbers,
+    value in its unit, why) and answer {value, unit, label}. ``inputs`` are the subcommand's flags with
+    underscores for dashes (``calc("kv", model="llama-3-70b", gpu="h100-sxm", context=8192)``); sizes and
+    counts take the CLI's suffixes as strings (``bytes="350GB"``, ``params="70B"``). Bad inputs raise
+    ScenarioError with the CLI parser's message."""
+    return _loads(_core.calc(str(name), _calc_args(inputs)))
 
 
 def _shard_text(shard):

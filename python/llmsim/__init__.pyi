@@ -65,6 +65,12 @@ def validate(files: Union[None, str, os.PathLike[str], Sequence[Union[str, os.Pa
     error predicted/measured - 1 (a fraction); mean, median and worst |error| per quantity over all and
     over exact cases. Without files, the published runs in validation/ (compiled in)."""
 
+def calc(name: str, **inputs: Any) -> Result:
+    """``llmsim calc NAME --json``: a worked calculation (title, given, steps with formula, numbers, value
+    and unit, answer {value, unit, label}). ``inputs`` are the subcommand's flags with underscores:
+    calc("kv", model="llama-3-70b", gpu="h100-sxm", context=8192); sizes and counts accept the CLI's
+    suffixes as strings ("350GB", "70B")."""
+
 def sweep_text(
     run: Scenario,
     *,

@@ -232,3 +232,31 @@ def test_module_never_prints(capfd):
         llmsim.estimate({"model": "nope", "system": "dgx-h100"})
     out, err = capfd.readouterr()
     assert out == "" and err == ""
+
+
+def test_calc_is_the_clis_json(cli):
+    rc, out, _ = cli("calc", "kv", "--model", "llama-3-70b", "--gpu", "h100-sxm", "--context", "8192", "--json")
+    assert rc == 0
+    kv = llmsim.calc("kv", model="llama-3-70b", gpu="h100-sxm", context=8192)
+    assert kv == json.loads(out)
+    # By hand: 2 (K, V) x 80 layers x 8 KV heads x 128 x 2 bytes = 327.68 KB per token; x 8192 tokens.
+    assert kv["steps"][0]["value"] == pytest.approx(2 * 80 * 8 * 128 * 2 / 1e3, rel=1e-12)
+    assert kv["answer"] == {"value": pytest.approx(2 * 80 * 8 * 128 * 2 * 8192 / 1e9, rel=1e-12), "unit": "GB",
+                            "label": "for the batch"}
+    # Flags with dashes, bare flags, suffixed sizes.
+    rc, out, _ = cli("calc", "tp-comm", "--model", "llama-3-8b", "--tp", "8", "--sp", "--json")
+    assert llmsim.calc("tp-comm", model="llama-3-8b", tp=8, sp=True) == json.loads(out)
+    rc, out, _ = cli("calc", "allreduce", "--bytes", "350GB", "--ranks", "1024", "--GBps", "100", "--json")
+    assert llmsim.calc("allreduce", bytes="350GB", ranks=1024, GBps=100) == json.loads(out)
+
+
+def test_calc_errors_are_the_clis(cli):
+    rc, _, err = cli("calc", "allreduce", "--ranks", "1", "--GBps", "100", "--bytes", "1GB", "--json")
+    assert rc == 2
+    with pytest.raises(llmsim.ScenarioError) as e:
+        llmsim.calc("allreduce", ranks=1, GBps=100, bytes="1GB")
+    assert e.value.problems == [line[len("error: ") :] for line in err.splitlines()]
+    with pytest.raises(llmsim.ScenarioError, match="--k is required"):
+        llmsim.calc("gemm", gpu="h100-sxm", m=1, n=1)
+    with pytest.raises(llmsim.ScenarioError, match="expected one of allreduce, gemm"):
+        llmsim.calc("no-such-calc")
