@@ -12,10 +12,10 @@
 #include "cli/progress.hpp"
 #include "cli/search_flags.hpp"
 #include "cli/search_report.hpp"
-#include "report/search_request.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
+#include "report/search_request.hpp"
 #include "sim/serving.hpp"
 #include "sim/step_sim.hpp"
 

@@ -24,7 +24,6 @@
 #include <set>
 #include <string>
 
-#include "report/estimate.hpp"
 #include "cost_models/inference.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/step_time.hpp"
@@ -32,6 +31,7 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
+#include "report/estimate.hpp"
 #include "sim/serving.hpp"
 #include "sim/step_sim.hpp"
 #include "sim/work_limits.hpp"
