@@ -6,6 +6,7 @@
 // simulation with KeyboardInterrupt. Bad input raises llmsim.ScenarioError with the CLI's lines. The
 // module never prints. It sits on the library (report/, app/, sim/, batch/), never on cli/.
 #include <chrono>
+#include <exception>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -65,6 +66,7 @@ template <class Work>
 std::string interruptible(Work&& work) {
     Signals signals;
     std::string out;
+    std::exception_ptr failure;
     {
         const py::gil_scoped_release release;
         const sim::InterruptScope scope(check_signals, &signals);
@@ -72,12 +74,16 @@ std::string interruptible(Work&& work) {
             out = work();
         } catch (const sim::Interrupted&) {
             // signals.raised holds the exception
+        } catch (...) {
+            failure = std::current_exception();   // raised once the GIL is held again
         }
     }
+    // A Ctrl-C wins over what the work threw after it (the handler's exception is never lost).
     if (signals.raised) {
         PyErr_Restore(signals.type, signals.value, signals.traceback);
         throw py::error_already_set();
     }
+    if (failure) std::rethrow_exception(failure);
     return out;
 }
 
@@ -106,7 +112,8 @@ Document read_document(const std::string& source, bool is_path, const std::strin
 
 std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-std::string estimate(const std::string& source, bool is_path, const std::string& base_dir, const std::string& origin, bool fast) {
+std::string estimate(const std::string& source, bool is_path, const std::string& base_dir, const std::string& origin,
+                     bool fast) {
     return interruptible([&] {
         const Document d = read_document(source, is_path, base_dir, origin);
         const Scenario s = report::read_scenario(d.doc, d.base_dir, d.origin);
@@ -139,7 +146,8 @@ std::string flops(const std::string& source, bool is_path, const std::string& ba
 
 // `llmsim search --scenario FILE --json`: the layout search of a training scenario, or the capacity
 // search (fewest GPUs meeting the SLO) of a serving one. top_k 0, confirm -1, max_gpus 0: the defaults.
-std::string search(const std::string& source, bool is_path, const std::string& base_dir, const std::string& origin, int top_k, int confirm, int threads, int max_gpus) {
+std::string search(const std::string& source, bool is_path, const std::string& base_dir, const std::string& origin,
+                   int top_k, int confirm, int threads, int max_gpus) {
     return interruptible([&] {
         const Document d = read_document(source, is_path, base_dir, origin);
         if (d.doc.is_object() && d.doc.contains("inference")) {
@@ -181,8 +189,8 @@ std::string calc(const std::string& name, const std::vector<std::string>& args) 
 
 // `llmsim run SOURCE [--fast] [-j THREADS] [--shard SHARD [--strided]] -o x.jsonl|x.csv`: the rows'
 // text in `format` ("jsonl" or "csv").
-std::string run(const std::string& source, bool is_path, const std::string& base_dir, const std::string& origin, bool fast, int threads, const std::string& shard_text,
-                bool strided, const std::string& format) {
+std::string run(const std::string& source, bool is_path, const std::string& base_dir, const std::string& origin,
+                bool fast, int threads, const std::string& shard_text, bool strided, const std::string& format) {
     return interruptible([&] {
         batch::Plan plan;
         if (is_path) {
@@ -202,7 +210,8 @@ std::string run(const std::string& source, bool is_path, const std::string& base
         ro.format = format == "csv" ? batch::Format::csv : batch::Format::jsonl;
         ro.progress = [](double) { sim::check_interrupt(); };
         std::ostringstream out;
-        batch::run(plan, indices, [opt](const batch::Item& item) { return report::evaluate_row(item, opt); }, ro, out);
+        batch::run(
+            plan, indices, [opt](const batch::Item& item) { return report::evaluate_row(item, opt); }, ro, out);
         return out.str();
     });
 }
@@ -214,7 +223,8 @@ std::string run(const std::string& source, bool is_path, const std::string& base
 PYBIND11_MODULE(_core, m) {
     using namespace llmsim::python;
     m.doc() = "llmsim's library (use the llmsim package: it takes dicts and returns dicts)";
-    py::register_exception_translator([](std::exception_ptr p) {
+    // pybind11's translator type takes the exception_ptr by value.
+    py::register_exception_translator([](std::exception_ptr p) {   // NOLINT(performance-unnecessary-value-param)
         try {
             if (p) std::rethrow_exception(p);
         } catch (const llmsim::ConfigError& e) {
@@ -224,15 +234,16 @@ PYBIND11_MODULE(_core, m) {
             PyErr_SetObject(cls.ptr(), py::make_tuple(problems).ptr());
         }
     });
-    m.def("estimate", &estimate, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"), py::arg("fast"));
+    m.def("estimate", &estimate, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"),
+          py::arg("fast"));
     m.def("memory", &memory, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"));
     m.def("flops", &flops, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"));
-    m.def("search", &search, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"), py::arg("top_k"), py::arg("confirm"),
-          py::arg("threads"), py::arg("max_gpus"));
+    m.def("search", &search, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"),
+          py::arg("top_k"), py::arg("confirm"), py::arg("threads"), py::arg("max_gpus"));
     m.def("validate", &validate, py::arg("files"));
     m.def("calc", &calc, py::arg("name"), py::arg("args"));
-    m.def("run", &run, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"), py::arg("fast"), py::arg("threads"), py::arg("shard"),
-          py::arg("strided"), py::arg("format"));
+    m.def("run", &run, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"), py::arg("fast"),
+          py::arg("threads"), py::arg("shard"), py::arg("strided"), py::arg("format"));
 #ifdef LLMSIM_VERSION
     m.attr("__version__") = LLMSIM_VERSION;
 #endif
