@@ -25,7 +25,7 @@ def cached_python(build):
     try:
         with open(os.path.join(build, "CMakeCache.txt"), encoding="utf-8") as f:
             for line in f:
-                m = re.match(r"Python3_EXECUTABLE:\w+=(.*)", line.strip())
+                m = re.match(r"_?Python3_EXECUTABLE:\w+=(.*)", line.strip())
                 if m:
                     return m.group(1)
     except OSError:
@@ -53,15 +53,15 @@ class CMakeBuild(build_ext):
     def build_extension(self, ext):
         build = build_dir()
         cached = cached_python(build)
+        # A folder configured for this interpreter is built as it is (its options, LLMSIM_WERROR included,
+        # stay the ones `make` or CI gave it); anything else is configured here first.
         if cached is None or os.path.realpath(cached) != os.path.realpath(sys.executable):
-            subprocess.run(
-                [
-                    "cmake", "-S", SOURCE, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                    f"-DPython3_EXECUTABLE={sys.executable}", "-DLLMSIM_PYTHON=ON",
-                    f"-DLLMSIM_WERROR={os.environ.get('LLMSIM_WERROR', 'OFF')}",
-                ],
-                check=True,
-            )
+            options = [f"-DPython3_EXECUTABLE={sys.executable}", "-DLLMSIM_PYTHON=ON"]
+            if os.environ.get("LLMSIM_WERROR"):
+                options.append(f"-DLLMSIM_WERROR={os.environ['LLMSIM_WERROR']}")
+            if cached is None:
+                options += ["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"]
+            subprocess.run(["cmake", "-S", SOURCE, "-B", build, *options], check=True)
         jobs = os.environ.get("LLMSIM_JOBS") or str(os.cpu_count() or 2)
         subprocess.run(["cmake", "--build", build, "--target", "llmsim_python", "-j", jobs], check=True)
         built = glob.glob(os.path.join(build, "python", "llmsim", "_core*.so"))
