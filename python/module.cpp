@@ -112,6 +112,12 @@ Document read_document(const std::string& source, bool is_path, const std::strin
 
 std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
+// A document as the library reads it (strict: duplicate keys, malformed JSON and unreadable files are
+// problems), for the Python layer to change before estimating it.
+std::string read_json(const std::string& source, bool is_path) {
+    return dump(read_document(source, is_path, ".", "").doc);
+}
+
 std::string estimate(const std::string& source, bool is_path, const std::string& base_dir, const std::string& origin,
                      bool fast) {
     return interruptible([&] {
@@ -241,6 +247,8 @@ PYBIND11_MODULE(_core, m) {
     m.def("search", &search, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"),
           py::arg("top_k"), py::arg("confirm"), py::arg("threads"), py::arg("max_gpus"));
     m.def("validate", &validate, py::arg("files"));
+    m.def("read_json", &read_json, py::arg("source"), py::arg("is_path"));
+    m.def("directory_of", &llmsim::directory_of, py::arg("path"));
     m.def("calc", &calc, py::arg("name"), py::arg("args"));
     m.def("run", &run, py::arg("source"), py::arg("is_path"), py::arg("base_dir"), py::arg("origin"), py::arg("fast"),
           py::arg("threads"), py::arg("shard"), py::arg("strided"), py::arg("format"));

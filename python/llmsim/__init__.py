@@ -93,12 +93,11 @@ def serving(scenario, *, qps=None, requests=None, slo_ttft_p99_s=None, slo_tpot_
     stream asks for continuous batching unless the scenario says otherwise. ``qps`` in requests/s, or
     ``"max"``: the largest Poisson rate meeting the SLO (``slo_capacity_qps``, docs/serving.md)."""
     source, is_path, base_dir, origin = _source(scenario)
+    # Read by the library's reader (a missing file or malformed JSON raises ScenarioError as estimate
+    # does); a changed document keeps its file's folder and name for paths and errors.
+    doc = _json.loads(_core.read_json(source, is_path))
     if is_path:
-        with open(source, encoding="utf-8") as f:
-            doc = _json.load(f)
-        base_dir, origin = _os.path.dirname(source) or ".", source
-    else:
-        doc = _json.loads(source)
+        base_dir, origin = _core.directory_of(source), source
     if not isinstance(doc, dict):
         return estimate(scenario)
     inference = doc.setdefault("inference", {})

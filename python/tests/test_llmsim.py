@@ -217,7 +217,7 @@ def test_interrupt_stops_a_long_simulation():
     import signal
 
     long = serving(input_len=2000, output_len=1000, requests=200000, qps=1000, batching="continuous")
-    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     start = time.monotonic()
     timer.start()
     with pytest.raises(KeyboardInterrupt):
@@ -260,3 +260,20 @@ def test_calc_errors_are_the_clis(cli):
         llmsim.calc("gemm", gpu="h100-sxm", m=1, n=1)
     with pytest.raises(llmsim.ScenarioError, match="expected one of allreduce, gemm"):
         llmsim.calc("no-such-calc")
+
+
+def test_serving_from_a_file_is_the_clis_flags(cli, tmp_path):
+    path = tmp_path / "deployment.json"
+    path.write_text(json.dumps(serving(input_len=1000, output_len=250, requests=300)), encoding="utf-8")
+    rc, out, _ = cli("estimate", "--scenario", str(path), "--qps", "15", "--slo-ttft-p99", "0.5", "--json")
+    assert rc == 0
+    assert llmsim.serving(path, qps=15, slo_ttft_p99_s=0.5) == json.loads(out)
+    # The changed document keeps its file's name in problems; reading problems are the library's.
+    with pytest.raises(llmsim.ScenarioError) as e:
+        llmsim.serving(str(path), qps=-1)
+    assert e.value.pointers == [f"{path}#/inference/qps"]
+    (tmp_path / "broken.json").write_text("{", encoding="utf-8")
+    with pytest.raises(llmsim.ScenarioError, match="malformed JSON"):
+        llmsim.serving(str(tmp_path / "broken.json"), qps=1)
+    with pytest.raises(llmsim.ScenarioError, match="cannot open file"):
+        llmsim.serving(str(tmp_path / "missing.json"), qps=1)
