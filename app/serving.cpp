@@ -247,6 +247,8 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
         }
         e.scenario = at_rate(s, c.qps, c.requests);
         e.continuous = sim::simulate_serving(e.scenario.serving_job(), so);
+        e.capacity->published = published_range(builtin_serving_residuals(), "slo_capacity_qps", "poisson",
+                                                to_string(in.engine.kind), s.system.gpu.name, c.qps);
         if (c.stream_capped)
             e.notes.push_back(
                 fmt::format("the probed streams were capped at {} requests before they spanned {:g} mean "
@@ -270,6 +272,10 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
                     100.0 * e.utilisation, e.offline_qps));
         }
     }
+    if (!in.qps_max && !(in.qps > 0))   // offline: the published offline runs' throughput
+        e.throughput_published =
+            published_range(builtin_serving_residuals(), "output_tokens_per_s_per_gpu", "offline",
+                            to_string(in.engine.kind), s.system.gpu.name, e.continuous->output_tokens_per_s_per_gpu);
     for (auto& n : steadiness_notes(e.scenario.inference, *e.continuous)) e.notes.push_back(std::move(n));
     return e;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/accuracy.hpp"
 #include "cost_models/inference.hpp"
 #include "hardware_db/specs.hpp"
 #include "sim/serving.hpp"
@@ -48,6 +49,9 @@ struct SloCapacity {
     std::int64_t simulations = 0;
     bool stream_capped = false;   // a probed stream hit max_requests before it was long enough
     std::string why_none;         // when qps == 0
+    // The range the published runs most like this deployment measured (app/accuracy): set by
+    // evaluate_serving when the validation residuals give one.
+    std::optional<PublishedRange> published;
 };
 
 struct ServingEvaluation {
@@ -61,6 +65,9 @@ struct ServingEvaluation {
     // capacity, so the utilisation is an upper bound). From kFragileUtilisation on, a note says the
     // latencies are fragile: a few percent more load moves them severalfold.
     double offline_qps = 0, utilisation = 0;
+    // Output tokens/s per GPU of the continuous run against what the published runs most like it
+    // measured (app/accuracy), when the validation residuals give a range.
+    std::optional<PublishedRange> throughput_published;
     std::vector<std::string> notes;   // what the reader should know about the stream, in words
 };
 

@@ -3,10 +3,12 @@
 // Without files, the published runs compiled into the binary (validation/). --fit-sustained fits each
 // accelerator's sustained fraction instead (calibrate/sustained_fit.hpp).
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "app/accuracy.hpp"
 #include "app/validate.hpp"
 #include "calibrate/sustained_fit.hpp"
 #include "cli/commands.hpp"
@@ -87,6 +89,7 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
     auto files = std::make_shared<std::vector<std::string>>();
     auto json = std::make_shared<bool>(false);
     auto fit = std::make_shared<bool>(false);
+    auto residuals = std::make_shared<std::string>();
     cmd->add_option("files", *files,
                     "Validation JSON files ({\"cases\": [{id, scenario, measured, assumed}]}); default: the published "
                     "runs in validation/ (training.json, inference.json, serving.json), compiled into the binary");
@@ -94,7 +97,10 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
     cmd->add_flag("--fit-sustained", *fit,
                   "Fit each accelerator's efficiency.sustained_fraction to the training cases (least squares on "
                   "log step time, accelerators with >= 3 cases), with leave-one-out errors");
-    cmd->callback([files, json, fit, &ctx] {
+    cmd->add_option("--residuals", *residuals,
+                    "Also write the serving cases' residuals to this JSON file (hardware_db/data/residuals/"
+                    "serving.json is this file for validation/serving.json: the ranges serving answers carry)");
+    cmd->callback([files, json, fit, residuals, &ctx] {
         const auto cases = report::read_validation_cases(*files);
         if (*fit) {
             ctx.exit_code = fit_sustained(cases, *json);
@@ -104,6 +110,18 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
         const auto rep = app::run_validation(cases, [&bar](std::size_t done, std::size_t total) {
             bar.update(static_cast<double>(done) / static_cast<double>(std::max<std::size_t>(total, 1)));
         });
+        if (!residuals->empty()) {
+            // Written whole to a temporary beside it, then renamed: never half-written.
+            const std::string tmp = *residuals + ".tmp";
+            {
+                std::ofstream f(tmp, std::ios::binary);
+                if (!f) throw WriteError("--residuals: " + tmp + ": cannot be written");
+                f << app::residuals_json_text(app::serving_residuals(rep));
+                check_written(f, tmp, "--residuals");
+            }
+            if (std::rename(tmp.c_str(), residuals->c_str()) != 0)
+                throw WriteError("--residuals: " + *residuals + ": cannot be written");
+        }
         if (*json)
             print_json(report::validation_json(rep));
         else

@@ -16,6 +16,15 @@ namespace llmsim::cli {
 
 namespace {
 
+// "published runs like this (8 runs of tensorrt-llm on h100-sxm, ...) measured 71-99% of this rate: 66-92
+// req/s"; or that there are none to say how sure.
+std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit) {
+    if (!r)
+        return fmt::format("how sure: no published runs of this engine in validation/ to compare the {} with\n", what);
+    return fmt::format("how sure: the {} measured {:.0f}-{:.0f}% of llmsim's {}: {:.4g}-{:.4g} {}\n", r->basis,
+                       100 * r->low_ratio, 100 * r->high_ratio, what, r->low, r->high, unit);
+}
+
 std::string serving_text(const Scenario&, const Estimate& est) {
     const app::ServingEvaluation& e = *est.serving;
     const Scenario& s = e.scenario;
@@ -63,6 +72,8 @@ std::string serving_text(const Scenario&, const Estimate& est) {
                 "req/s); at {:.4g} req/s (+5%): {}\n",
                 c.qps, c.simulations, c.offline_qps, c.above_qps,
                 c.above_misses.empty() ? std::string("still met") : c.above_misses);
+        if (c.qps > 0)
+            out += published_range_text(c.published, "rate", "req/s");
         else
             out += fmt::format("capacity 0: {}\n", c.why_none);
     }
@@ -109,6 +120,8 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     if (in.speculative.enabled)
         u.row({"speculative tokens per target step", fmt::format("{:.2f}", c.spec_tokens_per_step)});
     out += u.str();
+    if (!(in.qps > 0) && !in.qps_max)
+        out += published_range_text(e.throughput_published, "throughput", "output tokens/s per GPU");
     for (const auto& n : e.notes) out += "note: " + n + "\n";
     return out;
 }

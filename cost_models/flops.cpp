@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/recompute.hpp"
@@ -10,23 +11,23 @@ namespace llmsim {
 
 LayerFlops layer_flops_per_token(const ModelSpec& m, double seq_len, bool moe_layer, bool causal) {
     LayerFlops f;
-    const double h = static_cast<double>(m.hidden);
-    const double q = static_cast<double>(m.q_dim());
-    const double kv = static_cast<double>(m.kv_dim());
-    const double gamma = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
-    f.qkv = 2.0 * h * (q + 2.0 * kv);
-    // QKᵀ over the query/key width and PV over the value width (equal unless MLA).
-    const double vd = static_cast<double>(m.v_dim());
-    f.attn_core = (causal ? 1.0 : 2.0) * seq_len * (q + vd);
-    f.attn_out = 2.0 * vd * h;
-    if (m.mla.enabled()) f.qkv = 2.0 * mla_projection_weights(m);
-    if (moe_layer && m.moe.enabled()) {
-        f.mlp = 2.0 * gamma * h *
-                (static_cast<double>(m.moe.expert_ffn_hidden) * m.moe.top_k +
-                 static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts);
-        f.router = 2.0 * h * m.moe.experts;
-    } else {
-        f.mlp = 2.0 * gamma * h * static_cast<double>(m.ffn_hidden);
+    for (const auto& op : describe_layer(m, LayerShape{.moe = moe_layer})) {
+        if (op.kind == LayerOpKind::attention) {
+            // QKᵀ over the query/key width and PV over the value width (equal unless MLA).
+            f.attn_core = (causal ? 1.0 : 2.0) * seq_len * (op.attn.q_width + op.attn.out_width);
+            continue;
+        }
+        if (op.kind != LayerOpKind::gemm) continue;
+        switch (op.part) {
+            case LayerPart::qkv: f.qkv += op.flops_per_token(); break;
+            case LayerPart::attn_out: f.attn_out += op.flops_per_token(); break;
+            case LayerPart::router: f.router += op.flops_per_token(); break;
+            case LayerPart::fc1:
+            case LayerPart::fc2:
+            case LayerPart::shared_fc1:
+            case LayerPart::shared_fc2: f.mlp += op.flops_per_token(); break;
+            case LayerPart::none: break;
+        }
     }
     return f;
 }
@@ -50,19 +51,7 @@ namespace {
 // Forward FLOPs per token of one layer that torchtitan's op-level selective recompute runs again
 // (op_sac_plan: every other GEMM; SDPA is saved unless attention is unfused).
 double op_sac_recompute_flops(const ModelSpec& m, const LayerFlops& f, bool moe_layer, bool flash) {
-    const auto plan = op_sac_plan(m, 1, 1.0, moe_layer);
-    const double gamma = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
-    const double h = static_cast<double>(m.hidden);
-    double routed = f.mlp, shared = 0;
-    if (moe_layer && m.moe.enabled()) {
-        shared = 2.0 * gamma * h * static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts;
-        routed = f.mlp - shared;
-    }
-    // fc1 holds gate and up ((γ − 1)/γ of the MLP's FLOPs), fc2 the rest.
-    const double fc1 = (gamma - 1.0) / gamma, fc2 = 1.0 / gamma;
-    return f.qkv * plan.qkv + f.attn_out * plan.attn_out + f.router * plan.router +
-           routed * (fc1 * plan.fc1 + fc2 * plan.fc2) + shared * (fc1 * plan.shared_fc1 + fc2 * plan.shared_fc2) +
-           (flash ? 0.0 : f.attn_core);
+    return op_sac_plan(m, 1, 1.0, moe_layer).recomputed_flops_per_token + (flash ? 0.0 : f.attn_core);
 }
 
 }   // namespace

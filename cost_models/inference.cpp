@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "cost_models/collectives.hpp"
-#include "cost_models/layer_bytes.hpp"
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/roofline.hpp"
@@ -46,9 +46,10 @@ double kernel_fixed_s(const AcceleratorSpec& a, bool cuda_graphs) noexcept {
     return kGraphKernelFixed_s - kGraphLaunch_s + std::max(a.efficiency.kernel_launch_us * 1e-6, kGraphLaunch_s);
 }
 
-IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) {
-    IterationCost r;
-    if (whole.tokens() <= 0) return r;
+namespace {
+
+// The heaviest pipeline micro-batch of an iteration (iteration_cost).
+IterationBatch stage_batch(const ServingJob& s, const IterationBatch& whole) {
     // Pipeline parallelism: the engines keep up to pp micro-batches of the running sequences in flight
     // (TensorRT-LLM's micro-batches, vLLM's virtual engines), so every stage works on one of them while
     // the others work on the rest. A step of every sequence takes pp stage-times of one micro-batch: its
@@ -63,27 +64,30 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) {
     b.prefill_kv_tokens /= prompt_share;
     b.decode_seqs /= micro;
     b.decode_kv_tokens /= micro;
-    const double M = b.tokens();
-    const auto& m = s.model;
-    const auto& a = s.system.gpu;
-    const auto& in = s.inference;
-    const int tp = s.parallel.tp;
-    const int pp = s.parallel.pp;
-    const auto per = layers_per_stage(m.layers, pp);
-    const double layers = *std::max_element(per.begin(), per.end());
-    const Precision cp = compute_precision(a, in.weight_precision, in.compute_precision);
-    const double wbytes = weight_bytes_per_param(in.weight_precision, in.quant_group_size);
-    const double kvb = precision_bytes(in.kv_precision);
-    const double h = static_cast<double>(m.hidden);
-    const double kv_local = kv_heads_per_tp_rank(m, tp) * static_cast<double>(m.head_dim);
-    const double heads_local = m.heads / static_cast<double>(tp);
-    const double kv_cache_elems = kv_cache_elements_per_token_layer(m, tp);   // per token, this rank
+    return b;
+}
 
-    Acc layer;   // one transformer layer; each kernel's fixed time is counted apart
+// One transformer layer of a serving iteration on one GPU (cost_models/layer's operations, the serving
+// form): its kernels' roofline times and how many kernels it launches.
+struct ServingLayer {
+    const ServingJob& s;
+    const IterationBatch& b;
+    const Layer& desc;
+    Precision cp;
+    double wbytes = 0, kvb = 0;
+    Acc time;   // each kernel's fixed time is counted apart
     double kernels = 0;
+
+    ServingLayer(const ServingJob& job, const IterationBatch& batch, const Layer& d) : s(job), b(batch), desc(d) {
+        const auto& in = s.inference;
+        cp = compute_precision(s.system.gpu, in.weight_precision, in.compute_precision);
+        wbytes = weight_bytes_per_param(in.weight_precision, in.quant_group_size);
+        kvb = precision_bytes(in.kv_precision);
+    }
+
     // Weights at their storage precision (with group scales), read once per iteration; 16-bit
     // activations in and out.
-    auto linear = [&](double rows, double n, double k, double count) {
+    void linear(double rows, double n, double k, double count) {
         GemmSpec g;
         g.m = rows;
         g.n = n;
@@ -95,115 +99,121 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) {
         g.c_bytes = 2.0;
         g.launches = 0;
         g.sustained = false;
-        layer.add(gemm_time(a, g));
+        time.add(gemm_time(s.system.gpu, g));
         kernels += 1;
-    };
-    const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
-    const double dtok = b.decode_seqs * b.decode_tokens_per_seq;
-    if (m.mla.enabled()) {
-        // MLA (DeepSeek-V2/V3 in vLLM, SGLang, TensorRT-LLM): down-projections whole on every rank,
-        // Q up-projection. Prefill tokens attend with K and V up-projected from the cached latents of
-        // their context; decode tokens attend in the latent space (weights absorbed: q_nope·W_UK before
-        // and the latent output·W_UV after the attention, one small GEMM per head).
-        const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
-        const double dr = static_cast<double>(m.mla.qk_rope_head_dim), dv = static_cast<double>(m.v_head());
-        const double dn = static_cast<double>(m.qk_nope_head_dim());
-        if (rq > 0) {
-            linear(M, rq, h, 1);
-            linear(M, m.q_dim() / static_cast<double>(tp), rq, 1);
-        } else {
-            linear(M, m.q_dim() / static_cast<double>(tp), h, 1);
-        }
-        linear(M, rkv + dr, h, 1);
-        if (b.prefill_tokens > 0) linear(b.prefill_kv_tokens, heads_local * (dn + dv), rkv, 1);
-        if (dtok > 0) {
-            linear(dtok, rkv, dn, heads_local);
-            linear(dtok, dv, rkv, heads_local);
-        }
-    } else {
-        linear(M, m.q_dim() / static_cast<double>(tp) + 2.0 * kv_local, h, 1);
     }
-    linear(M, h, static_cast<double>(m.v_dim()) / tp, 1);
-    if (m.moe.enabled()) {
-        const double f = static_cast<double>(m.moe.expert_ffn_hidden);
-        const double touched = experts_touched(m.moe.experts, m.moe.top_k, M);
-        const double per_expert = M * m.moe.top_k / touched;
-        linear(M, m.moe.experts, h, 1);   // router
-        // Routing outside the expert GEMMs, each its own kernel in MoE serving engines (TensorRT-LLM's
-        // MoE plugin; vLLM's fused_moe has the same activation and combine passes): softmax/top-k over
-        // the router logits, dispatch (one row copy per chosen expert), the gated activation between
-        // the grouped GEMMs, and the weighted combine. None of it shrinks with TP except the
-        // activation's FFN width, so it weighs more at high TP.
-        const double routed = M * m.moe.top_k;
-        layer.add(memory_time(a,
-                              moe_permute_bytes(M, m.moe.top_k, h, 2.0) +
-                                  mlp_activation_bytes(routed, f / tp, gate, 2.0) + M * m.moe.experts * 4.0,
-                              0.0, false, 0.0));
+
+    // MoE routing outside the expert GEMMs, each its own kernel in MoE serving engines (TensorRT-LLM's
+    // MoE plugin; vLLM's fused_moe has the same activation and combine passes): softmax/top-k over the
+    // router logits (fp32), dispatch (one row copy per chosen expert), the gated activation between the
+    // grouped GEMMs, and the weighted combine. None of it shrinks with TP except the activation's FFN
+    // width, so it weighs more at high TP.
+    void routing(double M) {
+        double logits = 0, permute = 0, activation = 0;
+        for (const auto& op : desc) {
+            if (op.part == LayerPart::router) logits = M * op.n * 4.0;
+            if (op.kind != LayerOpKind::pass) continue;
+            if (op.pass == ElementwiseKind::moe_routing) permute = pass_bytes(op, M, 2.0, false);
+            if (op.pass == ElementwiseKind::mlp_activation && op.experts > 0)
+                activation = pass_bytes(op, M * op.rows, 2.0, false);
+        }
+        time.add(memory_time(s.system.gpu, permute + activation + logits, 0.0, false, 0.0));
         kernels += 4;
-        linear(per_expert, gate * f / tp, h, touched);
-        linear(per_expert, h, f / tp, touched);
-        if (m.moe.shared_experts > 0) {
-            linear(M, gate * f * m.moe.shared_experts / tp, h, 1);
-            linear(M, h, f * m.moe.shared_experts / tp, 1);
-        }
-    } else {
-        const double f = static_cast<double>(m.ffn_hidden);
-        linear(M, gate * f / tp, h, 1);
-        linear(M, h, f / tp, 1);
     }
-    // Attention, each sequence's new tokens against its own context: prefill chunks (causal pairs)
-    // and decode tokens (reading the whole cached K/V at the KV precision).
-    // `d_qk`, `d_v`: head dimensions of QKᵀ and PV; `kv_bytes_per_token`: K/V bytes read per context token.
-    auto attention = [&](double seqs, double tokens, double pairs, double kv_tokens, double d_qk, double d_v,
-                         double kv_bytes_per_token) {
+
+    // The GEMMs, each over the tokens it runs on: routed experts over the experts the batch touches, MLA's
+    // up-projections over the prefill's context and, absorbed, over the decode tokens.
+    void gemms(double M, double dtok) {
+        for (const auto& op : fuse_gemms(desc)) {
+            if (op.kind == LayerOpKind::pass && op.pass == ElementwiseKind::moe_routing) routing(M);
+            if (op.kind != LayerOpKind::gemm) continue;
+            if (op.experts > 0) {
+                const double touched = experts_touched(op.experts, op.rows, M);
+                linear(M * op.rows / touched, op.n, op.k, touched);
+                continue;
+            }
+            switch (op.serving) {
+                case ServingRows::tokens: linear(M, op.n, op.k, op.batch); break;
+                case ServingRows::prefill_context:
+                    if (b.prefill_tokens > 0) linear(b.prefill_kv_tokens, op.n, op.k, op.batch);
+                    break;
+                case ServingRows::decode_tokens:
+                    if (dtok > 0) linear(dtok, op.n, op.k, op.batch);
+                    break;
+            }
+        }
+    }
+
+    // Each sequence's new tokens against its own context. `d_qk`, `d_v`: head dimensions of QKᵀ and PV;
+    // `kv_bytes_per_token`: K/V bytes read per context token.
+    void attention(double seqs, double tokens, double pairs, double kv_tokens, double d_qk, double d_v,
+                   double kv_bytes_per_token) {
         if (seqs <= 0 || tokens <= 0) return;
+        const double heads = desc.attention().heads;
         AttentionSpec at;
-        at.batch_heads = seqs * heads_local;
+        at.batch_heads = seqs * heads;
         at.s_q = tokens / seqs;
         at.s_kv = pairs / tokens;   // mean keys per query: FLOPs = 2·heads·(d_qk + d_v)·pairs
         at.d = 0.5 * (d_qk + d_v);
         at.causal = false;
         at.precision = cp;
-        at.q_o_bytes = tokens * heads_local * (d_qk + d_v) * 2.0;
+        at.q_o_bytes = tokens * heads * (d_qk + d_v) * 2.0;
         at.kv_bytes = kv_tokens * kv_bytes_per_token;
         at.sustained = false;
         at.launches = 0;
-        layer.add(attention_time(a, at));
+        time.add(attention_time(s.system.gpu, at));
         kernels += 1;
-    };
-    const double hd = static_cast<double>(m.head_dim);
-    if (m.mla.enabled()) {
-        // Prefill: per-head K (head_dim) and V (v_head_dim) up-projected in 16 bits; decode: MQA-like over
-        // the cached latent and RoPE key (kv_lora_rank + qk_rope_head_dim for QKᵀ, kv_lora_rank for PV),
-        // read once for all heads (FlashMLA).
-        const double rkv = static_cast<double>(m.mla.kv_lora_rank);
-        attention(b.prefill_seqs, b.prefill_tokens, b.prefill_pairs, b.prefill_kv_tokens, hd,
-                  static_cast<double>(m.v_head()), heads_local * (hd + static_cast<double>(m.v_head())) * 2.0);
-        attention(b.decode_seqs, dtok, b.decode_kv_tokens * b.decode_tokens_per_seq, b.decode_kv_tokens, kv_cache_elems,
-                  rkv, kv_cache_elems * kvb);
-    } else {
-        attention(b.prefill_seqs, b.prefill_tokens, b.prefill_pairs, b.prefill_kv_tokens, hd, hd, kv_cache_elems * kvb);
-        // A decode kernel with one thread block per query head reads its KV head's cache once per query
-        // head of the group (TensorRT-LLM's masked multi-head attention before XQA).
-        const double reads = in.decode_attention == DecodeAttention::per_query_head ? heads_local / kv_local * hd : 1.0;
-        attention(b.decode_seqs, dtok, b.decode_kv_tokens * b.decode_tokens_per_seq, b.decode_kv_tokens, hd, hd,
-                  reads * kv_cache_elems * kvb);
     }
+
+    // Prefill chunks (causal pairs, K/V as the kernel reads them) and decode tokens (the cache at the KV
+    // precision, in the widths the decode kernel attends with).
+    void attention_kernels(double dtok) {
+        const AttentionShape& a = desc.attention();
+        attention(b.prefill_seqs, b.prefill_tokens, b.prefill_pairs, b.prefill_kv_tokens, a.head_qk, a.head_v,
+                  a.kv_elements * (a.kv_16bit ? 2.0 : kvb));
+        const double reads = s.inference.decode_attention == DecodeAttention::per_query_head ? a.decode_reads : 1.0;
+        attention(b.decode_seqs, dtok, b.decode_kv_tokens * b.decode_tokens_per_seq, b.decode_kv_tokens, a.decode_qk,
+                  a.decode_v, reads * a.cache_elements * kvb);
+    }
+};
+
+}   // namespace
+
+IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) {
+    IterationCost r;
+    if (whole.tokens() <= 0) return r;
+    const IterationBatch b = stage_batch(s, whole);
+    const double M = b.tokens();
+    const auto& m = s.model;
+    const auto& a = s.system.gpu;
+    const auto& in = s.inference;
+    const int tp = s.parallel.tp;
+    const int pp = s.parallel.pp;
+    const auto per = layers_per_stage(m.layers, pp);
+    const double layers = *std::max_element(per.begin(), per.end());
+    const double h = static_cast<double>(m.hidden);
+    // Every layer priced as the model's MoE layer (a dense model's is dense).
+    const Layer desc = describe_layer(m, LayerShape{.tp = tp, .moe = true, .serving = true});
+    ServingLayer layer(s, b, desc);
+    const double dtok = b.decode_seqs * b.decode_tokens_per_seq;
+    layer.gemms(M, dtok);
+    layer.attention_kernels(dtok);
     // Norms, RoPE and the KV append, activation, residuals: about 8 passes over the hidden state in 4
     // fused kernels; plus writing this iteration's K/V.
-    layer.add(memory_time(a, 8.0 * 2.0 * M * h * 2.0 + M * kv_cache_elems * kvb, 0.0, false, 0.0));
-    kernels += 4;
+    layer.time.add(
+        memory_time(a, 8.0 * 2.0 * M * h * 2.0 + M * desc.attention().cache_elements * layer.kvb, 0.0, false, 0.0));
+    layer.kernels += 4;
     // Tensor parallelism: two all-reduces of the hidden state per layer.
     double comm = 0;
     if (tp > 1) {
         const auto g = place_group(tp, 1, s.system.scaleup_domain);
         comm = 2.0 * collective_time(s.system, Collective::all_reduce, M * h * 2.0, g).time_s;
-        kernels += 2;
+        layer.kernels += 2;
     }
-    r.compute_s = pp * layers * layer.compute_s;
-    r.memory_s = pp * layers * layer.memory_s;
+    r.compute_s = pp * layers * layer.time.compute_s;
+    r.memory_s = pp * layers * layer.time.memory_s;
     r.comm_s = pp * layers * comm;
-    double t = pp * layers * (layer.time_s + comm);
+    double t = pp * layers * (layer.time.time_s + comm);
     // LM head on each token that samples (the last of a finished prompt, every decode token), 16-bit.
     GemmSpec head;
     head.m = std::max(1.0, whole.prefill_seqs + whole.decode_seqs * whole.decode_tokens_per_seq);
@@ -214,7 +224,7 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) {
     const auto hk = gemm_time(a, head);
     t += hk.time_s;
     (hk.compute_bound ? r.compute_s : r.memory_s) += hk.time_s;
-    kernels = pp * layers * kernels + 2.0;   // + embedding, head
+    const double kernels = pp * layers * layer.kernels + 2.0;   // + embedding, head
     // Pipeline: the activations cross pp − 1 stage boundaries.
     if (pp > 1) {
         const auto g = place_group(2, tp, s.system.scaleup_domain);

@@ -17,12 +17,11 @@ std::vector<int> layers_per_stage(int layers, int pp) {
 }
 
 int moe_layers_on_stage(const ModelSpec& m, int pp, int stage) {
-    if (!m.moe.enabled()) return 0;
     const auto per = layers_per_stage(m.layers, pp);
     int first = 0;
     for (int s = 0; s < stage; ++s) first += per[s];
-    const int last = first + per[stage];   // exclusive
-    const int moe_first = std::max(first, m.moe.dense_layers);
+    const int last = first + per[stage];                                // exclusive
+    const int moe_first = std::max(first, m.layers - m.moe_layers());   // the MoE layers follow the dense ones
     return std::max(0, last - moe_first);
 }
 

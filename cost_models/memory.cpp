@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/recompute.hpp"
@@ -20,17 +21,18 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     const double b = static_cast<double>(q.micro_batch);
     const double t = q.tp;
     const double h = static_cast<double>(m.hidden);
-    const double qd = static_cast<double>(m.q_dim());
-    // K and V of whole heads on this TP rank (replicated when tp > kv_heads), times t so that the /t
-    // below leaves one rank's share.
-    const double kvd = kv_heads_per_tp_rank(m, q.tp) * static_cast<double>(m.head_dim) * t;
-    // Value width (MLA: heads·v_head_dim; else the K width) and, with MLA, the latents each rank keeps
-    // whole (the down-projections are duplicated over TP): the Q and KV latents as their norms' inputs
-    // (16-bit) and the up-projections' inputs (GEMM-input precision), and the shared RoPE key.
-    const double vd = m.mla.enabled() ? static_cast<double>(m.v_dim()) : kvd;
-    const double od = static_cast<double>(m.v_dim());
-    const double latents = m.mla.enabled() ? static_cast<double>(m.mla.q_lora_rank + m.mla.kv_lora_rank) : 0.0;
-    const double rope_key = m.mla.enabled() ? static_cast<double>(m.mla.qk_rope_head_dim) : 0.0;
+    // The attention's widths (cost_models/layer): the query; K and V of whole heads on this TP rank
+    // (replicated when tp > kv_heads), times t so that the /t below leaves one rank's share; the value
+    // width (MLA: heads·v_head_dim; else the K width); the attention output; and the elements each rank
+    // keeps whole (MLA: the down-projections are duplicated over TP): the Q and KV latents as their
+    // norms' inputs (16-bit) and the up-projections' inputs (GEMM-input precision), and the shared RoPE key.
+    const AttentionShape at = describe_layer(m, LayerShape{.tp = q.tp, .moe = q.moe_layer}).attention();
+    const double qd = at.q_width;
+    const double kvd = at.k_saved;
+    const double vd = at.v_saved;
+    const double od = at.out_width;
+    const double latents = at.latents;
+    const double rope_key = at.shared_key;
     const double e = q.bytes_per_element;
     const double sb = s * b;
     // Tensors outside the tensor-parallel region are split only with sequence parallelism.
@@ -53,21 +55,23 @@ LayerActivations layer_activations(const ModelSpec& m, const ActivationQuery& q)
     // Two norms' inputs (one with a parallel block).
     a.norms = (m.parallel_block ? 1.0 : 2.0) * e * h * sb / outside;
 
-    auto mlp_bytes = [&](double f, double tokens) {
-        // Activation-function input (gate and up for SwiGLU) and its output, the fc2 input.
-        const double inner = m.mlp == MlpKind::swiglu ? (2.0 * e * f + gi * f) : (e * f + gi * f);
+    auto mlp_bytes = [&](double f, double tokens, double gate) {
+        // Activation-function input (gate and up for a gated MLP) and its output, the fc2 input.
+        const double inner = gate > 1.0 ? (2.0 * e * f + gi * f) : (e * f + gi * f);
         return tokens * inner / t;
     };
-    const double mlp_in = sb * (gi * h + mask * h) / outside;   // fc1 input + dropout mask
-    if (q.moe_layer && m.moe.enabled()) {
-        const double routed = sb * m.moe.top_k;               // token copies after dispatch
-        a.mlp = mlp_in + sb * 4.0 * m.moe.experts / outside   // fp32 router logits
-                + 2.0 * routed * e * h / outside              // permuted input and combine output
-                + mlp_bytes(static_cast<double>(m.moe.expert_ffn_hidden), routed);
-        if (m.moe.shared_experts > 0)
-            a.mlp += m.moe.shared_experts * mlp_bytes(static_cast<double>(m.moe.shared_expert_ffn_hidden), sb);
-    } else {
-        a.mlp = mlp_in + mlp_bytes(static_cast<double>(m.ffn_hidden), sb);
+    a.mlp = sb * (gi * h + mask * h) / outside;   // fc1 input + dropout mask
+    // The MLP block's operations at their whole width (cost_models/layer).
+    for (const auto& op : describe_layer(m, LayerShape{.moe = q.moe_layer})) {
+        if (op.block != LayerBlock::mlp) continue;
+        if (op.part == LayerPart::router) {
+            a.mlp += sb * 4.0 * op.n / outside;   // fp32 router logits
+        } else if (op.kind == LayerOpKind::pass && op.pass == ElementwiseKind::moe_routing) {
+            a.mlp += 2.0 * (sb * op.rows) * e * op.n / outside;   // permuted input and combine output
+        } else if (op.kind == LayerOpKind::pass && op.pass == ElementwiseKind::mlp_activation) {
+            // Routed experts: their token copies after dispatch; shared experts: each of `batch` MLPs.
+            a.mlp += op.batch * mlp_bytes(op.n / op.batch, sb * op.rows, op.k);
+        }
     }
 
     a.full = a.attention + a.attention_scores + a.mlp + a.norms;
@@ -224,36 +228,44 @@ ModelStates stage_model_states(const ModelSpec& m, const ParallelConfig& p, cons
     return st;
 }
 
-}   // namespace
+// One pipeline stage's memory (training_memory): what every stage shares, and the phases of a stage.
+struct StageMemoryModel {
+    const ModelSpec& m;
+    const SystemSpec& sys;
+    const ParallelConfig& p;
+    const TrainingConfig& t;
+    const ParamCounts pc;
+    const std::vector<int> per;
+    const std::int64_t mb;
+    const bool lora;
+    const double e;
+    ActivationQuery q;
+    LayerActivations dense_act, moe_act;
+    double tokens_local = 0, sp_div = 1, rollout_kv = 0;
 
-MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
-                                const TrainingConfig& t) {
-    MemoryBreakdown best;
-    const auto pc = count_parameters(m);
-    const auto per = layers_per_stage(m.layers, p.pp);
-    const std::int64_t mb = num_microbatches(p, t);
-    const bool lora = t.finetune.method != FinetuneConfig::Method::none;
-    const double e = training_element_bytes(t.precision);
+    StageMemoryModel(const ModelSpec& model, const SystemSpec& system, const ParallelConfig& parallel,
+                     const TrainingConfig& training)
+        : m(model),
+          sys(system),
+          p(parallel),
+          t(training),
+          pc(count_parameters(model)),
+          per(layers_per_stage(model.layers, parallel.pp)),
+          mb(num_microbatches(parallel, training)),
+          lora(training.finetune.method != FinetuneConfig::Method::none),
+          e(training_element_bytes(training.precision)),
+          q(activation_query(model, parallel, training)) {
+        dense_act = layer_activations(m, q);
+        q.moe_layer = true;
+        moe_act = layer_activations(m, q);
+        tokens_local = static_cast<double>(t.seq_len) / p.cp * t.micro_batch;
+        sp_div = q.sequence_parallel ? p.tp : 1.0;
+        rollout_kv = t.rlhf.enabled ? rlhf_rollout_kv_cache_bytes(TrainingJob{m, sys, p, t}) : 0.0;
+    }
 
-    ActivationQuery q = activation_query(m, p, t);
-    const auto dense_act = layer_activations(m, q);
-    q.moe_layer = true;
-    const auto moe_act = layer_activations(m, q);
-
-    const double tokens_local = static_cast<double>(t.seq_len) / p.cp * t.micro_batch;
-    const double sp_div = q.sequence_parallel ? p.tp : 1.0;
-    const double rollout_kv = t.rlhf.enabled ? rlhf_rollout_kv_cache_bytes(TrainingJob{m, sys, p, t}) : 0.0;
-
-    for (int s = 0; s < p.pp; ++s) {
-        StageMemory sm;
-        MemoryBreakdown d;
-        sm.stage = s;
-        sm.layers = per[s];
-        d.stage = s;
-        d.layers_on_stage = per[s];
-        const int moe = moe_layers_on_stage(m, p.pp, s);
-        const int dense = per[s] - moe;
-
+    // Weights, gradients, optimizer states (LoRA: the frozen base, QLoRA's NF4 weights, the adapters;
+    // RLHF: the critic, the frozen reference and reward models).
+    void states(MemoryBreakdown& d, int s, int dense) const {
         // Model states.
         ModelStates st;
         if (lora) {
@@ -305,7 +317,11 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
                 stage_model_states(reward, p, t, std::min(s, reward.layers - 1), false).weights;
             d.weights_bytes += d.frozen_models_bytes;
         }
+    }
 
+    // Activations of the micro-batches in flight, the recomputed layer's working set, the embedding's
+    // and the loss's; RLHF's rollout KV cache when it is larger.
+    void activations(MemoryBreakdown& d, int s, int dense, int moe) const {
         // Activations.
         d.microbatches_in_flight = microbatches_in_flight(p, mb, s);
         const double per_mb = dense * dense_act.total + moe * moe_act.total;
@@ -333,7 +349,11 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
         // model states; the dynamic part of the peak is the larger of the two.
         d.rollout_kv_cache_bytes = rollout_kv;
         d.activations_bytes = std::max(d.activations_bytes, rollout_kv);
+    }
 
+    // ZeRO-3's gathered layers, Transformer Engine's FP8 weight copies, the runtime reserve and
+    // fragmentation.
+    void buffers(MemoryBreakdown& d, int s, int moe) const {
         // Buffers.
         if (zero_stage_in_step(p) == 3) {
             const double layer_params =
@@ -363,6 +383,28 @@ MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const
         d.reserve_bytes = t.runtime_reserve_bytes;
         d.fragmentation_bytes = t.fragmentation_fraction * (d.activations_bytes + d.zero3_gather_bytes);
         d.other_bytes += d.zero3_gather_bytes + d.fp8_weight_cache_bytes + d.reserve_bytes + d.fragmentation_bytes;
+    }
+};
+
+}   // namespace
+
+MemoryBreakdown training_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
+                                const TrainingConfig& t) {
+    MemoryBreakdown best;
+    const StageMemoryModel model(m, sys, p, t);
+    const auto& per = model.per;
+    for (int s = 0; s < p.pp; ++s) {
+        StageMemory sm;
+        MemoryBreakdown d;
+        sm.stage = s;
+        sm.layers = per[s];
+        d.stage = s;
+        d.layers_on_stage = per[s];
+        const int moe = moe_layers_on_stage(m, p.pp, s);
+        const int dense = per[s] - moe;
+        model.states(d, s, dense);
+        model.activations(d, s, dense, moe);
+        model.buffers(d, s, moe);
 
         d.total_bytes = d.weights_bytes + d.gradients_bytes + d.optimizer_bytes + d.activations_bytes + d.other_bytes;
         sm.weights_bytes = d.weights_bytes;
@@ -468,10 +510,9 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
     const auto per = layers_per_stage(m.layers, p.pp);
     const int max_layers = *std::max_element(per.begin(), per.end());
     // Transformer weights at the weight precision; embeddings and LM head stay 16-bit.
-    // Every layer counted as a MoE layer (all experts, split by tp only).
-    const double layer_params = m.moe.enabled()
-                                    ? layer_params_per_tp_rank(m, pc, p.tp, true) + pc.expert_params_per_layer / p.tp
-                                    : layer_params_per_tp_rank(m, pc, p.tp, false);
+    // Every layer counted as the model's MoE layer (all experts, split by tp only; a dense model's is dense).
+    const Layer desc = describe_layer(m, LayerShape{.moe = true});
+    const double layer_params = layer_params_per_tp_rank(m, pc, p.tp, true) + layer_param_sums(desc).experts / p.tp;
     const double wpp = weight_bytes_per_param(in.weight_precision, in.quant_group_size);
     double weights = max_layers * layer_params * wpp;
     const double embed_bytes = (pc.embedding + pc.position + pc.output) * 2.0 / p.tp;
@@ -481,11 +522,15 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
     const double tokens_per_seq = static_cast<double>(in.input_len + in.output_len);
     // Prefill working set per sequence: residual, QKV, MLP intermediate (per TP shard), 16-bit,
     // plus fp32 logits of the last position.
-    const double f = m.moe.enabled() ? m.moe.expert_ffn_hidden * m.moe.top_k : m.ffn_hidden;
-    const double act_per_seq = in.input_len * 2.0 *
-                                   (2.0 * m.hidden + (m.q_dim() + 2.0 * m.kv_dim()) / p.tp +
-                                    (m.mlp == MlpKind::swiglu ? 3.0 : 2.0) * f / p.tp) +
-                               4.0 * m.vocab / p.tp;
+    // (the MLP's: fc1's outputs and fc2's input per token, the routed experts' top_k copies)
+    double mlp = 0;
+    for (const auto& op : desc) {
+        if (op.part == LayerPart::fc1) mlp += op.n * op.rows;
+        if (op.part == LayerPart::fc2) mlp += op.k * op.rows;
+    }
+    const double act_per_seq =
+        in.input_len * 2.0 * (2.0 * m.hidden + (m.q_dim() + 2.0 * m.kv_dim()) / p.tp + mlp / p.tp) +
+        4.0 * m.vocab / p.tp;
     r.other_bytes = 1.0 * kGiB;   // CUDA context and runtime workspaces
     r.capacity_bytes = sys.gpu.hbm_capacity_bytes;
     auto total_for = [&](double b) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/layout.hpp"
 
 namespace llmsim {
@@ -12,43 +13,9 @@ double mlp_params(const ModelSpec& m, double f) {
     return 2.0 * h * f + (m.bias ? f + h : 0.0);
 }
 
-namespace {
-// The two latent norms (the Q latent's when Q has one, the KV latent's).
-double mla_latent_norm_params(const ModelSpec& m) {
-    return static_cast<double>(m.mla.q_lora_rank + m.mla.kv_lora_rank);
-}
-// The down-projection matrices: hidden -> Q latent (when Q has one), hidden -> KV latent + RoPE key.
-double mla_down_projection_weights(const ModelSpec& m) {
-    const double h = static_cast<double>(m.hidden);
-    return h * static_cast<double>(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
-}
-}   // namespace
-
-double mla_down_projection_params(const ModelSpec& m) {
-    if (!m.mla.enabled()) return 0.0;
-    return mla_down_projection_weights(m) + mla_latent_norm_params(m);
-}
-
-double mla_projection_weights(const ModelSpec& m) {
-    const double h = static_cast<double>(m.hidden), H = m.heads;
-    const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
-    const double q_up = (rq > 0 ? rq : h) * H * static_cast<double>(m.head_dim);   // Q from its latent (or h)
-    // K (no-RoPE part) and V of every head from the KV latent.
-    const double kv_up = rkv * H * static_cast<double>(m.qk_nope_head_dim() + m.v_head());
-    return mla_down_projection_weights(m) + q_up + kv_up;
-}
-
-double mla_attention_params(const ModelSpec& m) {
-    const double h = static_cast<double>(m.hidden);
-    return mla_projection_weights(m) + mla_latent_norm_params(m) + static_cast<double>(m.v_dim()) * h +
-           (m.bias ? h : 0.0);
-}
-
 ParamCounts count_parameters(const ModelSpec& m) {
     ParamCounts c;
     const double h = static_cast<double>(m.hidden);
-    const double q = static_cast<double>(m.q_dim());
-    const double kv = static_cast<double>(m.kv_dim());
     const double norm = m.norm == NormKind::layernorm ? 2.0 * h : h;
 
     c.embedding = static_cast<double>(m.vocab) * h;
@@ -56,26 +23,16 @@ ParamCounts count_parameters(const ModelSpec& m) {
     c.output = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * h;
     c.final_norm = norm;
 
-    if (m.mla.enabled()) {
-        c.attention_per_layer = mla_attention_params(m);
-    } else {
-        c.attention_per_layer = h * q + 2.0 * h * kv + q * h;
-        // Transformer-XL relative positions (Gopher, Chinchilla): one h×q projection per layer.
-        if (m.position == PositionKind::relative) c.attention_per_layer += h * q;
-        if (m.bias)
-            c.attention_per_layer += q + 2.0 * kv + h;
-        else if (m.qkv_bias)
-            c.attention_per_layer += q + 2.0 * kv;
-    }
-    c.norms_per_layer = (m.parallel_block ? 1.0 : 2.0) * norm;
-    c.dense_mlp_per_layer = mlp_params(m, static_cast<double>(m.ffn_hidden));
-    if (m.moe.enabled()) {
-        const double expert = mlp_params(m, static_cast<double>(m.moe.expert_ffn_hidden));
-        const double shared = m.moe.shared_experts * mlp_params(m, static_cast<double>(m.moe.shared_expert_ffn_hidden));
-        const double router = h * m.moe.experts;
-        c.expert_params_per_layer = m.moe.experts * expert;
-        c.moe_mlp_per_layer = router + c.expert_params_per_layer + shared;
-        c.moe_mlp_active_per_layer = router + m.moe.top_k * expert + shared;
+    const LayerParamSums dense = layer_param_sums(describe_layer(m, LayerShape{}));
+    c.attention_per_layer = dense.attention;
+    c.norms_per_layer = dense.norms;
+    c.dense_mlp_per_layer = dense.mlp;
+    const Layer moe_layer = describe_layer(m, LayerShape{.moe = true});
+    if (moe_layer.routed()) {
+        const LayerParamSums moe = layer_param_sums(moe_layer);
+        c.expert_params_per_layer = moe.experts;
+        c.moe_mlp_per_layer = moe.mlp;
+        c.moe_mlp_active_per_layer = moe.mlp_active;
     }
     c.dense_layer = c.attention_per_layer + c.norms_per_layer + c.dense_mlp_per_layer;
     c.moe_layer = c.attention_per_layer + c.norms_per_layer + c.moe_mlp_per_layer;
@@ -95,30 +52,16 @@ double kv_heads_per_tp_rank(const ModelSpec& m, int tp) {
 }
 
 double kv_cache_elements_per_token_layer(const ModelSpec& m, int tp) {
-    // MLA caches the latent and the shared RoPE key, whole on every TP rank (vLLM, SGLang, TensorRT-LLM);
-    // otherwise K and V of the rank's KV heads.
-    if (m.mla.enabled()) return static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
-    return 2.0 * kv_heads_per_tp_rank(m, tp) * static_cast<double>(m.head_dim);
+    return describe_layer(m, LayerShape{.tp = std::max(1, tp)}).attention().cache_elements;
 }
-
-namespace {
-// K and V projection weights (and biases) for `kv_heads` heads.
-double kv_projection_params(const ModelSpec& m, double kv_heads) {
-    const double kv = kv_heads * static_cast<double>(m.head_dim);
-    return 2.0 * static_cast<double>(m.hidden) * kv + (m.bias || m.qkv_bias ? 2.0 * kv : 0.0);
-}
-}   // namespace
 
 double layer_params_per_tp_rank(const ModelSpec& m, const ParamCounts& pc, int tp, bool moe_layer) {
-    const double layer = moe_layer ? pc.moe_layer - pc.expert_params_per_layer : pc.dense_layer;
-    if (m.mla.enabled()) {
-        // Megatron-Core's MLA keeps the down-projections whole on every TP rank (parallel mode
-        // "duplicated"); the up-projections are column-parallel, the output projection row-parallel.
-        const double whole = mla_down_projection_params(m);
-        return (layer - whole) / std::max(1, tp) + whole;
-    }
-    const double kv_all = kv_projection_params(m, m.kv_heads);
-    return (layer - kv_all) / std::max(1, tp) + kv_projection_params(m, kv_heads_per_tp_rank(m, tp));
+    const Layer l = describe_layer(m, LayerShape{.tp = std::max(1, tp), .moe = moe_layer});
+    const double layer = l.routed() ? pc.moe_layer - pc.expert_params_per_layer : pc.dense_layer;
+    // K/V projections hold whole heads on every rank (kv_heads_per_tp_rank), MLA's down-projections and
+    // latent norms are whole on every rank (Megatron-Core's "duplicated"); the rest is split by tp.
+    const LayerParamSums s = layer_param_sums(l);
+    return (layer - s.kv_heads - s.whole) / std::max(1, tp) + s.kv_heads_local + s.whole;
 }
 
 double embedding_params_on_stage(const ModelSpec& m, const ParamCounts& pc, const ParallelConfig& p, int stage) {
@@ -147,13 +90,15 @@ StageParams stage_parameters(const ModelSpec& m, const ParamCounts& pc, const Pa
 }
 
 std::vector<double> layer_weight_matrices(const ModelSpec& m, const ParamCounts& pc, int tp, bool moe_layer) {
-    if (m.mla.enabled() || (moe_layer && m.moe.enabled())) return {layer_params_per_tp_rank(m, pc, tp, moe_layer)};
-    const double h = static_cast<double>(m.hidden), t = std::max(1, tp);
-    const double kv_local = kv_heads_per_tp_rank(m, tp) * static_cast<double>(m.head_dim);
-    const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
-    const double f = static_cast<double>(m.ffn_hidden);
-    return {h * (static_cast<double>(m.q_dim()) / t + 2.0 * kv_local), static_cast<double>(m.v_dim()) / t * h,
-            gate * f / t * h, f / t * h};
+    const Layer l = describe_layer(m, LayerShape{.tp = std::max(1, tp), .moe = moe_layer});
+    // A layer with weights whole on every rank or routed experts is one block.
+    const LayerParamSums s = layer_param_sums(l);
+    if (s.whole > 0 || s.experts > 0) return {layer_params_per_tp_rank(m, pc, tp, moe_layer)};
+    // One matrix per GEMM as the framework runs them (fused GEMMs are one matrix), in the forward's order.
+    std::vector<double> out;
+    for (const auto& op : fuse_gemms(l))
+        if (op.kind == LayerOpKind::gemm) out.push_back(op.n * op.k);
+    return out;
 }
 
 }   // namespace llmsim

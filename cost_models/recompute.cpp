@@ -1,10 +1,9 @@
 #include "cost_models/recompute.hpp"
 
 #include <algorithm>
-#include <vector>
 
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/layout.hpp"
-#include "cost_models/model_params.hpp"
 
 namespace llmsim {
 
@@ -43,73 +42,34 @@ double activation_offload_share(int layers, const TrainingConfig& t) {
 }
 
 OpSacPlan op_sac_plan(const ModelSpec& m, int tp, double sp_div, bool moe_layer) {
-    enum Group { qkv, attn_out, fc1, fc2, router, shared_fc1, shared_fc2, groups };
-    struct Slot {
-        Group group;
-        double flops;   // N·K of the GEMM per token on this rank (its FLOPs up to a constant)
-        double out;     // output elements per token on this rank
-    };
-    const double t = tp, h = static_cast<double>(m.hidden);
-    const double qd = static_cast<double>(m.q_dim()) / t;
-    const double kv = kv_heads_per_tp_rank(m, tp) * static_cast<double>(m.head_dim);
-    const double vd = static_cast<double>(m.v_dim()) / t;
-    std::vector<Slot> slots;
-    if (m.mla.enabled()) {
-        const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
-        const double dr = static_cast<double>(m.mla.qk_rope_head_dim);
-        const double up = m.heads / t * static_cast<double>(m.qk_nope_head_dim() + m.v_head());
-        if (rq > 0) {
-            slots.push_back({qkv, rq * h, rq});
-            slots.push_back({qkv, qd * rq, qd});
-        } else {
-            slots.push_back({qkv, qd * h, qd});
-        }
-        slots.push_back({qkv, (rkv + dr) * h, rkv + dr});
-        slots.push_back({qkv, up * rkv, up});
-    } else {
-        slots.push_back({qkv, qd * h, qd});
-        slots.push_back({qkv, kv * h, kv});
-        slots.push_back({qkv, kv * h, kv});
-    }
-    slots.push_back({attn_out, vd * h, h / sp_div});
-    auto mlp = [&](Group g1, Group g2, double f, double copies) {
-        f /= t;
-        if (m.mlp == MlpKind::swiglu) {
-            slots.push_back({g1, copies * f * h, copies * f});   // gate (w1)
-            slots.push_back({g1, copies * f * h, copies * f});   // up (w3)
-        } else {
-            slots.push_back({g1, copies * f * h, copies * f});
-        }
-        slots.push_back({g2, copies * f * h, copies * h / sp_div});   // down (w2)
-    };
-    if (moe_layer && m.moe.enabled()) {
-        slots.push_back({router, static_cast<double>(m.moe.experts) * h, static_cast<double>(m.moe.experts)});
-        mlp(fc1, fc2, static_cast<double>(m.moe.expert_ffn_hidden), m.moe.top_k);
-        if (m.moe.shared_experts > 0)
-            mlp(shared_fc1, shared_fc2, static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts,
-                1.0);
-    } else {
-        mlp(fc1, fc2, static_cast<double>(m.ffn_hidden), 1.0);
-    }
-
-    double total[groups] = {}, recomputed[groups] = {};
+    // The layer's GEMMs unfused, in the order torchtitan's models call them (cost_models/layer).
+    constexpr int kParts = static_cast<int>(LayerPart::shared_fc2) + 1;
+    double total[kParts] = {}, recomputed[kParts] = {};
     OpSacPlan plan;
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-        const Slot& s = slots[i];
-        total[s.group] += s.flops;
-        if (i % 2 == 0)   // the 1st, 3rd, ... mm of the block: saved
-            plan.saved_elements_per_token += s.out;
-        else
-            recomputed[s.group] += s.flops;
+    int calls = 0;
+    for (const auto& op : describe_layer(m, LayerShape{.tp = tp, .sp_div = sp_div, .moe = moe_layer})) {
+        if (op.kind != LayerOpKind::gemm) continue;
+        const int part = static_cast<int>(op.part);
+        const double flops = op.rows * op.n * op.k;   // N·K per token on this rank (FLOPs up to a constant)
+        total[part] += flops;
+        if (calls++ % 2 == 0) {   // the 1st, 3rd, ... mm of the block: saved (row-parallel: h / sp_div)
+            plan.saved_elements_per_token += op.row_parallel ? op.rows * op.n / sp_div : op.rows * op.n;
+        } else {
+            recomputed[part] += flops;
+            plan.recomputed_flops_per_token += op.flops_per_token();
+        }
     }
-    auto share = [&](Group g) { return total[g] > 0 ? recomputed[g] / total[g] : 0.0; };
-    plan.qkv = share(qkv);
-    plan.attn_out = share(attn_out);
-    plan.fc1 = share(fc1);
-    plan.fc2 = share(fc2);
-    plan.router = share(router);
-    plan.shared_fc1 = share(shared_fc1);
-    plan.shared_fc2 = share(shared_fc2);
+    auto share = [&](LayerPart p) {
+        const int i = static_cast<int>(p);
+        return total[i] > 0 ? recomputed[i] / total[i] : 0.0;
+    };
+    plan.qkv = share(LayerPart::qkv);
+    plan.attn_out = share(LayerPart::attn_out);
+    plan.fc1 = share(LayerPart::fc1);
+    plan.fc2 = share(LayerPart::fc2);
+    plan.router = share(LayerPart::router);
+    plan.shared_fc1 = share(LayerPart::shared_fc1);
+    plan.shared_fc2 = share(LayerPart::shared_fc2);
     return plan;
 }
 

@@ -29,7 +29,8 @@ namespace llmsim {
 struct OpSacPlan {
     double qkv = 0, attn_out = 0, fc1 = 0, fc2 = 0, router = 0;   // recomputed share of forward FLOPs
     double shared_fc1 = 0, shared_fc2 = 0;                        // shared experts (MoE)
-    double saved_elements_per_token = 0;   // column-parallel outputs at local width; row-parallel h / sp_div
+    double saved_elements_per_token = 0;     // column-parallel outputs at local width; row-parallel h / sp_div
+    double recomputed_flops_per_token = 0;   // forward FLOPs of the GEMMs it runs again (this rank)
 };
 
 // Share of the transformer layers that backward recomputes under `recompute: full`: 1, unless

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cost_models/layer_bytes.hpp"
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
@@ -194,63 +194,52 @@ struct Builder {
         }
     }
 
-    LayerCost layer(bool moe_layer, double mb_per_step) {
-        LayerCost L;
-        gemm_fwd_s = gemm_bwd_s = 0;
-        units.clear();
-        lead = Zero3Unit{};
-        const double h = static_cast<double>(m.hidden), tp = p.tp;
-        const double qd = static_cast<double>(m.q_dim());
-        const double outside = sp ? tp : 1.0;
-        const bool full = t.recompute == Recompute::full;
+    // What a layer's recompute policy runs again (docs/step-time-model.md, "Recompute").
+    struct Redo {
+        bool full = false;
+        bool op_sac = false;      // torchtitan's op-level selective policy
+        bool passes = false;      // memory-bound passes recomputed
+        bool attention = false;   // the attention core recomputed
+        OpSacPlan plan;
+        // The share of a GEMM's forward that backward runs again.
+        double gemm(LayerPart part) const {
+            if (full) return 1.0;
+            if (!op_sac) return 0.0;
+            switch (part) {
+                case LayerPart::qkv: return plan.qkv;
+                case LayerPart::attn_out: return plan.attn_out;
+                case LayerPart::router: return plan.router;
+                case LayerPart::fc1: return plan.fc1;
+                case LayerPart::fc2: return plan.fc2;
+                case LayerPart::shared_fc1: return plan.shared_fc1;
+                case LayerPart::shared_fc2: return plan.shared_fc2;
+                case LayerPart::none: break;
+            }
+            return 0.0;
+        }
+    };
+
+    Redo redo_policy(bool moe_layer) const {
+        Redo r;
+        r.full = t.recompute == Recompute::full;
         // Selective recompute: the attention core (Megatron) or torchtitan's op-level policy, which
         // recomputes every memory-bound pass and every other GEMM but keeps SDPA's output.
-        const bool op_sac = op_level_selective(p.framework, t.recompute);
-        const bool selective = t.recompute == Recompute::selective && !op_sac;
-        const OpSacPlan plan = op_sac ? op_sac_plan(m, p.tp, sp ? p.tp : 1.0, moe_layer) : OpSacPlan{};
-        auto share = [&](double op_sac_share) { return full ? 1.0 : op_sac ? op_sac_share : 0.0; };
-        const bool passes = full || op_sac;   // memory-bound passes recomputed
-        const bool attn_recompute = full || selective || (op_sac && !t.flash_attention);
-        const double kv_local = kv_heads_per_tp_rank(m, p.tp) * static_cast<double>(m.head_dim);
-        const double heads_local = m.heads / tp;
-        // Eager PyTorch (eager_elementwise): RMSNorm, RoPE and the gated activation as one kernel per op.
-        const bool eager = eager_elementwise(p);
-        const double rmsnorm_bytes = eager ? eager_rmsnorm_bytes_per_element(e) : 2.0 * e;
-        const double norm_bytes = m.norm == NormKind::rmsnorm ? rmsnorm_bytes : 2.0 * e;
-        const double rope_bytes = eager ? eager_rope_bytes_per_element(e) : 2.0 * e;
+        r.op_sac = op_level_selective(p.framework, t.recompute);
+        const bool selective = t.recompute == Recompute::selective && !r.op_sac;
+        if (r.op_sac) r.plan = op_sac_plan(m, p.tp, sp ? p.tp : 1.0, moe_layer);
+        r.passes = r.full || r.op_sac;
+        r.attention = r.full || selective || (r.op_sac && !t.flash_attention);
+        return r;
+    }
 
-        // --- attention block ---
-        mem(L, "norm1", norm_bytes * T * h / outside, passes);
-        if (m.mla.enabled()) {
-            // MLA (Megatron-Core MLASelfAttention): down-projections duplicated on every TP rank (their
-            // input is the gathered sequence), latent norms, column-parallel up-projections.
-            const double rq = static_cast<double>(m.mla.q_lora_rank), rkv = static_cast<double>(m.mla.kv_lora_rank);
-            const double dr = static_cast<double>(m.mla.qk_rope_head_dim), dv = static_cast<double>(m.v_head());
-            const double dn = static_cast<double>(m.qk_nope_head_dim());
-            if (rq > 0) {
-                gemm(L, "q_down", T, rq, h, 1.0, share(plan.qkv));
-                mem(L, "q_norm", rmsnorm_bytes * T * rq, passes);   // MLA latent norms: RMSNorm
-                gemm(L, "q_up", T, qd / tp, rq, 1.0, share(plan.qkv));
-            } else {
-                gemm(L, "q", T, qd / tp, h, 1.0, share(plan.qkv));
-            }
-            gemm(L, "kv_down", T, rkv + dr, h, 1.0, share(plan.qkv));
-            mem(L, "kv_norm", rmsnorm_bytes * T * rkv, passes);
-            gemm(L, "kv_up", T, heads_local * (dn + dv), rkv, 1.0, share(plan.qkv));
-            if (m.position == PositionKind::rope) mem(L, "rope", rope_bytes * T * (heads_local * dr + dr), passes);
-        } else {
-            gemm(L, "qkv", T, qd / tp + 2.0 * kv_local, h, 1.0, share(plan.qkv));
-            if (m.position == PositionKind::rope) mem(L, "rope", rope_bytes * T * (qd / tp + kv_local), passes);
-        }
-        const double s_q = static_cast<double>(t.seq_len) / p.cp;
-        const double s_kv = static_cast<double>(t.seq_len);
-        const double bh = static_cast<double>(t.micro_batch) * heads_local;
+    // The attention core: FlashAttention (or the unfused kernels) over the micro-batch's heads on this rank.
+    void attention(LayerCost& L, const AttentionShape& at, const Redo& redo, double& fwd_s, double& bwd_s) {
         AttentionSpec as;
-        as.batch_heads = bh;
-        as.s_q = s_q;
-        as.s_kv = s_kv;
+        as.batch_heads = static_cast<double>(t.micro_batch) * at.heads;
+        as.s_q = static_cast<double>(t.seq_len) / p.cp;
+        as.s_kv = static_cast<double>(t.seq_len);
         // QKᵀ over head_dim and PV over the value dimension: the mean gives the FLOPs (MLA: 192 and 128).
-        as.d = 0.5 * static_cast<double>(m.head_dim + m.v_head());
+        as.d = 0.5 * (at.head_qk + at.head_v);
         as.causal = true;
         as.fa2 = uses_fa2_attention(p.framework);
         as.precision = gp;
@@ -259,202 +248,220 @@ struct Builder {
         const auto af = attention_time(a, as);
         as.backward = true;
         const auto ab = attention_time(a, as);
-        const double attn_fwd_s = af.time_s, attn_bwd_s = ab.time_s;
-        L.ops.push_back(OpTime{t.flash_attention ? "attention (flash)" : "attention (unfused)", "attention", attn_fwd_s,
-                               attn_bwd_s, attn_recompute ? attn_fwd_s : 0.0, af.flops, af.bytes, true});
-        L.fwd_compute_s += attn_fwd_s;
-        L.bwd_compute_s += attn_bwd_s;
-        if (attn_recompute) L.recompute_s += attn_fwd_s;
-        attach(attn_fwd_s, attn_bwd_s, attn_recompute ? attn_fwd_s : 0.0);
-        gemm(L, "attn_out", T, h, static_cast<double>(m.v_dim()) / tp, 1.0, share(plan.attn_out), false);
-        mem(L, "dropout_add1", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, passes);
+        fwd_s = af.time_s;
+        bwd_s = ab.time_s;
+        const double redo_s = redo.attention ? fwd_s : 0.0;
+        L.ops.push_back(OpTime{t.flash_attention ? "attention (flash)" : "attention (unfused)", "attention", fwd_s,
+                               bwd_s, redo_s, af.flops, af.bytes, true});
+        L.fwd_compute_s += fwd_s;
+        L.bwd_compute_s += bwd_s;
+        L.recompute_s += redo_s;
+        attach(fwd_s, bwd_s, redo_s);
+    }
 
-        // --- MLP block ---
-        if (!m.parallel_block) mem(L, "norm2", norm_bytes * T * h / outside, passes);
-        const double gate = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
-        auto mlp = [&](const std::string& tag, double f, double tokens, double batch, double fc1_share,
-                       double fc2_share) {
-            gemm(L, tag + "_fc1", tokens, gate * f / tp, h, batch, share(fc1_share));
-            mem(L, tag + "_act",
-                eager ? eager_mlp_activation_bytes(tokens * batch, f / tp, gate, e)
-                      : mlp_activation_bytes(tokens * batch, f / tp, gate, e),
-                passes);
-            gemm(L, tag + "_fc2", tokens, h, f / tp, batch, share(fc2_share));
-        };
-        double ep_fwd = 0, ep_bwd = 0;
-        if (moe_layer && m.moe.enabled()) {
-            gemm(L, "router", T, m.moe.experts, h, 1.0, share(plan.router));
-            const double routed = T * m.moe.top_k;
-            mem(L, "permute", moe_permute_bytes(T, m.moe.top_k, h, e), passes);   // dispatch and combine
-            const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
-            mlp("expert", static_cast<double>(m.moe.expert_ffn_hidden), routed / local_experts, local_experts, plan.fc1,
-                plan.fc2);
-            if (m.moe.shared_experts > 0)
-                mlp("shared_expert", static_cast<double>(m.moe.shared_expert_ffn_hidden) * m.moe.shared_experts, T, 1.0,
-                    plan.shared_fc1, plan.shared_fc2);
-            if (p.ep > 1) {
-                const double bytes = routed * h * e / outside;
-                const auto c = coll(Collective::all_to_all, bytes, g.ep);
-                ep_fwd = 2.0 * c.time_s;
-                ep_bwd = 2.0 * c.time_s + (passes ? 2.0 * c.time_s : 0.0);
-                record("ep all-to-all (dispatch + combine)", "ep", Collective::all_to_all, bytes, g.ep, c,
-                       (4.0 + (passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
+    // Expert parallelism: the all-to-all before and after the experts (dispatch and combine) forward,
+    // their gradients backward, the forward's again when backward recomputes the passes.
+    void ep_all_to_all(LayerCost& L, double routed, const Redo& redo, double mb_per_step) const {
+        if (p.ep <= 1) return;
+        const double bytes = routed * static_cast<double>(m.hidden) * e / (sp ? p.tp : 1.0);
+        const auto c = coll(Collective::all_to_all, bytes, g.ep);
+        L.ep_exposed_fwd_s = 2.0 * c.time_s;
+        L.ep_exposed_bwd_s = 2.0 * c.time_s + (redo.passes ? 2.0 * c.time_s : 0.0);
+        L.ep_total_s = L.ep_exposed_fwd_s + L.ep_exposed_bwd_s;
+        record("ep all-to-all (dispatch + combine)", "ep", Collective::all_to_all, bytes, g.ep, c,
+               (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
+    }
+
+    // The layer's operations (cost_models/layer), as the framework runs them: GEMMs forward and
+    // backward, the memory-bound passes, the attention core, and the expert all-to-all around routing.
+    void operations(LayerCost& L, const Layer& desc, const Redo& redo, double mb_per_step, double& attn_fwd_s,
+                    double& attn_bwd_s) {
+        // Eager PyTorch (eager_elementwise): RMSNorm, RoPE and the gated activation as one kernel per op.
+        const bool eager = eager_elementwise(p);
+        for (const auto& op : fuse_gemms(desc)) {
+            // Routed experts: the rank's experts as one grouped GEMM over the tokens routed to them.
+            const double experts_local = op.experts > 0 ? op.experts / p.ep : 1.0;
+            const double rows = op.experts > 0 ? T * op.rows / experts_local : T;
+            switch (op.kind) {
+                case LayerOpKind::gemm:
+                    gemm(L, op.name, rows, op.n, op.k, experts_local, redo.gemm(op.part), !op.fp8_input_cast);
+                    break;
+                case LayerOpKind::pass:
+                    mem(L, op.name, pass_bytes(op, rows * experts_local, e, eager), redo.passes);
+                    if (op.pass == ElementwiseKind::moe_routing) ep_all_to_all(L, T * op.rows, redo, mb_per_step);
+                    break;
+                case LayerOpKind::attention: attention(L, op.attn, redo, attn_fwd_s, attn_bwd_s); break;
+                case LayerOpKind::weights: break;
             }
+        }
+    }
+
+    // LoRA (Hu et al. 2021): the frozen base runs forward and input-gradient GEMMs only (operations());
+    // the adapters x·A·B of every target matrix are trained: 2·T·r·Σ(d_in + d_out) FLOPs forward,
+    // priced as one skinny GEMM of that shape (sharded over TP like their base matrices).
+    // QLoRA (Dettmers et al. 2023) dequantises each NF4 base weight to 16 bits before every use:
+    // forward, backward (input gradient) and a recomputed forward each read the packed weights and
+    // write the 16-bit copy.
+    void lora_adapters(LayerCost& L, const Layer& desc, const Redo& redo) {
+        if (!lora) return;
+        const double k = lora_params_per_layer(m, t.finetune) / t.finetune.rank / p.tp;
+        gemm(L, "lora_adapters", T, t.finetune.rank, k, 1.0, redo.full ? 1.0 : 0.0, true, true);
+        if (!qlora) return;
+        const auto pc = count_parameters(m);
+        const double params = layer_params_per_tp_rank(m, pc, p.tp, desc.routed()) +
+                              layer_param_sums(desc).experts / (static_cast<double>(p.tp) * p.ep);
+        const double bytes = params * (weight_bytes_per_param(Precision::nf4, 64) + e);
+        const double d = memory_time(a, bytes).time_s;
+        L.fwd_compute_s += d;
+        L.bwd_compute_s += d;
+        if (redo.passes) L.recompute_s += d;
+        L.ops.push_back(OpTime{"nf4_dequantize", "memory", d, d, redo.passes ? d : 0.0, 0.0, bytes, true});
+    }
+
+    // Tensor-parallel communication: 2 all-reduces (or 2 all-gathers + 2 reduce-scatters with sequence
+    // parallelism) forward and backward, one around each block (its row-parallel GEMM's output); full
+    // recompute repeats the forward ones, op-level selective recompute the all-gathers (it saves
+    // reduce-scatter outputs) or the all-reduces.
+    void tp_comm(LayerCost& L, const Redo& redo, double mb_per_step) {
+        if (p.tp <= 1) return;
+        const double bytes = T * static_cast<double>(m.hidden) * e;
+        double fwd = 0, rs_s = 0, again = 0;
+        if (sp) {
+            const auto ag = coll(Collective::all_gather, bytes, g.tp);
+            const auto rs = coll(Collective::reduce_scatter, bytes, g.tp);
+            fwd = 2.0 * (ag.time_s + rs.time_s);
+            rs_s = rs.time_s;
+            again = redo.full ? fwd : redo.op_sac ? 2.0 * ag.time_s : 0.0;
+            record("tp all-gather (sequence parallel)", "tp", Collective::all_gather, bytes, g.tp, ag,
+                   (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
+            record("tp reduce-scatter (sequence parallel)", "tp", Collective::reduce_scatter, bytes, g.tp, rs,
+                   (4.0 + (redo.full ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
         } else {
-            mlp("mlp", static_cast<double>(m.ffn_hidden), T, 1.0, plan.fc1, plan.fc2);
+            const auto ar = coll(Collective::all_reduce, bytes, g.tp);
+            fwd = 2.0 * ar.time_s;
+            again = redo.passes ? fwd : 0.0;
+            record("tp all-reduce", "tp", Collective::all_reduce, bytes, g.tp, ar,
+                   (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
         }
-        mem(L, "dropout_add2", (3.0 * e + (m.dropout ? 1.0 : 0.0)) * T * h / outside, passes);
-
-        // --- LoRA (Hu et al. 2021): the frozen base runs forward and input-gradient GEMMs only (above);
-        // the adapters x·A·B of every target matrix are trained: 2·T·r·Σ(d_in + d_out) FLOPs forward,
-        // priced as one skinny GEMM of that shape (sharded over TP like their base matrices).
-        // QLoRA (Dettmers et al. 2023) dequantises each NF4 base weight to 16 bits before every use:
-        // forward, backward (input gradient) and a recomputed forward each read the packed weights and
-        // write the 16-bit copy. ---
-        if (lora) {
-            const double k = lora_params_per_layer(m, t.finetune) / t.finetune.rank / tp;
-            gemm(L, "lora_adapters", T, t.finetune.rank, k, 1.0, full ? 1.0 : 0.0, true, true);
-            if (qlora) {
-                const auto pc = count_parameters(m);
-                const double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled()) +
-                                      (moe_layer && m.moe.enabled() ? pc.expert_params_per_layer / (tp * p.ep) : 0.0);
-                const double bytes = params * (weight_bytes_per_param(Precision::nf4, 64) + e);
-                const double d = memory_time(a, bytes).time_s;
-                L.fwd_compute_s += d;
-                L.bwd_compute_s += d;
-                if (passes) L.recompute_s += d;
-                L.ops.push_back(OpTime{"nf4_dequantize", "memory", d, d, passes ? d : 0.0, 0.0, bytes, true});
-            }
+        const double bwd = fwd + again;
+        L.tp_total_s = fwd + bwd;
+        if (p.tp_comm_overlap && sp) {
+            // Userbuffer overlap (Transformer Engine initialize_ub defaults, which Megatron-Core and
+            // NeMo use; it needs sequence parallelism): forward, the all-gathers before QKV and fc1
+            // are ring exchanges (tp steps, each chunk's GEMM runs while the next chunk arrives) and
+            // the reduce-scatters after the output projection and fc2 are pipelined over
+            // kTpOverlapSplits GEMM chunks (each chunk's reduce-scatter runs under the next chunk's
+            // GEMM), so the last chunk's reduce-scatter, 1/kTpOverlapSplits of each, is exposed.
+            // Backward, the output-gradient all-gathers are ring exchanges and the QKV/fc1 input
+            // gradient reduce-scatters overlap the weight-gradient GEMMs in bulk: all hideable. What
+            // exceeds the layer's GEMM time stays exposed; a recomputed forward exposes its tail again.
+            const double rs_tail = 2.0 * rs_s / kTpOverlapSplits;
+            L.tp_exposed_fwd_s = rs_tail + std::max(0.0, fwd - rs_tail - gemm_fwd_s);
+            L.tp_exposed_bwd_s = std::max(0.0, fwd - gemm_bwd_s) + L.tp_exposed_fwd_s * again / fwd;
+            L.fwd_compute_s += (fwd - L.tp_exposed_fwd_s) * sm_fraction(sys, g.tp);
+            L.bwd_compute_s += (bwd - L.tp_exposed_bwd_s) * sm_fraction(sys, g.tp);
+        } else {
+            L.tp_exposed_fwd_s = fwd;
+            L.tp_exposed_bwd_s = bwd;
         }
+    }
 
-        // --- tensor-parallel communication: 2 all-reduces (or 2 all-gathers + 2 reduce-scatters with
-        // sequence parallelism) forward and backward; full recompute repeats the forward ones, op-level
-        // selective recompute the all-gathers (it saves reduce-scatter outputs) or the all-reduces ---
-        if (p.tp > 1) {
-            const double bytes = T * h * e;
-            double fwd = 0, rs_s = 0, redo = 0;
-            if (sp) {
-                const auto ag = coll(Collective::all_gather, bytes, g.tp);
-                const auto rs = coll(Collective::reduce_scatter, bytes, g.tp);
-                fwd = 2.0 * (ag.time_s + rs.time_s);
-                rs_s = rs.time_s;
-                redo = full ? fwd : op_sac ? 2.0 * ag.time_s : 0.0;
-                record("tp all-gather (sequence parallel)", "tp", Collective::all_gather, bytes, g.tp, ag,
-                       (4.0 + (passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
-                record("tp reduce-scatter (sequence parallel)", "tp", Collective::reduce_scatter, bytes, g.tp, rs,
-                       (4.0 + (full ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
-            } else {
-                const auto ar = coll(Collective::all_reduce, bytes, g.tp);
-                fwd = 2.0 * ar.time_s;
-                redo = passes ? fwd : 0.0;
-                record("tp all-reduce", "tp", Collective::all_reduce, bytes, g.tp, ar,
-                       (4.0 + (passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
-            }
-            const double bwd = fwd + redo;
-            L.tp_total_s = fwd + bwd;
-            if (p.tp_comm_overlap && sp) {
-                // Userbuffer overlap (Transformer Engine initialize_ub defaults, which Megatron-Core and
-                // NeMo use; it needs sequence parallelism): forward, the all-gathers before QKV and fc1
-                // are ring exchanges (tp steps, each chunk's GEMM runs while the next chunk arrives) and
-                // the reduce-scatters after the output projection and fc2 are pipelined over
-                // kTpOverlapSplits GEMM chunks (each chunk's reduce-scatter runs under the next chunk's
-                // GEMM), so the last chunk's reduce-scatter, 1/kTpOverlapSplits of each, is exposed.
-                // Backward, the output-gradient all-gathers are ring exchanges and the QKV/fc1 input
-                // gradient reduce-scatters overlap the weight-gradient GEMMs in bulk: all hideable. What
-                // exceeds the layer's GEMM time stays exposed; a recomputed forward exposes its tail again.
-                const double rs_tail = 2.0 * rs_s / kTpOverlapSplits;
-                L.tp_exposed_fwd_s = rs_tail + std::max(0.0, fwd - rs_tail - gemm_fwd_s);
-                L.tp_exposed_bwd_s = std::max(0.0, fwd - gemm_bwd_s) + L.tp_exposed_fwd_s * redo / fwd;
-                L.fwd_compute_s += (fwd - L.tp_exposed_fwd_s) * sm_fraction(sys, g.tp);
-                L.bwd_compute_s += (bwd - L.tp_exposed_bwd_s) * sm_fraction(sys, g.tp);
-            } else {
-                L.tp_exposed_fwd_s = fwd;
-                L.tp_exposed_bwd_s = bwd;
-            }
-        }
+    // Context parallelism: ring exchange of K and V (backward also dK, dV), overlapped with the
+    // attention blocks it feeds.
+    void cp_comm(LayerCost& L, const AttentionShape& at, const Redo& redo, double attn_fwd_s, double attn_bwd_s,
+                 double mb_per_step) {
+        if (p.cp <= 1) return;
+        const double chunk = T * at.kv_elements * e;   // K and V of the rank's heads
+        const auto c = coll(Collective::send_recv, chunk, g.cp);
+        const double fwd = (p.cp - 1) * c.time_s;
+        const double bwd = 2.0 * fwd + (redo.attention ? fwd : 0.0);
+        L.cp_total_s = fwd + bwd;
+        const double hide_f = attn_fwd_s * (p.cp - 1.0) / p.cp;
+        const double hide_b = attn_bwd_s * (p.cp - 1.0) / p.cp;
+        L.cp_exposed_fwd_s = std::max(0.0, fwd - hide_f);
+        L.cp_exposed_bwd_s = std::max(0.0, bwd - hide_b);
+        L.fwd_compute_s += (fwd - L.cp_exposed_fwd_s) * sm_fraction(sys, g.cp);
+        L.bwd_compute_s += (bwd - L.cp_exposed_bwd_s) * sm_fraction(sys, g.cp);
+        record("cp ring attention K/V exchange", "cp", Collective::send_recv, chunk, g.cp, c,
+               (p.cp - 1) * (3.0 + (redo.attention ? redo_share : 0.0)) * mb_per_step, 0);
+    }
 
-        // --- context parallelism: ring exchange of K and V (backward also dK, dV), overlapped with
-        // the attention blocks it feeds ---
-        if (p.cp > 1) {
-            // K and V of the rank's heads (MLA: the up-projected K and V of its heads).
-            const double chunk =
-                T * (m.mla.enabled() ? heads_local * static_cast<double>(m.head_dim + m.v_head()) : 2.0 * kv_local) * e;
-            const auto c = coll(Collective::send_recv, chunk, g.cp);
-            const double fwd = (p.cp - 1) * c.time_s;
-            const double bwd = 2.0 * fwd + (attn_recompute ? fwd : 0.0);
-            L.cp_total_s = fwd + bwd;
-            const double hide_f = attn_fwd_s * (p.cp - 1.0) / p.cp;
-            const double hide_b = attn_bwd_s * (p.cp - 1.0) / p.cp;
-            L.cp_exposed_fwd_s = std::max(0.0, fwd - hide_f);
-            L.cp_exposed_bwd_s = std::max(0.0, bwd - hide_b);
-            L.fwd_compute_s += (fwd - L.cp_exposed_fwd_s) * sm_fraction(sys, g.cp);
-            L.bwd_compute_s += (bwd - L.cp_exposed_bwd_s) * sm_fraction(sys, g.cp);
-            record("cp ring attention K/V exchange", "cp", Collective::send_recv, chunk, g.cp, c,
-                   (p.cp - 1) * (3.0 + (attn_recompute ? redo_share : 0.0)) * mb_per_step, 0);
-        }
-        L.ep_exposed_fwd_s = ep_fwd;
-        L.ep_exposed_bwd_s = ep_bwd;
-        L.ep_total_s = ep_fwd + ep_bwd;
-
-        // --- sharded data parallelism inside the micro-batch loop (docs/step-time-model.md,
-        // "ZeRO-2/3 under gradient accumulation"). ZeRO-2 and ZeRO-3 keep only a 1/dp shard of the
-        // gradients, so every micro-batch's backward reduce-scatters this layer's gradients (DeepSpeed
-        // stage 2 reduces its gradient buckets in every backward; FSDP without no_sync does the same;
-        // no_sync keeps a full gradient buffer and saves nothing). ZeRO-3 / FSDP FULL_SHARD also
-        // all-gathers the layer's parameters in every forward and, resharded after forward, again in
-        // backward; a recomputed forward (full, or op-level selective) gathers a third time (DeepSpeed's
-        // pre-forward hook fetches again) except under torchtitan, which wraps each block in its
-        // checkpoint wrapper before fully_shard: the recompute runs inside the unit's backward on the
-        // parameters its pre-backward hook gathered. Prefetch is one layer ahead (FSDP BACKWARD_PRE and
-        // limit_all_gathers, DeepSpeed's prefetch bucket), so a layer's traffic hides only behind
-        // the neighbouring layer's compute; what exceeds it is exposed. ---
+    // Sharded data parallelism inside the micro-batch loop (docs/step-time-model.md, "ZeRO-2/3 under
+    // gradient accumulation"). ZeRO-2 and ZeRO-3 keep only a 1/dp shard of the gradients, so every
+    // micro-batch's backward reduce-scatters this layer's gradients (DeepSpeed stage 2 reduces its
+    // gradient buckets in every backward; FSDP without no_sync does the same; no_sync keeps a full
+    // gradient buffer and saves nothing). ZeRO-3 / FSDP FULL_SHARD also all-gathers the layer's
+    // parameters in every forward and, resharded after forward, again in backward; a recomputed forward
+    // (full, or op-level selective) gathers a third time (DeepSpeed's pre-forward hook fetches again)
+    // except under torchtitan, which wraps each block in its checkpoint wrapper before fully_shard: the
+    // recompute runs inside the unit's backward on the parameters its pre-backward hook gathered.
+    // Prefetch is one layer ahead (FSDP BACKWARD_PRE and limit_all_gathers, DeepSpeed's prefetch
+    // bucket), so a layer's traffic hides only behind the neighbouring layer's compute; what exceeds it
+    // is exposed.
+    void sharded_dp(LayerCost& L, const Layer& desc, const Redo& redo, double mb_per_step) {
         const int zero = zero_stage_in_step(p);   // torchtitan with pipeline stages: ZeRO-1's traffic
         if (zero == 3 && p.framework == Framework::deepspeed && !lora && g.dp_cp.n > 1) {
-            deepspeed_zero3(L, full, mb_per_step);
-        } else if (zero >= 2 && g.dp_cp.n > 1) {
-            const auto pc = count_parameters(m);
-            const double params = layer_params_per_tp_rank(m, pc, p.tp, moe_layer && m.moe.enabled());
-            const double we = t.fp8_params ? 1.0 : e;   // FP8 parameters are gathered in FP8
-            const double wbytes = params * we;
-            // LoRA: only the adapters (fp32) have gradients.
-            const double gbytes =
-                lora ? lora_params_per_layer(m, t.finetune) / tp * 4.0 : params * precision_bytes(t.grad_precision);
-            const double gathers_bwd = 1.0 + (passes && p.framework != Framework::torchtitan ? 1.0 : 0.0);
-            const auto rs = coll(Collective::reduce_scatter, gbytes, g.dp_cp);
-            double gather = 0, reduce = rs.time_s;
-            CollectiveCost ag;
-            if (zero == 3) {
-                ag = coll(Collective::all_gather, wbytes, g.dp_cp);
-                gather = ag.time_s;
-            }
-            const double ep_params = moe_layer && m.moe.enabled() ? pc.expert_params_per_layer / (tp * p.ep) : 0.0;
-            if (ep_params > 0 && g.expert_dp.n > 1) {
-                if (zero == 3) gather += coll(Collective::all_gather, ep_params * we, g.expert_dp).time_s;
-                if (!lora)
-                    reduce +=
-                        coll(Collective::reduce_scatter, ep_params * precision_bytes(t.grad_precision), g.expert_dp)
-                            .time_s;
-            }
-            const double fwd = gather;
-            const double bwd_gather = gathers_bwd * gather;
-            L.zero3_total_s = fwd + bwd_gather + reduce;
-            // Each kind hides when its overlap policy is on; what exceeds the compute it overlaps
-            // is exposed, and the hidden part takes its share of the SMs.
-            const double fwd_hidden_max = p.overlap_param_gather ? fwd : 0.0;
-            const double bwd_hidden_max =
-                (p.overlap_param_gather ? bwd_gather : 0.0) + (p.overlap_grad_reduce ? reduce : 0.0);
-            const double fwd_over = std::max(0.0, fwd_hidden_max - L.fwd_compute_s);
-            const double bwd_over = std::max(0.0, bwd_hidden_max - (L.bwd_compute_s + L.recompute_s));
-            L.zero3_exposed_fwd_s = (fwd - fwd_hidden_max) + fwd_over;
-            L.zero3_exposed_bwd_s = (bwd_gather + reduce - bwd_hidden_max) + bwd_over;
-            L.fwd_compute_s += (fwd_hidden_max - fwd_over) * sm_fraction(sys, g.dp_cp);
-            L.bwd_compute_s += (bwd_hidden_max - bwd_over) * sm_fraction(sys, g.dp_cp);
-            if (zero == 3)
-                record("zero-3 parameter all-gather (per micro-batch)", "dp", Collective::all_gather, wbytes, g.dp_cp,
-                       ag, (2.0 + (gathers_bwd - 1.0) * redo_share) * mb_per_step, 0);
-            record("zero-2/3 gradient reduce-scatter (per micro-batch)", "dp", Collective::reduce_scatter, gbytes,
-                   g.dp_cp, rs, mb_per_step, 0);
+            deepspeed_zero3(L, redo.full, mb_per_step);
+            return;
         }
+        if (zero < 2 || g.dp_cp.n <= 1) return;
+        const auto pc = count_parameters(m);
+        const double tp = p.tp;
+        const double params = layer_params_per_tp_rank(m, pc, p.tp, desc.routed());
+        const double we = t.fp8_params ? 1.0 : e;   // FP8 parameters are gathered in FP8
+        const double wbytes = params * we;
+        // LoRA: only the adapters (fp32) have gradients.
+        const double gbytes =
+            lora ? lora_params_per_layer(m, t.finetune) / tp * 4.0 : params * precision_bytes(t.grad_precision);
+        const double gathers_bwd = 1.0 + (redo.passes && p.framework != Framework::torchtitan ? 1.0 : 0.0);
+        const auto rs = coll(Collective::reduce_scatter, gbytes, g.dp_cp);
+        double gather = 0, reduce = rs.time_s;
+        CollectiveCost ag;
+        if (zero == 3) {
+            ag = coll(Collective::all_gather, wbytes, g.dp_cp);
+            gather = ag.time_s;
+        }
+        const double ep_params = layer_param_sums(desc).experts / (tp * p.ep);
+        if (ep_params > 0 && g.expert_dp.n > 1) {
+            if (zero == 3) gather += coll(Collective::all_gather, ep_params * we, g.expert_dp).time_s;
+            if (!lora)
+                reduce +=
+                    coll(Collective::reduce_scatter, ep_params * precision_bytes(t.grad_precision), g.expert_dp).time_s;
+        }
+        const double fwd = gather;
+        const double bwd_gather = gathers_bwd * gather;
+        L.zero3_total_s = fwd + bwd_gather + reduce;
+        // Each kind hides when its overlap policy is on; what exceeds the compute it overlaps
+        // is exposed, and the hidden part takes its share of the SMs.
+        const double fwd_hidden_max = p.overlap_param_gather ? fwd : 0.0;
+        const double bwd_hidden_max =
+            (p.overlap_param_gather ? bwd_gather : 0.0) + (p.overlap_grad_reduce ? reduce : 0.0);
+        const double fwd_over = std::max(0.0, fwd_hidden_max - L.fwd_compute_s);
+        const double bwd_over = std::max(0.0, bwd_hidden_max - (L.bwd_compute_s + L.recompute_s));
+        L.zero3_exposed_fwd_s = (fwd - fwd_hidden_max) + fwd_over;
+        L.zero3_exposed_bwd_s = (bwd_gather + reduce - bwd_hidden_max) + bwd_over;
+        L.fwd_compute_s += (fwd_hidden_max - fwd_over) * sm_fraction(sys, g.dp_cp);
+        L.bwd_compute_s += (bwd_hidden_max - bwd_over) * sm_fraction(sys, g.dp_cp);
+        if (zero == 3)
+            record("zero-3 parameter all-gather (per micro-batch)", "dp", Collective::all_gather, wbytes, g.dp_cp, ag,
+                   (2.0 + (gathers_bwd - 1.0) * redo_share) * mb_per_step, 0);
+        record("zero-2/3 gradient reduce-scatter (per micro-batch)", "dp", Collective::reduce_scatter, gbytes, g.dp_cp,
+               rs, mb_per_step, 0);
+    }
+
+    LayerCost layer(bool moe_layer, double mb_per_step) {
+        LayerCost L;
+        gemm_fwd_s = gemm_bwd_s = 0;
+        units.clear();
+        lead = Zero3Unit{};
+        const Layer desc = describe_layer(m, LayerShape{.tp = p.tp, .sp_div = sp ? p.tp : 1.0, .moe = moe_layer});
+        const Redo redo = redo_policy(moe_layer);
+        double attn_fwd_s = 0, attn_bwd_s = 0;
+        operations(L, desc, redo, mb_per_step, attn_fwd_s, attn_bwd_s);
+        lora_adapters(L, desc, redo);
+        tp_comm(L, redo, mb_per_step);
+        cp_comm(L, desc.attention(), redo, attn_fwd_s, attn_bwd_s, mb_per_step);
+        sharded_dp(L, desc, redo, mb_per_step);
         return L;
     }
 };
@@ -586,50 +593,26 @@ LayerCost layer_cost(const TrainingJob& s, bool moe_layer, std::vector<CommEvent
 StepCosts step_costs(const TrainingJob& s) {
     std::vector<CommEvent> comms;
     const LayerCost dense = layer_cost(s, false, &comms);
-    const LayerCost moe = s.model.moe.enabled() ? layer_cost(s, true, &comms) : LayerCost{};
+    const LayerCost moe = has_moe_layers(s.model) ? layer_cost(s, true, &comms) : LayerCost{};
     return assemble_step_costs(s, dense, moe, &comms);
 }
 
-StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost, const LayerCost& moe_cost,
-                              std::vector<CommEvent>* comms) {
-    StepCosts c;
-    const auto& m = s.model;
-    const auto& p = s.parallel;
-    const auto& t = s.training;
-    const auto& a = s.system.gpu;
-    c.microbatches = num_microbatches(p, t);
-    const double mb = static_cast<double>(c.microbatches);
-    Builder b(s, comms);
-    c.dense_layer = dense_cost;
-    c.moe_layer = moe_cost;
+namespace {
 
-    const auto per = layers_per_stage(m.layers, p.pp);
-    const auto pc = count_parameters(m);
-    const double e = b.e;
-    const double h = static_cast<double>(m.hidden);
-    const double outside = b.sp ? p.tp : 1.0;
+// The pieces of a pipeline stage's cost besides its transformer layers (assemble_step_costs).
+struct StageAssembly {
+    const TrainingJob& s;
+    Builder& b;
+    const ParamCounts pc;
+    double mb = 1;
+    CollectiveCost p2p{};
 
-    // Pipeline send/recv of one micro-batch's activations (split across the TP ranks).
-    const double p2p_bytes = b.T * h * e / p.tp;
-    auto p2p = p.pp > 1 ? collective_time(s.system, Collective::send_recv, p2p_bytes, b.g.pp) : CollectiveCost{};
-    if (p.pp > 1 && p.tp > 1 && !b.sp) {
-        // Narayanan et al. 2021 Sec. 4.1 scatter/gather: each TP rank sends 1/tp of the activation
-        // and the receiving stage all-gathers it over NVLink before use.
-        p2p.time_s += collective_time(s.system, Collective::all_gather, b.T * h * e, b.g.tp).time_s;
-    }
-    c.pp_p2p_overlapped = p.schedule->overlaps_p2p;
-    if (p.pp > 1)
-        b.record("pp send/recv (activations, gradients)", "pp", Collective::send_recv, p2p_bytes, b.g.pp, p2p,
-                 2.0 * mb * p.vp, 0);
+    StageAssembly(const TrainingJob& job, Builder& builder, double microbatches)
+        : s(job), b(builder), pc(count_parameters(job.model)), mb(microbatches) {}
 
-    for (int st = 0; st < p.pp; ++st) {
-        StageCost sc;
-        sc.stage = st;
-        sc.layers = per[st];
-        sc.moe_layers = moe_layers_on_stage(m, p.pp, st);
+    // Per micro-batch, the stage's layers.
+    static void layers(StageCost& sc, const LayerCost& D, const LayerCost& E) {
         const int dense = sc.layers - sc.moe_layers;
-        const auto& D = c.dense_layer;
-        const auto& E = c.moe_layer;
         auto sum = [&](auto f) { return dense * f(D) + sc.moe_layers * f(E); };
         sc.fwd_s = sum([](const LayerCost& L) { return L.fwd_s(); });
         sc.bwd_s = sum([](const LayerCost& L) { return L.bwd_s(); });
@@ -640,17 +623,24 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
         sc.ep_s = sum([](const LayerCost& L) { return L.ep_exposed_fwd_s + L.ep_exposed_bwd_s; });
         sc.zero3_s = sum([](const LayerCost& L) { return L.zero3_exposed_fwd_s + L.zero3_exposed_bwd_s; });
         sc.offload_s = sum([](const LayerCost& L) { return L.offload_exposed_fwd_s + L.offload_exposed_bwd_s; });
+    }
 
-        // Embedding on the first stage, LM head and loss on the last.
+    // Embedding on the first stage, LM head and loss on the last.
+    void ends(StageCost& sc) const {
+        const auto& m = s.model;
+        const auto& p = s.parallel;
+        const auto& a = s.system.gpu;
+        const double e = b.e, h = static_cast<double>(m.hidden);
+        const double outside = b.sp ? p.tp : 1.0;
         const double vocab_local = static_cast<double>(m.vocab) / p.tp;
-        if (st == 0) {
+        if (sc.stage == 0) {
             const auto f = memory_time(a, b.T * h * e / outside * 2.0);
             const auto bw = memory_time(a, b.T * h * e / outside * 3.0);
             sc.fwd_s += f.time_s;
             sc.bwd_s += bw.time_s;
             sc.compute_s += f.time_s + bw.time_s;
         }
-        if (st == p.pp - 1) {
+        if (sc.stage == p.pp - 1) {
             const auto fwd = gemm_time(a, b.gp, b.T, vocab_local, h);
             const auto dgrad = gemm_time(a, b.gp, b.T, h, vocab_local);
             const auto wgrad = b.lora ? KernelTime{} : gemm_time(a, b.gp, h, vocab_local, b.T);   // LoRA: frozen
@@ -667,84 +657,84 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
             sc.compute_s += fwd.time_s + ce.time_s + dgrad.time_s + wgrad.time_s + 3.0 * norm.time_s;
             sc.tp_s += tp_ar;
         }
-        // Pipeline transfers not overlapped with compute (1F1B, GPipe): one send forward and one
-        // backward per micro-batch on every stage boundary.
-        if (p.pp > 1) {
-            sc.p2p_s = p2p.time_s;
-            if (!c.pp_p2p_overlapped) {
-                const double sends = (st > 0 ? 1.0 : 0.0) + (st < p.pp - 1 ? 1.0 : 0.0);
-                sc.pp_s = sends * p2p.time_s;
-                sc.fwd_s += (st < p.pp - 1 ? p2p.time_s : 0.0);
-                sc.bwd_s += (st > 0 ? p2p.time_s : 0.0);
-            }
-        }
+    }
 
-        // Parameters of this stage on one GPU (before ZeRO), split dense vs expert.
-        const StageParams sp = stage_parameters(m, pc, p, st);
-        double dense_params = sp.dense, expert_params = sp.expert;
-        sc.params = sp.total();
-        // LoRA trains only the adapters (fp32): they alone are reduced, gathered and stepped.
-        const double adapters = b.lora ? sc.layers * lora_params_per_layer(m, t.finetune) / p.tp : 0.0;
-        if (b.lora) {
-            dense_params = adapters;
-            expert_params = 0;
-        }
+    // Pipeline transfers not overlapped with compute (1F1B, GPipe): one send forward and one backward per
+    // micro-batch on every stage boundary.
+    void pipeline(StageCost& sc, bool overlapped) const {
+        const int pp = s.parallel.pp;
+        if (pp <= 1) return;
+        sc.p2p_s = p2p.time_s;
+        if (overlapped) return;
+        const int st = sc.stage;
+        const double sends = (st > 0 ? 1.0 : 0.0) + (st < pp - 1 ? 1.0 : 0.0);
+        sc.pp_s = sends * p2p.time_s;
+        sc.fwd_s += (st < pp - 1 ? p2p.time_s : 0.0);
+        sc.bwd_s += (st > 0 ? p2p.time_s : 0.0);
+    }
 
-        // End-of-step data-parallel gradient reduction. ZeRO-2/3 reduce-scatter the transformer
-        // layers' gradients per layer and micro-batch (layer_cost); the stage's remaining parameters
-        // (embedding, LM head, final norm) are reduce-scattered once per micro-batch too, at the end
-        // of its backward: the first m−1 overlap the next micro-batch's forward (their SM share on
-        // the inter-node DP group is ~2% and is not charged), the last one is the step's tail here,
-        // as ZeRO-1's. ZeRO-1 and ZeRO-2 gather the updated parameters after the optimizer.
-        // LoRA adapters are fp32: 4-byte gradients and weights.
+    // End-of-step data-parallel gradient reduction. ZeRO-2/3 reduce-scatter the transformer layers'
+    // gradients per layer and micro-batch (layer_cost); the stage's remaining parameters (embedding, LM
+    // head, final norm) are reduce-scattered once per micro-batch too, at the end of its backward: the
+    // first m−1 overlap the next micro-batch's forward (their SM share on the inter-node DP group is ~2%
+    // and is not charged), the last one is the step's tail here, as ZeRO-1's. ZeRO-1 and ZeRO-2 gather the
+    // updated parameters after the optimizer. LoRA adapters are fp32: 4-byte gradients and weights.
+    void data_parallel(StageCost& sc, double dense_params, double expert_params) const {
+        const auto& m = s.model;
+        const auto& p = s.parallel;
+        const auto& t = s.training;
+        const int st = sc.stage;
         const double gbytes = b.lora ? 4.0 : precision_bytes(t.grad_precision);
-        const double wbytes = b.lora ? 4.0 : e;
-        {
-            // torchtitan with pipeline stages runs a named ZeRO-2/3 as ZeRO-1 (zero_stage_in_step).
-            const int zero = zero_stage_in_step(p);
-            const bool fsdp_pp = zero != p.zero;
-            const Collective gc = zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
-            const double layer_params = dense * layer_params_per_tp_rank(m, pc, p.tp, false) +
-                                        sc.moe_layers * layer_params_per_tp_rank(m, pc, p.tp, true);
-            const double reduced =
-                zero >= 2 ? (b.lora ? 0.0 : std::max(0.0, dense_params - layer_params)) : dense_params;
-            const double times = zero >= 2 ? mb : 1.0;   // calls per step
-            double dp = 0;
-            if (b.g.dp_cp.n > 1 && reduced > 0) {
-                const auto cc = collective_time(s.system, gc, reduced * gbytes, b.g.dp_cp);
-                dp += cc.time_s;
-                if (st == 0)
-                    b.record(zero >= 2   ? "dp reduce-scatter gradients (embedding, head; per micro-batch)"
-                             : fsdp_pp   ? "dp reduce-scatter gradients (FSDP with pipeline stages: last micro-batch)"
-                             : zero == 1 ? "dp reduce-scatter gradients"
-                                         : "dp all-reduce gradients",
-                             "dp", gc, reduced * gbytes, b.g.dp_cp, cc, times, 0);
-            }
-            if (zero < 2 && expert_params > 0 && b.g.expert_dp.n > 1)
-                dp += collective_time(s.system, gc, expert_params * gbytes, b.g.expert_dp).time_s;
-            sc.dp_grad_s = dp;
-            sc.dp_sm_fraction = sm_fraction(s.system, b.g.dp_cp);
-            if ((zero == 1 || zero == 2) && b.g.dp_cp.n > 1) {
-                // FP8 parameters: the layers' weights are gathered in FP8 (--fp8-param-gather).
-                const double gather_bytes = !b.lora && t.fp8_params
-                                                ? std::max(0.0, dense_params - layer_params) * wbytes +
-                                                      std::min(dense_params, layer_params) * 1.0
-                                                : dense_params * wbytes;
-                const auto ag = collective_time(s.system, Collective::all_gather, gather_bytes, b.g.dp_cp);
-                sc.dp_param_gather_s = ag.time_s;
-                if (st == 0)
-                    b.record(fsdp_pp ? "dp all-gather parameters (FSDP with pipeline stages: kept for the step)"
-                                     : "dp all-gather parameters (distributed optimizer)",
-                             "dp", Collective::all_gather, gather_bytes, b.g.dp_cp, ag, 1, 0);
-            }
+        const double wbytes = b.lora ? 4.0 : b.e;
+        // torchtitan with pipeline stages runs a named ZeRO-2/3 as ZeRO-1 (zero_stage_in_step).
+        const int zero = zero_stage_in_step(p);
+        const bool fsdp_pp = zero != p.zero;
+        const Collective gc = zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+        const int dense = sc.layers - sc.moe_layers;
+        const double layer_params = dense * layer_params_per_tp_rank(m, pc, p.tp, false) +
+                                    sc.moe_layers * layer_params_per_tp_rank(m, pc, p.tp, true);
+        const double reduced = zero >= 2 ? (b.lora ? 0.0 : std::max(0.0, dense_params - layer_params)) : dense_params;
+        const double times = zero >= 2 ? mb : 1.0;   // calls per step
+        double dp = 0;
+        if (b.g.dp_cp.n > 1 && reduced > 0) {
+            const auto cc = collective_time(s.system, gc, reduced * gbytes, b.g.dp_cp);
+            dp += cc.time_s;
+            if (st == 0)
+                b.record(zero >= 2   ? "dp reduce-scatter gradients (embedding, head; per micro-batch)"
+                         : fsdp_pp   ? "dp reduce-scatter gradients (FSDP with pipeline stages: last micro-batch)"
+                         : zero == 1 ? "dp reduce-scatter gradients"
+                                     : "dp all-reduce gradients",
+                         "dp", gc, reduced * gbytes, b.g.dp_cp, cc, times, 0);
         }
-        // Optimizer step over this GPU's shard of the parameters.
+        if (zero < 2 && expert_params > 0 && b.g.expert_dp.n > 1)
+            dp += collective_time(s.system, gc, expert_params * gbytes, b.g.expert_dp).time_s;
+        sc.dp_grad_s = dp;
+        sc.dp_sm_fraction = sm_fraction(s.system, b.g.dp_cp);
+        if ((zero == 1 || zero == 2) && b.g.dp_cp.n > 1) {
+            // FP8 parameters: the layers' weights are gathered in FP8 (--fp8-param-gather).
+            const double gather_bytes = !b.lora && t.fp8_params ? std::max(0.0, dense_params - layer_params) * wbytes +
+                                                                      std::min(dense_params, layer_params) * 1.0
+                                                                : dense_params * wbytes;
+            const auto ag = collective_time(s.system, Collective::all_gather, gather_bytes, b.g.dp_cp);
+            sc.dp_param_gather_s = ag.time_s;
+            if (st == 0)
+                b.record(fsdp_pp ? "dp all-gather parameters (FSDP with pipeline stages: kept for the step)"
+                                 : "dp all-gather parameters (distributed optimizer)",
+                         "dp", Collective::all_gather, gather_bytes, b.g.dp_cp, ag, 1, 0);
+        }
+    }
+
+    // Optimizer step over this GPU's shard of the parameters.
+    void optimizer(StageCost& sc, double dense_params, double expert_params) const {
+        const auto& p = s.parallel;
+        const auto& t = s.training;
+        const double wbytes = b.lora ? 4.0 : b.e;
         const double shard = zero_stage_in_step(p) >= 1 ? static_cast<double>(p.dp) * p.cp : 1.0;
         const double local = dense_params / shard + expert_params / std::max(1.0, shard / p.ep);
         if (t.offload == Offload::none) {
             TrainingConfig states = t;   // LoRA: fp32 adapters, no separate master copy
             if (b.lora) states.precision = states.grad_precision = Precision::fp32;
-            sc.optimizer_s = memory_time(a, local * optimizer_bytes_per_param(states)).time_s;
+            sc.optimizer_s = memory_time(s.system.gpu, local * optimizer_bytes_per_param(states)).time_s;
         } else {
             // CPU optimizer (ZeRO-Offload): gradients go down during backward (hidden), the host runs
             // Adam for the job's GPUs on the node (the whole node, or fewer for a smaller job) at its
@@ -756,6 +746,64 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
             const double cpu_s = local * job_gpus_per_node(s.system, p.world()) * 28.0 / host_bw;
             sc.optimizer_s = cpu_s + local * wbytes / (s.system.pcie_GBps * 1e9);
         }
+    }
+
+    // The parameters a stage's data-parallel reduction and optimizer handle: the stage's (before ZeRO),
+    // dense and expert, or with LoRA only the adapters (fp32).
+    void parameters(StageCost& sc, double& dense_params, double& expert_params) const {
+        const StageParams sp = stage_parameters(s.model, pc, s.parallel, sc.stage);
+        dense_params = sp.dense;
+        expert_params = sp.expert;
+        sc.params = sp.total();
+        if (b.lora) {
+            dense_params = sc.layers * lora_params_per_layer(s.model, s.training.finetune) / s.parallel.tp;
+            expert_params = 0;
+        }
+    }
+};
+
+}   // namespace
+
+StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost, const LayerCost& moe_cost,
+                              std::vector<CommEvent>* comms) {
+    StepCosts c;
+    const auto& m = s.model;
+    const auto& p = s.parallel;
+    c.microbatches = num_microbatches(p, s.training);
+    const double mb = static_cast<double>(c.microbatches);
+    Builder b(s, comms);
+    c.dense_layer = dense_cost;
+    c.moe_layer = moe_cost;
+    StageAssembly stages(s, b, mb);
+
+    // Pipeline send/recv of one micro-batch's activations (split across the TP ranks).
+    const double p2p_bytes = b.T * static_cast<double>(m.hidden) * b.e / p.tp;
+    auto& p2p = stages.p2p;
+    if (p.pp > 1) p2p = collective_time(s.system, Collective::send_recv, p2p_bytes, b.g.pp);
+    if (p.pp > 1 && p.tp > 1 && !b.sp) {
+        // Narayanan et al. 2021 Sec. 4.1 scatter/gather: each TP rank sends 1/tp of the activation
+        // and the receiving stage all-gathers it over NVLink before use.
+        p2p.time_s +=
+            collective_time(s.system, Collective::all_gather, b.T * static_cast<double>(m.hidden) * b.e, b.g.tp).time_s;
+    }
+    c.pp_p2p_overlapped = p.schedule->overlaps_p2p;
+    if (p.pp > 1)
+        b.record("pp send/recv (activations, gradients)", "pp", Collective::send_recv, p2p_bytes, b.g.pp, p2p,
+                 2.0 * mb * p.vp, 0);
+
+    const auto per = layers_per_stage(m.layers, p.pp);
+    for (int st = 0; st < p.pp; ++st) {
+        StageCost sc;
+        sc.stage = st;
+        sc.layers = per[st];
+        sc.moe_layers = moe_layers_on_stage(m, p.pp, st);
+        StageAssembly::layers(sc, c.dense_layer, c.moe_layer);
+        stages.ends(sc);
+        stages.pipeline(sc, c.pp_p2p_overlapped);
+        double dense_params = 0, expert_params = 0;
+        stages.parameters(sc, dense_params, expert_params);
+        stages.data_parallel(sc, dense_params, expert_params);
+        stages.optimizer(sc, dense_params, expert_params);
         c.stages.push_back(sc);
     }
     if (comms) c.comms = *comms;

@@ -1,5 +1,6 @@
 #include "report/estimate.hpp"
 
+#include "app/accuracy.hpp"
 #include "cost_models/inference.hpp"
 #include "cost_models/step_time.hpp"
 #include "hardware_db/scenario.hpp"
@@ -9,6 +10,11 @@
 namespace llmsim::report {
 
 namespace {
+
+Json published_range_json(const app::PublishedRange& r) {
+    return {{"low", r.low},   {"high", r.high},  {"low_ratio", r.low_ratio}, {"high_ratio", r.high_ratio},
+            {"runs", r.runs}, {"basis", r.basis}};
+}
 
 Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const sim::EstimateOptions& o) {
     const StepEstimate& e = te.chosen();
@@ -179,8 +185,11 @@ Json serving_json(const Scenario&, const Estimate& est) {
         } else {
             cj["why_none"] = c.why_none;
         }
+        if (c.published) cj["published_range"] = published_range_json(*c.published);
         j["capacity"] = cj;
     }
+    if (e.throughput_published)
+        j["output_tokens_per_s_per_gpu_published_range"] = published_range_json(*e.throughput_published);
     if (!e.notes.empty()) j["notes"] = e.notes;
     if (e.utilisation > 0) {
         j["offline_qps"] = e.offline_qps;

@@ -4,21 +4,28 @@
 # scenario and a few layout searches. Fields that measure wall time are dropped and numbers are
 # rounded to 12 significant digits before comparing.
 # Exit 0 when every output is identical, 1 otherwise (the differing command is named).
+# OLD=path/to/llmsim compares with that binary instead of building REV (a refactor's series of commits
+# against one baseline build).
 #   scripts/same-behaviour.sh [REV]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-HEAD}
 new=${BUILD:-build}/llmsim
 [ -x "$new" ] || { echo "same-behaviour: build $new first" >&2; exit 2; }
-scratch=$(mktemp -d)
-trap 'git worktree remove --force "$scratch/src" >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
-git worktree add -q --detach "$scratch/src" "$rev"
-launcher=""
-command -v ccache >/dev/null && launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
-cmake -S "$scratch/src" -B "$scratch/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMSIM_BUILD_TESTS=OFF \
-      -DLLMSIM_BUILD_BENCH=OFF -DLLMSIM_PROBE=OFF $launcher >/dev/null
-cmake --build "$scratch/build" -j "$(nproc)" --target llmsim >/dev/null
-old=$scratch/build/llmsim
+if [ -n "${OLD:-}" ]; then
+  old=$OLD
+  [ -x "$old" ] || { echo "same-behaviour: OLD=$old is not an executable" >&2; exit 2; }
+else
+  scratch=$(mktemp -d)
+  trap 'git worktree remove --force "$scratch/src" >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
+  git worktree add -q --detach "$scratch/src" "$rev"
+  launcher=""
+  command -v ccache >/dev/null && launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+  cmake -S "$scratch/src" -B "$scratch/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMSIM_BUILD_TESTS=OFF \
+        -DLLMSIM_BUILD_BENCH=OFF -DLLMSIM_PROBE=OFF $launcher >/dev/null
+  cmake --build "$scratch/build" -j "$(nproc)" --target llmsim >/dev/null
+  old=$scratch/build/llmsim
+fi
 
 strip_wall() {   # drop wall-clock fields, round to 12 significant digits (refactors reassociate sums)
   python3 -c 'import json,sys
@@ -46,6 +53,7 @@ check() {   # check ARGS...: run both binaries with ARGS, compare stdout (JSON) 
 
 check validate validation/training.json --json
 check validate validation/inference.json --json
+check validate validation/serving.json --json
 for f in scenarios/*.json; do
   check estimate --scenario "$f" --json
   check estimate --scenario "$f" --json --fast

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cost_models/inference.hpp"
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/roofline.hpp"
 #include "cost_models/step_time.hpp"
 #include "hardware_db/errors.hpp"
@@ -44,7 +45,7 @@ LayerTimes layer_s(const SystemSpec& s, const ModelSpec& m, int seq, int micro_b
     t.recompute = Recompute::none;
     t.flash_attention = true;
     const TrainingJob job{m, s, p, t};
-    const LayerCost c = layer_cost(job, m.moe.enabled());
+    const LayerCost c = layer_cost(job, has_moe_layers(m));
     return {c.fwd_s(), c.bwd_s()};
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
@@ -338,7 +339,7 @@ PipelineSetup make_setup(const TrainingJob& s, const StepCosts& costs, const Sim
     ActivationQuery q = activation_query(s.model, p, t);
     const double dense = layer_activations(s.model, q).total;
     q.moe_layer = true;
-    const double moe = s.model.moe.enabled() ? layer_activations(s.model, q).total : 0.0;
+    const double moe = has_moe_layers(s.model) ? layer_activations(s.model, q).total : 0.0;
     for (const auto& sc : costs.stages) {
         st.activation_bytes.push_back((sc.layers - sc.moe_layers) * dense + sc.moe_layers * moe);
         st.buckets.push_back(std::max(1, sc.layers));

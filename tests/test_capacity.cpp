@@ -135,3 +135,48 @@ TEST_CASE("a sampled replica has the deployment's latency distribution and rates
     CHECK(r0.tpot_s.p50 == Approx(all.tpot_s.p50).epsilon(0.03));
     CHECK(r0.ttft_s.p50 == Approx(all.ttft_s.p50).epsilon(0.05));
 }
+
+TEST_CASE("published range: the runs of the same quantity, arrivals and engine, on the same GPU when there are three",
+          "[capacity][accuracy]") {
+    using app::Residual;
+    const std::vector<Residual> rs{
+        {"A", "slo_capacity_qps", "tensorrt-llm", "h100-sxm", "poisson", 0.25},   // measured 1/1.25 = 80%
+        {"B", "slo_capacity_qps", "tensorrt-llm", "h100-sxm", "poisson", 0.0},
+        {"C", "slo_capacity_qps", "tensorrt-llm", "h200-sxm", "poisson", -0.2},   // measured 125%
+        {"D", "slo_capacity_qps", "vllm", "h100-sxm", "poisson", 1.0},
+        {"E", "output_tokens_per_s_per_gpu", "tensorrt-llm", "h100-sxm", "offline", 3.0},
+        {"F", "slo_capacity_qps", "tensorrt-llm", "h100-sxm", "offline", 3.0},
+    };
+    // Two H100 runs are too few on their own: all three TensorRT-LLM Poisson capacity runs.
+    const auto r = app::published_range(rs, "slo_capacity_qps", "poisson", "tensorrt-llm", "h100-sxm", 100.0);
+    REQUIRE(r);
+    CHECK(r->runs == 3);
+    CHECK(r->low_ratio == Approx(0.8));
+    CHECK(r->high_ratio == Approx(1.25));
+    CHECK(r->low == Approx(80.0));
+    CHECK(r->high == Approx(125.0));
+    CHECK(r->basis == "3 published runs of tensorrt-llm on h100-sxm, h200-sxm");
+    // A third H100 run: the H100 runs alone.
+    auto more = rs;
+    more.push_back({"G", "slo_capacity_qps", "tensorrt-llm", "h100-sxm", "poisson", 0.1});
+    const auto h = app::published_range(more, "slo_capacity_qps", "poisson", "tensorrt-llm", "h100-sxm", 100.0);
+    REQUIRE(h);
+    CHECK(h->runs == 3);
+    CHECK(h->low_ratio == Approx(0.8));
+    CHECK(h->high_ratio == Approx(1.0));
+    // Fewer than three runs of the engine: no range.
+    CHECK_FALSE(app::published_range(rs, "slo_capacity_qps", "poisson", "vllm", "h100-sxm", 100.0));
+    CHECK_FALSE(app::published_range(rs, "output_tokens_per_s_per_gpu", "offline", "tensorrt-llm", "h100-sxm", 1.0));
+}
+
+TEST_CASE("published range: the residuals compiled in give the MLPerf Server capacities' range",
+          "[capacity][accuracy]") {
+    const auto& rs = app::builtin_serving_residuals();
+    int server = 0;
+    for (const auto& r : rs) server += r.quantity == "slo_capacity_qps" ? 1 : 0;
+    CHECK(server == 8);   // validation/serving.json's MLPerf Server cases
+    const auto r = app::published_range(rs, "slo_capacity_qps", "poisson", "tensorrt-llm", "h100-sxm", 100.0);
+    REQUIRE(r);
+    CHECK(r->low_ratio < r->high_ratio);
+    CHECK(r->high_ratio <= 1.25);
+}

@@ -7,6 +7,7 @@
 
 #include "cost_models/collectives.hpp"
 #include "cost_models/flops.hpp"
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/roofline.hpp"
@@ -496,7 +497,7 @@ Calc params_calc(const ModelSpec& m) {
     c.steps.push_back(
         step("total", "L·(attention + MLP + norms) + embeddings + final norm",
              fmt::format("{}·({} + {} + {}) + {}", m.layers, count_str(pc.attention_per_layer),
-                         count_str(m.moe.enabled() ? pc.moe_mlp_per_layer : pc.dense_mlp_per_layer),
+                         count_str(has_moe_layers(m) ? pc.moe_mlp_per_layer : pc.dense_mlp_per_layer),
                          count_str(pc.norms_per_layer), count_str(pc.embedding + pc.position + pc.output)),
              pc.total / 1e9, "B"));
     c.answer = 4;

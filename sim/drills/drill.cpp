@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cost_models/collectives.hpp"
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/model_params.hpp"
 #include "hardware_db/errors.hpp"
 #include "sim/drills/calc.hpp"
@@ -69,7 +70,7 @@ namespace {
 std::vector<ModelSpec> dense_models(const Bank& b) {
     std::vector<ModelSpec> out;
     for (const auto& m : b.models)
-        if (!m.moe.enabled()) out.push_back(m);
+        if (!has_moe_layers(m)) out.push_back(m);
     if (out.empty()) throw ConfigError("drill: the model bank has no dense model");
     return out;
 }

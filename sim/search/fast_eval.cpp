@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cost_models/collectives.hpp"
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/layout.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/recompute.hpp"
@@ -159,7 +160,7 @@ const FastEvaluator::LayerEntry& FastEvaluator::layer(int tp, int cp, int ep, st
     auto entry = std::make_unique<LayerEntry>();
     ActivationQuery q = activation_query(job.model, p, t);
     entry->dense = scalars(layer_cost(job, false), layer_activations(job.model, q));
-    if (job.model.moe.enabled()) {
+    if (has_moe_layers(job.model)) {
         q.moe_layer = true;
         entry->moe = scalars(layer_cost(job, true), layer_activations(job.model, q));
     }

@@ -1,5 +1,6 @@
 #include "sim/search/search.hpp"
 
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/recompute.hpp"
 
 #include <algorithm>
@@ -136,7 +137,7 @@ struct Ctx {
     Ctx(const Scenario& b, const SearchSpace& s, const SearchOptions& o) : base(b), sp(s), opt(o) {
         const auto& m = base.model;
         layers = m.layers;
-        moe = m.moe.enabled();
+        moe = has_moe_layers(m);
         rlhf = base.training.rlhf.enabled;
         auto allows = [&](Recompute r) {
             return std::find(sp.recompute.begin(), sp.recompute.end(), r) != sp.recompute.end();
