@@ -1,5 +1,9 @@
 #include "app/serving.hpp"
 
+#include <atomic>
+#include <exception>
+#include <thread>
+
 #include <algorithm>
 #include <cmath>
 
@@ -278,6 +282,53 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
                             to_string(in.engine.kind), s.system.gpu.name, e.continuous->output_tokens_per_s_per_gpu);
     for (auto& n : steadiness_notes(e.scenario.inference, *e.continuous)) e.notes.push_back(std::move(n));
     return e;
+}
+
+CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const CapacityOptions& o, int threads) {
+    if (!base.inference.slo.any())
+        throw ConfigError(
+            "/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s (qps \"max\" asks for "
+            "the largest rate meeting them)");
+    CapacityPerGpu out;
+    std::vector<sim::CapacityCandidate> layouts = sim::capacity_groups(base, max_gpus);
+    if (layouts.empty()) {
+        out.why_none = fmt::format("no layout of at most {} GPUs holds the stream's longest request", max_gpus);
+        return out;
+    }
+    out.rows.resize(layouts.size());
+    std::vector<std::exception_ptr> errors(layouts.size());
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < layouts.size();) try {
+                auto& row = out.rows[i];
+                row.layout = layouts[i];
+                row.layout.replicas = 1;
+                row.layout.max_batch = base.inference.max_batch;
+                row.layout.max_batch_tokens = base.inference.max_batch_tokens;
+                Scenario sc = sim::capacity_scenario(base, row.layout);
+                sc.inference.qps_max = true;
+                row.capacity = slo_capacity(sc, o);
+                row.qps_per_gpu = row.capacity.qps / row.layout.gpus();
+                if (row.capacity.qps > 0)
+                    row.capacity.published =
+                        published_range(builtin_serving_residuals(), "slo_capacity_qps", "poisson",
+                                        to_string(sc.inference.engine.kind), sc.system.gpu.name, row.capacity.qps);
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+    };
+    const int n = std::max(1, std::min(threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()),
+                                       static_cast<int>(layouts.size())));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < n; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
+    for (const auto& r : out.rows) out.simulations += r.capacity.simulations;
+    std::stable_sort(out.rows.begin(), out.rows.end(),
+                     [](const LayoutCapacity& a, const LayoutCapacity& b) { return a.qps_per_gpu > b.qps_per_gpu; });
+    return out;
 }
 
 }   // namespace llmsim::app

@@ -94,6 +94,23 @@ struct ServingEvalOptions {
 // the whole deployment and checked to miss at 5% more. Throws ConfigError without an SLO.
 [[nodiscard]] SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o = {});
 
+// `search` with qps "max" (Vidur-Search's question): for each layout of one replica the capacity
+// search tries (sim::capacity_groups, with the scenario's max_batch and chunk), the largest Poisson
+// rate it holds within the SLO, and that rate per GPU. Rows best per GPU first; a layout holding no
+// rate last with its reason. The layouts run on `threads` threads (0: every core); the result does not
+// depend on the count. Throws ConfigError without an SLO.
+struct LayoutCapacity {
+    sim::CapacityCandidate layout;   // one replica
+    SloCapacity capacity;
+    double qps_per_gpu = 0;
+};
+struct CapacityPerGpu {
+    std::vector<LayoutCapacity> rows;
+    std::int64_t simulations = 0;
+    std::string why_none;   // when no layout was tried
+};
+[[nodiscard]] CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const CapacityOptions& o = {},
+                                                     int threads = 0);
 // The requests a stream at `qps` needs to span `span_s` of arrivals (at least the scenario's own),
 // capped at `max_requests`.
 [[nodiscard]] std::int64_t stream_requests(const InferenceConfig& in, double qps, double span_s,

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "app/serving.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/flag_checks.hpp"
@@ -23,9 +24,43 @@ namespace llmsim::cli {
 
 namespace {
 
+// With qps "max": each layout's largest rate meeting the SLO and that rate per GPU (docs/serving.md).
+int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
+    const auto r = app::capacity_per_gpu_search(s, max_gpus);
+    if (f.json) {
+        print_json(report::capacity_per_gpu_json(r, max_gpus));
+    } else {
+        std::cout << fmt::format(
+            "{} on {}: the largest Poisson rate each replica layout holds within p99 TTFT {} / "
+            "TPOT {} ({} simulations)\n",
+            s.model.name, s.system.name, s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
+            s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.simulations);
+        Table t({"tp x pp", "weights/KV", "req/s", "per GPU", "offline", "published runs"});
+        for (const auto& row : r.rows) {
+            const auto& c = row.capacity;
+            t.row({fmt::format("{} x {}", row.layout.tp, row.layout.pp),
+                   fmt::format("{}/{}", to_string(row.layout.weight_precision), to_string(row.layout.kv_precision)),
+                   c.qps > 0 ? fmt::format("{:.4g}", c.qps) : std::string("none"),
+                   c.qps > 0 ? fmt::format("{:.4g}", row.qps_per_gpu) : std::string("-"),
+                   fmt::format("{:.4g}", c.offline_qps),
+                   c.published ? fmt::format("{:.4g}-{:.4g}", c.published->low, c.published->high) : std::string("-")});
+        }
+        std::cout << t.str();
+        if (!r.why_none.empty()) std::cout << "no answer: " << r.why_none << "\n";
+        for (const auto& row : r.rows)
+            if (row.capacity.qps <= 0)
+                std::cout << fmt::format("{} x {}: {}\n", row.layout.tp, row.layout.pp, row.capacity.why_none);
+        if (!r.rows.empty() && r.rows.front().capacity.published)
+            std::cout << "published runs: what " << r.rows.front().capacity.published->basis
+                      << " measured against llmsim's capacity, applied to each row (docs/serving.md, How sure)\n";
+    }
+    return r.rows.empty() || r.rows.front().capacity.qps <= 0 ? 1 : 0;
+}
+
 // Capacity planning on a serving scenario (docs/serving.md): the fewest GPUs meeting its SLO at its qps.
 int serving_capacity(const SearchFlags& f, const Scenario& s) {
     const int max_gpus = f.max_gpus.value_or(f.gpus.value_or(64));
+    if (s.inference.qps_max) return capacity_per_gpu(f, s, max_gpus);
     const auto r = sim::serving_capacity_search(s, max_gpus);
     if (f.json) {
         print_json(report::capacity_search_json(s, r, max_gpus));

@@ -16,6 +16,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "app/serving.hpp"
 #include "app/validate.hpp"
 #include "batch/batch.hpp"
 #include "hardware_db/errors.hpp"
@@ -159,6 +160,8 @@ std::string search(const std::string& source, bool is_path, const std::string& b
         if (d.doc.is_object() && d.doc.contains("inference")) {
             const Scenario s = report::read_scenario(d.doc, d.base_dir, d.origin);
             const int cap = max_gpus > 0 ? max_gpus : 64;
+            if (s.inference.qps_max)   // each layout's largest rate meeting the SLO, per GPU
+                return dump(report::capacity_per_gpu_json(app::capacity_per_gpu_search(s, cap, {}, threads), cap));
             return dump(report::capacity_search_json(s, sim::serving_capacity_search(s, cap, threads), cap));
         }
         search::SearchRequest req;

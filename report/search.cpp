@@ -153,4 +153,34 @@ Json capacity_search_json(const Scenario& s, const sim::CapacityResult& r, int m
     return j;
 }
 
+Json capacity_per_gpu_json(const app::CapacityPerGpu& r, int max_gpus) {
+    Json rows = Json::array();
+    for (const auto& row : r.rows) {
+        const auto& c = row.capacity;
+        Json j = {{"tp", row.layout.tp},
+                  {"pp", row.layout.pp},
+                  {"gpus", row.layout.gpus()},
+                  {"weight_precision", to_string(row.layout.weight_precision)},
+                  {"kv_precision", to_string(row.layout.kv_precision)},
+                  {"slo_capacity_qps", c.qps},
+                  {"slo_capacity_qps_per_gpu", row.qps_per_gpu},
+                  {"offline_qps", c.offline_qps},
+                  {"simulations", c.simulations}};
+        if (c.qps > 0) {
+            j["above_misses"] = c.above_misses;
+            if (c.published)
+                j["published_range"] = {{"low", c.published->low},
+                                        {"high", c.published->high},
+                                        {"runs", c.published->runs},
+                                        {"basis", c.published->basis}};
+        } else {
+            j["why_none"] = c.why_none;
+        }
+        rows.push_back(j);
+    }
+    Json j = {{"results", rows}, {"simulations", r.simulations}, {"max_gpus", max_gpus}};
+    if (!r.why_none.empty()) j["why_none"] = r.why_none;
+    return j;
+}
+
 }   // namespace llmsim::report

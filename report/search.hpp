@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "app/serving.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "sim/search/search.hpp"
 #include "sim/serving.hpp"
@@ -28,5 +29,9 @@ double simulated_step_time(const Scenario& s);
 // Capacity planning on a serving scenario (`llmsim search --json` with "inference"): the fewest GPUs
 // meeting its SLO at its qps, per (tp, pp, precision), and the winner with one replica fewer.
 Json capacity_search_json(const Scenario& s, const sim::CapacityResult& r, int max_gpus);
+
+// Capacity per GPU on a serving scenario with qps "max" (`llmsim search --json`): each replica layout's
+// largest Poisson rate meeting the SLO (req/s) and that rate per GPU, best per GPU first.
+Json capacity_per_gpu_json(const app::CapacityPerGpu& r, int max_gpus);
 
 }   // namespace llmsim::report

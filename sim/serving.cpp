@@ -356,8 +356,6 @@ std::vector<std::int64_t> capacity_chunks(const InferenceConfig& in) {
     return out;
 }
 
-namespace {
-
 Scenario capacity_scenario(const Scenario& base, const CapacityCandidate& c) {
     Scenario s = base;
     s.inference.batching = Batching::continuous;
@@ -372,6 +370,8 @@ Scenario capacity_scenario(const Scenario& base, const CapacityCandidate& c) {
     s.gpus = c.gpus();
     return s;
 }
+
+namespace {
 
 // One (tp, pp, precision) group of the capacity search: its max_batch x chunk variants.
 struct GroupOutcome {
@@ -466,26 +466,19 @@ std::int64_t capacity_stream_requests(const InferenceConfig& in) {
         std::min(std::max(static_cast<double>(in.requests), want), static_cast<double>(kCapacityMaxRequests)));
 }
 
-CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int threads) {
+std::vector<CapacityCandidate> capacity_groups(const Scenario& base, int max_gpus) {
     const auto& in0 = base.inference;
-    if (!(in0.qps > 0))
-        throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
-    if (!in0.slo.any()) throw ConfigError("/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s");
-    CapacityResult out;
     std::vector<Precision> precisions{in0.weight_precision};
     if (in0.weight_precision != Precision::fp8 && base.system.gpu.peak(Precision::fp8) > 0)
         precisions.push_back(Precision::fp8);
-    const auto batches = capacity_max_batches(in0);
-    const auto chunks = capacity_chunks(in0);
     const std::int64_t longest_blocks = admission_blocks(in0, longest_request(in0));
-    // The groups (tp, pp, precision), in a fixed order; searched in parallel, gathered in this order.
     std::vector<CapacityCandidate> groups;
     const int domain = std::max(1, base.system.scaleup_domain);
     for (int tp = 1; tp <= std::min(domain, max_gpus); tp *= 2) {
         if (tp_rules(base.model, tp) != 0) continue;   // heads must divide over tp (hardware_db/layout_rules)
         for (Precision prec : precisions) {
-            // pp: the smallest power of two at which a request fits the KV cache. Stages are not overlapped
-            // across iterations (cost_models/inference), so a deeper pipeline only adds GPUs per replica.
+            // pp: the smallest power of two at which a request fits the KV cache; a deeper pipeline adds
+            // GPUs per replica and stage-balance loss (cost_models/inference).
             for (int pp = 1; pp <= base.model.layers && tp * pp <= max_gpus; pp *= 2) {
                 if (pp_rules(base.model, pp, 1) != 0) continue;
                 CapacityCandidate proto;
@@ -500,6 +493,19 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
             }
         }
     }
+    return groups;
+}
+
+CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int threads) {
+    const auto& in0 = base.inference;
+    if (!(in0.qps > 0))
+        throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
+    if (!in0.slo.any()) throw ConfigError("/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s");
+    CapacityResult out;
+    const auto batches = capacity_max_batches(in0);
+    const auto chunks = capacity_chunks(in0);
+    // The groups (tp, pp, precision), in a fixed order; searched in parallel, gathered in this order.
+    const std::vector<CapacityCandidate> groups = capacity_groups(base, max_gpus);
     std::vector<GroupOutcome> outcomes(groups.size());
     std::vector<std::exception_ptr> errors(groups.size());
     std::atomic<std::size_t> next{0};

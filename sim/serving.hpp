@@ -136,6 +136,13 @@ struct CapacityResult {
 // bisection. Throws ConfigError when the scenario has no qps or no slo. The groups run on `threads`
 // threads (0: every core); the result does not depend on the count.
 [[nodiscard]] CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int threads = 0);
+// The searched (tp, pp, precision) groups in their fixed order (one replica each, the scenario's
+// max_batch and chunk): tp a power of two up to the scale-up domain and max_gpus that the model's heads
+// divide; the scenario's precision and fp8 where the chip has it; the smallest power-of-two pp at which
+// the stream's longest request fits the KV cache.
+[[nodiscard]] std::vector<CapacityCandidate> capacity_groups(const Scenario& base, int max_gpus);
+// The scenario of a candidate: its layout, replicas, precisions, max_batch and chunk; continuous batching.
+[[nodiscard]] Scenario capacity_scenario(const Scenario& base, const CapacityCandidate& c);
 // The streams a capacity is judged on: 600 s of arrivals (MLPerf loadgen's minimum run duration), at
 // most 2,000,000 requests (a bound on the work of one simulation whatever the rate).
 inline constexpr double kCapacityStreamS = 600;

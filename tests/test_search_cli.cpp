@@ -349,3 +349,31 @@ TEST_CASE("search: one-stage layouts too large without recompute try the fewest 
     const auto fewer = nlohmann::json::parse(run(est + std::to_string(n - 1)).out);   // as above
     CHECK((fewer["memory"]["fits"] == false || !fewer["memory"]["assumed_levers"].empty()));
 }
+
+TEST_CASE("llmsim search --qps max: each layout's capacity per GPU, best first, the same answer as estimate's",
+          "[search][cli][capacity]") {
+    const std::string deployment =
+        "--model llama-3-8b --system dgx-h100 --input-len 1000 --output-len 250 --weight-precision fp8 "
+        "--kv-precision fp8 --chunk 2048 --slo-ttft-p99 0.5 --slo-tpot-p99 0.03 --qps max --json";
+    const auto r = run("search " + deployment + " --max-gpus 2");
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["results"].size() == 2);   // tp 1 and tp 2 in fp8 (the scenario's precision)
+    for (std::size_t i = 1; i < j["results"].size(); ++i)
+        CHECK(j["results"][i - 1]["slo_capacity_qps_per_gpu"].get<double>() >=
+              j["results"][i]["slo_capacity_qps_per_gpu"].get<double>());
+    for (const auto& row : j["results"])
+        CHECK(row["slo_capacity_qps_per_gpu"].get<double>() ==
+              Approx(row["slo_capacity_qps"].get<double>() / row["gpus"].get<double>()));
+    // The one-GPU row is estimate's qps "max" on one GPU: one capacity search, not a second copy.
+    const auto e = run("estimate " + deployment);
+    REQUIRE(e.rc == 0);
+    const double one = nlohmann::json::parse(e.out)["slo_capacity_qps"].get<double>();
+    bool found = false;
+    for (const auto& row : j["results"])
+        if (row["gpus"] == 1) {
+            CHECK(row["slo_capacity_qps"].get<double>() == Approx(one).epsilon(1e-12));
+            found = true;
+        }
+    CHECK(found);
+}

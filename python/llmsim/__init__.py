@@ -74,8 +74,9 @@ def flops(scenario):
 
 
 def search(scenario, *, top_k=None, confirm=None, threads=0, max_gpus=None):
-    """The best layouts of a training scenario with a "search" block (docs/search.md), or the fewest GPUs
-    meeting a serving scenario's SLO at its qps: ``llmsim search --scenario S --json``."""
+    """The best layouts of a training scenario with a "search" block (docs/search.md); for a serving one,
+    the fewest GPUs meeting its SLO at its qps, or with ``qps: "max"`` each replica layout's largest rate
+    meeting the SLO and that rate per GPU (requests/s): ``llmsim search --scenario S --json``."""
     return _loads(
         _core.search(
             *_source(scenario),

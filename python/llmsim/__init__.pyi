@@ -44,7 +44,8 @@ def search(
     counts; ``top_k`` layouts reported (default 10), ``confirm`` best re-ranked on the simulator
     (default 5; 0: closed form only), ``threads`` (0: every core). Serving (an "inference" block with
     qps and slo): the fewest GPUs meeting the SLO, per tp/pp/precision, up to ``max_gpus`` (default 64);
-    ttft_p99_s and tpot_p99_s in s, requests_per_s in requests/s."""
+    ttft_p99_s and tpot_p99_s in s, requests_per_s in requests/s. With qps "max": per replica layout
+    slo_capacity_qps and slo_capacity_qps_per_gpu (requests/s), best per GPU first."""
 
 def serving(
     scenario: Scenario,

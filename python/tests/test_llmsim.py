@@ -277,3 +277,18 @@ def test_serving_from_a_file_is_the_clis_flags(cli, tmp_path):
         llmsim.serving(str(tmp_path / "broken.json"), qps=1)
     with pytest.raises(llmsim.ScenarioError, match="cannot open file"):
         llmsim.serving(str(tmp_path / "missing.json"), qps=1)
+
+
+def test_search_capacity_per_gpu_is_the_clis_json(cli, tmp_path):
+    # qps "max": each replica layout's largest rate within the SLO, per GPU (one GPU: one layout).
+    path = tmp_path / "max.json"
+    doc = serving(input_len=1000, output_len=250, weight_precision="fp8", kv_precision="fp8", qps="max",
+                  batching="continuous",
+                  slo={"ttft_p99_s": 0.5, "tpot_p99_s": 0.05})
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    rc, out, _ = cli("search", "--scenario", str(path), "--max-gpus", "1", "--json")
+    assert rc == 0
+    got = llmsim.search(doc, max_gpus=1)
+    assert got == json.loads(out)
+    row = got["results"][0]
+    assert row["gpus"] == 1 and row["slo_capacity_qps_per_gpu"] == row["slo_capacity_qps"] > 0
