@@ -22,21 +22,26 @@ namespace llmsim::cli {
 void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
     using limits::kBatch;
     using limits::kGpus;
-    cmd->add_option("--scenario,-s", f.scenario, "Scenario JSON file (flags below override its values)");
+    cmd->add_option("scenario,--scenario,-s", f.scenario,
+                    "Scenario JSON file, positional or -s (flags below override its values)");
     if (with_json) cmd->add_flag("--json", f.json, "Print JSON instead of tables");
     cmd->add_option("--model", f.model, "Model-zoo name or Hugging Face config.json path");
     cmd->add_option("--system", f.system, "System name (llmsim hw list)");
     cmd->add_option("--gpus", f.gpus, "Total accelerators")->check(int_in(1, kGpus));
-    cmd->add_option("--tp", f.tp, "Tensor-parallel size")->check(int_in(1, kGpus));
-    cmd->add_option("--pp", f.pp, "Pipeline-parallel stages")->check(int_in(1, kGpus));
+    cmd->add_option("--tp,--tensor-model-parallel-size,--tensor-parallel-size", f.tp, "Tensor-parallel size")
+        ->check(int_in(1, kGpus));
+    cmd->add_option("--pp,--pipeline-model-parallel-size,--pipeline-parallel-size", f.pp, "Pipeline-parallel stages")
+        ->check(int_in(1, kGpus));
     cmd->add_option("--dp", f.dp, "Data-parallel size (default gpus/(tp·pp·cp))")->check(int_in(1, kGpus));
     cmd->add_option("--cp", f.cp, "Context-parallel size")->check(int_in(1, kGpus));
     cmd->add_option("--ep", f.ep, "Expert-parallel size")->check(int_in(1, kGpus));
     cmd->add_option("--vp", f.vp, "Model chunks per pipeline stage (interleaved)")->check(int_in(1, kGpus));
     cmd->add_option("--zero", f.zero, "ZeRO stage 0-3")->check(int_in(0, 3));
-    cmd->add_option("--micro-batch", f.micro_batch, "Micro-batch size (sequences)")->check(int_in(1, kBatch));
-    cmd->add_option("--global-batch", f.global_batch, "Global batch (sequences)")->check(int_in(1, kBatch));
-    cmd->add_option("--seq-len", f.seq_len, "Sequence length (tokens)")->check(int_in(1, limits::kSeqLen));
+    cmd->add_option("--micro-batch,--micro-batch-size", f.micro_batch, "Micro-batch size (sequences)")
+        ->check(int_in(1, kBatch));
+    cmd->add_option("--global-batch,--global-batch-size", f.global_batch, "Global batch (sequences)")
+        ->check(int_in(1, kBatch));
+    cmd->add_option("--seq-len,--seq-length", f.seq_len, "Sequence length (tokens)")->check(int_in(1, limits::kSeqLen));
     cmd->add_option("--recompute", f.recompute, "none | selective | full");
     cmd->add_option("--recompute-num-layers", f.recompute_num_layers,
                     "With --recompute full: recompute only the first N layers of every model chunk")
@@ -75,8 +80,11 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
         ->group(g);
     cmd->add_option("--weight-precision", f.weight_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4 | nf4")->group(g);
     cmd->add_option("--kv-precision", f.kv_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4")->group(g);
-    cmd->add_option("--max-batch", f.max_batch, "Most sequences in flight per replica (continuous)")->group(g);
-    cmd->add_option("--chunk", f.chunk, "Token budget per iteration: chunked prefill (max_batch_tokens)")->group(g);
+    cmd->add_option("--max-batch,--max-num-seqs", f.max_batch, "Most sequences in flight per replica (continuous)")
+        ->group(g);
+    cmd->add_option("--chunk,--max-num-batched-tokens", f.chunk,
+                    "Token budget per iteration: chunked prefill (max_batch_tokens)")
+        ->group(g);
     cmd->add_option("--spec-draft", f.spec_draft, "Speculative decoding: draft model (model-zoo name)")->group(g);
     cmd->add_option("--spec-tokens", f.spec_tokens, "Speculative decoding: tokens proposed per step")->group(g);
     cmd->add_option("--acceptance", f.acceptance, "Speculative decoding: per-token acceptance probability")->group(g);

@@ -298,3 +298,41 @@ TEST_CASE("llmsim estimate names the memory levers it assumed for a layout that 
     CHECK(t.out.find("master remainders (assumed)") != std::string::npos);
     CHECK(t.out.find("assumed to fit") != std::string::npos);
 }
+
+TEST_CASE("a scenario file is taken positionally as with -s; both at once is an error", "[cli]") {
+    const auto path = scenario_path("gpt3-175b-a100-1024.json");
+    for (const char* cmd : {"estimate", "memory", "flops"}) {
+        const auto pos = llmsim_cli({cmd, path, "--json"});
+        const auto flag = llmsim_cli({cmd, "-s", path, "--json"});
+        REQUIRE(pos.rc == 0);
+        CHECK(pos.out == flag.out);
+    }
+    const auto both = llmsim_cli({"estimate", path, "-s", path});
+    CHECK(both.rc == 2);
+    CHECK(both.out.empty());
+    CHECK(both.err.find("--scenario") != std::string::npos);
+}
+
+TEST_CASE("Megatron's and vLLM's flag names are aliases of estimate's", "[cli]") {
+    const auto megatron =
+        llmsim_cli({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8",
+                    "--tensor-model-parallel-size", "2", "--pipeline-model-parallel-size", "2", "--seq-length", "4096",
+                    "--global-batch-size", "64", "--micro-batch-size", "1", "--json"});
+    const auto ours =
+        llmsim_cli({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", "--tp", "2", "--pp",
+                    "2", "--seq-len", "4096", "--global-batch", "64", "--micro-batch", "1", "--json"});
+    REQUIRE(ours.rc == 0);
+    CHECK(megatron.out == ours.out);
+    const auto vllm = llmsim_cli({"estimate", "--model",        "llama-3-8b", "--system",
+                                  "dgx-h100", "--input-len",    "500",        "--output-len",
+                                  "100",      "--batching",     "continuous", "--requests",
+                                  "200",      "--gpus",         "1",          "--tensor-parallel-size",
+                                  "1",        "--max-num-seqs", "64",         "--max-num-batched-tokens",
+                                  "2048",     "--json"});
+    const auto mine = llmsim_cli({"estimate", "--model",      "llama-3-8b", "--system",   "dgx-h100",   "--input-len",
+                                  "500",      "--output-len", "100",        "--batching", "continuous", "--requests",
+                                  "200",      "--gpus",       "1",          "--tp",       "1",          "--max-batch",
+                                  "64",       "--chunk",      "2048",       "--json"});
+    REQUIRE(mine.rc == 0);
+    CHECK(vllm.out == mine.out);
+}
