@@ -1,4 +1,4 @@
-# Conventional entry points. `make run` builds (Release) and runs llmsim on a built-in example;
+# Conventional entry points. `make run` builds the binary (Release) and runs it on a built-in example;
 # `make test` builds and runs the whole test suite through ctest; `make sanitize` does the same
 # under AddressSanitizer + UBSan (with clang, where installed, whose build also holds the libFuzzer
 # harnesses); `make fuzz` runs each harness for FUZZ_SECONDS (needs clang: scripts/deps.sh --dev);
@@ -14,15 +14,19 @@ CLANGXX ?= $(shell command -v clang++ 2>/dev/null)
 CLANGCC ?= $(shell command -v clang 2>/dev/null)
 SANITIZE_RUN = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all build run test sanitize sanitize-build fuzz bench lint clean
+.PHONY: all configure build run test sanitize sanitize-build fuzz bench lint clean
 
 all: build
 
-build:
+configure:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMSIM_WERROR=$(LLMSIM_WERROR)
+
+build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# Only the binary it runs (the tests and benchmarks are built by `make test`).
+run: configure
+	cmake --build $(BUILD) -j $(JOBS) --target llmsim
 	./$(BUILD)/llmsim estimate --scenario $(EXAMPLE)
 
 test: build
@@ -43,10 +47,12 @@ else
 endif
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-# The doc_* checks (every command of the docs, their shown outputs) run in `make test`; under the
-# sanitizers they would take most of CI's time for no code the unit, CLI and corpus tests miss.
+# The doc_* checks (every command of the docs, their shown outputs) and the serving validation (its
+# 8 MLPerf capacity searches over 600 s streams, and the residuals check that reads its output) run
+# in `make test`; under the sanitizers they would take most of CI's time for no code the unit, CLI,
+# capacity and corpus tests miss.
 sanitize: sanitize-build
-	$(SANITIZE_RUN) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -E '^doc_'
+	$(SANITIZE_RUN) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -E '^(doc_|validate_serving$$|serving_residuals_current$$)'
 
 fuzz:
 	@test -n "$(CLANGXX)" || { echo "make fuzz needs clang and libFuzzer: scripts/deps.sh --dev"; exit 2; }
