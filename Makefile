@@ -1,8 +1,8 @@
 # Conventional entry points. `make run` builds the binary (Release) and runs it on a built-in example;
-# `make test` builds and runs the whole test suite through ctest; `make sanitize` does the same
-# under AddressSanitizer + UBSan (with clang, where installed, whose build also holds the libFuzzer
-# harnesses); `make fuzz` runs each harness for FUZZ_SECONDS (needs clang: scripts/deps.sh --dev);
-# `make lint` checks formatting and runs clang-tidy.
+# `make python` builds the Python module (build/python); `make test` builds and runs the whole test
+# suite through ctest; `make sanitize` does the same under AddressSanitizer + UBSan (with clang, where
+# installed, whose build also holds the libFuzzer harnesses); `make fuzz` runs each harness for
+# FUZZ_SECONDS (needs clang: scripts/deps.sh --dev); `make lint` checks formatting and runs clang-tidy.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -14,7 +14,7 @@ CLANGXX ?= $(shell command -v clang++ 2>/dev/null)
 CLANGCC ?= $(shell command -v clang 2>/dev/null)
 SANITIZE_RUN = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all configure build run test sanitize sanitize-build fuzz bench lint clean
+.PHONY: all configure build run python test sanitize sanitize-build fuzz bench lint clean
 
 all: build
 
@@ -28,6 +28,10 @@ build: configure
 run: configure
 	cmake --build $(BUILD) -j $(JOBS) --target llmsim
 	./$(BUILD)/llmsim estimate --scenario $(EXAMPLE)
+
+# Only the Python module (build/python is then an importable llmsim package; docs/python.md).
+python: configure
+	cmake --build $(BUILD) -j $(JOBS) --target llmsim_python
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

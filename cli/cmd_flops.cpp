@@ -5,44 +5,28 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "cli/report.hpp"
 #include "cost_models/flops.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/recompute.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
+#include "report/results.hpp"
 
 namespace llmsim::cli {
 
 namespace {
 
-Json token_json(const InferenceTokenFlops& f) {
-    return {{"context_tokens", f.context},    {"gemm_flops", f.gemm},     {"lm_head_flops", f.lm_head},
-            {"attention_flops", f.attention}, {"router_flops", f.router}, {"model_flops", f.model()},
-            {"hardware_flops", f.hardware()}};
-}
-
-// A serving scenario: forward FLOPs per prompt token (causal, over the mean prompt) and per generated
-// token (at the mean context input + output/2, as the static estimate prices decode), split into GEMMs
-// and attention (docs/serving.md, "FLOPs per token").
+// A serving scenario: forward FLOPs per prompt token and per generated token (report::serving_token_flops).
 void serving_flops(const Scenario& s, bool json) {
-    const auto& in = s.inference;
-    const double prompt = static_cast<double>(in.input_len);
-    const double context = prompt + static_cast<double>(in.output_len) / 2.0;
-    const auto pre = inference_token_flops(s.model, prompt, true);
-    const auto gen = inference_token_flops(s.model, context, false);
-    const auto gen0 = inference_token_flops(s.model, 0, false);
-    const auto pc = count_parameters(s.model);
     if (json) {
-        print_json({{"flops",
-                     {{"prefill_token", token_json(pre)},
-                      {"generated_token", token_json(gen)},
-                      {"two_n_active_flops", 2.0 * pc.active},
-                      {"params", pc.total},
-                      {"active_params", pc.active}}},
-                    {"scenario", to_json(s)}});
+        print_json(report::flops_document(s));
         return;
     }
+    const auto& in = s.inference;
+    const auto tf = report::serving_token_flops(s);
+    const double prompt = tf.prompt, context = tf.context;
+    const auto &pre = tf.prefill, &gen = tf.generated, &gen0 = tf.generated_at_zero;
+    const auto& pc = tf.params;
     std::cout << fmt::format(
         "{}: {} params ({} active), forward FLOPs per token at inference; prompt {} tokens (causal: each attends "
         "to {:g} on average), generated tokens at the mean context {:g} = input + output/2\n",
@@ -78,15 +62,12 @@ void setup_flops(CLI::App* cmd, Context& ctx) {
             ctx.exit_code = 0;
             return;
         }
-        const auto f = training_flops(s.model, s.training, s.parallel.framework,
-                                      full_recompute_share(s.model.layers, s.parallel, s.training));
-        const auto pc = count_parameters(s.model);
         if (flags->json) {
-            Json j = flops_json(f);
-            j["params"] = pc.total;
-            j["active_params"] = pc.active;
-            print_json({{"flops", j}, {"scenario", to_json(s)}});
+            print_json(report::flops_document(s));
         } else {
+            const auto f = training_flops(s.model, s.training, s.parallel.framework,
+                                          full_recompute_share(s.model.layers, s.parallel, s.training));
+            const auto pc = count_parameters(s.model);
             Table t({"quantity", "per step", "per token"});
             t.row({"model FLOPs (MFU)", human_flops(f.model_flops_per_step), human_flops(f.model_flops_per_token)});
             t.row({"hardware FLOPs (HFU)", human_flops(f.hardware_flops_per_step),

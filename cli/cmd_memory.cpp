@@ -9,6 +9,7 @@
 #include "cli/report.hpp"
 #include "cost_models/memory.hpp"
 #include "hardware_db/scenario.hpp"
+#include "report/results.hpp"
 
 namespace llmsim::cli {
 
@@ -25,7 +26,7 @@ void setup_memory(CLI::App* cmd, Context& ctx) {
         if (s.is_inference) {
             const auto im = inference_memory(s.model, s.system, s.parallel, s.inference);
             if (flags->json) {
-                print_json({{"memory", inference_memory_json(im)}, {"scenario", to_json(s)}});
+                print_json(report::memory_document(s));
             } else {
                 Table t({"component", "per GPU"});
                 t.row({"weights", gib(im.weights_bytes)});
@@ -43,7 +44,7 @@ void setup_memory(CLI::App* cmd, Context& ctx) {
         const auto m = training_memory(s.training_job());
         if (!plot_file->empty()) plot::write(*plot_file, plot::memory_chart(s, m));
         if (flags->json) {
-            print_json({{"memory", memory_json(m)}, {"scenario", to_json(s)}});
+            print_json(report::memory_document(s));
         } else {
             std::cout << fmt::format(
                              "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} | zero {} | mb {} | {} | seq {}\n",

@@ -1,7 +1,8 @@
 // llmsim run FILE...: scenarios at scale (docs/runs.md). Each file holds one scenario, a list
 // ({"scenarios": [...]}) or a sweep ("sweep" / "zip" over dotted paths); training, serving and search
 // scenarios (a "search" block) alike. The batch room (batch/) expands, shards, runs the thread pool
-// and formats rows; this file gives it the evaluator (the same calls as estimate and search) and prints.
+// and formats rows; this file gives it the evaluator (report/run.hpp: the same calls as estimate and
+// search) and prints.
 // llmsim merge PIECE...: joins the outputs of `run --shard K/N` back into the unsharded output.
 #include <algorithm>
 #include <cmath>
@@ -16,64 +17,19 @@
 #include "batch/batch.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "cli/estimate_report.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/plot.hpp"
 #include "cli/progress.hpp"
-#include "cli/search_report.hpp"
-#include "cli/search_request.hpp"
 #include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/input_file.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
+#include "report/run.hpp"
 
 namespace llmsim::cli {
 
 namespace {
-
-// The per-stage, per-operator and per-collective lists of `estimate --json` (and memory.stages) stay
-// out of run rows (one row per scenario, contract keys); the resolved scenario is the row's "scenario".
-constexpr const char* kDetailKeys[] = {"stages", "communication", "layer_ops", "simulation", "timeline", "scenario"};
-
-// The resolved scenario without the sources of its hardware numbers (`provenance`, most of its bytes;
-// `estimate --json` and `hw show` carry them).
-Json compact(Json scenario) {
-    if (scenario.contains("system") && scenario["system"].is_object()) {
-        auto& sys = scenario["system"];
-        sys.erase("provenance");
-        if (sys.contains("gpu") && sys["gpu"].is_object()) sys["gpu"].erase("provenance");
-    }
-    return scenario;
-}
-
-batch::Outcome evaluate(const batch::Item& item, const sim::EstimateOptions& opt) {
-    if (item.doc.is_object() && item.doc.contains("search")) {
-        auto req = search::parse_search_request(item.doc, item.base_dir);
-        req.options.threads = 1;   // the batch's pool already uses every core
-        req.options.confirm = 0;
-        const auto res = search::run_search(req.base, req.space, req.options);
-        if (res.top.empty()) {
-            std::string why;
-            for (const auto& [reason, n] : res.rejected)
-                why += fmt::format("{}{} ({})", why.empty() ? "" : ", ", reason, n);
-            throw std::runtime_error(fmt::format("no layout fits among {} considered: {}", res.considered(), why));
-        }
-        Json best = search_entry_json(req.base, res.top.front(), true, req.options.price_per_gpu_hour);
-        best["evaluated"] = res.evaluated;
-        best["rejected"] = res.rejected_total;
-        Json scenario = compact(to_json(search::apply_candidate(req.base, res.top.front().c)));
-        return {std::move(scenario), std::move(best)};
-    }
-    Scenario s = parse_scenario(item.doc, item.base_dir);
-    resolve_memory_levers(s);
-    thread_local sim::StepSimulator simulator;
-    const Estimate e = run_estimate(s, opt, simulator);
-    Json r = estimate_json(s, e, opt);
-    for (const char* k : kDetailKeys) r.erase(k);
-    if (r.contains("memory")) r["memory"].erase("stages");
-    return {compact(to_json(s)), std::move(r)};
-}
 
 // run --plot: throughput per GPU (training tokens, or serving output tokens) against the first swept
 // path with numeric values, one series per combination of the other swept values.
@@ -218,7 +174,7 @@ void setup_run(CLI::App* cmd, Context& ctx) {
             if (!f->plot.empty()) sweep_plot.add(row);
             if (f->output.empty()) table_row(row);
         };
-        auto eval = [opt](const batch::Item& item) { return evaluate(item, opt); };
+        auto eval = [opt](const batch::Item& item) { return report::evaluate_row(item, opt); };
         batch::RunSummary sum;
         if (!f->output.empty() && !to_stdout) {
             std::ofstream out(f->output, std::ios::binary);

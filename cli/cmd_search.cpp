@@ -13,10 +13,10 @@
 #include "cli/progress.hpp"
 #include "cli/search_flags.hpp"
 #include "cli/search_report.hpp"
-#include "cli/search_request.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
+#include "report/search_request.hpp"
 #include "sim/serving.hpp"
 #include "sim/step_sim.hpp"
 
@@ -24,62 +24,11 @@ namespace llmsim::cli {
 
 namespace {
 
-Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
-    const auto& r = c.result;
-    Json inference = {{"weight_precision", to_string(c.weight_precision)},
-                      {"kv_precision", to_string(c.kv_precision)},
-                      {"batching", "continuous"},
-                      {"qps", s.inference.qps},
-                      {"requests", sim::capacity_stream_requests(s.inference)},
-                      {"seed", s.inference.seed}};
-    // Unset keys stay out (the scenario's defaults: as many sequences as the KV cache holds, whole prompts).
-    if (c.max_batch > 0) inference["max_batch"] = c.max_batch;
-    if (c.max_batch_tokens > 0) inference["max_batch_tokens"] = c.max_batch_tokens;
-    return {{"gpus", c.gpus()},
-            {"parallel", {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.replicas}}},
-            {"inference", inference},
-            {"replicas", c.replicas},
-            {"slo_met", c.meets},
-            {"ttft_p99_s", r.ttft_s.p99},
-            {"tpot_p99_s", r.tpot_s.p99},
-            {"ttft_s", r.ttft_s.mean},
-            {"tpot_s", r.tpot_s.mean},
-            {"requests_per_s", r.requests_per_s},
-            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
-            {"mean_batch", r.mean_batch}};
-}
-
 // With qps "max": each layout's largest rate meeting the SLO and that rate per GPU (docs/serving.md).
 int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
     const auto r = app::capacity_per_gpu_search(s, max_gpus);
     if (f.json) {
-        Json rows = Json::array();
-        for (const auto& row : r.rows) {
-            const auto& c = row.capacity;
-            Json j = {{"tp", row.layout.tp},
-                      {"pp", row.layout.pp},
-                      {"gpus", row.layout.gpus()},
-                      {"weight_precision", to_string(row.layout.weight_precision)},
-                      {"kv_precision", to_string(row.layout.kv_precision)},
-                      {"slo_capacity_qps", c.qps},
-                      {"slo_capacity_qps_per_gpu", row.qps_per_gpu},
-                      {"offline_qps", c.offline_qps},
-                      {"simulations", c.simulations}};
-            if (c.qps > 0) {
-                j["above_misses"] = c.above_misses;
-                if (c.published)
-                    j["published_range"] = {{"low", c.published->low},
-                                            {"high", c.published->high},
-                                            {"runs", c.published->runs},
-                                            {"basis", c.published->basis}};
-            } else {
-                j["why_none"] = c.why_none;
-            }
-            rows.push_back(j);
-        }
-        Json j = {{"results", rows}, {"simulations", r.simulations}, {"max_gpus", max_gpus}};
-        if (!r.why_none.empty()) j["why_none"] = r.why_none;
-        print_json(j);
+        print_json(report::capacity_per_gpu_json(r, max_gpus));
     } else {
         std::cout << fmt::format(
             "{} on {}: the largest Poisson rate each replica layout holds within p99 TTFT {} / "
@@ -113,16 +62,8 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
     const int max_gpus = f.max_gpus.value_or(f.gpus.value_or(64));
     if (s.inference.qps_max) return capacity_per_gpu(f, s, max_gpus);
     const auto r = sim::serving_capacity_search(s, max_gpus);
-    Json results = Json::array();
-    for (const auto& c : r.best) results.push_back(candidate_json(s, c));
     if (f.json) {
-        Json j = {{"results", results},
-                  {"simulations", r.simulations},
-                  {"configurations", r.variants},
-                  {"max_gpus", max_gpus}};
-        if (r.fewer) j["one_replica_fewer"] = candidate_json(s, *r.fewer);
-        if (!r.why_none.empty()) j["why_none"] = r.why_none;
-        print_json(j);
+        print_json(report::capacity_search_json(s, r, max_gpus));
     } else {
         std::cout << fmt::format(
             "{} on {} at {:g} req/s, SLO p99 TTFT {} / TPOT {} ({} configurations, {} simulations)\n", s.model.name,
@@ -209,13 +150,7 @@ void setup_search(CLI::App* cmd, Context& ctx) {
         auto req = resolve_search_request(*f);
         if (f->top_k) req.options.top_k = *f->top_k;
         req.options.confirm = f->confirm.value_or(req.options.confirm > 0 ? req.options.confirm : 5);
-        req.options.confirm_step_time = [](const Scenario& s) {
-            try {
-                return sim::simulate_step(s.training_job()).step_time_s;
-            } catch (const std::exception&) {
-                return 0.0;
-            }
-        };
+        req.options.confirm_step_time = report::simulated_step_time;
         ProgressBar bar("search");
         req.options.progress = [&bar](double done) { bar.update(done); };
         const auto res = search::run_search(req.base, req.space, req.options);

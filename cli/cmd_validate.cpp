@@ -15,91 +15,11 @@
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
 #include "hardware_db/units.hpp"
-#include "hardware_db/validation.hpp"
+#include "report/validate.hpp"
 
 namespace llmsim::cli {
 
 namespace {
-
-// The built-in files `llmsim validate` checks when given none.
-const std::vector<std::string>& default_files() {
-    static const std::vector<std::string> files{"training.json", "inference.json", "serving.json"};
-    return files;
-}
-
-std::vector<ValidationCase> read_cases(const std::vector<std::string>& files) {
-    std::vector<ValidationCase> all;
-    std::vector<std::string> problems;
-    auto add = [&](auto&& read) {
-        try {
-            auto cs = read();
-            all.insert(all.end(), std::make_move_iterator(cs.begin()), std::make_move_iterator(cs.end()));
-        } catch (const ConfigError& e) {
-            problems.insert(problems.end(), e.problems().begin(), e.problems().end());
-        }
-    };
-    if (files.empty())
-        for (const auto& name : default_files()) add([&] { return read_builtin_validation(name); });
-    for (const auto& f : files) add([&] { return read_validation_file(f); });
-    if (!problems.empty()) throw ConfigError(problems);
-    return all;
-}
-
-Json stats_json(const app::ErrorStats& s) {
-    return {{"cases", s.n},
-            {"mean_abs_error", s.mean},
-            {"median_abs_error", s.median},
-            {"worst_abs_error", s.worst},
-            {"worst_case", s.worst_id}};
-}
-
-Json stats_for(const std::map<std::string, app::ErrorStats>& m, const std::string& q) {
-    const auto it = m.find(q);
-    return stats_json(it == m.end() ? app::ErrorStats{} : it->second);
-}
-
-Json report_json(const app::ValidationReport& rep) {
-    Json cases = Json::array();
-    for (const auto& r : rep.cases) {
-        if (!r.ok()) {
-            cases.push_back({{"id", r.c->id},
-                             {"file", r.c->file},
-                             {"exact", r.c->exact},
-                             {"ok", false},
-                             {"error_text", r.failure}});
-            continue;
-        }
-        for (const auto& q : r.quantities) {
-            Json c = {
-                {"id", r.c->id},          {"file", r.c->file},        {"exact", r.c->exact},    {"ok", true},
-                {"quantity", q.quantity}, {"predicted", q.predicted}, {"measured", q.measured}, {"error", q.error}};
-            if (q.closed_form) {
-                c["closed_form"] = *q.closed_form;
-                c["closed_form_error"] = *q.closed_form_error;
-            }
-            if (r.fits) {
-                c["fits"] = *r.fits;
-                c["memory_bytes"] = r.memory_bytes;
-                c["capacity_bytes"] = r.capacity_bytes;
-                c["assumed"] = r.assumed;
-            }
-            cases.push_back(c);
-        }
-    }
-    Json by = Json::object();
-    for (const auto& [q, s] : rep.all) by[q] = {{"all", stats_json(s)}, {"exact", stats_for(rep.exact, q)}};
-    const std::string step = "step_time_s";
-    return {{"cases", cases},
-            {"primary_quantity", rep.primary},
-            {"all", stats_for(rep.all, rep.primary)},
-            {"exact", stats_for(rep.exact, rep.primary)},
-            {"by_quantity", by},
-            {"closed_form",
-             {{"all", stats_for(rep.closed_form_all, step)}, {"exact", stats_for(rep.closed_form_exact, step)}}},
-            {"failed", rep.failed},
-            {"training_layouts", rep.training_cases},
-            {"training_layouts_fit", rep.training_fit}};
-}
 
 std::string report_text(const app::ValidationReport& rep) {
     Table t({"case", "quantity", "predicted", "measured", "error", "closed form", "exact", "memory/GPU"});
@@ -181,7 +101,7 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
                     "Also write the serving cases' residuals to this JSON file (hardware_db/data/residuals/"
                     "serving.json is this file for validation/serving.json: the ranges serving answers carry)");
     cmd->callback([files, json, fit, residuals, &ctx] {
-        const auto cases = read_cases(*files);
+        const auto cases = report::read_validation_cases(*files);
         if (*fit) {
             ctx.exit_code = fit_sustained(cases, *json);
             return;
@@ -203,7 +123,7 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
                 throw WriteError("--residuals: " + *residuals + ": cannot be written");
         }
         if (*json)
-            print_json(report_json(rep));
+            print_json(report::validation_json(rep));
         else
             std::cout << report_text(rep);
         ctx.exit_code = rep.failed ? 1 : 0;

@@ -1,4 +1,4 @@
-// JSON and text renderings of results shared by several subcommands.
+// Text renderings of results shared by several subcommands (their JSON: report/results.hpp).
 #pragma once
 
 #include <string>
@@ -6,13 +6,9 @@
 
 #include "cost_models/flops.hpp"
 #include "cost_models/memory.hpp"
-#include "hardware_db/json_reader.hpp"
 
 namespace llmsim::cli {
 
-Json memory_json(const MemoryBreakdown& m);
-Json inference_memory_json(const InferenceMemory& m);
-Json flops_json(const TrainingFlops& f);
 // A table of memory components in GiB, what dominates, whether it fits, headroom.
 std::string memory_text(const MemoryBreakdown& m);
 // One line naming the memory levers a training scenario left unstated and its layout is priced with

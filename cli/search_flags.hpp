@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/search_request.hpp"
+#include "report/search_request.hpp"
 
 namespace llmsim::cli {
 

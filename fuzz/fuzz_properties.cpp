@@ -24,7 +24,6 @@
 #include <set>
 #include <string>
 
-#include "cli/estimate_report.hpp"
 #include "cost_models/inference.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/step_time.hpp"
@@ -32,6 +31,7 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
+#include "report/estimate.hpp"
 #include "sim/serving.hpp"
 #include "sim/step_sim.hpp"
 #include "sim/work_limits.hpp"
@@ -116,15 +116,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     if (!s.is_inference && sim::simulated_passes(s.training_job()) > kFuzzSimPasses) options.fast = true;
     sim::StepSimulator simulator;
-    cli::Estimate e;
+    report::Estimate e;
     try {
-        e = cli::run_estimate(s, options, simulator);
+        e = report::run_estimate(s, options, simulator);
     } catch (const ConfigError& err) {
         // Only the simulator's work limit may refuse an accepted scenario, naming the batch.
         FUZZ_CHECK(!s.is_inference && !options.fast);
         FUZZ_CHECK(err.problems().size() == 1 && err.problems()[0].rfind("/training/global_batch:", 0) == 0);
         options.fast = true;
-        e = cli::run_estimate(s, options, simulator);
+        e = report::run_estimate(s, options, simulator);
     }
     if (s.is_inference) {
         FUZZ_CHECK(e.serving.has_value());
@@ -144,6 +144,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (te.simulated) check_step(*te.simulated);
     }
     // Everything `llmsim estimate --json` prints.
-    check_json(cli::estimate_json(s, e, options), "");
+    check_json(report::estimate_json(s, e, options), "");
     return 0;
 }

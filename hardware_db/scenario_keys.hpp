@@ -1,5 +1,5 @@
 // The scenario key table: every key a scenario may hold, in ONE place. The strict readers
-// (hardware_db/scenario.cpp, hardware_db/database.cpp, cli/search_request.cpp) take from it the keys
+// (hardware_db/scenario.cpp, hardware_db/database.cpp, report/search_request.cpp) take from it the keys
 // each object accepts and the bounds and choices they enforce, and `llmsim scenario-reference`
 // renders it as docs/scenario-reference.md, so the reference cannot drift from what is accepted.
 // tests/test_scenario_keys.cpp walks it: every key is accepted with its example value, every object

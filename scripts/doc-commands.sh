@@ -9,7 +9,8 @@
 # run: each line of a ```sh block in README.md and docs/*.md (a trailing backslash continues it) runs
 # in a scratch folder that links the repository's folders (so scenarios/x.json resolves and written
 # files land in the scratch folder), with the built binary first on PATH; a command that exits non-zero
-# fails the check. Lines that are not llmsim commands must match an entry of SETUP below (installing,
+# fails the check. `python3` lines run the same way with the Python module built beside the binary
+# (BUILD/python, docs/python.md) on PYTHONPATH. Other lines must match an entry of SETUP below (installing,
 # building, GPU and cluster steps): they are listed as skipped, never silently; any other line fails.
 #
 # check/update: an output block is an HTML comment naming a command followed by a ```text block:
@@ -30,9 +31,10 @@ src=$(realpath "${3:-$(dirname "$0")/..}")
 
 # Set-up lines shown in the docs but not run here: prefix -> why.
 SETUP_PREFIXES=("./scripts/deps.sh" "make" "cmake" "ctest" "bash calibrate/probe/build.sh" "./llmsim-probe"
-                "sbatch" "parallel" "build/bench/")
+                "sbatch" "parallel" "build/bench/" "export PYTHONPATH=")
 SETUP_WHY=("installs packages" "builds" "builds" "runs the test suite (this check is part of it)" "needs nvcc"
-           "needs a GPU" "needs a Slurm cluster" "needs GNU parallel" "a benchmark (minutes; docs/runs.md)")
+           "needs a GPU" "needs a Slurm cluster" "needs GNU parallel" "a benchmark (minutes; docs/runs.md)"
+           "python3 lines run with the built module on PYTHONPATH")
 
 # Generated docs: file -> the command whose output it is.
 GENERATED_FILES=("docs/scenario-reference.md")
@@ -70,8 +72,9 @@ run_all() {
         where=${where#"$src"/}
         # A trailing "  # comment" is a remark for the reader.
         cmd=$(sed -E 's/[[:space:]]{2,}#[[:space:]].*$//' <<<"$cmd")
-        if [[ $cmd == llmsim\ * ]]; then
-            if ! (cd "$work" && timeout 600 bash -c "$cmd" </dev/null >"$work/.out" 2>&1); then
+        if [[ $cmd == llmsim\ * || $cmd == python3\ * ]]; then
+            if ! (cd "$work" && PYTHONPATH="$(dirname "$bin")/python" timeout 600 bash -c "$cmd" </dev/null \
+                >"$work/.out" 2>&1); then
                 echo "FAIL $where: $cmd"
                 sed 's/^/    /' "$work/.out" | tail -20
                 failed=$((failed + 1))

@@ -15,7 +15,7 @@ clang-format --dry-run -Werror "${sources[@]}"
 # A configure-only build folder without precompiled headers gives clang-tidy plain compile commands.
 cmake -S . -B build-lint -G Ninja -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON -DLLMSIM_BUILD_TESTS=OFF \
       -DLLMSIM_BUILD_BENCH=OFF -DLLMSIM_PROBE=OFF >/dev/null
-rooms='schedules|hardware_db|cost_models|sim|app|calibrate|batch'
+rooms='schedules|hardware_db|cost_models|sim|app|calibrate|batch|report|python'
 [ "$what" = rooms ] || rooms="$rooms|cli"
 mapfile -t units < <(git ls-files '*.cpp' | grep -E "^($rooms)/" | grep -v '^calibrate/probe/')
 echo "lint: clang-tidy on ${#units[@]} translation units"

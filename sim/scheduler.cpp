@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sim/interrupt.hpp"
 #include "sim/scheduler_impl/impl.hpp"
 
 namespace llmsim::sim {
@@ -42,6 +43,7 @@ Seq ReplicaScheduler::fresh(std::int32_t id) const {
 }
 
 void ReplicaScheduler::begin(IterationBatch& b) {
+    poll_interrupt();   // every iteration of the serving simulator starts here (a caller's Ctrl-C)
     b = IterationBatch{};
     b.decode_tokens_per_seq = step_tokens_;
     budget_ = budget_cap_;

@@ -11,10 +11,10 @@
 #include <set>
 #include <string>
 
-#include "cli/search_request.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
 #include "hardware_db/scenario_keys.hpp"
+#include "report/search_request.hpp"
 #include "tests/cli_runner.hpp"
 
 using namespace llmsim;

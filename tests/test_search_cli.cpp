@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/search_request.hpp"
 #include "hardware_db/errors.hpp"
+#include "report/search_request.hpp"
 #include "tests/cli_runner.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "cli/search_request.hpp"
+#include "report/search_request.hpp"
 
 #include <optional>
 

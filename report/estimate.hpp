@@ -1,0 +1,26 @@
+// The result of an estimate (`llmsim estimate --json`, `llmsim run` rows, llmsim.estimate in Python):
+// a training step (sim/estimate.hpp) or a serving evaluation (app/serving.hpp) as JSON, the scenario
+// contract's keys and more. One definition; cli/estimate_report.hpp prints the same structs as text.
+#pragma once
+
+#include <optional>
+
+#include "app/serving.hpp"
+#include "hardware_db/json_reader.hpp"
+#include "hardware_db/specs.hpp"
+#include "sim/estimate.hpp"
+
+namespace llmsim::report {
+
+// A scenario's estimate, training or serving by its kind.
+struct Estimate {
+    std::optional<sim::TrainingEstimate> training;
+    std::optional<app::ServingEvaluation> serving;   // app::evaluate_serving
+};
+// `simulator` keeps the played step (for --trace); a continuous-batching run keeps its iterations when
+// options.simulate (for --trace).
+Estimate run_estimate(const Scenario& s, const sim::EstimateOptions& options, sim::StepSimulator& simulator);
+
+Json estimate_json(const Scenario& s, const Estimate& e, const sim::EstimateOptions& options);
+
+}   // namespace llmsim::report

@@ -1,0 +1,186 @@
+#include "report/search.hpp"
+
+#include <fmt/format.h>
+
+#include "cost_models/memory.hpp"
+#include "hardware_db/scenario.hpp"
+#include "report/results.hpp"
+#include "sim/step_sim.hpp"
+
+namespace llmsim::report {
+
+using search::Candidate;
+using search::SearchEntry;
+using search::SearchOptions;
+using search::SearchResult;
+
+std::string layout_brief(const Candidate& c) {
+    std::string s = fmt::format("tp{} pp{}", c.tp, c.pp);
+    if (c.vp > 1) s += fmt::format("x{}", c.vp);
+    s += fmt::format(" cp{} ep{} dp{} zero{}", c.cp, c.ep, c.dp, c.zero);
+    if (c.sp) s += " sp";
+    s += fmt::format(" mb{} {}", c.micro_batch, to_string(c.recompute));
+    if (c.recompute == Recompute::full && c.recompute_layers > 0) s += fmt::format("({}/chunk)", c.recompute_layers);
+    // Appended piecewise: GCC 12 reports a false -Wstringop-overflow on `" " + std::string(...)` here when
+    // built position-independent (the Python module).
+    if (c.pp > 1) s.append(" ").append(c.schedule->name);
+    if (c.offload != Offload::none) s.append(" offload:").append(to_string(c.offload));
+    if (c.offload_layers > 0) s += fmt::format(" act-offload:{}", c.offload_layers);
+    return s;
+}
+
+std::string overlap_brief(const Candidate& c) {
+    std::string s;
+    auto add = [&s](bool on, const char* name) {
+        if (!on) return;
+        if (!s.empty()) s += "+";
+        s += name;
+    };
+    add(c.overlap.tp_comm, "tp");
+    add(c.overlap.grad_reduce, "grad");
+    add(c.overlap.param_gather, "param");
+    return s.empty() ? "none" : s;
+}
+
+Json search_entry_json(const Scenario& base, const SearchEntry& e, bool detailed, double price) {
+    const Scenario s = search::apply_candidate(base, e.c);
+    Json training = {{"seq_len", s.training.seq_len},
+                     {"micro_batch", s.training.micro_batch},
+                     {"global_batch", s.training.global_batch},
+                     {"recompute", to_string(s.training.recompute)},
+                     {"offload", to_string(s.training.offload)},
+                     {"precision", to_string(s.training.precision)}};
+    if (s.training.recompute_num_layers > 0) training["recompute_num_layers"] = s.training.recompute_num_layers;
+    if (s.training.activation_offload_layers > 0)
+        training["activation_offload_layers"] = s.training.activation_offload_layers;
+    Json j = {{"gpus", e.c.gpus},
+              {"layout", layout_brief(e.c)},
+              {"overlap", overlap_brief(e.c)},
+              {"parallel", to_json(s.parallel)},
+              {"training", training},
+              {"step_time_s", e.time.step_time_s},
+              {"tokens_per_s", e.time.tokens_per_s},
+              {"tokens_per_s_per_gpu", e.time.tokens_per_s / e.c.gpus},
+              {"mfu", e.time.mfu},
+              {"bubble_fraction", e.time.bubble_fraction},
+              {"objective", e.objective}};
+    if (e.confirmed_step_time_s > 0) j["simulated_step_time_s"] = e.confirmed_step_time_s;
+    if (price > 0) {
+        j["cost_per_step_usd"] = e.time.step_time_s * e.c.gpus / 3600.0 * price;
+        j["cost_per_million_tokens_usd"] = 1e6 / e.time.tokens_per_s * e.c.gpus / 3600.0 * price;
+    }
+    if (detailed) {
+        Json mem = memory_json(training_memory(s.training_job()));
+        mem.erase("stages");
+        j["memory"] = mem;
+    } else {
+        j["memory"] = {{"total_bytes", e.memory.total_bytes},
+                       {"capacity_bytes", base.system.gpu.hbm_capacity_bytes},
+                       {"most_loaded_stage", e.memory.stage},
+                       {"dominant", search::memory_part_name(e.memory.dominant)}};
+    }
+    return j;
+}
+
+Json search_result_json(const Scenario& base, const SearchResult& r, const SearchOptions& o) {
+    Json results = Json::array(), pareto = Json::array();
+    for (const auto& e : r.top) results.push_back(search_entry_json(base, e, true, o.price_per_gpu_hour));
+    for (const auto& e : r.pareto) pareto.push_back(search_entry_json(base, e, false, o.price_per_gpu_hour));
+    Json rejected = Json::object();
+    for (const auto& [k, v] : r.rejected) rejected[k] = v;
+    return {{"results", results},
+            {"evaluated", r.evaluated},
+            {"rejected", rejected},
+            {"rejected_total", r.rejected_total},
+            {"considered", r.considered()},
+            {"pareto", pareto},
+            {"objective", search::to_string(o.objective)},
+            {"gpu_counts", r.gpu_counts},
+            {"confirmed_by_simulator", r.confirmed},
+            {"step", r.rlhf ? "rlhf_iteration" : "training_step"},
+            {"threads", r.threads},
+            {"wall_s", r.wall_s},
+            {"model", base.model.name},
+            {"system", base.system.name},
+            {"seq_len", base.training.seq_len},
+            {"precision", to_string(base.training.precision)}};
+}
+
+double simulated_step_time(const Scenario& s) {
+    try {
+        return sim::simulate_step(s.training_job()).step_time_s;
+    } catch (const std::exception&) {
+        return 0.0;
+    }
+}
+
+namespace {
+
+Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
+    const auto& r = c.result;
+    Json inference = {{"weight_precision", to_string(c.weight_precision)},
+                      {"kv_precision", to_string(c.kv_precision)},
+                      {"batching", "continuous"},
+                      {"qps", s.inference.qps},
+                      {"requests", sim::capacity_stream_requests(s.inference)},
+                      {"seed", s.inference.seed}};
+    // Unset keys stay out (the scenario's defaults: as many sequences as the KV cache holds, whole prompts).
+    if (c.max_batch > 0) inference["max_batch"] = c.max_batch;
+    if (c.max_batch_tokens > 0) inference["max_batch_tokens"] = c.max_batch_tokens;
+    return {{"gpus", c.gpus()},
+            {"parallel", {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.replicas}}},
+            {"inference", inference},
+            {"replicas", c.replicas},
+            {"slo_met", c.meets},
+            {"ttft_p99_s", r.ttft_s.p99},
+            {"tpot_p99_s", r.tpot_s.p99},
+            {"ttft_s", r.ttft_s.mean},
+            {"tpot_s", r.tpot_s.mean},
+            {"requests_per_s", r.requests_per_s},
+            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+            {"mean_batch", r.mean_batch}};
+}
+
+}   // namespace
+
+Json capacity_search_json(const Scenario& s, const sim::CapacityResult& r, int max_gpus) {
+    Json results = Json::array();
+    for (const auto& c : r.best) results.push_back(candidate_json(s, c));
+    Json j = {
+        {"results", results}, {"simulations", r.simulations}, {"configurations", r.variants}, {"max_gpus", max_gpus}};
+    if (r.fewer) j["one_replica_fewer"] = candidate_json(s, *r.fewer);
+    if (!r.why_none.empty()) j["why_none"] = r.why_none;
+    return j;
+}
+
+Json capacity_per_gpu_json(const app::CapacityPerGpu& r, int max_gpus) {
+    Json rows = Json::array();
+    for (const auto& row : r.rows) {
+        const auto& c = row.capacity;
+        Json j = {{"tp", row.layout.tp},
+                  {"pp", row.layout.pp},
+                  {"gpus", row.layout.gpus()},
+                  {"weight_precision", to_string(row.layout.weight_precision)},
+                  {"kv_precision", to_string(row.layout.kv_precision)},
+                  {"slo_capacity_qps", c.qps},
+                  {"slo_capacity_qps_per_gpu", row.qps_per_gpu},
+                  {"offline_qps", c.offline_qps},
+                  {"simulations", c.simulations}};
+        if (c.qps > 0) {
+            j["above_misses"] = c.above_misses;
+            if (c.published)
+                j["published_range"] = {{"low", c.published->low},
+                                        {"high", c.published->high},
+                                        {"runs", c.published->runs},
+                                        {"basis", c.published->basis}};
+        } else {
+            j["why_none"] = c.why_none;
+        }
+        rows.push_back(j);
+    }
+    Json j = {{"results", rows}, {"simulations", r.simulations}, {"max_gpus", max_gpus}};
+    if (!r.why_none.empty()) j["why_none"] = r.why_none;
+    return j;
+}
+
+}   // namespace llmsim::report

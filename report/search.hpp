@@ -1,0 +1,37 @@
+// Search results as JSON (`llmsim search --json`, plan, scaling, `llmsim run` rows of search scenarios,
+// llmsim.search in Python) and the one-line layout names they carry. One definition;
+// cli/search_report.hpp prints the same results as text.
+#pragma once
+
+#include <string>
+
+#include "app/serving.hpp"
+#include "hardware_db/json_reader.hpp"
+#include "sim/search/search.hpp"
+#include "sim/serving.hpp"
+
+namespace llmsim::report {
+
+// "tp8 pp8×3 cp1 ep1 dp16 zero1 sp mb1 selective interleaved"
+std::string layout_brief(const search::Candidate& c);
+// The overlap policies that are on: "tp+grad+param", "grad+param", ..., "none".
+std::string overlap_brief(const search::Candidate& c);
+// One result: {"gpus", "parallel", "training", "step_time_s", "tokens_per_s", "mfu",
+// "bubble_fraction", "memory": {...}, ...}; `detailed` adds the full memory breakdown.
+Json search_entry_json(const Scenario& base, const search::SearchEntry& e, bool detailed, double price_per_gpu_hour);
+// {"results": [...], "evaluated", "rejected": {...}, "pareto": [...], ...}.
+Json search_result_json(const Scenario& base, const search::SearchResult& r, const search::SearchOptions& o);
+
+// The step time the discrete-event simulator plays for a layout (SearchOptions::confirm_step_time: the
+// search confirms its best layouts with it); 0 when the layout cannot be played.
+double simulated_step_time(const Scenario& s);
+
+// Capacity planning on a serving scenario (`llmsim search --json` with "inference"): the fewest GPUs
+// meeting its SLO at its qps, per (tp, pp, precision), and the winner with one replica fewer.
+Json capacity_search_json(const Scenario& s, const sim::CapacityResult& r, int max_gpus);
+
+// Capacity per GPU on a serving scenario with qps "max" (`llmsim search --json`): each replica layout's
+// largest Poisson rate meeting the SLO (req/s) and that rate per GPU, best per GPU first.
+Json capacity_per_gpu_json(const app::CapacityPerGpu& r, int max_gpus);
+
+}   // namespace llmsim::report
