@@ -233,6 +233,14 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
     return c;
 }
 
+namespace {
+// The published Server runs' range for a capacity answer of this deployment (app/accuracy).
+std::optional<PublishedRange> capacity_range(const Scenario& s, double qps) {
+    return published_range(builtin_serving_residuals(), "slo_capacity_qps", "poisson",
+                           to_string(s.inference.engine.kind), s.system.gpu.name, qps);
+}
+}   // namespace
+
 ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& o) {
     ServingEvaluation e;
     e.scenario = s;
@@ -251,8 +259,7 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
         }
         e.scenario = at_rate(s, c.qps, c.requests);
         e.continuous = sim::simulate_serving(e.scenario.serving_job(), so);
-        e.capacity->published = published_range(builtin_serving_residuals(), "slo_capacity_qps", "poisson",
-                                                to_string(in.engine.kind), s.system.gpu.name, c.qps);
+        e.capacity->published = capacity_range(s, c.qps);
         if (c.stream_capped)
             e.notes.push_back(
                 fmt::format("the probed streams were capped at {} requests before they spanned {:g} mean "
@@ -309,10 +316,7 @@ CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const
                 sc.inference.qps_max = true;
                 row.capacity = slo_capacity(sc, o);
                 row.qps_per_gpu = row.capacity.qps / row.layout.gpus();
-                if (row.capacity.qps > 0)
-                    row.capacity.published =
-                        published_range(builtin_serving_residuals(), "slo_capacity_qps", "poisson",
-                                        to_string(sc.inference.engine.kind), sc.system.gpu.name, row.capacity.qps);
+                if (row.capacity.qps > 0) row.capacity.published = capacity_range(sc, row.capacity.qps);
             } catch (...) {
                 errors[i] = std::current_exception();
             }

@@ -9,12 +9,12 @@
 
 namespace llmsim::report {
 
-namespace {
-
 Json published_range_json(const app::PublishedRange& r) {
     return {{"low", r.low},   {"high", r.high},  {"low_ratio", r.low_ratio}, {"high_ratio", r.high_ratio},
             {"runs", r.runs}, {"basis", r.basis}};
 }
+
+namespace {
 
 Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const sim::EstimateOptions& o) {
     const StepEstimate& e = te.chosen();

@@ -22,5 +22,7 @@ struct Estimate {
 Estimate run_estimate(const Scenario& s, const sim::EstimateOptions& options, sim::StepSimulator& simulator);
 
 Json estimate_json(const Scenario& s, const Estimate& e, const sim::EstimateOptions& options);
+// The range the published runs most like an answer measured (app/accuracy), as every result shows it.
+Json published_range_json(const app::PublishedRange& r);
 
 }   // namespace llmsim::report

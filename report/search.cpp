@@ -4,6 +4,7 @@
 
 #include "cost_models/memory.hpp"
 #include "hardware_db/scenario.hpp"
+#include "report/estimate.hpp"
 #include "report/results.hpp"
 #include "sim/step_sim.hpp"
 
@@ -168,11 +169,7 @@ Json capacity_per_gpu_json(const app::CapacityPerGpu& r, int max_gpus) {
                   {"simulations", c.simulations}};
         if (c.qps > 0) {
             j["above_misses"] = c.above_misses;
-            if (c.published)
-                j["published_range"] = {{"low", c.published->low},
-                                        {"high", c.published->high},
-                                        {"runs", c.published->runs},
-                                        {"basis", c.published->basis}};
+            if (c.published) j["published_range"] = published_range_json(*c.published);
         } else {
             j["why_none"] = c.why_none;
         }
