@@ -73,12 +73,14 @@ struct ServingLayer {
     const ServingJob& s;
     const IterationBatch& b;
     const Layer& desc;
+    const Layer& fused;   // fuse_gemms(desc)
     Precision cp;
     double wbytes = 0, kvb = 0;
     Acc time;   // each kernel's fixed time is counted apart
     double kernels = 0;
 
-    ServingLayer(const ServingJob& job, const IterationBatch& batch, const Layer& d) : s(job), b(batch), desc(d) {
+    ServingLayer(const ServingJob& job, const IterationBatch& batch, const Layer& d, const Layer& f)
+        : s(job), b(batch), desc(d), fused(f) {
         const auto& in = s.inference;
         cp = compute_precision(s.system.gpu, in.weight_precision, in.compute_precision);
         wbytes = weight_bytes_per_param(in.weight_precision, in.quant_group_size);
@@ -124,7 +126,7 @@ struct ServingLayer {
     // The GEMMs, each over the tokens it runs on: routed experts over the experts the batch touches, MLA's
     // up-projections over the prefill's context and, absorbed, over the decode tokens.
     void gemms(double M, double dtok) {
-        for (const auto& op : fuse_gemms(desc)) {
+        for (const auto& op : fused) {
             if (op.kind == LayerOpKind::pass && op.pass == ElementwiseKind::moe_routing) routing(M);
             if (op.kind != LayerOpKind::gemm) continue;
             if (op.experts > 0) {
@@ -179,9 +181,50 @@ struct ServingLayer {
 
 }   // namespace
 
-IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) {
+IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) { return IterationPricer(s)(whole); }
+
+IterationPricer::IterationPricer(const ServingJob& s)
+    : s_(s),
+      // Every layer priced as the model's MoE layer (a dense model's is dense).
+      desc_(describe_layer(s.model, LayerShape{.tp = s.parallel.tp, .moe = true, .serving = true})),
+      fused_(fuse_gemms(desc_)) {
+    const auto per = layers_per_stage(s.model.layers, s.parallel.pp);
+    layers_ = *std::max_element(per.begin(), per.end());
+    for (const auto& op : fused_)
+        if (op.kind == LayerOpKind::gemm && op.experts <= 0 && op.serving == ServingRows::prefill_context)
+            context_rows_ = true;
+}
+
+std::size_t IterationPricer::KeyHash::operator()(const Key& k) const noexcept {
+    const std::hash<double> h;
+    std::size_t x = h(k.tokens);
+    x ^= h(k.decode_tokens) + 0x9e3779b97f4a7c15ULL + (x << 6) + (x >> 2);
+    x ^= h(k.context) + 0x9e3779b97f4a7c15ULL + (x << 6) + (x >> 2);
+    return x;
+}
+
+IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, double M, double dtok) {
+    const Key key{M, dtok, context_rows_ && b.prefill_tokens > 0 ? b.prefill_kv_tokens : 0.0};
+    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
+    ServingLayer layer(s_, b, desc_, fused_);
+    layer.gemms(M, dtok);
+    LayerGemms g{layer.time.time_s, layer.time.compute_s, layer.time.memory_s, layer.kernels, 0.0};
+    // Tensor parallelism: two all-reduces of the hidden state per layer.
+    if (s_.parallel.tp > 1) {
+        const double h = static_cast<double>(s_.model.hidden);
+        const auto grp = place_group(s_.parallel.tp, 1, s_.system.scaleup_domain);
+        g.comm_s = 2.0 * collective_time(s_.system, Collective::all_reduce, M * h * 2.0, grp).time_s;
+    }
+    // A bounded memo: batch shapes repeat within a stream, but a command's work stays bounded.
+    if (memo_.size() >= (std::size_t{1} << 16)) memo_.clear();
+    memo_.emplace(key, g);
+    return g;
+}
+
+IterationCost IterationPricer::operator()(const IterationBatch& whole) {
     IterationCost r;
     if (whole.tokens() <= 0) return r;
+    const ServingJob& s = s_;
     const IterationBatch b = stage_batch(s, whole);
     const double M = b.tokens();
     const auto& m = s.model;
@@ -189,31 +232,24 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) {
     const auto& in = s.inference;
     const int tp = s.parallel.tp;
     const int pp = s.parallel.pp;
-    const auto per = layers_per_stage(m.layers, pp);
-    const double layers = *std::max_element(per.begin(), per.end());
     const double h = static_cast<double>(m.hidden);
-    // Every layer priced as the model's MoE layer (a dense model's is dense).
-    const Layer desc = describe_layer(m, LayerShape{.tp = tp, .moe = true, .serving = true});
-    ServingLayer layer(s, b, desc);
     const double dtok = b.decode_seqs * b.decode_tokens_per_seq;
-    layer.gemms(M, dtok);
+    const LayerGemms per = gemms(b, M, dtok);
+    ServingLayer layer(s, b, desc_, fused_);
+    layer.time = {per.time_s, per.compute_s, per.memory_s};
+    layer.kernels = per.kernels;
     layer.attention_kernels(dtok);
     // Norms, RoPE and the KV append, activation, residuals: about 8 passes over the hidden state in 4
     // fused kernels; plus writing this iteration's K/V.
     layer.time.add(
-        memory_time(a, 8.0 * 2.0 * M * h * 2.0 + M * desc.attention().cache_elements * layer.kvb, 0.0, false, 0.0));
+        memory_time(a, 8.0 * 2.0 * M * h * 2.0 + M * desc_.attention().cache_elements * layer.kvb, 0.0, false, 0.0));
     layer.kernels += 4;
-    // Tensor parallelism: two all-reduces of the hidden state per layer.
-    double comm = 0;
-    if (tp > 1) {
-        const auto g = place_group(tp, 1, s.system.scaleup_domain);
-        comm = 2.0 * collective_time(s.system, Collective::all_reduce, M * h * 2.0, g).time_s;
-        layer.kernels += 2;
-    }
-    r.compute_s = pp * layers * layer.time.compute_s;
-    r.memory_s = pp * layers * layer.time.memory_s;
-    r.comm_s = pp * layers * comm;
-    double t = pp * layers * (layer.time.time_s + comm);
+    const double comm = per.comm_s;
+    if (tp > 1) layer.kernels += 2;
+    r.compute_s = pp * layers_ * layer.time.compute_s;
+    r.memory_s = pp * layers_ * layer.time.memory_s;
+    r.comm_s = pp * layers_ * comm;
+    double t = pp * layers_ * (layer.time.time_s + comm);
     // LM head on each token that samples (the last of a finished prompt, every decode token), 16-bit.
     GemmSpec head;
     head.m = std::max(1.0, whole.prefill_seqs + whole.decode_seqs * whole.decode_tokens_per_seq);
@@ -224,7 +260,7 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) {
     const auto hk = gemm_time(a, head);
     t += hk.time_s;
     (hk.compute_bound ? r.compute_s : r.memory_s) += hk.time_s;
-    const double kernels = pp * layers * layer.kernels + 2.0;   // + embedding, head
+    const double kernels = pp * layers_ * layer.kernels + 2.0;   // + embedding, head
     // Pipeline: the activations cross pp − 1 stage boundaries.
     if (pp > 1) {
         const auto g = place_group(2, tp, s.system.scaleup_domain);

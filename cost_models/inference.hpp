@@ -4,6 +4,9 @@
 // iterations; continuous batching (sim/serving) composes iterations from a request stream.
 #pragma once
 
+#include <unordered_map>
+
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/memory.hpp"
 #include "hardware_db/specs.hpp"
 
@@ -49,6 +52,39 @@ inline constexpr double kGraphLaunch_s = 1.03e-6;
 // 1/min(m, prompts) of the prompt tokens) plus the PP sends of one micro-batch; the LM head and the
 // host's work are the whole batch's.
 [[nodiscard]] IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole);
+
+// iteration_cost for many iterations of one job (the serving simulator's loop): the layer's description
+// and its fused GEMMs are made once, and the GEMMs' and collectives' time is remembered per batch shape
+// (tokens, decode tokens, the prefill context where a GEMM runs over it). A pure function of the batch:
+// every answer is bit for bit iteration_cost's. The job must outlive the pricer.
+class IterationPricer {
+public:
+    explicit IterationPricer(const ServingJob& s);
+    [[nodiscard]] IterationCost operator()(const IterationBatch& whole);
+
+    // Per layer, for one batch shape: the GEMMs' roofline time and kernels, the TP all-reduces' time.
+    struct LayerGemms {
+        double time_s = 0, compute_s = 0, memory_s = 0;
+        double kernels = 0;
+        double comm_s = 0;
+    };
+
+private:
+    const ServingJob& s_;
+    Layer desc_;    // the model's layer (every layer priced as its MoE layer)
+    Layer fused_;   // its GEMMs fused as the engines run them
+    double layers_ = 0;
+    bool context_rows_ = false;   // a GEMM runs over the prefill context (MLA's up-projections)
+    struct Key {
+        double tokens, decode_tokens, context;
+        bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+        std::size_t operator()(const Key& k) const noexcept;
+    };
+    std::unordered_map<Key, LayerGemms, KeyHash> memo_;
+    LayerGemms gemms(const IterationBatch& b, double M, double dtok);
+};
 
 // Micro-batches a pipeline of `pp` stages keeps in flight for `sequences` running sequences:
 // min(pp, sequences), at least 1 (1 without pipeline parallelism).

@@ -312,6 +312,13 @@ Database::Database(const std::map<std::string, std::string>& files) {
         const auto slash = path.find('/');
         if (slash == std::string::npos) continue;
         const std::string dir = path.substr(0, slash);
+        if (dir == "profiles") {
+            auto lazy = std::make_unique<LazyProfile>();
+            lazy->text = text;
+            lazy->origin = "hardware_db/data/" + path;
+            profiles_[std::filesystem::path(path).stem().string()] = std::move(lazy);
+            continue;
+        }
         Json j = parse_json_text(text, "hardware_db/data/" + path);
         std::string name = j.is_object() && j.contains("name") && j["name"].is_string()
                                ? j["name"].get<std::string>()
@@ -322,8 +329,6 @@ Database::Database(const std::map<std::string, std::string>& files) {
             systems_[name] = std::move(j);
         else if (dir == "models")
             models_[name] = std::move(j);
-        else if (dir == "profiles")
-            profiles_[std::filesystem::path(path).stem().string()] = std::move(j);
     }
 }
 
@@ -336,7 +341,10 @@ std::vector<std::string> Database::profile_names() const {
 
 const Json* Database::builtin_profile(const std::string& name) const {
     const auto it = profiles_.find(name);
-    return it == profiles_.end() ? nullptr : &it->second;
+    if (it == profiles_.end()) return nullptr;
+    LazyProfile& p = *it->second;
+    std::call_once(p.parsed, [&p] { p.json = parse_json_text(p.text, p.origin); });
+    return &p.json;
 }
 
 const Database& Database::builtin() {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -51,7 +53,15 @@ private:
     // overrides win over the profile.
     void read_profile(SystemSpec& s, const std::string& profile_path, const std::string& base_dir, Problems& problems,
                       const Json& scenario, const std::string& pointer) const;
-    std::map<std::string, Json> accelerators_, systems_, models_, profiles_;
+    std::map<std::string, Json> accelerators_, systems_, models_;
+    // Profiles are parsed when first asked for (they are two fifths of the embedded data, and most
+    // commands name none): the text, then its JSON.
+    struct LazyProfile {
+        std::string text, origin;
+        std::once_flag parsed;
+        Json json;
+    };
+    std::map<std::string, std::unique_ptr<LazyProfile>> profiles_;
 };
 
 // Strict parsers of one JSON description into a struct (unknown keys are problems).

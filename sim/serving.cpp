@@ -187,6 +187,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
 
     std::vector<RequestState> st(reqs.size());
     const SchedulerDef& policy = scheduler(in.scheduler);
+    IterationPricer price(job);
     double sequence_steps = 0;
     double prefill_time = 0, prefill_compute = 0, decode_time = 0, decode_compute = 0;
     double batch_time = 0, batch_weighted = 0;
@@ -230,7 +231,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                                 "iterations or {:.3g} sequence-steps (preemptions recompute): expected fewer "
                                 "requests",
                                 in.requests, opt.max_iterations, opt.max_sequence_steps));
-            const auto cost = iteration_cost(job, b);
+            const auto cost = price(b);
             double dt = cost.time_s;
             if (b.decode_seqs > 0) dt += draft_cost_s(job, b.decode_seqs, b.decode_kv_tokens / b.decode_seqs);
             const double t0 = t;
