@@ -1,9 +1,5 @@
 #include "app/serving.hpp"
 
-#include <atomic>
-#include <exception>
-#include <thread>
-
 #include <algorithm>
 #include <cmath>
 
@@ -11,6 +7,7 @@
 
 #include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
+#include "sim/parallel.hpp"
 
 namespace llmsim::app {
 
@@ -291,7 +288,8 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
     return e;
 }
 
-CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const CapacityOptions& o, int threads) {
+CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const CapacityOptions& o, int threads,
+                                       const std::function<void(std::size_t, std::size_t)>& progress) {
     if (!base.inference.slo.any())
         throw ConfigError(
             "/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s (qps \"max\" asks for "
@@ -303,32 +301,21 @@ CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const
         return out;
     }
     out.rows.resize(layouts.size());
-    std::vector<std::exception_ptr> errors(layouts.size());
-    std::atomic<std::size_t> next{0};
-    auto worker = [&] {
-        for (std::size_t i; (i = next.fetch_add(1)) < layouts.size();) try {
-                auto& row = out.rows[i];
-                row.layout = layouts[i];
-                row.layout.replicas = 1;
-                row.layout.max_batch = base.inference.max_batch;
-                row.layout.max_batch_tokens = base.inference.max_batch_tokens;
-                Scenario sc = sim::capacity_scenario(base, row.layout);
-                sc.inference.qps_max = true;
-                row.capacity = slo_capacity(sc, o);
-                row.qps_per_gpu = row.capacity.qps / row.layout.gpus();
-                if (row.capacity.qps > 0) row.capacity.published = capacity_range(sc, row.capacity.qps);
-            } catch (...) {
-                errors[i] = std::current_exception();
-            }
-    };
-    const int n = std::max(1, std::min(threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()),
-                                       static_cast<int>(layouts.size())));
-    std::vector<std::thread> pool;
-    for (int t = 1; t < n; ++t) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
-    for (const auto& e : errors)
-        if (e) std::rethrow_exception(e);
+    sim::parallel_for(
+        layouts.size(), threads,
+        [&](std::size_t i) {
+            auto& row = out.rows[i];
+            row.layout = layouts[i];
+            row.layout.replicas = 1;
+            row.layout.max_batch = base.inference.max_batch;
+            row.layout.max_batch_tokens = base.inference.max_batch_tokens;
+            Scenario sc = sim::capacity_scenario(base, row.layout);
+            sc.inference.qps_max = true;
+            row.capacity = slo_capacity(sc, o);
+            row.qps_per_gpu = row.capacity.qps / row.layout.gpus();
+            if (row.capacity.qps > 0) row.capacity.published = capacity_range(sc, row.capacity.qps);
+        },
+        progress);
     for (const auto& r : out.rows) out.simulations += r.capacity.simulations;
     std::stable_sort(out.rows.begin(), out.rows.end(),
                      [](const LayoutCapacity& a, const LayoutCapacity& b) { return a.qps_per_gpu > b.qps_per_gpu; });

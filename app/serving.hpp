@@ -5,6 +5,8 @@
 // format its struct.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -109,8 +111,9 @@ struct CapacityPerGpu {
     std::int64_t simulations = 0;
     std::string why_none;   // when no layout was tried
 };
-[[nodiscard]] CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const CapacityOptions& o = {},
-                                                     int threads = 0);
+[[nodiscard]] CapacityPerGpu capacity_per_gpu_search(
+    const Scenario& base, int max_gpus, const CapacityOptions& o = {}, int threads = 0,
+    const std::function<void(std::size_t, std::size_t)>& progress = {});   // layouts done, of all
 // The requests a stream at `qps` needs to span `span_s` of arrivals (at least the scenario's own),
 // capped at `max_requests`.
 [[nodiscard]] std::int64_t stream_requests(const InferenceConfig& in, double qps, double span_s,

@@ -26,7 +26,12 @@ namespace {
 
 // With qps "max": each layout's largest rate meeting the SLO and that rate per GPU (docs/serving.md).
 int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
-    const auto r = app::capacity_per_gpu_search(s, max_gpus);
+    const auto r = [&] {   // the bar is cleared before anything is printed
+        ProgressBar bar("capacity per layout");
+        return app::capacity_per_gpu_search(s, max_gpus, {}, 0, [&bar](std::size_t done, std::size_t all) {
+            bar.update(static_cast<double>(done) / static_cast<double>(all));
+        });
+    }();
     if (f.json) {
         print_json(report::capacity_per_gpu_json(r, max_gpus));
     } else {
@@ -61,7 +66,12 @@ int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
 int serving_capacity(const SearchFlags& f, const Scenario& s) {
     const int max_gpus = f.max_gpus.value_or(f.gpus.value_or(64));
     if (s.inference.qps_max) return capacity_per_gpu(f, s, max_gpus);
-    const auto r = sim::serving_capacity_search(s, max_gpus);
+    const auto r = [&] {   // the bar is cleared before anything is printed
+        ProgressBar bar("serving search");
+        return sim::serving_capacity_search(s, max_gpus, 0, [&bar](std::size_t done, std::size_t all) {
+            bar.update(static_cast<double>(done) / static_cast<double>(all));
+        });
+    }();
     if (f.json) {
         print_json(report::capacity_search_json(s, r, max_gpus));
     } else {

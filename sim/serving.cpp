@@ -1,17 +1,16 @@
 #include "sim/serving.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <deque>
 #include <limits>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "sim/length_dist.hpp"
+#include "sim/parallel.hpp"
 
 namespace llmsim::sim {
 
@@ -497,7 +496,8 @@ std::vector<CapacityCandidate> capacity_groups(const Scenario& base, int max_gpu
     return groups;
 }
 
-CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int threads) {
+CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int threads,
+                                       const std::function<void(std::size_t, std::size_t)>& progress) {
     const auto& in0 = base.inference;
     if (!(in0.qps > 0))
         throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
@@ -508,23 +508,10 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
     // The groups (tp, pp, precision), in a fixed order; searched in parallel, gathered in this order.
     const std::vector<CapacityCandidate> groups = capacity_groups(base, max_gpus);
     std::vector<GroupOutcome> outcomes(groups.size());
-    std::vector<std::exception_ptr> errors(groups.size());
-    std::atomic<std::size_t> next{0};
-    auto worker = [&] {
-        for (std::size_t i; (i = next.fetch_add(1)) < groups.size();) try {
-                outcomes[i] = search_group(base, groups[i], batches, chunks, max_gpus);
-            } catch (...) {
-                errors[i] = std::current_exception();
-            }
-    };
-    const int n = std::max(1, std::min(threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()),
-                                       static_cast<int>(groups.size())));
-    std::vector<std::thread> pool;
-    for (int t = 1; t < n; ++t) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
+    parallel_for(
+        groups.size(), threads,
+        [&](std::size_t i) { outcomes[i] = search_group(base, groups[i], batches, chunks, max_gpus); }, progress);
     for (std::size_t i = 0; i < groups.size(); ++i) {
-        if (errors[i]) std::rethrow_exception(errors[i]);
         out.simulations += outcomes[i].simulations;
         out.variants += outcomes[i].variants;
         if (outcomes[i].best) out.best.push_back(*outcomes[i].best);

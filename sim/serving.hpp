@@ -6,6 +6,8 @@
 // prefix-cache hits. Every iteration is priced by cost_models/inference iteration_cost.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -135,7 +137,9 @@ struct CapacityResult {
 // replica fewer. Replicas are found by an exponential step up from one replica's offline bound, then a
 // bisection. Throws ConfigError when the scenario has no qps or no slo. The groups run on `threads`
 // threads (0: every core); the result does not depend on the count.
-[[nodiscard]] CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int threads = 0);
+[[nodiscard]] CapacityResult serving_capacity_search(
+    const Scenario& base, int max_gpus, int threads = 0,
+    const std::function<void(std::size_t, std::size_t)>& progress = {});   // groups done, of all
 // The searched (tp, pp, precision) groups in their fixed order (one replica each, the scenario's
 // max_batch and chunk): tp a power of two up to the scale-up domain and max_gpus that the model's heads
 // divide; the scenario's precision and fp8 where the chip has it; the smallest power-of-two pp at which

@@ -7,11 +7,14 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
+#include <vector>
 
 #include "cost_models/layout.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
 #include "sim/engine.hpp"
+#include "sim/parallel.hpp"
 #include "sim/step_sim.hpp"
 
 using namespace llmsim;
@@ -344,4 +347,36 @@ TEST_CASE("the trace streams: written a MiB at a time, never held whole (issue 3
     CHECK(rec.largest < (std::size_t{1} << 20) + 4096);
     const Json j = Json::parse(rec.all);
     CHECK(j["traceEvents"].size() > 1000);
+}
+
+TEST_CASE(
+    "parallel_for: every index once on any thread count, done counted to n, the smallest failing index's "
+    "exception",
+    "[sim][parallel]") {
+    for (const int threads : {1, 2, 7, 0}) {
+        std::vector<int> hits(100, 0);
+        std::size_t last = 0, calls = 0;
+        parallel_for(
+            hits.size(), threads, [&](std::size_t i) { hits[i] += 1; },
+            [&](std::size_t k, std::size_t n) {
+                CHECK(n == 100);
+                CHECK(k == last + 1);   // one call at a time, counting up
+                last = k;
+                ++calls;
+            });
+        CHECK(calls == 100);
+        for (const int h : hits) CHECK(h == 1);
+        std::vector<int> ran(50, 0);
+        try {
+            parallel_for(ran.size(), threads, [&](std::size_t i) {
+                ran[i] = 1;
+                if (i == 31 || i == 17 || i == 44) throw std::runtime_error(std::to_string(i));
+            });
+            FAIL("no exception");
+        } catch (const std::runtime_error& e) {
+            CHECK(std::string(e.what()) == "17");
+        }
+        for (const int r : ran) CHECK(r == 1);   // the others still ran
+    }
+    parallel_for(0, 4, [](std::size_t) { FAIL("no index in an empty range"); });
 }
