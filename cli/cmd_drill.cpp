@@ -66,10 +66,16 @@ void setup_drill(CLI::App* cmd, Context& ctx) {
     cmd->add_option("--difficulty", f->difficulty, "easy (10% tolerance), medium (5%), hard (2%)");
     cmd->add_option("--answers", f->answers, "Grade these answers, separated by ';', without prompting");
     cmd->add_flag("--json", f->json, "Export the questions (with --answers: and the grades) as JSON");
-    cmd->add_flag("--list-topics", f->list, "List the topics");
+    cmd->add_flag("--list-topics", f->list, "List the topics (with --json: as JSON)");
     cmd->callback([f, &ctx] {
         if (f->list) {
-            for (const auto& t : drills::topics()) std::cout << fmt::format("{:<18} {}\n", t.name, t.summary);
+            if (f->json) {
+                Json arr = Json::array();
+                for (const auto& t : drills::topics()) arr.push_back({{"name", t.name}, {"summary", t.summary}});
+                print_json(Json{{"topics", arr}});
+            } else {
+                for (const auto& t : drills::topics()) std::cout << fmt::format("{:<18} {}\n", t.name, t.summary);
+            }
             ctx.exit_code = 0;
             return;
         }

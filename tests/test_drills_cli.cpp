@@ -123,6 +123,20 @@ TEST_CASE("drill --answers grades without a prompt and ends with the score", "[c
     CHECK(badd.rc == 2);
 }
 
+TEST_CASE("drill --list-topics: one line per topic, or with --json the same topics as JSON", "[cli][drill]") {
+    const auto text = run_llmsim({"drill", "--list-topics"}, "drills");
+    REQUIRE(text.rc == 0);
+    const auto json = run_llmsim({"drill", "--list-topics", "--json"}, "drills");
+    REQUIRE(json.rc == 0);
+    const auto j = nlohmann::json::parse(json.out);
+    REQUIRE(j["topics"].is_array());
+    std::size_t lines = 0;
+    for (const char c : text.out) lines += c == '\n';
+    CHECK(j["topics"].size() == lines);
+    CHECK(j["topics"][0]["name"] == "params");
+    CHECK(text.out.find(j["topics"][0]["summary"].get<std::string>()) != std::string::npos);
+}
+
 TEST_CASE("drill reads answers from stdin interactively", "[cli][drill]") {
     const auto dir = llmsim::test::temp_dir("drills-stdin");
     const std::string cmd = llmsim::test::shell_quote(LLMSIM_BINARY) +
