@@ -1191,7 +1191,7 @@ std::string scenario_reference_markdown() {
         "Every key a scenario may hold, as the strict readers accept it: a key not listed here is an error "
         "naming its JSON pointer, and every bound and choice shown is the one enforced. The narrative guide "
         "(examples, defaults that depend on other keys, cross-field checks, errors) is "
-        "[scenario.md](scenario.md); the project contract is `../shared/interface/scenario.md`.\n\n";
+        "[scenario.md](scenario.md), which also says what llmsim adds to the project's scenario contract.\n\n";
     md +=
         "- **default**: `required`, a literal value (echoed as such in `--json` outputs), or how it is "
         "derived.\n";
