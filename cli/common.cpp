@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -390,6 +391,63 @@ std::string fixed_commas(double x, int decimals) {
     if (!std::isfinite(x)) return "inf";
     const std::string digits = fmt::format("{:.{}f}", std::fabs(x), decimals);
     return group_thousands(digits, x < 0 && digits.find_first_not_of("0.") != std::string::npos);
+}
+
+std::string wrap_text(const std::string& text, std::size_t width) {
+    // Columns are UTF-8 code points (a continuation byte starts none).
+    auto columns = [](std::string_view w) {
+        std::size_t n = 0;
+        for (const char c : w) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        return n;
+    };
+    const std::string indent = "  ";
+    std::string out, line;
+    std::size_t line_cols = 0;
+    std::size_t pos = 0;
+    const std::string_view t = text.ends_with('\n') ? std::string_view(text).substr(0, text.size() - 1) : text;
+    while (pos <= t.size()) {
+        const std::size_t end = std::min(t.find(' ', pos), t.size());
+        const std::string_view word = t.substr(pos, end - pos);
+        const std::size_t wc = columns(word);
+        if (!line.empty() && line_cols + 1 + wc > width) {
+            out += line + "\n";
+            line = indent;
+            line_cols = indent.size();
+        } else if (!line.empty() && line != indent) {
+            line += ' ';
+            ++line_cols;
+        }
+        line += word;
+        line_cols += wc;
+        pos = end + 1;
+    }
+    return out + line + "\n";
+}
+
+std::string join_fields(const std::vector<std::string>& fields, const std::string& separator, std::size_t width) {
+    auto columns = [](std::string_view w) {
+        std::size_t n = 0;
+        for (const char c : w) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        return n;
+    };
+    std::string out, line;
+    std::size_t cols = 0;
+    for (const auto& f : fields) {
+        if (f.empty()) continue;
+        const std::size_t fc = columns(f);
+        if (line.empty()) {
+            line = f;
+            cols = fc;
+        } else if (cols + columns(separator) + fc > width) {
+            out += line + "\n";
+            line = "  " + f;
+            cols = 2 + fc;
+        } else {
+            line += separator + f;
+            cols += columns(separator) + fc;
+        }
+    }
+    return out + line + "\n";
 }
 
 std::string Table::str() const {

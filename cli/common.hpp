@@ -87,6 +87,13 @@ std::string human_flops(double flops);             // "1.23 EFLOP"
 std::string human_count(double n);                 // "174.6B", "12.9M"
 std::string with_commas(std::int64_t n);           // "1,234,567"
 std::string fixed_commas(double x, int decimals);   // "18,163.8" (thousands separators, `decimals` after the point)
+// A sentence as lines of at most `width` columns (a terminal's 80), broken at spaces, each line after the
+// first indented by two spaces; every line ends with a newline. A word longer than a line stays whole.
+std::string wrap_text(const std::string& text, std::size_t width = 80);
+// Fields joined by `separator` on lines of at most `width` columns: a field that would pass the edge
+// starts the next line (indented by two spaces); empty fields are left out. Ends with a newline.
+std::string join_fields(const std::vector<std::string>& fields, const std::string& separator = "  |  ",
+                        std::size_t width = 80);
 
 // A plain text table with a header row; columns right-aligned except the first.
 class Table {

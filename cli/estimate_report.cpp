@@ -20,9 +20,10 @@ namespace {
 // req/s"; or that there are none to say how sure.
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit) {
     if (!r)
-        return fmt::format("how sure: no published runs of this engine in validation/ to compare the {} with\n", what);
-    return fmt::format("how sure: the {} measured {:.0f}-{:.0f}% of llmsim's {}: {:.4g}-{:.4g} {}\n", r->basis,
-                       100 * r->low_ratio, 100 * r->high_ratio, what, r->low, r->high, unit);
+        return wrap_text(
+            fmt::format("how sure: no published runs of this engine in validation/ to compare the {} with", what));
+    return wrap_text(fmt::format("how sure: the {} measured {:.0f}-{:.0f}% of llmsim's {}: {:.4g}-{:.4g} {}", r->basis,
+                                 100 * r->low_ratio, 100 * r->high_ratio, what, r->low, r->high, unit));
 }
 
 std::string serving_text(const Scenario&, const Estimate& est) {
@@ -35,11 +36,11 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     const std::string lens = fmt::format("{}{} in / {}{} out", in.input_dist.is_fixed() ? "" : "mean ", in.input_len,
                                          in.output_dist.is_fixed() ? "" : "mean ", in.output_len);
     if (!e.fit.fits) {
-        out += fmt::format(
-            "{} serving on {} x {} (tp {}, pp {}, {}, {}, weights {}, KV {})\n", s.model.name, s.gpus, s.system.name,
+        out += wrap_text(fmt::format(
+            "{} serving on {} x {} (tp {}, pp {}, {}, {}, weights {}, KV {})", s.model.name, s.gpus, s.system.name,
             p.tp, p.pp, in.continuous() ? std::string("continuous batching") : fmt::format("static batch {}", in.batch),
-            lens, to_string(in.weight_precision), to_string(in.kv_precision));
-        out += "DOES NOT FIT: " + e.fit.reason + "\n";
+            lens, to_string(in.weight_precision), to_string(in.kv_precision)));
+        out += wrap_text("DOES NOT FIT: " + e.fit.reason);
         Table t({"memory per GPU", "value"});
         t.row({"weights", gib(r.memory.weights_bytes)});
         t.row({"runtime reserve", gib(r.memory.other_bytes)});
@@ -48,9 +49,9 @@ std::string serving_text(const Scenario&, const Estimate& est) {
         return out + t.str();
     }
     if (!e.continuous && !in.continuous()) {
-        out += fmt::format("{} serving on {} x {} (tp {}, pp {}, static batch {}, {}, weights {}, KV {})\n",
-                           s.model.name, s.gpus, s.system.name, p.tp, p.pp, in.batch, lens,
-                           to_string(in.weight_precision), to_string(in.kv_precision));
+        out += wrap_text(fmt::format("{} serving on {} x {} (tp {}, pp {}, static batch {}, {}, weights {}, KV {})",
+                                     s.model.name, s.gpus, s.system.name, p.tp, p.pp, in.batch, lens,
+                                     to_string(in.weight_precision), to_string(in.kv_precision)));
         Table t({"metric", "value"});
         t.row({"time to first token", human_seconds(r.ttft_s)});
         t.row({"time per output token", human_seconds(r.tpot_s)});
@@ -67,32 +68,34 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     if (e.capacity) {
         const auto& c = *e.capacity;
         if (c.qps > 0)
-            out += fmt::format(
+            out += wrap_text(fmt::format(
                 "capacity {:.4g} req/s: the largest Poisson rate meeting the SLO ({} simulations; offline {:.4g} "
-                "req/s); at {:.4g} req/s (+5%): {}\n",
+                "req/s); at {:.4g} req/s (+5%): {}",
                 c.qps, c.simulations, c.offline_qps, c.above_qps,
-                c.above_misses.empty() ? std::string("still met") : c.above_misses);
+                c.above_misses.empty() ? std::string("still met") : c.above_misses));
         if (c.qps > 0)
             out += published_range_text(c.published, "rate", "req/s");
         else
-            out += fmt::format("capacity 0: {}\n", c.why_none);
+            out += wrap_text(fmt::format("capacity 0: {}", c.why_none));
     }
     if (!e.continuous) {
-        for (const auto& n : e.notes) out += "note: " + n + "\n";
+        for (const auto& n : e.notes) out += wrap_text("note: " + n);
         return out;
     }
     const auto& c = *e.continuous;
-    out += fmt::format(
+    out += wrap_text(fmt::format(
         "{} serving on {} x {} ({} replica{} of tp {} pp {}), continuous batching, {} requests {}, {}, weights {}, "
-        "KV {}\n",
+        "KV {}",
         s.model.name, s.gpus, s.system.name, c.replicas, c.replicas == 1 ? "" : "s", p.tp, p.pp, c.requests,
         in.qps > 0 ? fmt::format("at {:.4g} req/s (Poisson)", in.qps) : std::string("offline (all at t = 0)"), lens,
-        to_string(in.weight_precision), to_string(in.kv_precision));
-    out +=
-        fmt::format("{:.2f} req/s  |  {} output tokens/s ({} per GPU)  |  TTFT p99 {}  TPOT p99 {}{}\n\n",
-                    c.requests_per_s, fixed_commas(c.output_tokens_per_s, 0),
-                    fixed_commas(c.output_tokens_per_s_per_gpu, 0), human_seconds(c.ttft_s.p99),
-                    human_seconds(c.tpot_s.p99), in.slo.any() ? (c.slo_met ? "  |  SLO met" : "  |  SLO MISSED") : "");
+        to_string(in.weight_precision), to_string(in.kv_precision)));
+    std::vector<std::string> headline = {
+        fmt::format("{:.2f} req/s", c.requests_per_s),
+        fmt::format("{} output tokens/s ({} per GPU)", fixed_commas(c.output_tokens_per_s, 0),
+                    fixed_commas(c.output_tokens_per_s_per_gpu, 0)),
+        fmt::format("TTFT p99 {}  TPOT p99 {}", human_seconds(c.ttft_s.p99), human_seconds(c.tpot_s.p99))};
+    if (in.slo.any()) headline.emplace_back(c.slo_met ? "SLO met" : "SLO MISSED");
+    out += join_fields(headline) + "\n";
     Table t({"latency", "mean", "p50", "p90", "p99"});
     auto row = [&](const char* name, const sim::Distribution& d) {
         t.row({name, human_seconds(d.mean), human_seconds(d.p50), human_seconds(d.p90), human_seconds(d.p99)});
@@ -113,16 +116,16 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     if (e.utilisation > 0)
         u.row({"load / offline throughput",
                fmt::format("{:.0f}% of {:.4g} req/s", 100.0 * e.utilisation, e.offline_qps)});
-    u.row({"prefill / decode bound by",
-           fmt::format("{} ({:.0f}% of prefill time compute-bound) / {} ({:.0f}% of decode time)",
-                       c.prefill_compute_fraction >= 0.5 ? "compute" : "memory", 100 * c.prefill_compute_fraction,
-                       c.decode_compute_fraction >= 0.5 ? "compute" : "memory", 100 * c.decode_compute_fraction)});
+    u.row({"prefill / decode bound by", fmt::format("{} / {}", c.prefill_compute_fraction >= 0.5 ? "compute" : "memory",
+                                                    c.decode_compute_fraction >= 0.5 ? "compute" : "memory")});
+    u.row({"compute-bound time: prefill / decode",
+           fmt::format("{:.0f}% / {:.0f}%", 100 * c.prefill_compute_fraction, 100 * c.decode_compute_fraction)});
     if (in.speculative.enabled)
         u.row({"speculative tokens per target step", fmt::format("{:.2f}", c.spec_tokens_per_step)});
     out += u.str();
     if (!(in.qps > 0) && !in.qps_max)
         out += published_range_text(e.throughput_published, "throughput", "output tokens/s per GPU");
-    for (const auto& n : e.notes) out += "note: " + n + "\n";
+    for (const auto& n : e.notes) out += wrap_text("note: " + n);
     return out;
 }
 
@@ -151,19 +154,24 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
     const std::string zero = zero_run == p.zero
                                  ? std::to_string(p.zero)
                                  : fmt::format("{} (runs as {}: FSDP with pipeline stages)", p.zero, zero_run);
-    std::string out = fmt::format(
-        "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} ({}) | zero {} | mb {} x {} | {} | {}{}\n", s.model.name,
-        s.gpus, s.system.name, p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, p.schedule->name, zero, s.training.micro_batch,
-        e.microbatches, to_string(s.training.precision), training_options_text(s.training),
-        p.framework == Framework::unspecified ? std::string() : " | " + framework_label(p));
+    std::vector<std::string> head = {
+        fmt::format("{} on {} x {}", s.model.name, s.gpus, s.system.name),
+        fmt::format("tp {} pp {} dp {} cp {} ep {} vp {} ({})", p.tp, p.pp, p.dp, p.cp, p.ep, p.vp, p.schedule->name),
+        fmt::format("zero {}", zero),
+        fmt::format("mb {} x {}", s.training.micro_batch, e.microbatches),
+        to_string(s.training.precision),
+        training_options_text(s.training)};
+    if (p.framework != Framework::unspecified) head.push_back(framework_label(p));
+    std::string out = join_fields(head, " | ");
     if (!e.memory.fits)
         out += fmt::format("DOES NOT FIT: {} per GPU needed, {} available (the numbers below assume it did)\n",
                            gib(e.memory.total_bytes), gib(e.memory.capacity_bytes));
-    out += fmt::format(
-        "step time {}  |  MFU {:.1f}%  HFU {:.1f}%  |  {} tokens/s ({} per GPU)  |  {:.0f} TFLOP/s per "
-        "GPU\n\n",
-        human_seconds(step), 100 * e.mfu, 100 * e.hfu, fixed_commas(e.tokens_per_s, 0),
-        fixed_commas(e.tokens_per_s_per_gpu, 0), e.achieved_tflops_per_gpu);
+    out += join_fields({fmt::format("step time {}", human_seconds(step)),
+                        fmt::format("MFU {:.1f}%  HFU {:.1f}%", 100 * e.mfu, 100 * e.hfu),
+                        fmt::format("{} tokens/s ({} per GPU)", fixed_commas(e.tokens_per_s, 0),
+                                    fixed_commas(e.tokens_per_s_per_gpu, 0)),
+                        fmt::format("{:.0f} TFLOP/s per GPU", e.achieved_tflops_per_gpu)}) +
+           "\n";
     Table t({"where the step goes", "time", "share"});
     const auto& b = e.breakdown;
     const std::pair<const char*, double> parts[] = {
