@@ -33,12 +33,34 @@ std::vector<Residual> serving_residuals(const ValidationReport& rep) {
     return out;
 }
 
+std::vector<Residual> training_residuals(const ValidationReport& rep) {
+    std::vector<Residual> out;
+    for (const auto& c : rep.cases) {
+        if (!c.ok() || c.c == nullptr || c.c->scenario.is_inference) continue;
+        const auto& s = c.c->scenario;
+        for (const auto& q : c.quantities) {
+            if (q.quantity != "step_time_s" || !std::isfinite(q.error)) continue;
+            out.push_back({c.c->id, q.quantity, to_string(s.parallel.framework), s.system.gpu.name, "training",
+                           std::round(q.error * 1e4) / 1e4});
+        }
+    }
+    return out;
+}
+
+std::vector<Residual> residuals(const ValidationReport& rep) {
+    auto out = serving_residuals(rep);
+    const auto t = training_residuals(rep);
+    out.insert(out.end(), t.begin(), t.end());
+    return out;
+}
+
 std::string residuals_json_text(const std::vector<Residual>& rs) {
     // One residual per line, so that a change of the model reads as a diff of the cases it moved.
     std::string out =
-        "{\"what\": \"llmsim's serving residuals on validation/serving.json (error = predicted / measured - 1), "
-        "made by `llmsim validate validation/serving.json --residuals FILE`; app/accuracy reads them to give each "
-        "answer the range the published runs most like it measured (docs/serving.md, How sure)\",\n"
+        "{\"what\": \"llmsim's residuals on a validation file (error = predicted / measured - 1), made by "
+        "`llmsim validate validation/FILE.json --residuals FILE`; app/accuracy reads them to give each answer the "
+        "range the published runs most like it measured (docs/serving.md and docs/accuracy.md, How sure); the "
+        "engine of a training run is its framework\",\n"
         "\"residuals\": [\n";
     for (std::size_t i = 0; i < rs.size(); ++i) {
         const auto& r = rs[i];
@@ -52,11 +74,11 @@ std::string residuals_json_text(const std::vector<Residual>& rs) {
     return out + "]}\n";
 }
 
-const std::vector<Residual>& builtin_serving_residuals() {
+const std::vector<Residual>& builtin_residuals() {
     static const std::vector<Residual> rs = [] {
         std::vector<Residual> out;
         for (const auto& f : embedded_files()) {
-            if (f.path != "residuals/serving.json") continue;
+            if (!f.path.starts_with("residuals/")) continue;
             const auto j = nlohmann::json::parse(f.content);
             for (const auto& r : j.at("residuals"))
                 out.push_back({r.at("id").get<std::string>(), r.at("quantity").get<std::string>(),
@@ -68,17 +90,10 @@ const std::vector<Residual>& builtin_serving_residuals() {
     return rs;
 }
 
-std::optional<PublishedRange> published_range(const std::vector<Residual>& rs, const std::string& quantity,
-                                              const std::string& arrivals, const std::string& engine,
-                                              const std::string& accelerator, double predicted) {
-    std::vector<const Residual*> same_engine, same_gpu;
-    for (const auto& r : rs) {
-        if (r.quantity != quantity || r.arrivals != arrivals || r.engine != engine) continue;
-        same_engine.push_back(&r);
-        if (r.accelerator == accelerator) same_gpu.push_back(&r);
-    }
-    const auto& use = static_cast<int>(same_gpu.size()) >= kMinRangeRuns ? same_gpu : same_engine;
-    if (static_cast<int>(use.size()) < kMinRangeRuns || !(predicted > 0)) return std::nullopt;
+namespace {
+
+// min and max of measured / predicted over `use`, times `predicted`; `what` names the runs.
+PublishedRange range_of(const std::vector<const Residual*>& use, double predicted, const std::string& what) {
     PublishedRange p;
     p.low_ratio = 1e300;
     p.high_ratio = 0;
@@ -97,8 +112,42 @@ std::optional<PublishedRange> published_range(const std::vector<Residual>& rs, c
         if (!names.empty()) names.append(", ");
         names.append(g);
     }
-    p.basis = fmt::format("{} published run{} of {} on {}", p.runs, p.runs == 1 ? "" : "s", engine, names);
+    p.basis = fmt::format("{} published run{} {} on {}", p.runs, p.runs == 1 ? "" : "s", what, names);
     return p;
+}
+
+}   // namespace
+
+std::optional<PublishedRange> published_range(const std::vector<Residual>& rs, const std::string& quantity,
+                                              const std::string& arrivals, const std::string& engine,
+                                              const std::string& accelerator, double predicted) {
+    std::vector<const Residual*> same_engine, same_gpu;
+    for (const auto& r : rs) {
+        if (r.quantity != quantity || r.arrivals != arrivals || r.engine != engine) continue;
+        same_engine.push_back(&r);
+        if (r.accelerator == accelerator) same_gpu.push_back(&r);
+    }
+    const auto& use = static_cast<int>(same_gpu.size()) >= kMinRangeRuns ? same_gpu : same_engine;
+    if (static_cast<int>(use.size()) < kMinRangeRuns || !(predicted > 0)) return std::nullopt;
+    return range_of(use, predicted, "of " + engine);
+}
+
+std::optional<PublishedRange> step_time_range(const std::vector<Residual>& rs, const std::string& framework,
+                                              const std::string& accelerator, double predicted_s) {
+    if (!(predicted_s > 0)) return std::nullopt;
+    std::vector<const Residual*> all, gpu, both;
+    for (const auto& r : rs) {
+        if (r.quantity != "step_time_s" || r.arrivals != "training") continue;
+        all.push_back(&r);
+        if (r.accelerator != accelerator) continue;
+        gpu.push_back(&r);
+        if (r.engine == framework) both.push_back(&r);
+    }
+    const std::string with = framework == "unspecified" ? std::string() : " with " + framework;
+    if (static_cast<int>(both.size()) >= kMinRangeRuns) return range_of(both, predicted_s, "of training" + with);
+    if (static_cast<int>(gpu.size()) >= kMinRangeRuns) return range_of(gpu, predicted_s, "of training");
+    if (static_cast<int>(all.size()) >= kMinRangeRuns) return range_of(all, predicted_s, "of training");
+    return std::nullopt;
 }
 
 }   // namespace llmsim::app

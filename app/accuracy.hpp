@@ -1,8 +1,9 @@
-// How sure a serving answer is, from the published runs (docs/serving.md "How sure"): the residuals of
-// `llmsim validate` on validation/serving.json, kept in hardware_db/data/residuals/serving.json (made by
-// `llmsim validate validation/serving.json --residuals FILE`; a test fails when it is stale), give each
-// capacity and throughput answer the range the published runs most like it measured against llmsim's
-// prediction. A range, not a confidence interval: it says what the published runs did, with how many.
+// How sure an answer is, from the published runs (docs/serving.md and docs/accuracy.md, "How sure"): the
+// residuals of `llmsim validate` on validation/serving.json and validation/training.json, kept in
+// hardware_db/data/residuals/ (made by `llmsim validate validation/FILE.json --residuals FILE`; a test
+// fails when they are stale), give each capacity, throughput and training step time the range the
+// published runs most like it measured against llmsim's prediction. A range, not a confidence interval:
+// it says what the published runs did, with how many (in-sample: the runs fitted the constants).
 #pragma once
 
 #include <optional>
@@ -15,17 +16,23 @@
 namespace llmsim::app {
 
 struct Residual {
-    std::string id, quantity, engine, accelerator;
-    std::string arrivals;   // "offline" (every request at t = 0), "poisson", or "static"
+    std::string id, quantity;
+    std::string engine;   // the serving engine; of a training run, its framework ("unspecified" when unstated)
+    std::string accelerator;
+    std::string arrivals;   // "offline" (every request at t = 0), "poisson", "static", or "training"
     double error = 0;       // predicted / measured − 1
 };
 
 // The serving residuals of a validation report (every serving quantity of every case), rounded to 1e-4.
 [[nodiscard]] std::vector<Residual> serving_residuals(const ValidationReport& rep);
-// As the JSON that hardware_db/data/residuals/serving.json holds.
+// The training step times' residuals of a validation report (the simulator's step, as estimate reports it).
+[[nodiscard]] std::vector<Residual> training_residuals(const ValidationReport& rep);
+// Both, serving first (what `llmsim validate --residuals` writes).
+[[nodiscard]] std::vector<Residual> residuals(const ValidationReport& rep);
+// As the JSON that hardware_db/data/residuals/*.json hold.
 [[nodiscard]] std::string residuals_json_text(const std::vector<Residual>& rs);
-// The residuals compiled into the binary (empty when the file is absent).
-[[nodiscard]] const std::vector<Residual>& builtin_serving_residuals();
+// The residuals compiled into the binary (hardware_db/data/residuals/*.json; empty when absent).
+[[nodiscard]] const std::vector<Residual>& builtin_residuals();
 
 // What the published runs most like a deployment measured, as a multiple of llmsim's prediction.
 struct PublishedRange {
@@ -41,5 +48,11 @@ inline constexpr int kMinRangeRuns = 3;
                                                             const std::string& quantity, const std::string& arrivals,
                                                             const std::string& engine, const std::string& accelerator,
                                                             double predicted);
+// A training step time's range: the runs on the same accelerator with the same framework when there are at
+// least kMinRangeRuns, else those on the same accelerator, else every training run; none below
+// kMinRangeRuns.
+[[nodiscard]] std::optional<PublishedRange> step_time_range(const std::vector<Residual>& rs,
+                                                            const std::string& framework,
+                                                            const std::string& accelerator, double predicted_s);
 
 }   // namespace llmsim::app

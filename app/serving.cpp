@@ -233,8 +233,8 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
 namespace {
 // The published Server runs' range for a capacity answer of this deployment (app/accuracy).
 std::optional<PublishedRange> capacity_range(const Scenario& s, double qps) {
-    return published_range(builtin_serving_residuals(), "slo_capacity_qps", "poisson",
-                           to_string(s.inference.engine.kind), s.system.gpu.name, qps);
+    return published_range(builtin_residuals(), "slo_capacity_qps", "poisson", to_string(s.inference.engine.kind),
+                           s.system.gpu.name, qps);
 }
 }   // namespace
 
@@ -282,8 +282,8 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
     }
     if (!in.qps_max && !(in.qps > 0))   // offline: the published offline runs' throughput
         e.throughput_published =
-            published_range(builtin_serving_residuals(), "output_tokens_per_s_per_gpu", "offline",
-                            to_string(in.engine.kind), s.system.gpu.name, e.continuous->output_tokens_per_s_per_gpu);
+            published_range(builtin_residuals(), "output_tokens_per_s_per_gpu", "offline", to_string(in.engine.kind),
+                            s.system.gpu.name, e.continuous->output_tokens_per_s_per_gpu);
     for (auto& n : steadiness_notes(e.scenario.inference, *e.continuous)) e.notes.push_back(std::move(n));
     return e;
 }

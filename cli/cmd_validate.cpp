@@ -98,8 +98,9 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
                   "Fit each accelerator's efficiency.sustained_fraction to the training cases (least squares on "
                   "log step time, accelerators with >= 3 cases), with leave-one-out errors");
     cmd->add_option("--residuals", *residuals,
-                    "Also write the serving cases' residuals to this JSON file (hardware_db/data/residuals/"
-                    "serving.json is this file for validation/serving.json: the ranges serving answers carry)");
+                    "Also write the cases' residuals to this JSON file (hardware_db/data/residuals/serving.json "
+                    "and training.json are this file for validation/serving.json and training.json: the ranges "
+                    "answers carry)");
     cmd->callback([files, json, fit, residuals, &ctx] {
         const auto cases = report::read_validation_cases(*files);
         if (*fit) {
@@ -116,7 +117,7 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
             {
                 std::ofstream f(tmp, std::ios::binary);
                 if (!f) throw WriteError("--residuals: " + tmp + ": cannot be written");
-                f << app::residuals_json_text(app::serving_residuals(rep));
+                f << app::residuals_json_text(app::residuals(rep));
                 check_written(f, tmp, "--residuals");
             }
             if (std::rename(tmp.c_str(), residuals->c_str()) != 0)

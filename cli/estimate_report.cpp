@@ -146,7 +146,8 @@ std::string rlhf_text(const RlhfEstimate& r) {
     return out + t.str();
 }
 
-std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
+std::string training_text(const Scenario& s, const sim::TrainingEstimate& te,
+                          const std::optional<app::PublishedRange>& range) {
     const StepEstimate& e = te.chosen();
     const double step = e.step_time_s;
     const auto& p = s.parallel;
@@ -170,8 +171,9 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
                         fmt::format("MFU {:.1f}%  HFU {:.1f}%", 100 * e.mfu, 100 * e.hfu),
                         fmt::format("{} tokens/s ({} per GPU)", fixed_commas(e.tokens_per_s, 0),
                                     fixed_commas(e.tokens_per_s_per_gpu, 0)),
-                        fmt::format("{:.0f} TFLOP/s per GPU", e.achieved_tflops_per_gpu)}) +
-           "\n";
+                        fmt::format("{:.0f} TFLOP/s per GPU", e.achieved_tflops_per_gpu)});
+    if (range) out += published_range_text(range, "step time", "s");
+    out += "\n";
     Table t({"where the step goes", "time", "share"});
     const auto& b = e.breakdown;
     const std::pair<const char*, double> parts[] = {
@@ -209,8 +211,12 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
                        m.fits ? "fits" : "DOES NOT FIT", gib(m.headroom_bytes), m.dominant);
     out += assumed_levers_text(m.assumed_levers);
     if (e.token_budget > 0)
-        out += fmt::format("token budget {:.3g}: {:.1f} days, {:.3g} GPU-hours\n", e.token_budget, e.train_days,
-                           e.gpu_hours);
+        out +=
+            wrap_text(fmt::format("token budget {:.3g}: {:.1f} days{}, {:.3g} GPU-hours", e.token_budget, e.train_days,
+                                  range ? fmt::format(" ({:.1f}-{:.1f} at the published runs' range)",
+                                                      e.train_days * range->low_ratio, e.train_days * range->high_ratio)
+                                        : std::string(),
+                                  e.gpu_hours));
     if (te.rlhf) out += rlhf_text(*te.rlhf);
     return out;
 }
@@ -218,7 +224,7 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te) {
 }   // namespace
 
 std::string estimate_text(const Scenario& s, const Estimate& e) {
-    return e.serving ? serving_text(s, e) : training_text(s, *e.training);
+    return e.serving ? serving_text(s, e) : training_text(s, *e.training, e.step_time_range);
 }
 
 }   // namespace llmsim::cli

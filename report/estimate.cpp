@@ -16,7 +16,8 @@ Json published_range_json(const app::PublishedRange& r) {
 
 namespace {
 
-Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const sim::EstimateOptions& o) {
+Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const std::optional<app::PublishedRange>& range,
+                   const sim::EstimateOptions& o) {
     const StepEstimate& e = te.chosen();
     const auto& b = e.breakdown;
     Json stages = Json::array();
@@ -83,8 +84,15 @@ Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const sim
               {"layer_ops", ops},
               {"flops", flops_json(e.flops)},
               {"scenario", to_json(s)}};
-    if (e.token_budget > 0)
+    if (range) {
+        j["step_time_interval_s"] = {range->low, range->high};
+        j["step_time_published_range"] = published_range_json(*range);
+    }
+    if (e.token_budget > 0) {
         j["token_budget"] = {{"tokens", e.token_budget}, {"days", e.train_days}, {"gpu_hours", e.gpu_hours}};
+        if (range)   // days scale with the step
+            j["token_budget"]["days_interval"] = {e.train_days * range->low_ratio, e.train_days * range->high_ratio};
+    }
     j["closed_form_step_time_s"] = te.closed_form.step_time_s;
     if (te.rlhf) {
         const auto& r = *te.rlhf;
@@ -259,12 +267,14 @@ Estimate run_estimate(const Scenario& s, const sim::EstimateOptions& o, sim::Ste
         e.serving = app::evaluate_serving(s, so);
     } else {
         e.training = sim::estimate_training(s.training_job(), o, simulator);
+        e.step_time_range = app::step_time_range(app::builtin_residuals(), to_string(s.parallel.framework),
+                                                 s.system.gpu.name, e.training->chosen().step_time_s);
     }
     return e;
 }
 
 Json estimate_json(const Scenario& s, const Estimate& e, const sim::EstimateOptions& o) {
-    return e.serving ? serving_json(s, e) : training_json(s, *e.training, o);
+    return e.serving ? serving_json(s, e) : training_json(s, *e.training, e.step_time_range, o);
 }
 
 }   // namespace llmsim::report

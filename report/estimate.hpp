@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "app/accuracy.hpp"
 #include "app/serving.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/specs.hpp"
@@ -16,6 +17,8 @@ namespace llmsim::report {
 struct Estimate {
     std::optional<sim::TrainingEstimate> training;
     std::optional<app::ServingEvaluation> serving;   // app::evaluate_serving
+    // Training: the step time's range from the published runs most like this one (app::step_time_range).
+    std::optional<app::PublishedRange> step_time_range;
 };
 // `simulator` keeps the played step (for --trace); a continuous-batching run keeps its iterations when
 // options.simulate (for --trace).

@@ -1,8 +1,8 @@
-// The serving residuals compiled into the binary (hardware_db/data/residuals/serving.json) against the
-// ones this build's `llmsim validate validation/serving.json --residuals FILE` just wrote (the
-// validate_serving test): every case and quantity present in both, errors within kTolerance (a
-// capacity found by bisection moves by its 0.5% tolerance between compilers). Stale: regenerate with
-// that command. Usage: residuals_current COMMITTED FRESH.
+// The residuals compiled into the binary (hardware_db/data/residuals/serving.json, training.json) against
+// the ones this build's `llmsim validate validation/FILE.json --residuals FILE` just wrote (the
+// validate_serving and validate_training tests): every case and quantity present in both, errors within
+// kTolerance (a capacity found by bisection moves by its 0.5% tolerance between compilers). Stale:
+// regenerate with that command. Usage: residuals_current COMMITTED FRESH VALIDATION_FILE.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -26,8 +26,8 @@ std::map<std::string, double> read(const char* path) {
 }   // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        std::fprintf(stderr, "usage: residuals_current COMMITTED FRESH\n");
+    if (argc != 4) {
+        std::fprintf(stderr, "usage: residuals_current COMMITTED FRESH VALIDATION_FILE\n");
         return 2;
     }
     try {
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
                 ++bad;
             }
         if (bad) {
-            std::printf("%d residuals stale: llmsim validate validation/serving.json --residuals %s\n", bad, argv[1]);
+            std::printf("%d residuals stale: llmsim validate %s --residuals %s\n", bad, argv[3], argv[1]);
             return 1;
         }
         std::printf("%zu residuals current\n", fresh.size());

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "app/accuracy.hpp"
 #include "app/serving.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
@@ -171,7 +172,7 @@ TEST_CASE("published range: the runs of the same quantity, arrivals and engine, 
 
 TEST_CASE("published range: the residuals compiled in give the MLPerf Server capacities' range",
           "[capacity][accuracy]") {
-    const auto& rs = app::builtin_serving_residuals();
+    const auto& rs = app::builtin_residuals();
     int server = 0;
     for (const auto& r : rs) server += r.quantity == "slo_capacity_qps" ? 1 : 0;
     CHECK(server == 8);   // validation/serving.json's MLPerf Server cases
@@ -179,4 +180,54 @@ TEST_CASE("published range: the residuals compiled in give the MLPerf Server cap
     REQUIRE(r);
     CHECK(r->low_ratio < r->high_ratio);
     CHECK(r->high_ratio <= 1.25);
+}
+
+TEST_CASE("step time range: same GPU and framework from three runs, else the same GPU, else every training run",
+          "[accuracy][training]") {
+    // error = predicted / measured - 1; the range is predicted x min/max of measured / predicted.
+    std::vector<app::Residual> rs = {
+        {"A", "step_time_s", "deepspeed", "a100-sxm-80gb", "training", 1.0},      // measured 0.5x
+        {"B", "step_time_s", "deepspeed", "a100-sxm-80gb", "training", 0.25},     // 0.8x
+        {"C", "step_time_s", "deepspeed", "a100-sxm-80gb", "training", 3.0},      // 0.25x
+        {"D", "step_time_s", "unspecified", "a100-sxm-80gb", "training", -0.2},   // 1.25x
+        {"E", "step_time_s", "unspecified", "h100-sxm", "training", 0.0},
+        {"F", "step_time_s", "unspecified", "h100-sxm", "training", -0.5},      // 2x
+        {"S", "slo_capacity_qps", "unspecified", "h100-sxm", "poisson", 9.0},   // not a training run
+    };
+    const auto ds = app::step_time_range(rs, "deepspeed", "a100-sxm-80gb", 10.0);
+    REQUIRE(ds);
+    CHECK(ds->runs == 3);
+    CHECK(ds->low == Approx(2.5));
+    CHECK(ds->high == Approx(8.0));
+    CHECK(ds->basis == "3 published runs of training with deepspeed on a100-sxm-80gb");
+    // Megatron on A100: one run of its own, four on the GPU.
+    const auto mg = app::step_time_range(rs, "megatron", "a100-sxm-80gb", 10.0);
+    REQUIRE(mg);
+    CHECK(mg->runs == 4);
+    CHECK(mg->high == Approx(12.5));
+    // Two runs on H100: every training run (six), never the serving residual.
+    const auto h = app::step_time_range(rs, "unspecified", "h100-sxm", 1.0);
+    REQUIRE(h);
+    CHECK(h->runs == 6);
+    CHECK(h->low_ratio == Approx(0.25));
+    CHECK(h->high_ratio == Approx(2.0));
+    CHECK_FALSE(app::step_time_range(rs, "unspecified", "h100-sxm", 0.0));
+    CHECK_FALSE(app::step_time_range({rs[0], rs[1]}, "deepspeed", "a100-sxm-80gb", 1.0));
+}
+
+TEST_CASE("step time range: the residuals compiled in are validation/training.json's 44 runs", "[accuracy][training]") {
+    const auto& rs = app::builtin_residuals();
+    int training = 0;
+    for (const auto& r : rs) training += r.arrivals == "training" ? 1 : 0;
+    CHECK(training == 44);
+    // The six DeepSpeed ZeRO-3 runs of Narayanan et al. 2021 read fast by 35-75%: their range says so.
+    const auto ds = app::step_time_range(rs, "deepspeed", "a100-sxm-80gb", 10.0);
+    REQUIRE(ds);
+    CHECK(ds->runs == 6);
+    CHECK(ds->low_ratio > 1.4);
+    const auto h = app::step_time_range(rs, "unspecified", "h100-sxm", 10.0);
+    REQUIRE(h);
+    CHECK(h->runs >= 3);
+    CHECK(h->low_ratio < 1.0);
+    CHECK(h->high_ratio > 1.0);
 }
