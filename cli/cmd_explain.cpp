@@ -212,13 +212,16 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
             ctx.exit_code = 0;
             return;
         }
-        std::cout << fmt::format(
-            "{} on {} x {} | tp {} pp {} dp {} cp {} vp {} | zero {} | mb {} | gb {} | {} | seq {}{}\n", s.model.name,
-            s.gpus, s.system.name, s.parallel.tp, s.parallel.pp, s.parallel.dp, s.parallel.cp, s.parallel.vp,
-            s.parallel.zero, s.training.micro_batch, s.training.global_batch, training_options_text(s.training),
-            s.training.seq_len,
-            s.parallel.framework == Framework::unspecified ? std::string() : " | " + framework_label(s.parallel));
-        std::cout << "\nbinding constraint: " << e.constraint << "\n\n";
+        std::cout << join_fields(
+            {fmt::format("{} on {} x {}", s.model.name, s.gpus, s.system.name),
+             fmt::format("tp {} pp {} dp {} cp {} vp {}", s.parallel.tp, s.parallel.pp, s.parallel.dp, s.parallel.cp,
+                         s.parallel.vp),
+             fmt::format("zero {}", s.parallel.zero), fmt::format("mb {}", s.training.micro_batch),
+             fmt::format("gb {}", s.training.global_batch), training_options_text(s.training),
+             fmt::format("seq {}", s.training.seq_len),
+             s.parallel.framework == Framework::unspecified ? std::string() : framework_label(s.parallel)},
+            " | ");
+        std::cout << "\n" << wrap_text("binding constraint: " + e.constraint) << "\n";
         Table mt({"memory (most loaded GPU)", "GiB"});
         for (const auto& [k, v] : e.memory_parts) mt.row({k, fmt::format("{:.1f}", v / kGiB)});
         Table tt({"time per step", "s", "share"});

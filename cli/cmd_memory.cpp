@@ -46,11 +46,13 @@ void setup_memory(CLI::App* cmd, Context& ctx) {
         if (flags->json) {
             print_json(report::memory_document(s));
         } else {
-            std::cout << fmt::format(
-                             "{} on {} x {} | tp {} pp {} dp {} cp {} ep {} vp {} | zero {} | mb {} | {} | seq {}\n",
-                             s.model.name, s.gpus, s.system.name, s.parallel.tp, s.parallel.pp, s.parallel.dp,
-                             s.parallel.cp, s.parallel.ep, s.parallel.vp, s.parallel.zero, s.training.micro_batch,
-                             training_options_text(s.training), s.training.seq_len)
+            std::cout << join_fields(
+                             {fmt::format("{} on {} x {}", s.model.name, s.gpus, s.system.name),
+                              fmt::format("tp {} pp {} dp {} cp {} ep {} vp {}", s.parallel.tp, s.parallel.pp,
+                                          s.parallel.dp, s.parallel.cp, s.parallel.ep, s.parallel.vp),
+                              fmt::format("zero {}", s.parallel.zero), fmt::format("mb {}", s.training.micro_batch),
+                              training_options_text(s.training), fmt::format("seq {}", s.training.seq_len)},
+                             " | ")
                       << memory_text(m);
         }
         ctx.exit_code = 0;
