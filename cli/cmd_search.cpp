@@ -75,11 +75,11 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
     if (f.json) {
         print_json(report::capacity_search_json(s, r, max_gpus));
     } else {
-        std::cout << fmt::format(
-            "{} on {} at {:g} req/s, SLO p99 TTFT {} / TPOT {} ({} configurations, {} simulations)\n", s.model.name,
+        std::cout << wrap_text(fmt::format(
+            "{} on {} at {:g} req/s, SLO p99 TTFT {} / TPOT {} ({} configurations, {} simulations)", s.model.name,
             s.system.name, s.inference.qps,
             s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
-            s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.variants, r.simulations);
+            s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.variants, r.simulations));
         Table t({"gpus", "tp x pp x replicas", "weights/KV", "max batch", "chunk", "TTFT p99", "TPOT p99", "req/s"});
         for (const auto& c : r.best)
             t.row({std::to_string(c.gpus()), fmt::format("{} x {} x {}", c.tp, c.pp, c.replicas),

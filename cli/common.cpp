@@ -393,13 +393,16 @@ std::string fixed_commas(double x, int decimals) {
     return group_thousands(digits, x < 0 && digits.find_first_not_of("0.") != std::string::npos);
 }
 
+namespace {
+// Terminal columns of UTF-8 text: its code points (a continuation byte starts none).
+std::size_t columns(std::string_view w) {
+    std::size_t n = 0;
+    for (const char c : w) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return n;
+}
+}   // namespace
+
 std::string wrap_text(const std::string& text, std::size_t width) {
-    // Columns are UTF-8 code points (a continuation byte starts none).
-    auto columns = [](std::string_view w) {
-        std::size_t n = 0;
-        for (const char c : w) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-        return n;
-    };
     const std::string indent = "  ";
     std::string out, line;
     std::size_t line_cols = 0;
@@ -425,11 +428,6 @@ std::string wrap_text(const std::string& text, std::size_t width) {
 }
 
 std::string join_fields(const std::vector<std::string>& fields, const std::string& separator, std::size_t width) {
-    auto columns = [](std::string_view w) {
-        std::size_t n = 0;
-        for (const char c : w) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-        return n;
-    };
     std::string out, line;
     std::size_t cols = 0;
     for (const auto& f : fields) {

@@ -189,7 +189,7 @@ std::string training_text(const Scenario& s, const sim::TrainingEstimate& te,
     out += fmt::format("dominant: {}; pipeline bubble {:.1f}% of the step\n", e.dominant, 100 * e.bubble_fraction);
     const std::string note = te.simulated ? (te.fast ? "closed form (--fast); " : "") + te.comparison.note
                                           : std::string("closed form (--fast)");
-    out += fmt::format("method: {} ({})\n\n", e.method, note);
+    out += wrap_text(fmt::format("method: {} ({})", e.method, note)) + "\n";
     if (!te.timeline.empty()) out += te.timeline + "\n";
     Table c({"communication", "algorithm", "ranks", "size (MB, 10^6 B)", "one call", "calls/step"});
     for (const auto& ev : e.costs.comms)
