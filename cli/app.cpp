@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,8 +16,55 @@
 
 namespace llmsim::cli {
 
+// CLI11's help with descriptions wrapped at 80 columns under their column (CLI11 2.1 prints each
+// description on one line).
+class WrappingFormatter : public CLI::Formatter {
+public:
+    static constexpr std::size_t kWidth = 80;
+    std::string make_option_desc(const CLI::Option* opt) const override { return wrap(opt->get_description()); }
+    std::string make_subcommand(const CLI::App* sub) const override {
+        std::stringstream out;
+        CLI::detail::format_help(out, sub->get_display_name(true), wrap(sub->get_description()), column_width_);
+        return out.str();
+    }
+    std::string make_description(const CLI::App* app) const override {
+        const std::string d = CLI::Formatter::make_description(app);
+        std::string out;
+        for (const auto& line : wrap_lines(d.ends_with('\n') ? d.substr(0, d.size() - 1) : d, kWidth))
+            out += line + "\n";
+        return d.empty() ? d : out;
+    }
+
+    std::string make_footer(const CLI::App* app) const override {
+        std::string out;
+        for (const auto& line : wrap_lines(app->get_footer(), kWidth)) out += line + "\n";
+        return app->get_footer().empty() ? std::string() : out;
+    }
+
+private:
+    std::string wrap(const std::string& text) const {
+        std::string out;
+        for (const auto& line : wrap_lines(text, kWidth - std::min(kWidth - 20, column_width_)))
+            out += (out.empty() ? "" : "\n") + line;
+        return out;
+    }
+};
+
+// `--wide` on every command (and its subcommands): text tables at their natural width instead of
+// fitting 80 columns.
+static void add_wide_flag(CLI::App* cmd) {
+    cmd->add_flag_callback(
+        "--wide", [] { set_table_width(0); },
+        "Text tables at their full width (default: text columns wrap to fit 80 columns)");
+    for (CLI::App* sub : cmd->get_subcommands([](CLI::App*) { return true; })) add_wide_flag(sub);
+}
+
 static void register_all(CLI::App& app, Context& ctx) {
-    for (const auto& c : commands()) c.setup(app.add_subcommand(std::string(c.name), std::string(c.summary)), ctx);
+    for (const auto& c : commands()) {
+        CLI::App* cmd = app.add_subcommand(std::string(c.name), std::string(c.summary));
+        c.setup(cmd, ctx);
+        add_wide_flag(cmd);
+    }
 }
 
 // A mistyped subcommand or flag: the nearest names (edit distance), one line each; empty when the
@@ -72,6 +120,7 @@ int run(int argc, char** argv) {
     CLI::App app{"llmsim: analytical performance and capacity planning for LLM training and serving", "llmsim"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("llmsim ") + LLMSIM_VERSION);
+    app.formatter(std::make_shared<WrappingFormatter>());   // before the subcommands, which copy it
     Context ctx;
     register_all(app, ctx);
     require_plain_values(app);

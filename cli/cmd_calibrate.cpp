@@ -353,10 +353,10 @@ void setup_calibrate(CLI::App* cal, Context& ctx) {
                         {"rows", rows},
                         {"summary", summary}});
         } else {
-            std::cout << fmt::format(
-                "llmsim vs PyTorch on {} ({}), system {}, profile {}; isolated kernels "
-                "(sustained_fraction 1)\n\n",
-                r.gpu, r.date, co->system, co->profile);
+            std::cout << wrap_text(fmt::format("llmsim vs PyTorch on {} ({}), system {}, profile {}; isolated "
+                                               "kernels (sustained_fraction 1)",
+                                               r.gpu, r.date, co->system, co->profile))
+                      << "\n";
             Table t({"measured", "ms", "uncalibrated ms", "err", "calibrated ms", "err"});
             for (const auto& row : r.rows)
                 t.row({row.label, ms(row.measured_s), ms(row.uncalibrated_s), pct(row.err_uncalibrated()),

@@ -103,12 +103,13 @@ void setup_chinchilla(CLI::App* cmd, Context& ctx) {
         if (f->json) {
             print_json({{"query", {{query, value}}}, {"results", rows}});
         } else {
-            std::cout << fmt::format(
-                "compute-optimal ({} = {:.4g}; C = 6·N·D; loss in nats/token, L = E + A/N^α + B/D^β)\n", query, value);
+            std::cout << wrap_text(fmt::format(
+                "compute-optimal ({} = {:.4g}; C = 6·N·D; loss in nats/token, L = E + A/N^α + B/D^β)", query, value));
             std::cout << t.str();
-            std::cout
-                << "approach1: Hoffmann et al. 2022 Table 3 interpolated log-log (its loss uses the hoffmann fit);\n"
-                   "hoffmann, epoch: Approach 3 closed form N_opt = G·(C/6)^(β/(α+β)).\n";
+            std::cout << wrap_text(
+                             "approach1: Hoffmann et al. 2022 Table 3 interpolated log-log (its loss uses the "
+                             "hoffmann fit);")
+                      << "hoffmann, epoch: Approach 3 closed form N_opt = G·(C/6)^(β/(α+β)).\n";
         }
         ctx.exit_code = 0;
     });

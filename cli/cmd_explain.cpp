@@ -87,18 +87,18 @@ void explain_serving(const Scenario& s, bool json) {
     const auto& p = s.parallel;
     const std::string lens = fmt::format("{}{} in / {}{} out", in.input_dist.is_fixed() ? "" : "mean ", in.input_len,
                                          in.output_dist.is_fixed() ? "" : "mean ", in.output_len);
-    std::cout << fmt::format(
-        "{} serving on {} x {} | tp {} pp {} | {} replica{} | {} | {} | weights {} KV {}{}\n", s.model.name, s.gpus,
-        s.system.name, p.tp, p.pp, p.dp, p.dp == 1 ? "" : "s",
-        continuous ? fmt::format("continuous batching, {} requests {}", in.requests,
-                                 in.qps > 0 ? fmt::format("at {:.3g} req/s", in.qps) : std::string("offline"))
-                   : fmt::format("static batch {}", in.batch),
-        lens, to_string(in.weight_precision), to_string(in.kv_precision),
-        continuous
-            ? fmt::format(" | max_batch {} | chunk {}", in.max_batch > 0 ? std::to_string(in.max_batch) : "KV-limited",
-                          in.max_batch_tokens > 0 ? std::to_string(in.max_batch_tokens) : "none")
-            : "");
-    std::cout << "\nbinding constraint: " << e.constraint << "\n\n";
+    std::cout << join_fields(
+        {fmt::format("{} serving on {} x {}", s.model.name, s.gpus, s.system.name),
+         fmt::format("tp {} pp {}", p.tp, p.pp), fmt::format("{} replica{}", p.dp, p.dp == 1 ? "" : "s"),
+         continuous ? fmt::format("continuous batching, {} requests {}", in.requests,
+                                  in.qps > 0 ? fmt::format("at {:.3g} req/s", in.qps) : std::string("offline"))
+                    : fmt::format("static batch {}", in.batch),
+         lens, fmt::format("weights {} KV {}", to_string(in.weight_precision), to_string(in.kv_precision)),
+         continuous ? fmt::format("max_batch {}", in.max_batch > 0 ? std::to_string(in.max_batch) : "KV-limited")
+                    : std::string(),
+         continuous ? fmt::format("chunk {}", in.max_batch_tokens > 0 ? std::to_string(in.max_batch_tokens) : "none")
+                    : std::string()});
+    std::cout << "\n" << wrap_text("binding constraint: " + e.constraint) << "\n";
     Table mt({"memory per GPU", "GiB"});
     for (const auto& [k, v] : e.memory_parts) mt.row({k, fmt::format("{:.1f}", v / kGiB)});
     std::cout << mt.str() << "\n";
@@ -159,7 +159,7 @@ void explain_serving(const Scenario& s, bool json) {
             l.after.fits || e.unit == "bytes" ? binding(l.binding_after) : "does not fit", l.tradeoff);
     }
     std::cout << "levers (each applied alone, re-run; * = recommended):\n" << lt.str();
-    std::cout << "\nfirst action: " << e.recommendation << "\n";
+    std::cout << "\n" << wrap_text("first action: " + e.recommendation);
 }
 
 }   // namespace
@@ -241,15 +241,17 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
                     fmt::format("{:.1f}", l.peak_bytes / kGiB), l.fits ? "yes" : "NO", l.tradeoff});
         }
         std::cout << "levers (each applied alone, re-estimated; * = recommended):\n" << lt.str();
-        std::cout << "\nfirst action: " << e.recommendation << "\n";
+        std::cout << "\n" << wrap_text("first action: " + e.recommendation);
         if (e.binding == "memory" && e.recommended >= 0 && !e.levers[static_cast<std::size_t>(e.recommended)].fits) {
             const auto path = sim::fit_path(s);
             std::string line;
             for (const auto& l : path) line += (line.empty() ? "" : "; then ") + l.change;
             if (!path.empty())
-                std::cout << fmt::format("path to fit (first actions in turn): {}: peak {:.1f} GiB{}, step {:.3g} s\n",
-                                         line, path.back().peak_bytes / kGiB,
-                                         path.back().fits ? " (fits)" : " (still too large)", path.back().step_time_s);
+                std::cout << wrap_text(
+                    fmt::format("path to fit (first actions in turn): {}: peak {:.1f} GiB{}, step "
+                                "{:.3g} s",
+                                line, path.back().peak_bytes / kGiB,
+                                path.back().fits ? " (fits)" : " (still too large)", path.back().step_time_s));
         }
         ctx.exit_code = 0;
     });

@@ -27,10 +27,10 @@ void serving_flops(const Scenario& s, bool json) {
     const double prompt = tf.prompt, context = tf.context;
     const auto &pre = tf.prefill, &gen = tf.generated, &gen0 = tf.generated_at_zero;
     const auto& pc = tf.params;
-    std::cout << fmt::format(
+    std::cout << wrap_text(fmt::format(
         "{}: {} params ({} active), forward FLOPs per token at inference; prompt {} tokens (causal: each attends "
-        "to {:g} on average), generated tokens at the mean context {:g} = input + output/2\n",
-        s.model.name, human_count(pc.total), human_count(pc.active), in.input_len, prompt / 2, context);
+        "to {:g} on average), generated tokens at the mean context {:g} = input + output/2",
+        s.model.name, human_count(pc.total), human_count(pc.active), in.input_len, prompt / 2, context));
     Table t({"FLOPs per token", "prefill token", "generated token"});
     t.row({"GEMMs (linear layers + LM head)", human_flops(pre.gemm), human_flops(gen.gemm)});
     t.row({"  of which LM head", human_flops(pre.lm_head), human_flops(gen.lm_head)});
@@ -40,11 +40,13 @@ void serving_flops(const Scenario& s, bool json) {
         t.row({"hardware FLOPs (+ MoE routers)", human_flops(pre.hardware()), human_flops(gen.hardware())});
     std::cout << t.str()
               << fmt::format(
-                     "hand formula: GEMMs = 2·N_active less the input embedding (a lookup) and norms = {:.4e} "
-                     "(2·N_active = {:.4e})\n",
+                     "hand formula: GEMMs = 2·N_active less the input embedding (a lookup) and norms\n"
+                     "              = {:.4e} (2·N_active = {:.4e})\n",
                      gen0.gemm, 2.0 * pc.active)
-              << fmt::format("              attention = 2·layers·heads·(d_qk + d_v)·context = {:.4e} x context\n",
-                             2.0 * s.model.layers * static_cast<double>(s.model.q_dim() + s.model.v_dim()));
+              << fmt::format(
+                     "              attention = 2·layers·heads·(d_qk + d_v)·context\n"
+                     "              = {:.4e} x context\n",
+                     2.0 * s.model.layers * static_cast<double>(s.model.q_dim() + s.model.v_dim()));
 }
 
 }   // namespace

@@ -105,7 +105,7 @@ void setup_hw(CLI::App* hw, Context& ctx) {
                 Table g({"accelerator " + s.gpu.name, "value", "source"});
                 g.left(1).left(2);
                 add_rows(g, to_json(s.gpu, false), "", s.gpu.provenance);
-                std::cout << s.display_name << "\n" << t.str() << "\n" << s.gpu.display_name << "\n" << g.str();
+                std::cout << wrap_text(s.display_name) << t.str() << "\n" << wrap_text(s.gpu.display_name) << g.str();
             }
         } else {
             const auto a = db.accelerator(*name);   // throws with suggestions when unknown
@@ -115,7 +115,7 @@ void setup_hw(CLI::App* hw, Context& ctx) {
                 Table g({"accelerator " + a.name, "value", "source"});
                 g.left(1).left(2);
                 add_rows(g, to_json(a, false), "", a.provenance);
-                std::cout << a.display_name << "\n" << g.str();
+                std::cout << wrap_text(a.display_name) << g.str();
             }
         }
         ctx.exit_code = 0;

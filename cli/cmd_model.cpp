@@ -71,6 +71,7 @@ void setup_model(CLI::App* model, Context& ctx) {
             print_json(j);
         } else {
             Table t({m.display_name.empty() ? m.name : m.display_name, "value"});
+            t.left(1);
             const Json shape = to_json(m);
             for (auto it = shape.begin(); it != shape.end(); ++it)
                 if (!it->is_object()) t.row({it.key(), it->is_string() ? it->get<std::string>() : it->dump()});
@@ -92,7 +93,7 @@ void setup_model(CLI::App* model, Context& ctx) {
                 t.row({"published", fmt::format("{} ({})", human_count(*m.published_params),
                                                 published_error(m.published_params, pc.total))});
             std::cout << t.str();
-            if (!m.source.empty()) std::cout << "source: " << m.source << "\n";
+            if (!m.source.empty()) std::cout << wrap_text("source: " + m.source);
         }
         ctx.exit_code = 0;
     });

@@ -180,38 +180,41 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
             print_json(j);
         } else {
             std::string out;
-            out += fmt::format("plan: {} GPUs of {} ({}), budget {} = {:.4g}\n", gpus, base.system.name,
-                               to_string(*prec), budget_kind, budget_value);
-            out += fmt::format(
+            out += wrap_text(fmt::format("plan: {} GPUs of {} ({}), budget {} = {:.4g}", gpus, base.system.name,
+                                         to_string(*prec), budget_kind, budget_value));
+            out += wrap_text(fmt::format(
                 "compute-optimal ({}): N = {} parameters, D = {} tokens ({:.1f} per parameter), C = {:.3g} FLOPs, loss "
-                "{:.3f}\n",
+                "{:.3f}",
                 to_string(fit), human_count(pt.params), human_count(pt.tokens), pt.tokens_per_param(), pt.flops,
-                pt.loss);
-            out += fmt::format(
-                "model shape: {} layers, hidden {}, {} heads ({} KV), SwiGLU ffn {}, vocab {} = {} parameters\n",
+                pt.loss));
+            out += wrap_text(fmt::format(
+                "model shape: {} layers, hidden {}, {} heads ({} KV), SwiGLU ffn {}, vocab {} = {} parameters",
                 model.layers, model.hidden, model.heads, model.kv_heads, model.ffn_hidden, model.vocab,
-                human_count(actual_params));
-            out += fmt::format("best layout: {}, global batch {} x {} tokens\n", layout_brief(best.c), gb, f->seq_len);
-            out += fmt::format("step {}, {} tokens/s ({} per GPU), MFU {:.1f}%, memory {} per GPU\n",
-                               human_seconds(best.time.step_time_s), fixed_commas(tps, 0), fixed_commas(tps / gpus, 0),
-                               100 * best.time.mfu, gib(best.memory.total_bytes, 1));
+                human_count(actual_params)));
+            out += wrap_text(
+                fmt::format("best layout: {}, global batch {} x {} tokens", layout_brief(best.c), gb, f->seq_len));
+            out += wrap_text(fmt::format("step {}, {} tokens/s ({} per GPU), MFU {:.1f}%, memory {} per GPU",
+                                         human_seconds(best.time.step_time_s), fixed_commas(tps, 0),
+                                         fixed_commas(tps / gpus, 0), 100 * best.time.mfu,
+                                         gib(best.memory.total_bytes, 1)));
             // Below 5% free, allocator fragmentation and NCCL buffers the model leaves out can tip it over.
             const double capacity = base.system.gpu.hbm_capacity_bytes;
             const double free_fraction = capacity > 0 ? 1.0 - best.memory.total_bytes / capacity : 1.0;
             if (free_fraction < 0.05)
-                out += fmt::format(
-                    "warning: this layout leaves {:.1f}% of the {} per GPU free (< 5%); rerun with "
-                    "--memory-headroom 0.1 to keep a margin\n",
-                    100 * free_fraction, gib(capacity, 0));
-            out += fmt::format("training: {:.1f} days, {} GPU-hours", train_s / 86400.0, human_count(gpu_hours));
-            if (f->price) out += fmt::format(", ${}", human_count(gpu_hours * *f->price));
-            out += "\n";
+                out += wrap_text(
+                    fmt::format("warning: this layout leaves {:.1f}% of the {} per GPU free (< 5%); rerun with "
+                                "--memory-headroom 0.1 to keep a margin",
+                                100 * free_fraction, gib(capacity, 0)));
+            std::string training =
+                fmt::format("training: {:.1f} days, {} GPU-hours", train_s / 86400.0, human_count(gpu_hours));
+            if (f->price) training += fmt::format(", ${}", human_count(gpu_hours * *f->price));
+            out += wrap_text(training);
             if (f->mtbf_node_hours) {
-                out += fmt::format(
+                out += wrap_text(fmt::format(
                     "reliability: {} nodes, job MTBF {:.2f} h; checkpoint every {} (Young/Daly sqrt(2·δ·M)); "
-                    "{:.1f} interruptions expected; goodput {:.1f}%; {:.1f} days wall\n",
+                    "{:.1f} interruptions expected; goodput {:.1f}%; {:.1f} days wall",
                     nodes, ck.job_mtbf_s / 3600.0, human_seconds(ck.interval_s), ck.expected_interruptions,
-                    100 * ck.goodput, ck.wall_s / 86400.0);
+                    100 * ck.goodput, ck.wall_s / 86400.0));
             }
             std::cout << out;
         }

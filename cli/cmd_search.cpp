@@ -35,11 +35,11 @@ int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
     if (f.json) {
         print_json(report::capacity_per_gpu_json(r, max_gpus));
     } else {
-        std::cout << fmt::format(
+        std::cout << wrap_text(fmt::format(
             "{} on {}: the largest Poisson rate each replica layout holds within p99 TTFT {} / "
-            "TPOT {} ({} simulations)\n",
+            "TPOT {} ({} simulations)",
             s.model.name, s.system.name, s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
-            s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.simulations);
+            s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.simulations));
         Table t({"tp x pp", "weights/KV", "req/s", "per GPU", "offline", "published runs"});
         for (const auto& row : r.rows) {
             const auto& c = row.capacity;
@@ -51,13 +51,14 @@ int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
                    c.published ? fmt::format("{:.4g}-{:.4g}", c.published->low, c.published->high) : std::string("-")});
         }
         std::cout << t.str();
-        if (!r.why_none.empty()) std::cout << "no answer: " << r.why_none << "\n";
+        if (!r.why_none.empty()) std::cout << wrap_text("no answer: " + r.why_none);
         for (const auto& row : r.rows)
             if (row.capacity.qps <= 0)
-                std::cout << fmt::format("{} x {}: {}\n", row.layout.tp, row.layout.pp, row.capacity.why_none);
+                std::cout << wrap_text(fmt::format("{} x {}: {}", row.layout.tp, row.layout.pp, row.capacity.why_none));
         if (!r.rows.empty() && r.rows.front().capacity.published)
-            std::cout << "published runs: what " << r.rows.front().capacity.published->basis
-                      << " measured against llmsim's capacity, applied to each row (docs/serving.md, How sure)\n";
+            std::cout << wrap_text("published runs: what " + r.rows.front().capacity.published->basis +
+                                   " measured against llmsim's capacity, applied to each row (docs/serving.md, How "
+                                   "sure)");
     }
     return r.rows.empty() || r.rows.front().capacity.qps <= 0 ? 1 : 0;
 }
@@ -89,7 +90,7 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
                    human_seconds(c.result.ttft_s.p99), human_seconds(c.result.tpot_s.p99),
                    fmt::format("{:.2f}", c.result.requests_per_s)});
         std::cout << t.str();
-        if (!r.why_none.empty()) std::cout << "no answer: " << r.why_none << "\n";
+        if (!r.why_none.empty()) std::cout << wrap_text("no answer: " + r.why_none);
         if (r.fewer)
             std::cout << fmt::format("one replica fewer ({} GPUs): TTFT p99 {}, TPOT p99 {} -> {}\n", r.fewer->gpus(),
                                      human_seconds(r.fewer->result.ttft_s.p99),

@@ -23,6 +23,7 @@ namespace {
 
 std::string report_text(const app::ValidationReport& rep) {
     Table t({"case", "quantity", "predicted", "measured", "error", "closed form", "exact", "memory/GPU"});
+    t.left(1).detail(7);
     for (const auto& r : rep.cases) {
         if (!r.ok()) {
             t.row({r.c->id, "FAILED: " + r.failure, "", "", "", "", "", ""});
@@ -40,8 +41,8 @@ std::string report_text(const app::ValidationReport& rep) {
     }
     std::string out = t.str() + "\n";
     auto line = [](const std::string& what, const app::ErrorStats& s) {
-        return fmt::format("{}: {} cases, mean |error| {:.1f}%, median {:.1f}%, worst {:.1f}% ({})\n", what, s.n,
-                           100 * s.mean, 100 * s.median, 100 * s.worst, s.worst_id);
+        return wrap_text(fmt::format("{}: {} cases, mean |error| {:.1f}%, median {:.1f}%, worst {:.1f}% ({})", what,
+                                     s.n, 100 * s.mean, 100 * s.median, 100 * s.worst, s.worst_id));
     };
     for (const auto& [q, s] : rep.all) {
         out += line(q + ", all", s);

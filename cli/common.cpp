@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -394,6 +395,8 @@ std::string fixed_commas(double x, int decimals) {
 }
 
 namespace {
+std::size_t g_table_width = 80;   // set_table_width
+
 // Terminal columns of UTF-8 text: its code points (a continuation byte starts none).
 std::size_t columns(std::string_view w) {
     std::size_t n = 0;
@@ -403,6 +406,8 @@ std::size_t columns(std::string_view w) {
 }   // namespace
 
 std::string wrap_text(const std::string& text, std::size_t width) {
+    if (width == 0) width = g_table_width;   // 80, or no wrapping under --wide
+    if (width == 0) return text.ends_with('\n') ? text : text + "\n";
     const std::string indent = "  ";
     std::string out, line;
     std::size_t line_cols = 0;
@@ -428,6 +433,8 @@ std::string wrap_text(const std::string& text, std::size_t width) {
 }
 
 std::string join_fields(const std::vector<std::string>& fields, const std::string& separator, std::size_t width) {
+    if (width == 0) width = g_table_width;   // 80, or one line under --wide
+    if (width == 0) width = std::numeric_limits<std::size_t>::max();
     std::string out, line;
     std::size_t cols = 0;
     for (const auto& f : fields) {
@@ -448,34 +455,262 @@ std::string join_fields(const std::vector<std::string>& fields, const std::strin
     return out + line + "\n";
 }
 
-std::string Table::str() const {
-    std::vector<std::size_t> w(header_.size(), 0);
-    auto measure = [&](const std::vector<std::string>& r) {
-        for (std::size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
-    };
-    measure(header_);
-    for (const auto& r : rows_) measure(r);
-    std::string out;
-    auto emit = [&](const std::vector<std::string>& r) {
-        std::string line;
-        for (std::size_t i = 0; i < w.size(); ++i) {
-            const std::string cell = i < r.size() ? r[i] : "";
-            const bool left = i == 0 || std::find(left_.begin(), left_.end(), i) != left_.end();
-            if (i == 0)
-                line += fmt::format("{:<{}}", cell, w[i]);
-            else if (left)
-                line += fmt::format("  {:<{}}", cell, w[i]);
-            else
-                line += fmt::format("  {:>{}}", cell, w[i]);
+namespace {
+
+// A cell's text as lines of at most `width` columns, broken at spaces (a longer word stays whole).
+std::vector<std::string> wrap_cell(const std::string& text, std::size_t width) {
+    std::vector<std::string> lines;
+    std::string line;
+    std::size_t cols = 0, pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t end = std::min(text.find(' ', pos), text.size());
+        std::string word = text.substr(pos, end - pos);
+        // A word wider than the column (a path, a URL) is cut into pieces of the column's width.
+        while (columns(word) > width && width > 0) {
+            if (!line.empty()) {
+                lines.push_back(line);
+                line.clear();
+                cols = 0;
+            }
+            std::size_t cut = 0, seen = 0, soft = 0;
+            while (cut < word.size() && seen < width) {
+                ++cut;
+                while (cut < word.size() && (static_cast<unsigned char>(word[cut]) & 0xC0) == 0x80) ++cut;
+                ++seen;
+                if (std::string_view("_/-,.").find(word[cut - 1]) != std::string_view::npos) soft = cut;
+            }
+            if (soft > 0 && cut < word.size()) cut = soft;   // after a separator, where one is near
+            lines.push_back(word.substr(0, cut));
+            word.erase(0, cut);
         }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        out += line + "\n";
+        const std::size_t wc = columns(word);
+        if (!line.empty() && cols + 1 + wc > width) {
+            lines.push_back(line);
+            line.clear();
+            cols = 0;
+        }
+        if (!word.empty()) {
+            if (!line.empty()) {
+                line += ' ';
+                ++cols;
+            }
+            line += word;
+            cols += wc;
+        }
+        pos = end + 1;
+    }
+    if (!line.empty() || lines.empty()) lines.push_back(line);
+    return lines;
+}
+
+// The narrowest a text column may wrap to: its longest word, but a word over kLongWord columns (a
+// path, a URL) is cut rather than widen the table.
+constexpr std::size_t kLongWord = 24;
+constexpr std::size_t kMinText = 8;
+std::size_t longest_word(const std::string& text) {
+    std::size_t best = 0, pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t end = std::min(text.find(' ', pos), text.size());
+        best = std::max(best, std::min(kLongWord, columns(std::string_view(text).substr(pos, end - pos))));
+        pos = end + 1;
+    }
+    return best;
+}
+}   // namespace
+
+void set_table_width(std::size_t cols) { g_table_width = cols; }
+
+std::vector<std::string> wrap_lines(const std::string& text, std::size_t width) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const std::size_t end = std::min(text.find('\n', at), text.size());
+        for (auto& line : wrap_cell(text.substr(at, end - at), width)) out.push_back(std::move(line));
+        at = end + 1;
+    }
+    return out;
+}
+std::size_t table_width() { return g_table_width; }
+
+namespace {
+// Column widths of a table fitted to `limit` columns (0: natural widths): number columns' headings
+// wrap first (a header line, not the rows' text), then text columns, the widest first, down to their
+// longest word. `ok` is false when that cannot reach the limit or leaves a text column narrower than
+// kReadable (and than its natural width).
+struct Fit {
+    std::vector<std::size_t> w;
+    bool ok = true;
+    std::size_t total() const {
+        std::size_t t = 0;
+        for (auto x : w) t += x + 2;
+        return t > 2 ? t - 2 : 0;
+    }
+};
+constexpr std::size_t kReadable = 16;
+
+Fit fit_columns(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                const std::vector<bool>& text, std::size_t limit) {
+    const std::size_t n = header.size();
+    Fit f;
+    f.w.assign(n, 0);
+    std::vector<std::size_t> floor(n, 0);
+    auto measure = [&](const std::vector<std::string>& r, bool head) {
+        for (std::size_t i = 0; i < r.size() && i < n; ++i) {
+            f.w[i] = std::max(f.w[i], columns(r[i]));
+            floor[i] = std::max(floor[i], head || text[i] ? longest_word(r[i]) : columns(r[i]));
+        }
     };
-    emit(header_);
-    std::size_t total = 0;
-    for (auto x : w) total += x + 2;
-    out += std::string(total > 2 ? total - 2 : 0, '-') + "\n";
-    for (const auto& r : rows_) emit(r);
+    measure(header, true);
+    for (const auto& r : rows) measure(r, false);
+    const auto natural = f.w;
+    while (limit > 0 && f.total() > limit) {
+        std::size_t pick = n;
+        for (int pass = 0; pass < 2 && pick == n; ++pass)
+            for (std::size_t i = 0; i < n; ++i)
+                if (text[i] == (pass == 1) && f.w[i] > floor[i] && (pick == n || f.w[i] > f.w[pick])) pick = i;
+        if (pick == n) break;   // only numbers and single words left: as narrow as it gets
+        f.w[pick] = std::max(floor[pick], f.w[pick] - std::min(f.w[pick] - floor[pick], f.total() - limit));
+    }
+    f.ok = limit == 0 || f.total() <= limit;
+    for (std::size_t i = 0; i < n; ++i)
+        if (text[i] && f.w[i] < std::min(natural[i], kReadable)) f.ok = false;
+    // Still too wide: text columns cut their words too (after a separator where one is near), the widest
+    // first, to kMinText columns; the first column (the row's name) last.
+    while (limit > 0 && f.total() > limit) {
+        std::size_t pick = n;
+        for (int pass = 0; pass < 2 && pick == n; ++pass)
+            for (std::size_t i = pass == 0 ? 1 : 0; i < (pass == 0 ? n : 1); ++i)
+                if (text[i] && f.w[i] > kMinText && (pick == n || f.w[i] > f.w[pick])) pick = i;
+        if (pick == n) break;
+        --f.w[pick];
+    }
+    // A narrowed column is as wide as its widest wrapped line (a heading wrapped to "tp x pp x" /
+    // "replicas" takes 9 columns, not the 17 it was allowed).
+    if (limit > 0)
+        for (std::size_t i = 0; i < n; ++i) {
+            if (f.w[i] >= natural[i]) continue;
+            std::size_t used = 0;
+            auto take = [&](const std::string& cell, bool wraps) {
+                if (!wraps) {
+                    used = std::max(used, columns(cell));
+                    return;
+                }
+                for (const auto& line : wrap_cell(cell, f.w[i])) used = std::max(used, columns(line));
+            };
+            take(header[i], true);
+            for (const auto& r : rows) take(r[i], text[i]);
+            f.w[i] = std::min(f.w[i], used);
+        }
+    return f;
+}
+}   // namespace
+
+std::string Table::str() const {
+    const std::size_t n = header_.size();
+    std::vector<bool> text(n, false);
+    for (std::size_t i = 0; i < n; ++i) text[i] = i == 0 || std::find(left_.begin(), left_.end(), i) != left_.end();
+    const std::size_t limit = g_table_width;
+    std::vector<std::vector<std::string>> rows = rows_;
+    std::vector<std::string> header = header_;
+    for (auto& r : rows) r.resize(n);
+    Fit f = fit_columns(header, rows, text, limit);
+    // Optional columns leave, in their order, while the table is wider than the limit at natural widths.
+    std::vector<std::string> dropped;
+    std::vector<std::size_t> keep(n);
+    for (std::size_t i = 0; i < n; ++i) keep[i] = i;
+    auto natural_total = [&] {
+        std::size_t t = 0;
+        for (std::size_t i : keep) {
+            std::size_t wi = columns(header[i]);
+            for (const auto& r : rows) wi = std::max(wi, columns(r[i]));
+            t += wi + 2;
+        }
+        return t > 2 ? t - 2 : 0;
+    };
+    for (std::size_t c : optional_) {
+        if (limit == 0 || natural_total() <= limit) break;
+        if (c >= n || std::find(keep.begin(), keep.end(), c) == keep.end()) continue;
+        keep.erase(std::find(keep.begin(), keep.end(), c));
+        dropped.push_back(header[c]);
+    }
+    std::vector<std::size_t> detail_cols;
+    if (!dropped.empty()) {
+        std::vector<std::string> h2;
+        std::vector<bool> t2;
+        std::vector<std::vector<std::string>> r2(rows.size());
+        for (std::size_t i : keep) {
+            h2.push_back(header[i]);
+            t2.push_back(text[i]);
+            for (std::size_t k = 0; k < rows.size(); ++k) r2[k].push_back(rows[k][i]);
+            if (std::find(detail_.begin(), detail_.end(), i) != detail_.end()) detail_cols.push_back(h2.size() - 1);
+        }
+        header.swap(h2);
+        text.swap(t2);
+        rows.swap(r2);
+        f = fit_columns(header, rows, text, limit);
+    } else {
+        detail_cols = detail_;
+    }
+    const std::size_t n_kept = header.size();
+    // A table that cannot fit readably: its detail columns (by default the last, when it is text: a
+    // trade-off, a source) leave it and are printed under each row, indented, across the whole width.
+    std::vector<std::size_t> moved = detail_cols;
+    if (moved.empty() && n_kept > 2 && text[n_kept - 1]) moved.push_back(n_kept - 1);
+    std::vector<std::string> detail(rows.size());
+    bool detailed = false;
+    if (!f.ok && !moved.empty()) {
+        detailed = true;
+        std::vector<std::string> h2;
+        std::vector<bool> t2;
+        std::vector<std::vector<std::string>> r2(rows.size());
+        for (std::size_t i = 0; i < n_kept; ++i) {
+            if (std::find(moved.begin(), moved.end(), i) != moved.end()) {
+                for (std::size_t k = 0; k < rows.size(); ++k)
+                    if (!rows[k][i].empty())
+                        detail[k] += (detail[k].empty() ? "" : "; ") + header[i] + ": " + rows[k][i];
+                continue;
+            }
+            h2.push_back(header[i]);
+            t2.push_back(text[i]);
+            for (std::size_t k = 0; k < rows.size(); ++k) r2[k].push_back(rows[k][i]);
+        }
+        header.swap(h2);
+        text.swap(t2);
+        rows.swap(r2);
+        f = fit_columns(header, rows, text, limit);
+    }
+    const std::size_t m = header.size();
+    std::string out;
+    auto emit = [&](const std::vector<std::string>& r, bool head) {
+        std::vector<std::vector<std::string>> cells(m);
+        std::size_t height = 1;
+        for (std::size_t i = 0; i < m; ++i) {
+            cells[i] = head || text[i] ? wrap_cell(r[i], f.w[i]) : std::vector<std::string>{r[i]};
+            height = std::max(height, cells[i].size());
+        }
+        for (std::size_t k = 0; k < height; ++k) {
+            std::string line;
+            for (std::size_t i = 0; i < m; ++i) {
+                const std::string& cell = k < cells[i].size() ? cells[i][k] : std::string();
+                const std::string pad(f.w[i] - std::min(f.w[i], columns(cell)), ' ');
+                if (i > 0) line += "  ";
+                line += text[i] ? cell + pad : pad + cell;
+            }
+            while (!line.empty() && line.back() == ' ') line.pop_back();
+            out += line + "\n";
+        }
+    };
+    emit(header, true);
+    const std::size_t rule = detailed ? std::max(f.total(), std::min<std::size_t>(limit, 80)) : f.total();
+    out += std::string(rule, '-') + "\n";
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        emit(rows[k], false);
+        if (!detail[k].empty())
+            for (const auto& line : wrap_cell(detail[k], (limit > 4 ? limit : 80) - 4)) out += "    " + line + "\n";
+    }
+    if (!dropped.empty())
+        out += wrap_text(fmt::format("({} left out to fit {} columns; --wide shows {})", fmt::join(dropped, ", "),
+                                     limit, dropped.size() == 1 ? "it" : "them"));
     return out;
 }
 

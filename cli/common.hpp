@@ -87,15 +87,27 @@ std::string human_flops(double flops);             // "1.23 EFLOP"
 std::string human_count(double n);                 // "174.6B", "12.9M"
 std::string with_commas(std::int64_t n);           // "1,234,567"
 std::string fixed_commas(double x, int decimals);   // "18,163.8" (thousands separators, `decimals` after the point)
-// A sentence as lines of at most `width` columns (a terminal's 80), broken at spaces, each line after the
-// first indented by two spaces; every line ends with a newline. A word longer than a line stays whole.
-std::string wrap_text(const std::string& text, std::size_t width = 80);
-// Fields joined by `separator` on lines of at most `width` columns: a field that would pass the edge
+// A sentence as lines of at most `width` columns (0: table_width(), a terminal's 80, or one line under
+// --wide), broken at spaces, each line after the first indented by two spaces; every line ends with a
+// newline. A word longer than a line stays whole.
+std::string wrap_text(const std::string& text, std::size_t width = 0);
+// Fields joined by `separator` on lines of at most `width` columns (0: table_width(), as wrap_text): a field that would pass the edge
 // starts the next line (indented by two spaces); empty fields are left out. Ends with a newline.
 std::string join_fields(const std::vector<std::string>& fields, const std::string& separator = "  |  ",
-                        std::size_t width = 80);
+                        std::size_t width = 0);
 
-// A plain text table with a header row; columns right-aligned except the first.
+// The columns text tables fit (`--wide`: 0, no limit); 80, a terminal's, unless set.
+void set_table_width(std::size_t cols);
+std::size_t table_width();
+
+// Text as lines of at most `width` columns, broken at spaces (each line of `text` apart); a word wider
+// than a line is cut, after a '_', '/', '-', ',' or '.' where one is near.
+std::vector<std::string> wrap_lines(const std::string& text, std::size_t width);
+
+// A plain text table with a header row; columns right-aligned except the first. Wider than
+// table_width(), its left-aligned (text) columns wrap at spaces, the widest first, down to their
+// longest word; numbers never wrap. When that leaves a text column narrower than it reads well, the
+// detail columns (below) move under their rows.
 class Table {
 public:
     explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
@@ -105,11 +117,24 @@ public:
         left_.push_back(column);
         return *this;
     }
+    // When the table cannot fit table_width() readably, this text column leaves it and is printed under
+    // each row ("name: value", indented); without any, the last column does when it is a text column.
+    Table& detail(std::size_t column) {
+        left(column);
+        detail_.push_back(column);
+        return *this;
+    }
+    // A column left out, in the order marked, while the table is wider than table_width() (a line under
+    // the table names what was left out and `--wide`).
+    Table& optional(std::size_t column) {
+        optional_.push_back(column);
+        return *this;
+    }
     std::string str() const;
 
 private:
     std::vector<std::string> header_;
-    std::vector<std::size_t> left_;
+    std::vector<std::size_t> left_, detail_, optional_;
     std::vector<std::vector<std::string>> rows_;
 };
 

@@ -130,11 +130,11 @@ std::string serving_text(const Scenario&, const Estimate& est) {
 }
 
 std::string rlhf_text(const RlhfEstimate& r) {
-    std::string out = fmt::format(
-        "\nRLHF (PPO) iteration {} ({:.1f}x the SFT step above, closed form): {} prompt + {} response tokens, "
-        "{} rollout replicas x {} sequences, {} PPO epoch(s)\n",
-        human_seconds(r.iteration_s), r.iteration_s / r.sft_step_s, r.prompt_len, r.response_len, r.rollout_replicas,
-        r.rollout_batch_per_replica, r.ppo_epochs);
+    std::string out =
+        "\n" + wrap_text(fmt::format("RLHF (PPO) iteration {} ({:.1f}x the SFT step above, closed form): {} prompt + "
+                                     "{} response tokens, {} rollout replicas x {} sequences, {} PPO epoch(s)",
+                                     human_seconds(r.iteration_s), r.iteration_s / r.sft_step_s, r.prompt_len,
+                                     r.response_len, r.rollout_replicas, r.rollout_batch_per_replica, r.ppo_epochs));
     Table t({"phase", "time", "share"});
     const std::pair<const char*, double> parts[] = {
         {"rollout (generation)", r.rollout_s},         {"actor log-probs (forward)", r.actor_logprob_s},

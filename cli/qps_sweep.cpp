@@ -126,11 +126,14 @@ std::string qps_sweep_text(const QpsSweep& sweep) {
     if (in.slo.any())
         out += fmt::format("; SLO p99 TTFT {} / TPOT {}", in.slo.ttft_p99_s ? human_seconds(*in.slo.ttft_p99_s) : "-",
                            in.slo.tpot_p99_s ? human_seconds(*in.slo.tpot_p99_s) : "-");
-    out += "\n";
+    out = wrap_text(out);
     std::vector<std::string> header = {"qps",      "req/s",   "out tok/s/GPU", "TTFT p50",   "TTFT p99", "TPOT p50",
                                        "TPOT p99", "e2e p50", "e2e p99",       "mean batch", "KV peak",  "stream"};
     if (in.slo.any()) header.push_back("SLO");
     Table t(header);
+    t.left(11);
+    if (in.slo.any()) t.left(12);
+    t.optional(3).optional(5).optional(7).optional(1);   // the p50s, then req/s (tok/s says it)
     for (const auto& pt : sweep.points) {
         const auto& r = pt.result;
         std::vector<std::string> row = {fmt::format("{:g}", pt.qps),
@@ -153,21 +156,21 @@ std::string qps_sweep_text(const QpsSweep& sweep) {
     out += t.str();
     if (sweep.knee) {
         const auto k = *sweep.knee;
-        out +=
-            fmt::format("capacity knee: {:g} req/s, the largest swept rate {}", sweep.points[k].qps, knee_criterion(s));
-        out += k + 1 < sweep.points.size() ? fmt::format(" ({:g} req/s does not)\n", sweep.points[k + 1].qps)
-                                           : std::string(" (every swept rate does: the knee is higher)\n");
+        out += wrap_text(fmt::format("capacity knee: {:g} req/s, the largest swept rate {}", sweep.points[k].qps,
+                                     knee_criterion(s)) +
+                         (k + 1 < sweep.points.size() ? fmt::format(" ({:g} req/s does not)", sweep.points[k + 1].qps)
+                                                      : std::string(" (every swept rate does: the knee is higher)")));
     } else {
-        out += fmt::format("capacity knee: below {:g} req/s (no swept rate is {})\n",
-                           sweep.points.empty() ? 0.0 : sweep.points.front().qps, knee_criterion(s));
+        out += wrap_text(fmt::format("capacity knee: below {:g} req/s (no swept rate is {})",
+                                     sweep.points.empty() ? 0.0 : sweep.points.front().qps, knee_criterion(s)));
     }
     bool unsteady = false;
     for (const auto& pt : sweep.points) unsteady = unsteady || !pt.result.steadiness.steady();
     if (unsteady)
-        out +=
+        out += wrap_text(
             "stream: \"too short\": the arrivals span fewer than 10 mean times in system, so warm-up and drain "
             "decide the percentiles (more --requests); \"past cap.\": fewer requests finish than arrive and the "
-            "queue grows with the stream (docs/serving.md \"Capacity\")\n";
+            "queue grows with the stream (docs/serving.md \"Capacity\")");
     return out;
 }
 

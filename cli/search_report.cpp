@@ -22,9 +22,9 @@ namespace {
 // How many layouts were looked at and why the rest were rejected, by reason (most first).
 std::string rejections(const SearchResult& r) {
     std::string out = "\n";
-    out +=
-        fmt::format("{} layouts considered: {} evaluated, {} rejected ({} threads, {})\n", with_commas(r.considered()),
-                    with_commas(r.evaluated), with_commas(r.rejected_total), r.threads, human_seconds(r.wall_s));
+    out += wrap_text(fmt::format("{} layouts considered: {} evaluated, {} rejected ({} threads, {})",
+                                 with_commas(r.considered()), with_commas(r.evaluated), with_commas(r.rejected_total),
+                                 r.threads, human_seconds(r.wall_s)));
     if (!r.rejected.empty()) {
         std::vector<std::pair<std::int64_t, std::string>> rej;
         for (const auto& [k, v] : r.rejected) rej.emplace_back(v, k);
@@ -32,7 +32,20 @@ std::string rejections(const SearchResult& r) {
             return a.first != b.first ? a.first > b.first : a.second < b.second;
         });
         out += "rejected, by reason:\n";
-        for (const auto& [v, k] : rej) out += fmt::format("  {:>14}  {}\n", with_commas(v), k);
+        // The count right-aligned, the reason wrapped under itself.
+        constexpr std::size_t kCount = 18;   // "  " + 14 + "  "
+        for (const auto& [v, k] : rej) {
+            const std::string text = wrap_text(k, table_width() == 0 ? 0 : 80 - kCount);   // continuations: two spaces
+            std::size_t at = 0;
+            for (std::size_t line = 0; at < text.size(); ++line) {
+                const std::size_t end = text.find('\n', at);
+                std::string piece = text.substr(at, end - at);
+                if (line > 0 && piece.starts_with("  ")) piece.erase(0, 2);
+                out +=
+                    (line == 0 ? fmt::format("  {:>14}  ", with_commas(v)) : std::string(kCount, ' ')) + piece + "\n";
+                at = end + 1;
+            }
+        }
     }
     return out;
 }
@@ -52,9 +65,9 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
                            ? std::string()
                            : fmt::format(", framework {}", framework_label(base.parallel)));
     if (r.rlhf)
-        out +=
+        out += wrap_text(
             "RLHF: step = one PPO iteration (rollout, experience forwards, actor and critic training; "
-            "llmsim estimate's rlhf.iteration_s), closed form\n";
+            "llmsim estimate's rlhf.iteration_s), closed form");
     if (r.top.empty()) {
         out += "no layout fits\n";
         out += rejections(r);
@@ -62,11 +75,13 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
     }
     {
         const auto& e = r.top.front();
-        out += fmt::format(
-            "answer: {}{} on {} GPUs, global batch {}: step {}, MFU {:.1f}%, {} tokens/s per GPU, {} per GPU\n\n",
-            layout_brief(e.c), r.overlap_searched ? " (overlap " + overlap_brief(e.c) + ")" : std::string(),
-            with_commas(e.c.gpus), with_commas(e.c.global_batch), human_seconds(e.time.step_time_s), 100 * e.time.mfu,
-            with_commas(std::llround(e.time.tokens_per_s / e.c.gpus)), gib(e.memory.total_bytes, 1));
+        out += wrap_text(fmt::format(
+                   "answer: {}{} on {} GPUs, global batch {}: step {}, MFU {:.1f}%, {} tokens/s per GPU, {} per GPU",
+                   layout_brief(e.c), r.overlap_searched ? " (overlap " + overlap_brief(e.c) + ")" : std::string(),
+                   with_commas(e.c.gpus), with_commas(e.c.global_batch), human_seconds(e.time.step_time_s),
+                   100 * e.time.mfu, with_commas(std::llround(e.time.tokens_per_s / e.c.gpus)),
+                   gib(e.memory.total_bytes, 1))) +
+               "\n";
     }
     auto table = [&](const std::vector<SearchEntry>& v, bool rank) {
         std::vector<std::string> head{rank ? "#" : "", "gpus", "layout"};
@@ -75,6 +90,8 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
         if (r.confirmed && rank) head.push_back("simulated");
         if (o.price_per_gpu_hour > 0) head.push_back("$/Mtok");
         Table t(head);
+        t.detail(2);   // the layout (and its overlaps) under each row when the table is too wide
+        if (r.overlap_searched) t.detail(3);
         int i = 0;
         for (const auto& e : v) {
             std::vector<std::string> row{rank ? std::to_string(++i) : "", with_commas(e.c.gpus), layout_brief(e.c)};

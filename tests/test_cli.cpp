@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/common.hpp"
 #include "cost_models/inference.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
@@ -25,6 +26,39 @@ test::Run llmsim_cli(const std::vector<std::string>& args) { return test::run_ll
 
 std::string scenario_path(const char* name) { return (fs::path(LLMSIM_SOURCE_DIR) / "scenarios" / name).string(); }
 
+// Runs of spaces and newlines as one space (text wrapped at 80 columns compared with its sentence).
+std::string squash(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        const bool space = c == ' ' || c == '\n';
+        if (space && !out.empty() && out.back() == ' ') continue;
+        out += space ? ' ' : c;
+    }
+    return out;
+}
+
+// Terminal columns of a UTF-8 line (code points) and the widest line of a text.
+std::size_t cols(const std::string& line) {
+    std::size_t n = 0;
+    for (const char c : line) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return n;
+}
+std::size_t widest(const std::string& text) {
+    std::size_t w = 0, at = 0;
+    while (at < text.size()) {
+        const std::size_t end = std::min(text.find('\n', at), text.size());
+        w = std::max(w, cols(text.substr(at, end - at)));
+        at = end + 1;
+    }
+    return w;
+}
+
+// Restores the default table width when a test ends.
+struct TableWidth {
+    explicit TableWidth(std::size_t w) { cli::set_table_width(w); }
+    ~TableWidth() { cli::set_table_width(80); }
+};
+
 }   // namespace
 
 TEST_CASE("the subcommand registry is what --help lists, and every entry answers --help", "[cli]") {
@@ -38,11 +72,12 @@ TEST_CASE("the subcommand registry is what --help lists, and every entry answers
         const std::string name(c.name);
         INFO(name);
         CHECK(top.out.find("  " + name + " ") != std::string::npos);
-        CHECK(top.out.find(std::string(c.summary)) != std::string::npos);
+        // Help wraps at 80 columns: compare with the whitespace runs as single spaces.
+        CHECK(squash(top.out).find(squash(std::string(c.summary))) != std::string::npos);
         const auto h = llmsim_cli({name, "--help"});
         CHECK(h.rc == 0);
         CHECK(h.err.empty());
-        CHECK(h.out.find(std::string(c.summary)) != std::string::npos);
+        CHECK(squash(h.out).find(squash(std::string(c.summary))) != std::string::npos);
     }
     // With no arguments, the same list.
     const auto none = llmsim_cli({});
@@ -350,4 +385,96 @@ TEST_CASE("a mistyped command or flag is answered with the nearest names", "[cli
     const auto value = llmsim_cli({"estimate", "--tp", "0"});
     CHECK(value.rc == 2);
     CHECK(value.err.find("--tp: 0: expected") != std::string::npos);
+}
+
+TEST_CASE("a table wider than 80 columns wraps its text columns, never its numbers", "[cli][table]") {
+    const TableWidth width(80);
+    cli::Table t({"name", "value", "note"});
+    t.left(2);
+    t.row(
+        {"alpha", "123456", std::string(30, 'x') + " " + "a sentence that goes on well past the edge of the terminal"});
+    t.row({"β-gamma", "7", "short"});
+    const std::string s = t.str();
+    CHECK(widest(s) <= 80);
+    CHECK(s.find("123456") != std::string::npos);   // numbers whole
+    CHECK(s.find("β-gamma") != std::string::npos);
+    // Each row's name on its first line, the note continued under its column.
+    CHECK(s.find("\nalpha ") != std::string::npos);
+    CHECK(s.find("edge of the") != std::string::npos);
+    // The natural width: one line per row.
+    cli::set_table_width(0);
+    const std::string wide = t.str();
+    CHECK(std::count(wide.begin(), wide.end(), '\n') == 4);
+    CHECK(widest(wide) > 80);
+}
+
+TEST_CASE("a table that cannot fit readably moves its detail column under each row; optional columns leave",
+          "[cli][table]") {
+    const TableWidth width(80);
+    cli::Table t({"lever", "a", "b", "c", "d", "e", "f", "trade-off"});
+    t.left(7);
+    for (int i = 0; i < 3; ++i)
+        t.row({"lever " + std::to_string(i), "1111111111", "2222222222", "3333333333", "4444444444", "5555555555",
+               "6666666666", "splits weights, gradients and optimizer states; adds per-layer all-reduces on NVLink"});
+    const std::string s = t.str();
+    CHECK(widest(s) <= 80);
+    CHECK(s.find("\n    trade-off: splits weights") != std::string::npos);
+    CHECK(s.find("6666666666") != std::string::npos);
+
+    cli::Table o({"qps", "p50", "p99", "mean", "more", "stream"});
+    o.left(5).optional(1).optional(3);
+    o.row({"5", std::string(30, '1'), std::string(30, '2'), std::string(30, '3'), "4", "steady"});
+    const std::string so = o.str();
+    CHECK(so.find(std::string(30, '1')) == std::string::npos);   // the first optional column left
+    CHECK(so.find(std::string(30, '2')) != std::string::npos);
+    CHECK(so.find(std::string(30, '3')) == std::string::npos);   // and the second, still too wide
+    CHECK(so.find("(p50, mean left out to fit 80 columns; --wide shows them)") != std::string::npos);
+}
+
+TEST_CASE("wrap_lines breaks at spaces and cuts a long word after a separator", "[cli][table]") {
+    CHECK(cli::wrap_lines("one two three", 7) == std::vector<std::string>{"one two", "three"});
+    CHECK(cli::wrap_lines("output_tokens_per_s_per_gpu", 16) ==
+          std::vector<std::string>{"output_tokens_", "per_s_per_gpu"});
+    CHECK(cli::wrap_lines("a\nb", 80) == std::vector<std::string>{"a", "b"});
+}
+
+TEST_CASE("text output fits 80 columns: tables, headers, notes and every --help; --wide keeps tables whole",
+          "[cli][table]") {
+    const std::vector<std::vector<std::string>> commands = {
+        {"hw", "list"},
+        {"hw", "show", "h100-sxm"},
+        {"model", "show", "deepseek-v3"},
+        {"estimate", scenario_path("llama3-70b-h100-64.json")},
+        {"estimate", scenario_path("rlhf-opt13b-a100-64.json")},
+        {"explain", scenario_path("llama3-70b-h100-64.json")},
+        {"explain", scenario_path("llama31-70b-chat-slo.json")},
+        {"plan", "--compute", "1e23", "--system", "dgx-h100", "--gpus", "1024"},
+        {"search", "--model", "gpt3-175b", "--system", "dgx-a100-80gb", "--gpus", "512", "--seq-len", "2048",
+         "--global-batch", "1536", "--top-k", "3"},
+        {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000", "--output-len", "250",
+         "--qps-sweep", "5,20", "--requests", "200", "--slo-ttft-p99", "0.1"},
+        {"validate", (fs::path(LLMSIM_SOURCE_DIR) / "validation" / "inference.json").string()},
+    };
+    for (const auto& args : commands) {
+        INFO(args[0] << " " << args[1]);
+        const auto r = llmsim_cli(args);
+        CHECK(r.rc == 0);
+        CHECK(widest(r.out) <= 80);
+    }
+    for (const auto& c : cli::commands()) {
+        INFO(c.name);
+        const auto r = llmsim_cli({std::string(c.name), "--help"});
+        // An option's own name and type may pass the edge (CLI11 prints them on one line); descriptions wrap.
+        std::size_t at = 0, over = 0;
+        while (at < r.out.size()) {
+            const std::size_t end = std::min(r.out.find('\n', at), r.out.size());
+            const std::string line = r.out.substr(at, end - at);
+            if (cols(line) > 80 && !line.starts_with("  -")) ++over;
+            at = end + 1;
+        }
+        CHECK(over == 0);
+    }
+    const auto wide = llmsim_cli({"hw", "list", "--wide"});
+    CHECK(wide.rc == 0);
+    CHECK(widest(wide.out) > 80);
 }

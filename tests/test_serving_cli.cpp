@@ -84,7 +84,7 @@ TEST_CASE("qps-sweep past capacity: achieved requests/s saturates below offered,
     CHECK(high["knee"] == false);
     // The text: one row per rate and the knee named.
     const auto t = run_llmsim({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000",
-                               "--output-len", "250", "--requests", "400", "--qps-sweep", "1,4,200"},
+                               "--output-len", "250", "--requests", "400", "--qps-sweep", "1,4,200", "--wide"},
                               "sweep");
     REQUIRE(t.rc == 0);
     CHECK(t.out.find("capacity knee: 4 req/s, the largest swept rate serving at least 95% of the offered rate "
@@ -176,7 +176,7 @@ TEST_CASE("search on a serving scenario: pp, max_batch and chunk in the table an
     CHECK(j["configurations"].get<int>() == 4 * 2 * 3 * 3);
     CHECK(j["one_replica_fewer"]["slo_met"] == false);
     CHECK(j["one_replica_fewer"]["parallel"]["dp"].get<int>() == w["parallel"]["dp"].get<int>() - 1);
-    const auto t = run_llmsim({"search", "-s", file, "--max-gpus", "16"}, "capsearch");
+    const auto t = run_llmsim({"search", "-s", file, "--max-gpus", "16", "--wide"}, "capsearch");
     REQUIRE(t.rc == 0);
     CHECK(t.out.find("tp x pp x replicas") != std::string::npos);
     CHECK(t.out.find("max batch") != std::string::npos);
