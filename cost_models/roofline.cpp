@@ -187,6 +187,12 @@ KernelTime unfused_attention_time(const AcceleratorSpec& a, const AttentionSpec&
 }
 }   // namespace
 
+double attention_length_factor(double keys, bool backward) noexcept {
+    const double half = backward ? kAttentionBwdHalfKeys : kAttentionFwdHalfKeys;
+    const double k = std::max(keys, 1.0);
+    return (k / (k + half)) / (kAttentionReferenceKeys / (kAttentionReferenceKeys + half));
+}
+
 KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noexcept {
     if (!s.fused) return unfused_attention_time(a, s);
     KernelTime t;
@@ -207,6 +213,7 @@ KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noex
         const double fa2 = s.backward ? a.efficiency.fa2_attention_bwd : a.efficiency.fa2_attention_fwd;
         if (fa2 > 0) eff = fa2;
     }
+    eff *= attention_length_factor(s.causal ? 0.5 * s.s_kv : s.s_kv, s.backward);
     // Short sequences cannot fill the machine: one (batch·head, 128-query block) per SM at a time.
     const double blocks = s.batch_heads * std::ceil(s.s_q / 128.0);
     const double sms = std::max(1, a.sm_count);

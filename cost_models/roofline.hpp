@@ -126,6 +126,20 @@ struct AttentionSpec {
     bool fa2 = false;       // fused: the FlashAttention-2 kernels (uses_fa2_attention), not the chip's best
     double launches = 1;    // kernel launches it takes
 };
+// Fused attention's efficiency by length: each (sequence·head, query block) pays a fixed prologue and
+// epilogue (loading Q, the softmax rescale, writing O; backward also dQ's accumulation and dK, dV's
+// writes) worth the work of K½ keys, so a kernel runs at K / (K + K½) of its long-sequence rate, K the
+// mean keys a query attends (half the length when causal). Fitted on this project's sweeps of SDPA
+// (cuDNN and FlashAttention-2, causal GQA, 128-16,384 tokens; two H200 runs and one H100 run,
+// hardware_db/profiles/*attn-sweep*): the mean of the 12 kernel×heads×run fits, forward 278, backward 819.
+// Leaving one GPU out, throughput by length within 10.7-11.3% (forward) and 10.3-12.1% (backward) mean,
+// against 96% and 245% for a flat rate. The efficiencies in the database (attention_fwd/bwd,
+// fa2_attention_*) are quoted at kAttentionReferenceKeys (docs/hardware-db.md).
+inline constexpr double kAttentionFwdHalfKeys = 278;
+inline constexpr double kAttentionBwdHalfKeys = 819;
+inline constexpr double kAttentionReferenceKeys = 4096;
+// The factor on a fused kernel's database efficiency at `keys` mean keys per query.
+[[nodiscard]] double attention_length_factor(double keys, bool backward) noexcept;
 // Bytes per score element the unfused elementwise kernels move (softmax, and dropout when `dropout`):
 // forward 4 (+5), backward 6 (+5).
 [[nodiscard]] double unfused_attention_score_bytes(bool backward, bool dropout) noexcept;
