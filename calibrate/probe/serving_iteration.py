@@ -196,7 +196,8 @@ class Mix:
             F.scaled_dot_product_attention(self.q_dec, kc, vc, enable_gqa=True)
 
 
-def graph_ms(fn):
+def capture(fn):
+    """`fn` captured as a CUDA graph after two warm-up calls on a side stream, replayed once."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -209,6 +210,11 @@ def graph_ms(fn):
         fn()
     g.replay()
     torch.cuda.synchronize()
+    return g
+
+
+def replay_ms(g, per):
+    """Median of 7 timed replays of graph `g`, divided by `per` (its layers)."""
     out = []
     for _ in range(7):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -216,9 +222,29 @@ def graph_ms(fn):
         g.replay()
         b.record()
         torch.cuda.synchronize()
-        out.append(a.elapsed_time(b) / LAYERS)
-    del g
+        out.append(a.elapsed_time(b) / per)
     return sorted(out)[len(out) // 2]
+
+
+def graph_ms(fn):
+    g = capture(fn)
+    ms = replay_ms(g, LAYERS)
+    del g
+    return ms
+
+
+def provenance(doc):
+    """What a measurement file says about itself: its script's first paragraph, when, on what."""
+    return {
+        "what": doc.split("\n\n")[0],
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "gpu": torch.cuda.get_device_properties(0).name,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "host": platform.node(),
+        "layers_per_graph": LAYERS,
+        "copies": COPIES,
+    }
 
 
 def main():
@@ -228,16 +254,8 @@ def main():
     args = ap.parse_args()
     torch.manual_seed(0)
     ONE = torch.ones((), device=DEV)
-    props = torch.cuda.get_device_properties(0)
     doc = {
-        "what": __doc__.split("\n\n")[0],
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-        "gpu": props.name,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "host": platform.node(),
-        "layers_per_graph": LAYERS,
-        "copies": COPIES,
+        **provenance(__doc__),
         "rows": [],
     }
     weights = {}

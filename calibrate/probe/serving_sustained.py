@@ -15,10 +15,8 @@ mixed and prefill mixes are compute-bound).
 Rewrites the output after every row (a timeout leaves what was measured).
 """
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 import time
 
@@ -74,33 +72,9 @@ class Nvml:
             return None
 
 
-def capture(fn):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    g.replay()
-    torch.cuda.synchronize()
-    return g
-
-
 def burst_ms(g, per):
     time.sleep(3.0)   # idle: the clock back at its maximum
-    out = []
-    for _ in range(7):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        torch.cuda.synchronize()
-        out.append(a.elapsed_time(b) / per)
-    return sorted(out)[len(out) // 2]
+    return si.replay_ms(g, per)
 
 
 def sustained(g, per, seconds, nvml):
@@ -134,18 +108,10 @@ def main():
     torch.manual_seed(0)
     si.ONE = torch.ones((), device=si.DEV)
     nvml = Nvml()
-    props = torch.cuda.get_device_properties(0)
     doc = {
-        "what": __doc__.split("\n\n")[0],
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-        "gpu": props.name,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "host": platform.node(),
+        **si.provenance(__doc__),
         "power_limit_W": nvml.limit_W(),
         "nvml_error": getattr(nvml, "error", None),
-        "layers_per_graph": si.LAYERS,
-        "copies": si.COPIES,
         "idle": nvml.read(),
         "rows": [],
     }
@@ -182,13 +148,13 @@ def main():
                 for i in range(si.LAYERS):
                     mix.gemms(ws[i % si.COPIES])
 
-            g = capture(whole)
+            g = si.capture(whole)
             row["whole"] = dict(burst_ms=burst_ms(g, si.LAYERS))
             row["whole"].update(sustained(g, si.LAYERS, s_whole * args.scale, nvml))
             row["whole"]["slowdown"] = row["whole"]["steady_ms"] / row["whole"]["burst_ms"]
             del g
             if s_gemm > 0:
-                g = capture(gem)
+                g = si.capture(gem)
                 row["gemms"] = dict(burst_ms=burst_ms(g, si.LAYERS))
                 row["gemms"].update(sustained(g, si.LAYERS, s_gemm * args.scale, nvml))
                 row["gemms"]["slowdown"] = row["gemms"]["steady_ms"] / row["gemms"]["burst_ms"]
@@ -206,7 +172,7 @@ def main():
     try:
         a8 = torch.randn(8192, 8192, device=si.DEV).to(si.FP8)
         b8 = torch.randn(8192, 8192, device=si.DEV).to(si.FP8)
-        g = capture(lambda: si.mm(a8, b8))
+        g = si.capture(lambda: si.mm(a8, b8))
         row["whole"] = dict(burst_ms=burst_ms(g, 1))
         row["whole"].update(sustained(g, 1, 20 * args.scale, nvml))
         row["whole"]["slowdown"] = row["whole"]["steady_ms"] / row["whole"]["burst_ms"]
