@@ -345,7 +345,7 @@ InferenceEstimate estimate_inference(const ServingJob& s) {
     r.tpot_s = (decode.time_s + draft_cost_s(s, bsz, ctx)) / r.spec_tokens_per_step;
     r.decode_compute_bound = decode.compute_bound();
     r.e2e_latency_s = r.ttft_s + static_cast<double>(in.output_len - 1) * r.tpot_s;
-    const double replicas = std::max(1, s.gpus() / std::max(1, s.parallel.tp * s.parallel.pp));
+    const double replicas = s.replicas();
     r.output_tokens_per_s = replicas * bsz * static_cast<double>(in.output_len) / r.e2e_latency_s;
     r.output_tokens_per_s_per_gpu = r.output_tokens_per_s / s.gpus();
     r.memory = inference_memory(s.model, s.system, s.parallel, in);

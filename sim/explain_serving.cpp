@@ -59,7 +59,7 @@ ServingMeasures measure_serving(const Scenario& s) {
     m.capacity_bytes = mem.capacity_bytes;
     if (!in.continuous()) {
         const auto e = estimate_inference(job);
-        const double replicas = std::max(1, s.parallel.world() / std::max(1, s.parallel.tp * s.parallel.pp));
+        const double replicas = job.replicas();
         m.fits = mem.fits;
         m.kv_bytes = mem.kv_cache_bytes;
         m.need_bytes = mem.total_bytes;

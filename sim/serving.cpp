@@ -140,7 +140,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const auto& in = job.inference;
     ServingResult res;
     const auto reqs = request_stream(in);
-    const int replicas = std::max(1, job.gpus() / std::max(1, job.parallel.tp * job.parallel.pp));
+    const int replicas = job.replicas();
     res.replicas = replicas;
     res.requests = static_cast<std::int64_t>(reqs.size());
     const KvPool pool = kv_pool(job);
