@@ -42,10 +42,6 @@ void add_rows(Table& t, const Json& j, const std::string& prefix, const std::map
     }
 }
 
-std::string short_text(const std::string& s, std::size_t n = 60) {
-    return s.size() <= n ? s : s.substr(0, n - 3) + "...";
-}
-
 }   // namespace
 
 void setup_hw(CLI::App* hw, Context& ctx) {
@@ -61,20 +57,20 @@ void setup_hw(CLI::App* hw, Context& ctx) {
             return;
         }
         Table ts({"system", "accelerator", "per node", "scale-up GB/s", "scale-out GB/s", "description"});
-        ts.left(1).left(5);
+        ts.left(1).clip(5);   // one line per system; --wide shows the whole description
         for (const auto& n : db.system_names()) {
             const auto s = db.system(n);
             ts.row({n, s.gpu.name, std::to_string(s.gpus_per_node), fmt::format("{:.0f}", s.intra_node_GBps),
-                    fmt::format("{:.1f}", s.inter_node_GBps), short_text(s.display_name)});
+                    fmt::format("{:.1f}", s.inter_node_GBps), s.display_name});
         }
         Table ta({"accelerator", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GiB", "HBM GB/s", "description"});
-        ta.left(5);
+        ta.clip(5);
         for (const auto& n : db.accelerator_names()) {
             const auto a = db.accelerator(n);
             ta.row({n, fmt::format("{:.0f}", a.peak(Precision::bf16) / 1e12),
                     a.peak(Precision::fp8) > 0 ? fmt::format("{:.0f}", a.peak(Precision::fp8) / 1e12) : "-",
                     fmt::format("{:.1f}", a.hbm_capacity_bytes / (1 << 30) / 1.0), fmt::format("{:.0f}", a.hbm_GBps),
-                    short_text(a.display_name)});
+                    a.display_name});
         }
         std::cout << ts.str() << "\n" << ta.str();
         ctx.exit_code = 0;

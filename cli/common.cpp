@@ -680,12 +680,18 @@ std::string Table::str() const {
         f = fit_columns(header, rows, text, limit);
     }
     const std::size_t m = header.size();
+    std::vector<bool> clipped(m, false);
+    for (std::size_t c : clip_)
+        for (std::size_t i = 0; i < m; ++i)
+            if (c < n && header[i] == header_[c]) clipped[i] = true;
     std::string out;
     auto emit = [&](const std::vector<std::string>& r, bool head) {
         std::vector<std::vector<std::string>> cells(m);
         std::size_t height = 1;
         for (std::size_t i = 0; i < m; ++i) {
             cells[i] = head || text[i] ? wrap_cell(r[i], f.w[i]) : std::vector<std::string>{r[i]};
+            if (!head && clipped[i] && cells[i].size() > 1 && f.w[i] > 3)
+                cells[i] = {wrap_cell(r[i], f.w[i] - 3).front() + "..."};
             height = std::max(height, cells[i].size());
         }
         for (std::size_t k = 0; k < height; ++k) {

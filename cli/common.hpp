@@ -124,6 +124,13 @@ public:
         detail_.push_back(column);
         return *this;
     }
+    // A text column cut to one line ("...") instead of wrapped when the table is narrowed (a listing's
+    // description: one line per row); --wide shows it whole.
+    Table& clip(std::size_t column) {
+        left(column);
+        clip_.push_back(column);
+        return *this;
+    }
     // A column left out, in the order marked, while the table is wider than table_width() (a line under
     // the table names what was left out and `--wide`).
     Table& optional(std::size_t column) {
@@ -134,7 +141,7 @@ public:
 
 private:
     std::vector<std::string> header_;
-    std::vector<std::size_t> left_, detail_, optional_;
+    std::vector<std::size_t> left_, detail_, optional_, clip_;
     std::vector<std::vector<std::string>> rows_;
 };
 

@@ -431,6 +431,22 @@ TEST_CASE("a table that cannot fit readably moves its detail column under each r
     CHECK(so.find("(p50, mean left out to fit 80 columns; --wide shows them)") != std::string::npos);
 }
 
+TEST_CASE("a clipped column keeps one line per row, cut with '...'; --wide shows it whole", "[cli][table]") {
+    const TableWidth width(80);
+    cli::Table t({"system", "gpus", "description"});
+    t.clip(2);
+    const std::string desc = "NVIDIA DGX H100 (8x H100 SXM5, 4x NVSwitch gen3 with NVLink SHARP, 8x 400 Gb/s NDR)";
+    t.row({"dgx-h100", "8", desc});
+    t.row({"x", "1", "short"});
+    const std::string s = t.str();
+    CHECK(widest(s) <= 80);
+    CHECK(std::count(s.begin(), s.end(), '\n') == 4);   // header, rule, two rows
+    CHECK(s.find("NVIDIA DGX H100 (8x") != std::string::npos);
+    CHECK(s.find("...\n") != std::string::npos);
+    cli::set_table_width(0);
+    CHECK(t.str().find(desc) != std::string::npos);
+}
+
 TEST_CASE("wrap_lines breaks at spaces and cuts a long word after a separator", "[cli][table]") {
     CHECK(cli::wrap_lines("one two three", 7) == std::vector<std::string>{"one two", "three"});
     CHECK(cli::wrap_lines("output_tokens_per_s_per_gpu", 16) ==
