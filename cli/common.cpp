@@ -519,6 +519,7 @@ std::size_t longest_word(const std::string& text) {
 }   // namespace
 
 void set_table_width(std::size_t cols) { g_table_width = cols; }
+std::size_t table_width() { return g_table_width; }
 
 std::vector<std::string> wrap_lines(const std::string& text, std::size_t width) {
     std::vector<std::string> out;
@@ -530,7 +531,6 @@ std::vector<std::string> wrap_lines(const std::string& text, std::size_t width) 
     }
     return out;
 }
-std::size_t table_width() { return g_table_width; }
 
 namespace {
 // Column widths of a table fitted to `limit` columns (0: natural widths): number columns' headings
@@ -607,90 +607,63 @@ Fit fit_columns(const std::vector<std::string>& header, const std::vector<std::v
 
 std::string Table::str() const {
     const std::size_t n = header_.size();
-    std::vector<bool> text(n, false);
-    for (std::size_t i = 0; i < n; ++i) text[i] = i == 0 || std::find(left_.begin(), left_.end(), i) != left_.end();
+    auto has = [](const std::vector<std::size_t>& v, std::size_t i) {
+        return std::find(v.begin(), v.end(), i) != v.end();
+    };
     const std::size_t limit = g_table_width;
-    std::vector<std::vector<std::string>> rows = rows_;
-    std::vector<std::string> header = header_;
-    for (auto& r : rows) r.resize(n);
-    Fit f = fit_columns(header, rows, text, limit);
+    // The columns shown, by their index in the table as built; the header, text flags and rows of those.
+    std::vector<std::size_t> shown(n);
+    for (std::size_t i = 0; i < n; ++i) shown[i] = i;
+    std::vector<std::string> header;
+    std::vector<bool> text;
+    std::vector<std::vector<std::string>> rows;
+    auto project = [&] {
+        header.clear();
+        text.clear();
+        rows.assign(rows_.size(), {});
+        for (std::size_t c : shown) {
+            header.push_back(header_[c]);
+            text.push_back(c == 0 || has(left_, c));
+            for (std::size_t k = 0; k < rows_.size(); ++k) rows[k].push_back(c < rows_[k].size() ? rows_[k][c] : "");
+        }
+        return fit_columns(header, rows, text, limit);
+    };
+    Fit f = project();
     // Optional columns leave, in their order, while the table is wider than the limit at natural widths.
     std::vector<std::string> dropped;
-    std::vector<std::size_t> keep(n);
-    for (std::size_t i = 0; i < n; ++i) keep[i] = i;
-    auto natural_total = [&] {
-        std::size_t t = 0;
-        for (std::size_t i : keep) {
-            std::size_t wi = columns(header[i]);
-            for (const auto& r : rows) wi = std::max(wi, columns(r[i]));
-            t += wi + 2;
-        }
-        return t > 2 ? t - 2 : 0;
-    };
     for (std::size_t c : optional_) {
-        if (limit == 0 || natural_total() <= limit) break;
-        if (c >= n || std::find(keep.begin(), keep.end(), c) == keep.end()) continue;
-        keep.erase(std::find(keep.begin(), keep.end(), c));
-        dropped.push_back(header[c]);
+        if (limit == 0 || fit_columns(header, rows, text, 0).total() <= limit) break;
+        if (!has(shown, c)) continue;
+        shown.erase(std::find(shown.begin(), shown.end(), c));
+        dropped.push_back(header_[c]);
+        f = project();
     }
-    std::vector<std::size_t> detail_cols;
-    if (!dropped.empty()) {
-        std::vector<std::string> h2;
-        std::vector<bool> t2;
-        std::vector<std::vector<std::string>> r2(rows.size());
-        for (std::size_t i : keep) {
-            h2.push_back(header[i]);
-            t2.push_back(text[i]);
-            for (std::size_t k = 0; k < rows.size(); ++k) r2[k].push_back(rows[k][i]);
-            if (std::find(detail_.begin(), detail_.end(), i) != detail_.end()) detail_cols.push_back(h2.size() - 1);
-        }
-        header.swap(h2);
-        text.swap(t2);
-        rows.swap(r2);
-        f = fit_columns(header, rows, text, limit);
-    } else {
-        detail_cols = detail_;
-    }
-    const std::size_t n_kept = header.size();
     // A table that cannot fit readably: its detail columns (by default the last, when it is text: a
     // trade-off, a source) leave it and are printed under each row, indented, across the whole width.
-    std::vector<std::size_t> moved = detail_cols;
-    if (moved.empty() && n_kept > 2 && text[n_kept - 1]) moved.push_back(n_kept - 1);
-    std::vector<std::string> detail(rows.size());
-    bool detailed = false;
-    if (!f.ok && !moved.empty()) {
-        detailed = true;
-        std::vector<std::string> h2;
-        std::vector<bool> t2;
-        std::vector<std::vector<std::string>> r2(rows.size());
-        for (std::size_t i = 0; i < n_kept; ++i) {
-            if (std::find(moved.begin(), moved.end(), i) != moved.end()) {
-                for (std::size_t k = 0; k < rows.size(); ++k)
-                    if (!rows[k][i].empty())
-                        detail[k] += (detail[k].empty() ? "" : "; ") + header[i] + ": " + rows[k][i];
-                continue;
-            }
-            h2.push_back(header[i]);
-            t2.push_back(text[i]);
-            for (std::size_t k = 0; k < rows.size(); ++k) r2[k].push_back(rows[k][i]);
-        }
-        header.swap(h2);
-        text.swap(t2);
-        rows.swap(r2);
-        f = fit_columns(header, rows, text, limit);
+    std::vector<std::size_t> moved;
+    for (std::size_t c : detail_)
+        if (has(shown, c)) moved.push_back(c);
+    if (moved.empty() && shown.size() > 2 && (shown.back() == 0 || has(left_, shown.back())))
+        moved.push_back(shown.back());
+    std::vector<std::string> detail(rows_.size());
+    const bool detailed = !f.ok && !moved.empty();
+    if (detailed) {
+        for (std::size_t c : shown)
+            if (has(moved, c))
+                for (std::size_t k = 0; k < rows_.size(); ++k)
+                    if (c < rows_[k].size() && !rows_[k][c].empty())
+                        detail[k] += (detail[k].empty() ? "" : "; ") + header_[c] + ": " + rows_[k][c];
+        std::erase_if(shown, [&](std::size_t c) { return has(moved, c); });
+        f = project();
     }
-    const std::size_t m = header.size();
-    std::vector<bool> clipped(m, false);
-    for (std::size_t c : clip_)
-        for (std::size_t i = 0; i < m; ++i)
-            if (c < n && header[i] == header_[c]) clipped[i] = true;
+    const std::size_t m = shown.size();
     std::string out;
     auto emit = [&](const std::vector<std::string>& r, bool head) {
         std::vector<std::vector<std::string>> cells(m);
         std::size_t height = 1;
         for (std::size_t i = 0; i < m; ++i) {
             cells[i] = head || text[i] ? wrap_cell(r[i], f.w[i]) : std::vector<std::string>{r[i]};
-            if (!head && clipped[i] && cells[i].size() > 1 && f.w[i] > 3)
+            if (!head && has(clip_, shown[i]) && cells[i].size() > 1 && f.w[i] > 3)
                 cells[i] = {wrap_cell(r[i], f.w[i] - 3).front() + "..."};
             height = std::max(height, cells[i].size());
         }
@@ -707,12 +680,11 @@ std::string Table::str() const {
         }
     };
     emit(header, true);
-    const std::size_t rule = detailed ? std::max(f.total(), std::min<std::size_t>(limit, 80)) : f.total();
-    out += std::string(rule, '-') + "\n";
+    out += std::string(detailed ? std::max(f.total(), limit) : f.total(), '-') + "\n";   // detailed: limit > 0
     for (std::size_t k = 0; k < rows.size(); ++k) {
         emit(rows[k], false);
         if (!detail[k].empty())
-            for (const auto& line : wrap_cell(detail[k], (limit > 4 ? limit : 80) - 4)) out += "    " + line + "\n";
+            for (const auto& line : wrap_cell(detail[k], limit - 4)) out += "    " + line + "\n";
     }
     if (!dropped.empty())
         out += wrap_text(fmt::format("({} left out to fit {} columns; --wide shows {})", fmt::join(dropped, ", "),
