@@ -29,24 +29,23 @@ public:
     }
     std::string make_description(const CLI::App* app) const override {
         const std::string d = CLI::Formatter::make_description(app);
-        std::string out;
-        for (const auto& line : wrap_lines(d.ends_with('\n') ? d.substr(0, d.size() - 1) : d, kWidth))
-            out += line + "\n";
-        return d.empty() ? d : out;
+        return d.empty() ? d : joined(d.ends_with('\n') ? d.substr(0, d.size() - 1) : d, kWidth) + "\n";
     }
-
     std::string make_footer(const CLI::App* app) const override {
-        std::string out;
-        for (const auto& line : wrap_lines(app->get_footer(), kWidth)) out += line + "\n";
-        return app->get_footer().empty() ? std::string() : out;
+        const std::string& f = app->get_footer();
+        return f.empty() ? f : joined(f, kWidth) + "\n";
     }
 
 private:
-    std::string wrap(const std::string& text) const {
+    // `text` wrapped at `width` columns, its lines joined by newlines (none after the last).
+    static std::string joined(const std::string& text, std::size_t width) {
+        const auto lines = wrap_lines(text, width);
         std::string out;
-        for (const auto& line : wrap_lines(text, kWidth - std::min(kWidth - 20, column_width_)))
-            out += (out.empty() ? "" : "\n") + line;
+        for (std::size_t i = 0; i < lines.size(); ++i) out += (i == 0 ? "" : "\n") + lines[i];
         return out;
+    }
+    std::string wrap(const std::string& text) const {
+        return joined(text, kWidth - std::min(kWidth - 20, column_width_));
     }
 };
 

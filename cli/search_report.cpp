@@ -34,17 +34,12 @@ std::string rejections(const SearchResult& r) {
         out += "rejected, by reason:\n";
         // The count right-aligned, the reason wrapped under itself.
         constexpr std::size_t kCount = 18;   // "  " + 14 + "  "
+        const std::size_t width = table_width() > kCount ? table_width() - kCount : std::string::npos;   // --wide: 0
         for (const auto& [v, k] : rej) {
-            const std::string text = wrap_text(k, table_width() == 0 ? 0 : 80 - kCount);   // continuations: two spaces
-            std::size_t at = 0;
-            for (std::size_t line = 0; at < text.size(); ++line) {
-                const std::size_t end = text.find('\n', at);
-                std::string piece = text.substr(at, end - at);
-                if (line > 0 && piece.starts_with("  ")) piece.erase(0, 2);
+            const auto lines = wrap_lines(k, width);
+            for (std::size_t i = 0; i < lines.size(); ++i)
                 out +=
-                    (line == 0 ? fmt::format("  {:>14}  ", with_commas(v)) : std::string(kCount, ' ')) + piece + "\n";
-                at = end + 1;
-            }
+                    (i == 0 ? fmt::format("  {:>14}  ", with_commas(v)) : std::string(kCount, ' ')) + lines[i] + "\n";
         }
     }
     return out;
