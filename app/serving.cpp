@@ -98,6 +98,16 @@ std::vector<std::string> steadiness_notes(const InferenceConfig& in, const sim::
     std::vector<std::string> out;
     const auto& d = r.steadiness;
     if (!d.applies) return out;
+    if (!(in.qps > 0)) {
+        if (!d.long_enough)
+            out.push_back(fmt::format(
+                "too few requests to measure the capacity: a replica had requests waiting for only {:.3g} s, and "
+                "fewer finished in its later half than fill one batch; the rates are this batch's ({} requests "
+                "over its {:.3g}-s makespan, drain included), below the deployment's steady throughput: expected "
+                "several times more requests",
+                d.saturated_s, in.requests, r.makespan_s));
+        return out;
+    }
     if (!d.keeps_up)
         out.push_back(fmt::format(
             "past capacity: {:.4g} req/s served of {:.4g} offered in the steady window; the queue grows with the "
@@ -113,12 +123,26 @@ std::vector<std::string> steadiness_notes(const InferenceConfig& in, const sim::
     return out;
 }
 
-double offline_capacity_qps(const Scenario& s, std::int64_t max_requests) {
-    const int replicas = std::max(1, s.parallel.dp * s.parallel.cp);
-    const Scenario off = at_rate(s, 0.0, std::min<std::int64_t>(max_requests, kOfflineProbeRequests * replicas));
+std::optional<sim::ServingResult> offline_probe(const Scenario& s, std::int64_t max_requests, std::int64_t peak_batch) {
+    const std::int64_t replicas = std::max(1, s.parallel.dp * s.parallel.cp);
     sim::ServingOptions one;
     one.sample_replica = 0;
-    return sim::simulate_serving(off.serving_job(), one).requests_per_s;
+    std::optional<sim::ServingResult> r;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        const std::int64_t per = attempt == 0 ? kOfflineProbeRequests : kOfflineProbeBatches * peak_batch;
+        if (r && (r->steadiness.long_enough || per <= kOfflineProbeRequests)) break;
+        const Scenario off = at_rate(s, 0.0, std::min<std::int64_t>(max_requests, per * replicas));
+        if (!longest_fits(off, off.inference).empty()) break;
+        r = sim::simulate_serving(off.serving_job(), one);
+        peak_batch = std::max<std::int64_t>(peak_batch, r->peak_batch);
+        if (off.inference.requests >= max_requests) break;
+    }
+    return r;
+}
+
+double offline_capacity_qps(const Scenario& s, std::int64_t max_requests) {
+    const auto r = offline_probe(s, max_requests, 0);
+    return r ? r->requests_per_s : 0.0;
 }
 
 SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
@@ -269,6 +293,24 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
                             c.above_qps));
     } else {
         e.continuous = sim::simulate_serving(s.serving_job(), so);
+        if (!(in.qps > 0) && !e.continuous->steadiness.long_enough) {
+            // Too few requests to see the saturated rates (the offline throughput is the deployment's
+            // capacity): measure them on one replica's share of a longer stream.
+            const auto probe = offline_probe(s, o.capacity.max_requests, e.continuous->peak_batch);
+            if (probe && probe->steadiness.long_enough) {
+                auto& r = *e.continuous;
+                e.notes.push_back(fmt::format(
+                    "the throughput is the deployment's capacity, measured on a longer stream ({} requests): this "
+                    "batch of {} finishes in {:.4g} s ({:.4g} req/s, its drain included)",
+                    probe->requests * r.replicas, r.requests, r.makespan_s, r.requests_per_s));
+                r.requests_per_s = probe->requests_per_s;
+                r.output_tokens_per_s = probe->output_tokens_per_s;
+                r.output_tokens_per_s_per_gpu = probe->output_tokens_per_s_per_gpu;
+                r.input_tokens_per_s = probe->input_tokens_per_s;
+                r.steadiness = probe->steadiness;
+                e.throughput_stream_requests = probe->requests * r.replicas;
+            }
+        }
         if (in.qps > 0 && fits_longest_offline(s, o.capacity.max_requests)) {
             e.offline_qps = offline_capacity_qps(s, o.capacity.max_requests);
             if (e.offline_qps > 0) e.utilisation = in.qps / e.offline_qps;

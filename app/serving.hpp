@@ -63,21 +63,31 @@ struct ServingEvaluation {
     std::optional<sim::ServingResult> continuous;   // continuous batching, simulated (when it fits)
     std::optional<SloCapacity> capacity;            // qps "max"
     // A Poisson stream's load against the deployment's offline throughput (one replica's share of
-    // kOfflineProbeRequests requests per replica, queued at once; its drain makes it a lower bound of the
-    // capacity, so the utilisation is an upper bound). From kFragileUtilisation on, a note says the
+    // kOfflineProbeRequests requests per replica, queued at once, measured while requests wait: the
+    // deployment's saturated throughput, the capacity an SLO-free stream could reach). From kFragileUtilisation on, a note says the
     // latencies are fragile: a few percent more load moves them severalfold.
     double offline_qps = 0, utilisation = 0;
     // Output tokens/s per GPU of the continuous run against what the published runs most like it
     // measured (app/accuracy), when the validation residuals give a range.
     std::optional<PublishedRange> throughput_published;
+    // Offline, when the scenario's stream was too short to measure the saturated rates: the requests of the
+    // longer stream (offline_probe, one replica simulated) its rates come from; 0 otherwise.
+    std::int64_t throughput_stream_requests = 0;
     std::vector<std::string> notes;   // what the reader should know about the stream, in words
 };
 
 inline constexpr std::int64_t kOfflineProbeRequests = 3000;
+// An offline probe too short to measure saturated rates is lengthened to this many batches per replica.
+inline constexpr std::int64_t kOfflineProbeBatches = 8;
 inline constexpr double kFragileUtilisation = 0.9;
 
-// The deployment's offline throughput (requests/s): one replica's round-robin share of
-// kOfflineProbeRequests requests per replica, all queued at once (at most `max_requests` in all).
+// One replica's round-robin share of an offline stream (every request queued at once) of
+// kOfflineProbeRequests requests per replica, lengthened once to kOfflineProbeBatches of its largest
+// batch (`peak_batch` or the probe's own) when that is too short to measure the saturated rates; at most
+// `max_requests` in all. None when the stream draws a request the KV cache cannot hold.
+[[nodiscard]] std::optional<sim::ServingResult> offline_probe(const Scenario& s, std::int64_t max_requests,
+                                                              std::int64_t peak_batch);
+// The deployment's offline throughput (requests/s): offline_probe's saturated rate; 0 without one.
 [[nodiscard]] double offline_capacity_qps(const Scenario& s, std::int64_t max_requests);
 
 struct ServingEvalOptions {

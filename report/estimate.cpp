@@ -203,6 +203,7 @@ Json serving_json(const Scenario&, const Estimate& est) {
         j["offline_qps"] = e.offline_qps;
         j["utilisation"] = e.utilisation;
     }
+    if (e.throughput_stream_requests > 0) j["throughput_stream_requests"] = e.throughput_stream_requests;
     if (e.continuous) {
         const auto& c = *e.continuous;
         j["method"] = "continuous batching, discrete-event simulation";
@@ -241,13 +242,10 @@ Json serving_json(const Scenario&, const Estimate& est) {
         j["decode_compute_bound_fraction"] = c.decode_compute_fraction;
         if (s.inference.speculative.enabled) j["speculative_tokens_per_step"] = c.spec_tokens_per_step;
         if (s.inference.slo.any()) j["slo_met"] = c.slo_met;
-        j["steadiness"] = {{"arrival_span_s", c.steadiness.arrival_span_s},
-                           {"warmup_s", c.steadiness.warmup_s},
-                           {"offered_qps", c.steadiness.offered_qps},
-                           {"served_qps", c.steadiness.served_qps},
-                           {"keeps_up", c.steadiness.keeps_up},
-                           {"long_enough", c.steadiness.long_enough},
-                           {"steady", c.steadiness.steady()}};
+        j["steadiness"] = {{"saturated_s", c.steadiness.saturated_s}, {"arrival_span_s", c.steadiness.arrival_span_s},
+                           {"warmup_s", c.steadiness.warmup_s},       {"offered_qps", c.steadiness.offered_qps},
+                           {"served_qps", c.steadiness.served_qps},   {"keeps_up", c.steadiness.keeps_up},
+                           {"long_enough", c.steadiness.long_enough}, {"steady", c.steadiness.steady()}};
     } else if (s.inference.continuous()) {
         j["method"] = "continuous batching: no rate meets the SLO";
     } else {

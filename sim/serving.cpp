@@ -109,6 +109,86 @@ Steadiness steadiness(const std::vector<Request>& reqs, const std::vector<Reques
     return d;
 }
 
+// One replica's progress: at time t, the output tokens emitted, prompt tokens prefilled and requests
+// finished (in one iteration, or cumulated).
+struct Progress {
+    double t = 0, output_tokens = 0, input_tokens = 0, requests = 0;
+};
+
+// A replica's cumulated progress at every iteration's end, thinned to every other point when it grows
+// past kMaxPoints (a command's memory stays bounded; the rates read from it over a window of many
+// iterations move by less than one iteration's progress).
+class ProgressSeries {
+public:
+    void add(const Progress& step) {
+        sum_.t = step.t;
+        sum_.output_tokens += step.output_tokens;
+        sum_.input_tokens += step.input_tokens;
+        sum_.requests += step.requests;
+        if (++since_ < stride_) return;
+        since_ = 0;
+        points_.push_back(sum_);
+        if (points_.size() < kMaxPoints) return;
+        std::size_t w = 0;
+        for (std::size_t i = 1; i < points_.size(); i += 2) points_[w++] = points_[i];
+        points_.resize(w);
+        stride_ *= 2;
+    }
+    // The first kept time by which `requests` had finished (infinity if never).
+    [[nodiscard]] double time_of_requests(double requests) const {
+        for (const auto& p : points_)
+            if (p.requests >= requests) return p.t;
+        return std::numeric_limits<double>::infinity();
+    }
+    // The cumulated progress at time t (linear between the kept points; zero at t = 0).
+    [[nodiscard]] Progress at(double t) const {
+        Progress lo{};
+        for (const auto& p : points_) {
+            if (p.t >= t) {
+                const double f = p.t > lo.t ? (t - lo.t) / (p.t - lo.t) : 1.0;
+                auto mix = [f](double a, double b) { return a + f * (b - a); };
+                return {t, mix(lo.output_tokens, p.output_tokens), mix(lo.input_tokens, p.input_tokens),
+                        mix(lo.requests, p.requests)};
+            }
+            lo = p;
+        }
+        return lo;
+    }
+
+private:
+    static constexpr std::size_t kMaxPoints = std::size_t{1} << 15;
+    std::vector<Progress> points_;
+    Progress sum_{};
+    std::int64_t stride_ = 1, since_ = 0;
+};
+
+// The offline rates of the replicas simulated: each replica's progress per second over its saturated
+// span [0, t_saturated] once its first batch has turned over (as many requests finished as its largest
+// batch held: the fill is over, and a stream of equal lengths, which runs in waves, is measured from a
+// wave's end). A replica whose window then holds fewer completions than kSaturatedBatches batches
+// measures nothing: every rate stays the batch's own (its requests over the makespan) and the stream is said to
+// be too short.
+struct SaturatedRates {
+    Progress rates{};    // per second, summed over the replicas
+    double span_s = 0;   // the shortest replica's saturated span
+    bool measured = true;
+    int replicas = 0;
+
+    void add(const ProgressSeries& s, double t_saturated, double peak_batch) {
+        span_s = replicas++ == 0 ? t_saturated : std::min(span_s, t_saturated);
+        const double a = s.time_of_requests(std::max(1.0, peak_batch)), b = t_saturated;
+        const Progress pa = s.at(a), pb = s.at(b);
+        const double finished = pb.requests - pa.requests;
+        if (!(b > a) || !(finished >= kSaturatedBatches * std::max(1.0, peak_batch))) {
+            measured = false;
+            return;
+        }
+        rates.output_tokens += (pb.output_tokens - pa.output_tokens) / (b - a);
+        rates.input_tokens += (pb.input_tokens - pa.input_tokens) / (b - a);
+        rates.requests += finished / (b - a);
+    }
+};
+
 }   // namespace
 
 std::vector<Request> request_stream(const InferenceConfig& in) {
@@ -197,6 +277,13 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
 
     const int sampled = opt.sample_replica >= 0 ? opt.sample_replica % replicas : -1;
     res.sampled_replica = sampled;
+    // Offline (every request queued at t = 0) the rates are the deployment's capacity, as MLPerf Offline's
+    // long runs measure it: each replica's progress while requests still wait for admission, after its
+    // first batch has turned over (SaturatedRates), not over the drain that ends a finite batch (the
+    // stragglers of a long-tailed output length run at a batch of a few: 20,000 requests read up to 25%
+    // low). makespan_s is the batch's own time.
+    const bool offline = in.qps <= 0;
+    SaturatedRates saturated;
     for (int rep = std::max(0, sampled); rep < (sampled >= 0 ? sampled + 1 : replicas); ++rep) {
         // This replica's requests: every replicas-th one (round robin).
         std::vector<std::int32_t> mine;
@@ -208,6 +295,9 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
         double t = 0;
         double occ_area = 0;
         std::size_t done = 0;
+        ProgressSeries progress;
+        double t_saturated = 0;    // end of the last iteration that began with a request waiting
+        double replica_peak = 0;   // most sequences in one of this replica's iterations
         while (done < mine.size()) {
             while (next_arrival < mine.size() && reqs[static_cast<std::size_t>(mine[next_arrival])].arrival_s <= t)
                 rs.waiting.push_back(rs.fresh(mine[next_arrival++]));
@@ -215,6 +305,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                 t = std::max(t, reqs[static_cast<std::size_t>(mine[next_arrival])].arrival_s);
                 continue;
             }
+            const bool waited = !rs.waiting.empty();
             IterationBatch b;
             const Held held = policy.compose(rs, b, t);
             if (b.tokens() <= 0) {
@@ -241,6 +332,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
             batch_time += dt;
             batch_weighted += dt * static_cast<double>(running.size());
             res.peak_batch = std::max(res.peak_batch, static_cast<std::int64_t>(running.size()));
+            replica_peak = std::max(replica_peak, static_cast<double>(running.size()));
             if (held == Held::kv) kv_held += dt;
             if (held == Held::seats) seats_held += dt;
             if (held == Held::tokens) budget_held += dt;
@@ -255,34 +347,44 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                 res.timeline.push_back({t0, t, rep, static_cast<std::int32_t>(b.prefill_tokens),
                                         static_cast<std::int32_t>(b.decode_seqs), cost.compute_bound()});
             // Apply: a prompt's last chunk emits its first token; a decode emits `emitted` tokens.
+            Progress step{t, 0, 0, 0};
             std::size_t w = 0;
             for (std::size_t i = 0; i < running.size(); ++i) {
                 auto& q = running[i];
                 auto& rq = st[static_cast<std::size_t>(q.req)];
+                const auto& r = reqs[static_cast<std::size_t>(q.req)];
                 if (q.role == 2) {
                     q.computed += q.chunk;
+                    step.input_tokens += q.chunk;
                     if (q.computed >= q.prompt) {
                         q.decoding = true;
                         if (rq.first_token < 0) {
                             rq.first_token = t;
                             rq.generated = 1;
+                            step.output_tokens += 1;
                         }
                     }
                 } else if (q.role == 1) {
+                    step.output_tokens += std::max(0.0, std::min<double>(emitted, r.output - rq.generated));
                     rq.generated += emitted;
                 }
-                const auto& r = reqs[static_cast<std::size_t>(q.req)];
                 if (q.decoding && rq.generated >= r.output) {
                     rq.finish = t;
                     rs.free_blocks += q.blocks;
                     ++done;
+                    step.requests += 1;
                     in_system_area += t - r.arrival_s;
                     continue;
                 }
                 running[w++] = q;
             }
             running.resize(w);
+            if (offline) {
+                progress.add(step);
+                if (waited) t_saturated = t;
+            }
         }
+        if (offline) saturated.add(progress, t_saturated, replica_peak);
         if (rep == 0 && t > 0) res.kv_occupancy_mean = occ_area / t / static_cast<double>(pool.blocks);
         res.preemptions += rs.preemptions;
 
@@ -321,6 +423,17 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
         res.output_tokens_per_s = scale * out_tokens / end_all;
         res.input_tokens_per_s = scale * in_tokens / end_all;
         res.mean_in_system = scale * in_system_area / end_all;
+    }
+    if (offline) {
+        res.steadiness.applies = true;
+        res.steadiness.long_enough = saturated.measured;
+        res.steadiness.saturated_s = saturated.span_s;
+        if (saturated.measured) {
+            res.requests_per_s = scale * saturated.rates.requests;
+            res.output_tokens_per_s = scale * saturated.rates.output_tokens;
+            res.input_tokens_per_s = scale * saturated.rates.input_tokens;
+            res.steadiness.served_qps = res.requests_per_s;
+        }
     }
     res.output_tokens_per_s_per_gpu = res.output_tokens_per_s / job.gpus();
     res.mean_batch = batch_time > 0 ? batch_weighted / batch_time : 0;

@@ -39,8 +39,11 @@ struct ServingIteration {
 // by more than kKeepUpShortfall, and by more than the window's edges make by chance, is past capacity:
 // its queue grows with the stream's length.
 struct Steadiness {
-    bool applies = false;        // a Poisson stream (offline streams have no steady state to reach)
+    // A Poisson stream; or offline (every request queued at t = 0), whose steady state is saturation:
+    // its rates are measured while requests wait (ServingResult), and long_enough says they could be.
+    bool applies = false;
     double arrival_span_s = 0;   // first to last arrival
+    double saturated_s = 0;      // offline: how long every replica had a request waiting
     double warmup_s = 0;         // mean time in system
     double offered_qps = 0;      // arrivals per second in the window (deployment)
     double served_qps = 0;       // completions per second in the same window (deployment)
@@ -49,6 +52,8 @@ struct Steadiness {
     bool steady() const { return long_enough && keeps_up; }
 };
 inline constexpr double kSteadySpans = 10.0;
+// Offline: completions (in batches of the replica's largest) its saturated window must hold to be measured.
+inline constexpr double kSaturatedBatches = 2.0;
 inline constexpr double kKeepUpShortfall = 0.02;
 
 struct ServingResult {

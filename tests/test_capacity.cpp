@@ -117,8 +117,37 @@ TEST_CASE("steadiness: a stream too short for its rate and one past capacity are
     const auto calm = at(readme(), 10, 6000);
     CHECK(calm.steadiness.steady());
     CHECK(calm.steadiness.served_qps == Approx(calm.steadiness.offered_qps).epsilon(0.03));
-    // Offline streams have no steady state to reach.
-    CHECK_FALSE(at(readme(), 0, 500).steadiness.applies);
+    // Offline the steady state is saturation: 500 requests of 1000/250 tokens fill the KV-limited batch
+    // only about once, too few to measure it, and the note says so.
+    const auto off = at(readme(), 0, 500);
+    CHECK(off.steadiness.applies);
+    CHECK_FALSE(off.steadiness.long_enough);
+    const auto off_notes = app::steadiness_notes(parse_scenario(readme({{"requests", 500}})).inference, off);
+    REQUIRE(off_notes.size() == 1);
+    CHECK_THAT(off_notes.front(), Catch::Contains("too few requests to measure the capacity"));
+}
+
+TEST_CASE("offline: a stream too short to measure the capacity is measured on a longer one, and said so",
+          "[capacity][serving][offline]") {
+    Json d = readme();
+    d["inference"].erase("slo");
+    d["inference"]["output_len"] = {{"mean", 250}, {"dist", "lognormal"}, {"stdev", 250}, {"min", 2}, {"max", 2000}};
+    d["inference"]["max_batch"] = 64;
+    d["inference"]["requests"] = 100;   // fewer than two batches past the first
+    const auto short_run = app::evaluate_serving(parse_scenario(d));
+    d["inference"]["requests"] = 20000;
+    const auto long_run = app::evaluate_serving(parse_scenario(d));
+    REQUIRE(short_run.continuous);
+    REQUIRE(long_run.continuous);
+    CHECK(long_run.throughput_stream_requests == 0);   // long enough on its own
+    CHECK(short_run.throughput_stream_requests >= app::kOfflineProbeRequests);
+    CHECK(short_run.continuous->steadiness.long_enough);
+    CHECK(short_run.continuous->requests_per_s == Approx(long_run.continuous->requests_per_s).epsilon(0.03));
+    // The batch's own time is kept, and the note says where the rate came from.
+    CHECK(short_run.continuous->requests == 100);
+    bool noted = false;
+    for (const auto& n : short_run.notes) noted = noted || n.find("longer stream") != std::string::npos;
+    CHECK(noted);
 }
 
 TEST_CASE("a sampled replica has the deployment's latency distribution and rates", "[capacity][serving]") {

@@ -191,6 +191,33 @@ TEST_CASE("past capacity p99 TTFT grows without bound; below it it does not", "[
     CHECK(under4.ttft_s.p99 < 1.5 * under1.ttft_s.p99);
 }
 
+TEST_CASE("offline throughput is the saturated rate: the same from 6,000 or 60,000 requests, above the batch's own",
+          "[serving][sim][offline]") {
+    // A long-tailed output length: a finite batch ends with its stragglers running at a batch of a few, so
+    // its requests over its makespan read low; the rate while requests wait is the capacity.
+    Json in = mixed({{"max_batch", 128}, {"requests", 6000}});
+    const auto r6 = sim::simulate_serving(serving("llama-3-8b", 1, 1, in).serving_job());
+    in["requests"] = 60000;
+    const auto r60 = sim::simulate_serving(serving("llama-3-8b", 1, 1, in).serving_job());
+    REQUIRE(r6.steadiness.applies);
+    REQUIRE(r6.steadiness.long_enough);
+    REQUIRE(r60.steadiness.long_enough);
+    CHECK(r6.requests_per_s == Approx(r60.requests_per_s).epsilon(0.03));
+    CHECK(r6.output_tokens_per_s == Approx(r60.output_tokens_per_s).epsilon(0.03));
+    const double batch_rate = static_cast<double>(r6.requests) / r6.makespan_s;
+    CHECK(r6.requests_per_s > 1.02 * batch_rate);
+    // The batch's own rate tends to the saturated one as the drain's share shrinks.
+    const double batch_rate60 = static_cast<double>(r60.requests) / r60.makespan_s;
+    CHECK(std::abs(batch_rate60 / r60.requests_per_s - 1) < std::abs(batch_rate / r6.requests_per_s - 1));
+    // Tokens and requests agree: output tokens per request near the stream's mean output.
+    CHECK(r60.output_tokens_per_s / r60.requests_per_s == Approx(200).epsilon(0.1));
+    // A stream that barely fills the batch once measures nothing: the rates stay the batch's own.
+    in["requests"] = 150;
+    const auto r150 = sim::simulate_serving(serving("llama-3-8b", 1, 1, in).serving_job());
+    CHECK_FALSE(r150.steadiness.long_enough);
+    CHECK(r150.requests_per_s == Approx(150.0 / r150.makespan_s));
+}
+
 TEST_CASE("chunked prefill lowers p99 TPOT of a mixed stream", "[serving][sim]") {
     const auto whole = serving("llama-3-8b", 1, 1, mixed({{"qps", 10.0}}));
     const auto chunked = serving("llama-3-8b", 1, 1, mixed({{"qps", 10.0}, {"max_batch_tokens", 512}}));
