@@ -159,6 +159,16 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                     {"days", train_s / 86400.0},
                     {"gpu_hours", gpu_hours}}}};
         if (f->price) j["training"]["cost_usd"] = gpu_hours * *f->price;
+        // Days, GPU-hours and cost scale with the step: the published runs' range of step times (how sure).
+        const auto range = report::search_step_time_range(base, best);
+        if (range) {
+            j["training"]["days_interval"] = {train_s / 86400.0 * range->low_ratio,
+                                              train_s / 86400.0 * range->high_ratio};
+            j["training"]["gpu_hours_interval"] = {gpu_hours * range->low_ratio, gpu_hours * range->high_ratio};
+            if (f->price)
+                j["training"]["cost_usd_interval"] = {gpu_hours * *f->price * range->low_ratio,
+                                                      gpu_hours * *f->price * range->high_ratio};
+        }
         CheckpointPlan ck;
         const int nodes = (gpus + base.system.gpus_per_node - 1) / base.system.gpus_per_node;
         if (f->mtbf_node_hours) {
@@ -208,6 +218,10 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
             std::string training =
                 fmt::format("training: {:.1f} days, {} GPU-hours", train_s / 86400.0, human_count(gpu_hours));
             if (f->price) training += fmt::format(", ${}", human_count(gpu_hours * *f->price));
+            if (range)
+                training += fmt::format(" ({:.1f}-{:.1f} days from the range the {} measured against llmsim)",
+                                        train_s / 86400.0 * range->low_ratio, train_s / 86400.0 * range->high_ratio,
+                                        range->basis);
             out += wrap_text(training);
             if (f->mtbf_node_hours) {
                 out += wrap_text(fmt::format(

@@ -14,10 +14,6 @@
 
 namespace llmsim::cli {
 
-namespace {
-
-// "published runs like this (8 runs of tensorrt-llm on h100-sxm, ...) measured 71-99% of this rate: 66-92
-// req/s"; or that there are none to say how sure.
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit) {
     if (!r)
         return wrap_text(
@@ -25,6 +21,8 @@ std::string published_range_text(const std::optional<app::PublishedRange>& r, co
     return wrap_text(fmt::format("how sure: the {} measured {:.0f}-{:.0f}% of llmsim's {}: {:.4g}-{:.4g} {}", r->basis,
                                  100 * r->low_ratio, 100 * r->high_ratio, what, r->low, r->high, unit));
 }
+
+namespace {
 
 std::string serving_text(const Scenario&, const Estimate& est) {
     const app::ServingEvaluation& e = *est.serving;

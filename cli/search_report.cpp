@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/common.hpp"
+#include "cli/estimate_report.hpp"
 #include "cli/report.hpp"
 #include "cost_models/memory.hpp"
 #include "hardware_db/scenario.hpp"
@@ -71,12 +72,11 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
     {
         const auto& e = r.top.front();
         out += wrap_text(fmt::format(
-                   "answer: {}{} on {} GPUs, global batch {}: step {}, MFU {:.1f}%, {} tokens/s per GPU, {} per GPU",
-                   layout_brief(e.c), r.overlap_searched ? " (overlap " + overlap_brief(e.c) + ")" : std::string(),
-                   with_commas(e.c.gpus), with_commas(e.c.global_batch), human_seconds(e.time.step_time_s),
-                   100 * e.time.mfu, with_commas(std::llround(e.time.tokens_per_s / e.c.gpus)),
-                   gib(e.memory.total_bytes, 1))) +
-               "\n";
+            "answer: {}{} on {} GPUs, global batch {}: step {}, MFU {:.1f}%, {} tokens/s per GPU, {} per GPU",
+            layout_brief(e.c), r.overlap_searched ? " (overlap " + overlap_brief(e.c) + ")" : std::string(),
+            with_commas(e.c.gpus), with_commas(e.c.global_batch), human_seconds(e.time.step_time_s), 100 * e.time.mfu,
+            with_commas(std::llround(e.time.tokens_per_s / e.c.gpus)), gib(e.memory.total_bytes, 1)));
+        out += published_range_text(report::search_step_time_range(base, e), "step time", "s") + "\n";
     }
     auto table = [&](const std::vector<SearchEntry>& v, bool rank) {
         std::vector<std::string> head{rank ? "#" : "", "gpus", "layout"};

@@ -43,6 +43,12 @@ std::string overlap_brief(const Candidate& c) {
     return s.empty() ? "none" : s;
 }
 
+std::optional<app::PublishedRange> search_step_time_range(const Scenario& base, const SearchEntry& e) {
+    const double step_s = e.confirmed_step_time_s > 0 ? e.confirmed_step_time_s : e.time.step_time_s;
+    return app::step_time_range(app::builtin_residuals(), to_string(base.parallel.framework), base.system.gpu.name,
+                                step_s);
+}
+
 Json search_entry_json(const Scenario& base, const SearchEntry& e, bool detailed, double price) {
     const Scenario s = search::apply_candidate(base, e.c);
     Json training = {{"seq_len", s.training.seq_len},
@@ -66,6 +72,10 @@ Json search_entry_json(const Scenario& base, const SearchEntry& e, bool detailed
               {"bubble_fraction", e.time.bubble_fraction},
               {"objective", e.objective}};
     if (e.confirmed_step_time_s > 0) j["simulated_step_time_s"] = e.confirmed_step_time_s;
+    if (const auto range = search_step_time_range(base, e)) {
+        j["step_time_interval_s"] = {range->low, range->high};
+        j["step_time_published_range"] = published_range_json(*range);
+    }
     if (price > 0) {
         j["cost_per_step_usd"] = e.time.step_time_s * e.c.gpus / 3600.0 * price;
         j["cost_per_million_tokens_usd"] = 1e6 / e.time.tokens_per_s * e.c.gpus / 3600.0 * price;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "app/accuracy.hpp"
 #include "app/serving.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "sim/search/search.hpp"
@@ -16,8 +17,12 @@ namespace llmsim::report {
 std::string layout_brief(const search::Candidate& c);
 // The overlap policies that are on: "tp+grad+param", "grad+param", ..., "none".
 std::string overlap_brief(const search::Candidate& c);
+// The range of step times the published runs most like a search entry measured (app/accuracy
+// step_time_range: same GPU and framework, ...), around its simulated step when confirmed, else its ranked one.
+[[nodiscard]] std::optional<app::PublishedRange> search_step_time_range(const Scenario& base,
+                                                                        const search::SearchEntry& e);
 // One result: {"gpus", "parallel", "training", "step_time_s", "tokens_per_s", "mfu",
-// "bubble_fraction", "memory": {...}, ...}; `detailed` adds the full memory breakdown.
+// "bubble_fraction", "memory": {...}, "step_time_interval_s", ...}; `detailed` adds the full memory breakdown.
 Json search_entry_json(const Scenario& base, const search::SearchEntry& e, bool detailed, double price_per_gpu_hour);
 // {"results": [...], "evaluated", "rejected": {...}, "pareto": [...], ...}.
 Json search_result_json(const Scenario& base, const search::SearchResult& r, const search::SearchOptions& o);

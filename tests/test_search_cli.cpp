@@ -42,6 +42,17 @@ TEST_CASE("llmsim search --json has results, evaluated, rejected and pareto, bes
     for (const char* k : {"parallel", "training", "step_time_s", "mfu", "bubble_fraction", "memory"})
         CHECK(j["results"][0].contains(k));
     CHECK(j["results"][0]["memory"]["fits"] == true);
+    // How sure: the range the published A100 runs measured against llmsim, around the step it reports.
+    for (const auto& e : j["results"]) {
+        REQUIRE(e.contains("step_time_interval_s"));
+        const double step = e.contains("simulated_step_time_s") ? e["simulated_step_time_s"].get<double>()
+                                                                : e["step_time_s"].get<double>();
+        const auto& pr = e["step_time_published_range"];
+        CHECK(e["step_time_interval_s"][0].get<double>() == Approx(step * pr["low_ratio"].get<double>()));
+        CHECK(e["step_time_interval_s"][1].get<double>() == Approx(step * pr["high_ratio"].get<double>()));
+        CHECK(pr["runs"].get<int>() >= 3);
+        CHECK_THAT(pr["basis"].get<std::string>(), Catch::Contains("a100"));
+    }
     CHECK(j["results"][0]["parallel"]["tp"].get<int>() * j["results"][0]["parallel"]["pp"].get<int>() *
               j["results"][0]["parallel"]["cp"].get<int>() * j["results"][0]["parallel"]["dp"].get<int>() ==
           16);
@@ -117,6 +128,13 @@ TEST_CASE("llmsim plan and scaling --json", "[plan][scaling][cli]") {
     CHECK(j["training"]["days"].get<double>() > 0);
     CHECK(j["training"]["cost_usd"].get<double>() == Approx(2.0 * j["training"]["gpu_hours"].get<double>()));
     CHECK(j["reliability"]["goodput"].get<double>() < 1.0);
+    // Days, GPU-hours and cost carry the best layout's step-time range.
+    const auto& pr = j["layout"]["step_time_published_range"];
+    const double days = j["training"]["days"].get<double>();
+    CHECK(j["training"]["days_interval"][0].get<double>() == Approx(days * pr["low_ratio"].get<double>()));
+    CHECK(j["training"]["days_interval"][1].get<double>() == Approx(days * pr["high_ratio"].get<double>()));
+    CHECK(j["training"]["cost_usd_interval"][1].get<double>() ==
+          Approx(2.0 * j["training"]["gpu_hours_interval"][1].get<double>()));
     const auto s =
         run("scaling --model gpt3-1.3b --system dgx-a100-80gb --seq-len 2048 --global-batch 256 "
             "--gpus 8,16,32 --json");
