@@ -1,5 +1,6 @@
 #include "calibrate/sustained_fit.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "cost_models/memory.hpp"
@@ -21,12 +22,22 @@ double measured_step(const ValidationCase& c) { return c.measured.at("step_time_
 
 }   // namespace
 
+std::string source_key(std::string_view source) {
+    const auto first_space = source.find(' ');
+    const std::string_view first_word = source.substr(0, first_space);
+    if (first_word.find('/') != std::string_view::npos) return std::string(first_word);   // owner/repo
+    const auto end = std::min(source.find(','), source.find(" ("));
+    std::string_view key = source.substr(0, end);
+    while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
+    return std::string(key);
+}
+
 double fit_sustained_fraction(const std::vector<const ValidationCase*>& cases) {
     auto loss = [&](double f) {
         double l = 0;
         for (const auto* c : cases) {
             const double r = std::log(predict_with(*c, f) / measured_step(*c));
-            l += r * r;
+            l += std::fabs(r);
         }
         return l;
     };
@@ -84,6 +95,7 @@ std::vector<SustainedFit> fit_sustained_fractions(const std::vector<ValidationCa
                     if (j != i) rest.push_back(group[j]);
                 SustainedCase sc;
                 sc.id = group[i]->id;
+                sc.source = source_key(group[i]->source);
                 sc.loo_fraction = fit_sustained_fraction(rest);
                 sc.error = predict_with(*group[i], fit.fraction) / measured_step(*group[i]) - 1;
                 sc.loo_error = predict_with(*group[i], sc.loo_fraction) / measured_step(*group[i]) - 1;
@@ -93,6 +105,26 @@ std::vector<SustainedFit> fit_sustained_fractions(const std::vector<ValidationCa
             }
             fit.mean_abs_error /= static_cast<double>(group.size());
             fit.loo_mean_abs_error /= static_cast<double>(group.size());
+            // Leave one source out: one refit per source of this accelerator's cases.
+            std::map<std::string, double> without;   // source -> fraction fitted on the other sources
+            for (const auto& sc : fit.per_case) {
+                if (without.count(sc.source)) continue;
+                std::vector<const ValidationCase*> rest;
+                for (const auto* c : group)
+                    if (source_key(c->source) != sc.source) rest.push_back(c);
+                if (rest.size() >= 3) without[sc.source] = fit_sustained_fraction(rest);
+            }
+            for (std::size_t i = 0; i < group.size(); ++i) {
+                auto& sc = fit.per_case[i];
+                const auto it = without.find(sc.source);
+                if (it == without.end()) continue;
+                sc.loso = true;
+                sc.loso_fraction = it->second;
+                sc.loso_error = predict_with(*group[i], sc.loso_fraction) / measured_step(*group[i]) - 1;
+                fit.loso_mean_abs_error += std::fabs(sc.loso_error);
+                ++fit.loso_cases;
+            }
+            if (fit.loso_cases > 0) fit.loso_mean_abs_error /= static_cast<double>(fit.loso_cases);
         }
         out.push_back(std::move(fit));
     }

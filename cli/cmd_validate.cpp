@@ -3,8 +3,10 @@
 // Without files, the published runs compiled into the binary (validation/). --fit-sustained fits each
 // accelerator's sustained fraction instead (calibrate/sustained_fit.hpp).
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -59,28 +61,78 @@ std::string report_text(const app::ValidationReport& rep) {
 int fit_sustained(const std::vector<ValidationCase>& cases, bool json) {
     const auto fits = calibrate::fit_sustained_fractions(cases);
     Json out = Json::object();
-    Table t({"accelerator", "cases", "left out (layout does not fit)", "sustained_fraction", "mean |err| in-sample",
-             "mean |err| leave-one-out"});
+    // sustained_fraction; mean |error| in-sample, leave-one-out and leave-one-source-out (over the cases
+    // with another source); "do not fit": layouts left out (memory).
+    Table t({"accelerator", "cases", "do not fit", "fraction", "in-sample", "LOO", "LOSO"});
+    // Per source: its cases predicted with the fraction fitted without it (every accelerator it ran on).
+    struct SourceErrors {
+        double in_sample = 0, loso = 0;
+        std::size_t cases = 0, loso_cases = 0;
+    };
+    std::map<std::string, SourceErrors> by_source;
     for (const auto& f : fits) {
         const std::string left_out = std::to_string(f.not_fitting.size());
         if (!f.fitted) {
-            t.row({f.accelerator, std::to_string(f.cases), left_out, "(too few cases to fit)", "", ""});
+            t.row({f.accelerator, std::to_string(f.cases), left_out, "(too few cases to fit)", "", "", ""});
             continue;
         }
         Json per = Json::array();
-        for (const auto& c : f.per_case)
-            per.push_back(
-                {{"id", c.id}, {"error", c.error}, {"loo_fraction", c.loo_fraction}, {"loo_error", c.loo_error}});
-        out[f.accelerator] = {
-            {"sustained_fraction", f.fraction},           {"cases", f.cases}, {"mean_abs_error", f.mean_abs_error},
-            {"loo_mean_abs_error", f.loo_mean_abs_error}, {"per_case", per},  {"not_fitting", f.not_fitting}};
+        for (const auto& c : f.per_case) {
+            Json row = {{"id", c.id},
+                        {"source", c.source},
+                        {"error", c.error},
+                        {"loo_fraction", c.loo_fraction},
+                        {"loo_error", c.loo_error}};
+            auto& se = by_source[c.source];
+            se.in_sample += std::fabs(c.error);
+            ++se.cases;
+            if (c.loso) {
+                row["loso_fraction"] = c.loso_fraction;
+                row["loso_error"] = c.loso_error;
+                se.loso += std::fabs(c.loso_error);
+                ++se.loso_cases;
+            }
+            per.push_back(row);
+        }
+        out[f.accelerator] = {{"sustained_fraction", f.fraction},
+                              {"cases", f.cases},
+                              {"mean_abs_error", f.mean_abs_error},
+                              {"loo_mean_abs_error", f.loo_mean_abs_error},
+                              {"loso_mean_abs_error", f.loso_mean_abs_error},
+                              {"loso_cases", f.loso_cases},
+                              {"per_case", per},
+                              {"not_fitting", f.not_fitting}};
         t.row({f.accelerator, std::to_string(f.cases), left_out, fmt::format("{:.4f}", f.fraction),
-               fmt::format("{:.1f}%", 100 * f.mean_abs_error), fmt::format("{:.1f}%", 100 * f.loo_mean_abs_error)});
+               fmt::format("{:.1f}%", 100 * f.mean_abs_error), fmt::format("{:.1f}%", 100 * f.loo_mean_abs_error),
+               f.loso_cases > 0 ? fmt::format("{:.1f}% ({})", 100 * f.loso_mean_abs_error, f.loso_cases)
+                                : std::string("one source")});
     }
-    if (json)
-        print_json(out);
-    else
-        std::cout << t.str();
+    Table ts({"source", "cases", "in-sample", "LOSO"});
+    Json sources = Json::object();
+    for (const auto& [name, se] : by_source) {
+        const double in = se.in_sample / static_cast<double>(se.cases);
+        Json j = {{"cases", se.cases}, {"mean_abs_error", in}, {"loso_cases", se.loso_cases}};
+        std::string loso = "no other source on its accelerator";
+        if (se.loso_cases > 0) {
+            const double l = se.loso / static_cast<double>(se.loso_cases);
+            j["loso_mean_abs_error"] = l;
+            loso = fmt::format("{:.1f}%", 100 * l);
+            if (se.loso_cases < se.cases) loso += fmt::format(" ({} of {})", se.loso_cases, se.cases);
+        }
+        sources[name] = j;
+        ts.row({name, std::to_string(se.cases), fmt::format("{:.1f}%", 100 * in), loso});
+    }
+    if (json) {
+        print_json({{"accelerators", out}, {"sources", sources}});
+    } else {
+        std::cout << t.str()
+                  << wrap_text(
+                         "mean |error| of step time: in-sample; LOO: each case with the fraction fitted without it; "
+                         "LOSO: without every case of its source (in brackets: the cases another source could "
+                         "fit)")
+                  << "\n"
+                  << ts.str();
+    }
     return 0;
 }
 
@@ -96,8 +148,9 @@ void setup_validate(CLI::App* cmd, Context& ctx) {
                     "runs in validation/ (training.json, inference.json, serving.json), compiled into the binary");
     cmd->add_flag("--json", *json, "Print JSON");
     cmd->add_flag("--fit-sustained", *fit,
-                  "Fit each accelerator's efficiency.sustained_fraction to the training cases (least squares on "
-                  "log step time, accelerators with >= 3 cases), with leave-one-out errors");
+                  "Fit each accelerator's efficiency.sustained_fraction to the training cases (least absolute "
+                  "deviations of log step time, accelerators with >= 3 cases), with leave-one-out and "
+                  "leave-one-source-out errors");
     cmd->add_option("--residuals", *residuals,
                     "Also write the cases' residuals to this JSON file (hardware_db/data/residuals/serving.json "
                     "and training.json are this file for validation/serving.json and training.json: the ranges "
