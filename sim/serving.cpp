@@ -216,19 +216,12 @@ std::int32_t longest_of(const std::vector<Request>& reqs) {
 
 std::int32_t longest_request(const InferenceConfig& in) { return longest_of(request_stream(in)); }
 
-ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt) {
-    const auto& in = job.inference;
-    ServingResult res;
-    const auto reqs = request_stream(in);
-    const int replicas = job.replicas();
-    res.replicas = replicas;
-    res.requests = static_cast<std::int64_t>(reqs.size());
-    const KvPool pool = kv_pool(job);
-    res.kv_blocks = pool.blocks;
-    const auto& sp = in.speculative;
-    const double step_tokens = decode_step_tokens(sp);        // fed per decode sequence
-    const double emitted = speculative_tokens_per_step(sp);   // produced per decode sequence
-    res.spec_tokens_per_step = emitted;
+namespace {
+
+// Refuses, before anything runs, a stream the simulator cannot serve: a token budget below one decode
+// step, a request that cannot fit the KV cache alone (it could never finish), or work past the limits.
+void check_stream(const InferenceConfig& in, const std::vector<Request>& reqs, const KvPool& pool, double step_tokens,
+                  double emitted, const ServingOptions& opt) {
     if (in.max_batch_tokens > 0 && in.max_batch_tokens < step_tokens)
         throw ConfigError(
             fmt::format("/inference/max_batch_tokens: {}: expected at least the {} tokens one decode "
@@ -263,14 +256,130 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
                 "outputs",
                 in.requests, steps, min_iterations, opt.max_sequence_steps, static_cast<double>(opt.max_iterations)));
     }
+}
+
+// Applies an iteration that ended at t to its replica's running sequences: a prompt's last chunk emits
+// its first token, a decode `emitted` tokens; a finished request leaves and frees its KV blocks. Returns
+// what the iteration produced (Progress) and counts the finished in `done` and their time in system.
+Progress apply_iteration(ReplicaScheduler& rs, std::vector<RequestState>& st, const std::vector<Request>& reqs,
+                         double t, double emitted, std::size_t& done, double& in_system_area) {
+    auto& running = rs.running;
+    Progress step{t, 0, 0, 0};
+    std::size_t w = 0;
+    for (std::size_t i = 0; i < running.size(); ++i) {
+        auto& q = running[i];
+        auto& rq = st[static_cast<std::size_t>(q.req)];
+        const auto& r = reqs[static_cast<std::size_t>(q.req)];
+        if (q.role == 2) {
+            q.computed += q.chunk;
+            step.input_tokens += q.chunk;
+            if (q.computed >= q.prompt) {
+                q.decoding = true;
+                if (rq.first_token < 0) {
+                    rq.first_token = t;
+                    rq.generated = 1;
+                    step.output_tokens += 1;
+                }
+            }
+        } else if (q.role == 1) {
+            step.output_tokens += std::max(0.0, std::min<double>(emitted, r.output - rq.generated));
+            rq.generated += emitted;
+        }
+        if (q.decoding && rq.generated >= r.output) {
+            rq.finish = t;
+            rs.free_blocks += q.blocks;
+            ++done;
+            step.requests += 1;
+            in_system_area += t - r.arrival_s;
+            continue;
+        }
+        running[w++] = q;
+    }
+    running.resize(w);
+    return step;
+}
+
+// The latency distributions of requests first, first + stride, ... (into `res`) and their tokens.
+struct RequestMeasures {
+    double output_tokens = 0, input_tokens = 0;
+};
+RequestMeasures request_measures(const std::vector<Request>& reqs, const std::vector<RequestState>& st,
+                                 std::size_t first, std::size_t stride, ServingResult& res) {
+    std::vector<double> ttft, tpot, e2e, queue;
+    ttft.reserve(reqs.size());
+    e2e.reserve(reqs.size());
+    queue.reserve(reqs.size());
+    RequestMeasures m;
+    for (std::size_t i = first; i < reqs.size(); i += stride) {
+        const auto& r = reqs[i];
+        const auto& s = st[i];
+        ttft.push_back(s.first_token - r.arrival_s);
+        e2e.push_back(s.finish - r.arrival_s);
+        queue.push_back(s.admitted - r.arrival_s);
+        if (r.output > 1) tpot.push_back((s.finish - s.first_token) / (r.output - 1));
+        m.output_tokens += r.output;
+        m.input_tokens += r.input;
+    }
+    res.requests = static_cast<std::int64_t>(e2e.size());
+    res.ttft_s = distribution(ttft);
+    res.tpot_s = distribution(tpot);
+    res.e2e_latency_s = distribution(e2e);
+    res.queue_s = distribution(queue);
+    return m;
+}
+
+// Iteration time summed over the replicas: by kind (carrying a prefill or decode only, compute-bound),
+// weighted by the batch, and held back by the reason admission stopped.
+struct IterationTotals {
+    double prefill_time = 0, prefill_compute = 0, decode_time = 0, decode_compute = 0;
+    double batch_time = 0, batch_weighted = 0;
+    double kv_held = 0, seats_held = 0, budget_held = 0;
+
+    void add(double dt, Held held, bool compute_bound, bool prefill, double running) {
+        batch_time += dt;
+        batch_weighted += dt * running;
+        if (held == Held::kv) kv_held += dt;
+        if (held == Held::seats) seats_held += dt;
+        if (held == Held::tokens) budget_held += dt;
+        (prefill ? prefill_time : decode_time) += dt;
+        if (compute_bound) (prefill ? prefill_compute : decode_compute) += dt;
+    }
+    void into(ServingResult& res) const {
+        res.mean_batch = batch_time > 0 ? batch_weighted / batch_time : 0;
+        res.prefill_compute_fraction = prefill_time > 0 ? prefill_compute / prefill_time : 0;
+        res.decode_compute_fraction = decode_time > 0 ? decode_compute / decode_time : 0;
+        res.prefill_iteration_s = prefill_time;
+        res.decode_iteration_s = decode_time;
+        if (batch_time > 0) {
+            res.kv_held_fraction = kv_held / batch_time;
+            res.seats_held_fraction = seats_held / batch_time;
+            res.budget_held_fraction = budget_held / batch_time;
+        }
+    }
+};
+
+}   // namespace
+
+ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt) {
+    const auto& in = job.inference;
+    ServingResult res;
+    const auto reqs = request_stream(in);
+    const int replicas = job.replicas();
+    res.replicas = replicas;
+    res.requests = static_cast<std::int64_t>(reqs.size());
+    const KvPool pool = kv_pool(job);
+    res.kv_blocks = pool.blocks;
+    const auto& sp = in.speculative;
+    const double step_tokens = decode_step_tokens(sp);        // fed per decode sequence
+    const double emitted = speculative_tokens_per_step(sp);   // produced per decode sequence
+    res.spec_tokens_per_step = emitted;
+    check_stream(in, reqs, pool, step_tokens, emitted, opt);
 
     std::vector<RequestState> st(reqs.size());
     const SchedulerDef& policy = scheduler(in.scheduler);
     IterationPricer price(job);
     double sequence_steps = 0;
-    double prefill_time = 0, prefill_compute = 0, decode_time = 0, decode_compute = 0;
-    double batch_time = 0, batch_weighted = 0;
-    double kv_held = 0, seats_held = 0, budget_held = 0;
+    IterationTotals totals;
     double in_system_area = 0;
     double end_all = 0;
     std::int64_t iterations = 0;
@@ -329,56 +438,13 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
             const double used = static_cast<double>(pool.blocks - rs.free_blocks);
             occ_area += dt * used;
             res.kv_occupancy_max = std::max(res.kv_occupancy_max, used / static_cast<double>(pool.blocks));
-            batch_time += dt;
-            batch_weighted += dt * static_cast<double>(running.size());
+            totals.add(dt, held, cost.compute_bound(), b.prefill_tokens > 0, static_cast<double>(running.size()));
             res.peak_batch = std::max(res.peak_batch, static_cast<std::int64_t>(running.size()));
             replica_peak = std::max(replica_peak, static_cast<double>(running.size()));
-            if (held == Held::kv) kv_held += dt;
-            if (held == Held::seats) seats_held += dt;
-            if (held == Held::tokens) budget_held += dt;
-            if (b.prefill_tokens > 0) {
-                prefill_time += dt;
-                if (cost.compute_bound()) prefill_compute += dt;
-            } else {
-                decode_time += dt;
-                if (cost.compute_bound()) decode_compute += dt;
-            }
             if (opt.timeline)
                 res.timeline.push_back({t0, t, rep, static_cast<std::int32_t>(b.prefill_tokens),
                                         static_cast<std::int32_t>(b.decode_seqs), cost.compute_bound()});
-            // Apply: a prompt's last chunk emits its first token; a decode emits `emitted` tokens.
-            Progress step{t, 0, 0, 0};
-            std::size_t w = 0;
-            for (std::size_t i = 0; i < running.size(); ++i) {
-                auto& q = running[i];
-                auto& rq = st[static_cast<std::size_t>(q.req)];
-                const auto& r = reqs[static_cast<std::size_t>(q.req)];
-                if (q.role == 2) {
-                    q.computed += q.chunk;
-                    step.input_tokens += q.chunk;
-                    if (q.computed >= q.prompt) {
-                        q.decoding = true;
-                        if (rq.first_token < 0) {
-                            rq.first_token = t;
-                            rq.generated = 1;
-                            step.output_tokens += 1;
-                        }
-                    }
-                } else if (q.role == 1) {
-                    step.output_tokens += std::max(0.0, std::min<double>(emitted, r.output - rq.generated));
-                    rq.generated += emitted;
-                }
-                if (q.decoding && rq.generated >= r.output) {
-                    rq.finish = t;
-                    rs.free_blocks += q.blocks;
-                    ++done;
-                    step.requests += 1;
-                    in_system_area += t - r.arrival_s;
-                    continue;
-                }
-                running[w++] = q;
-            }
-            running.resize(w);
+            const Progress step = apply_iteration(rs, st, reqs, t, emitted, done, in_system_area);
             if (offline) {
                 progress.add(step);
                 if (waited) t_saturated = t;
@@ -394,28 +460,10 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const std::size_t first = sampled >= 0 ? static_cast<std::size_t>(sampled) : 0;
     const std::size_t stride = sampled >= 0 ? static_cast<std::size_t>(replicas) : 1;
     const double scale = sampled >= 0 ? replicas : 1.0;   // a sampled replica's rates to the deployment's
-    std::vector<double> ttft, tpot, e2e, queue;
-    ttft.reserve(reqs.size());
-    e2e.reserve(reqs.size());
-    queue.reserve(reqs.size());
-    double out_tokens = 0, in_tokens = 0;
-    for (std::size_t i = first; i < reqs.size(); i += stride) {
-        const auto& r = reqs[i];
-        const auto& s = st[i];
-        ttft.push_back(s.first_token - r.arrival_s);
-        e2e.push_back(s.finish - r.arrival_s);
-        queue.push_back(s.admitted - r.arrival_s);
-        if (r.output > 1) tpot.push_back((s.finish - s.first_token) / (r.output - 1));
-        out_tokens += r.output;
-        in_tokens += r.input;
-    }
-    const double simulated = static_cast<double>(e2e.size());
-    res.requests = static_cast<std::int64_t>(e2e.size());
+    const RequestMeasures m = request_measures(reqs, st, first, stride, res);
+    const double simulated = static_cast<double>(res.requests);
+    const double out_tokens = m.output_tokens, in_tokens = m.input_tokens;
     res.steadiness = steadiness(reqs, st, first, stride, scale, in.qps > 0);
-    res.ttft_s = distribution(ttft);
-    res.tpot_s = distribution(tpot);
-    res.e2e_latency_s = distribution(e2e);
-    res.queue_s = distribution(queue);
     res.makespan_s = end_all;
     res.iterations = iterations;
     if (end_all > 0) {
@@ -436,16 +484,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
         }
     }
     res.output_tokens_per_s_per_gpu = res.output_tokens_per_s / job.gpus();
-    res.mean_batch = batch_time > 0 ? batch_weighted / batch_time : 0;
-    res.prefill_compute_fraction = prefill_time > 0 ? prefill_compute / prefill_time : 0;
-    res.decode_compute_fraction = decode_time > 0 ? decode_compute / decode_time : 0;
-    res.prefill_iteration_s = prefill_time;
-    res.decode_iteration_s = decode_time;
-    if (batch_time > 0) {
-        res.kv_held_fraction = kv_held / batch_time;
-        res.seats_held_fraction = seats_held / batch_time;
-        res.budget_held_fraction = budget_held / batch_time;
-    }
+    totals.into(res);
     if (in.slo.ttft_p99_s && res.ttft_s.p99 > *in.slo.ttft_p99_s) res.slo_met = false;
     if (in.slo.tpot_p99_s && res.tpot_s.p99 > *in.slo.tpot_p99_s) res.slo_met = false;
     // Past capacity the percentiles grow with the stream's length: no SLO is met there, whatever it names.

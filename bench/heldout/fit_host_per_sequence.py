@@ -7,7 +7,8 @@ sequence", records the output.
     python3 bench/heldout/fit_host_per_sequence.py [--llmsim build/llmsim]
 
 The fit is a grid over 0..10 us in 0.5 us steps minimising the mean |relative error| of
-output_tokens_per_s_per_gpu; leave-one-out refits the grid without each case in turn and predicts it.
+output_tokens_per_s_per_gpu; leave-one-out refits the grid without each case in turn and predicts it,
+leave-one-source-out without every case of one source (an MLPerf round, TensorRT-LLM's tables).
 Standard library only.
 """
 import argparse
@@ -39,8 +40,19 @@ def errors(llmsim, path, us):
 
 
 def mean_abs(errs, skip=None):
-    values = [abs(e) for i, e in errs.items() if i != skip]
+    """Mean |error| over the cases; `skip`: one id or a set of ids left out."""
+    skipped = skip if isinstance(skip, set) else {skip}
+    values = [abs(e) for i, e in errs.items() if i not in skipped]
     return sum(values) / len(values)
+
+
+def source_key(source):
+    """The source a case's `source` names, as calibrate/sustained_fit.cpp source_key groups runs: the
+    repository (an MLPerf round's results repository, TensorRT-LLM's docs) or the paper."""
+    first = source.split(" ")[0]
+    if "/" in first:
+        return first
+    return source.split(",")[0].split(" (")[0].strip()
 
 
 def main():
@@ -59,6 +71,17 @@ def main():
         loo.append((case, us, by_us[us][case]))
     print(f"leave-one-out: mean |error| {100 * sum(abs(e) for _, _, e in loo) / len(loo):.2f}%, "
           f"fitted value per fold {sorted(set(u for _, u, _ in loo))} us")
+    # Leave one source out: refit without every case of a source, predict that source's cases.
+    with open(fit_set) as f:
+        sources = {c["id"]: source_key(c["source"]) for c in json.load(f)["cases"]}
+    loso = []
+    for src in sorted(set(sources[i] for i in by_us[best])):
+        ids = {i for i in by_us[best] if sources[i] == src}
+        us = min(GRID, key=lambda u: mean_abs(by_us[u], skip=ids))
+        errs = [by_us[us][i] for i in ids]
+        loso += errs
+        print(f"  without {src} ({len(ids)} cases): {us} us; its cases {100 * sum(map(abs, errs)) / len(errs):.2f}%")
+    print(f"leave-one-source-out: mean |error| {100 * sum(map(abs, loso)) / len(loso):.2f}%")
     for name in ("trtllm-0.17-throughput.json", "trtllm-0.14-online.json"):
         path = os.path.join(HERE, name)
         before, after = errors(args.llmsim, path, 0.0), errors(args.llmsim, path, best)
