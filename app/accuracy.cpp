@@ -150,4 +150,25 @@ std::optional<PublishedRange> step_time_range(const std::vector<Residual>& rs, c
     return std::nullopt;
 }
 
+IntervalCoverage step_time_interval_coverage(const std::vector<Residual>& rs,
+                                             const std::map<std::string, std::string>& source_of) {
+    IntervalCoverage c;
+    for (const auto& r : rs) {
+        if (r.quantity != "step_time_s" || r.arrivals != "training") continue;
+        const auto it = source_of.find(r.id);
+        if (it == source_of.end()) continue;
+        std::vector<Residual> others;
+        for (const auto& o : rs) {
+            const auto jt = source_of.find(o.id);
+            if (jt == source_of.end() || jt->second != it->second) others.push_back(o);
+        }
+        const auto range = step_time_range(others, r.engine, r.accelerator, 1.0);
+        if (!range) continue;
+        const double ratio = 1.0 / (1.0 + r.error);   // measured / predicted
+        ++c.runs;
+        if (ratio >= range->low_ratio && ratio <= range->high_ratio) ++c.inside;
+    }
+    return c;
+}
+
 }   // namespace llmsim::app

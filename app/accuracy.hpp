@@ -6,6 +6,7 @@
 // it says what the published runs did, with how many (in-sample: the runs fitted the constants).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,5 +55,15 @@ inline constexpr int kMinRangeRuns = 3;
 [[nodiscard]] std::optional<PublishedRange> step_time_range(const std::vector<Residual>& rs,
                                                             const std::string& framework,
                                                             const std::string& accelerator, double predicted_s);
+
+// How often a step-time range holds the run it is for, when the range is built without the runs of that
+// run's source (leave one source out): over the training residuals whose id `source_of` names, the runs
+// whose measured / predicted ratio lies inside step_time_range of the other sources' runs.
+struct IntervalCoverage {
+    int runs = 0, inside = 0;
+    [[nodiscard]] double share() const { return runs > 0 ? static_cast<double>(inside) / runs : 0.0; }
+};
+[[nodiscard]] IntervalCoverage step_time_interval_coverage(const std::vector<Residual>& rs,
+                                                           const std::map<std::string, std::string>& source_of);
 
 }   // namespace llmsim::app

@@ -122,8 +122,15 @@ int fit_sustained(const std::vector<ValidationCase>& cases, bool json) {
         sources[name] = j;
         ts.row({name, std::to_string(se.cases), fmt::format("{:.1f}%", 100 * in), loso});
     }
+    // The step-time ranges estimate, search and plan report, built without each run's own source: how
+    // often they hold it.
+    std::map<std::string, std::string> source_of;
+    for (const auto& c : cases) source_of[c.id] = calibrate::source_key(c.source);
+    const auto cover = app::step_time_interval_coverage(app::builtin_residuals(), source_of);
     if (json) {
-        print_json({{"accelerators", out}, {"sources", sources}});
+        print_json({{"accelerators", out},
+                    {"sources", sources},
+                    {"step_time_interval_coverage", {{"runs", cover.runs}, {"inside", cover.inside}}}});
     } else {
         std::cout << t.str()
                   << wrap_text(
@@ -131,7 +138,11 @@ int fit_sustained(const std::vector<ValidationCase>& cases, bool json) {
                          "LOSO: without every case of its source (in brackets: the cases another source could "
                          "fit)")
                   << "\n"
-                  << ts.str();
+                  << ts.str()
+                  << wrap_text(fmt::format(
+                         "step-time ranges (estimate's 'how sure', step_time_interval_s) built without each run's "
+                         "own source hold {} of {} runs ({:.0f}%)",
+                         cover.inside, cover.runs, 100 * cover.share()));
     }
     return 0;
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 
 #include "app/accuracy.hpp"
 #include "app/serving.hpp"
@@ -242,6 +243,26 @@ TEST_CASE("step time range: same GPU and framework from three runs, else the sam
     CHECK(h->high_ratio == Approx(2.0));
     CHECK_FALSE(app::step_time_range(rs, "unspecified", "h100-sxm", 0.0));
     CHECK_FALSE(app::step_time_range({rs[0], rs[1]}, "deepspeed", "a100-sxm-80gb", 1.0));
+}
+
+TEST_CASE("step time range coverage: each run against the range of the other sources' runs", "[accuracy][training]") {
+    // Five H100 runs of four sources (ratio measured/predicted = 1/(1 + error)): X1 1.0, Y1 1.25, Y2 0.8,
+    // Z1 0.909, W1 1.111. Each run's range is that of the runs of the other sources (at least three).
+    std::vector<app::Residual> rs = {
+        {"X1", "step_time_s", "unspecified", "h100-sxm", "training", 0.0},
+        {"Y1", "step_time_s", "unspecified", "h100-sxm", "training", -0.2},
+        {"Y2", "step_time_s", "unspecified", "h100-sxm", "training", 0.25},
+        {"Z1", "step_time_s", "unspecified", "h100-sxm", "training", 0.1},
+        {"W1", "step_time_s", "unspecified", "h100-sxm", "training", -0.1},
+        {"S", "slo_capacity_qps", "unspecified", "h100-sxm", "poisson", 9.0},   // not a training run
+    };
+    const std::map<std::string, std::string> src = {{"X1", "x"}, {"Y1", "y"}, {"Y2", "y"}, {"Z1", "z"}, {"W1", "w"}};
+    const auto c = app::step_time_interval_coverage(rs, src);
+    // X1, Z1, W1 lie in [0.8, 1.25] (Y's runs are among theirs); Y1 and Y2 against X1, Z1, W1: [0.909, 1.111],
+    // both out.
+    CHECK(c.runs == 5);
+    CHECK(c.inside == 3);
+    CHECK(c.share() == Approx(0.6));
 }
 
 TEST_CASE("step time range: the residuals compiled in are validation/training.json's 44 runs", "[accuracy][training]") {
