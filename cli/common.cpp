@@ -569,7 +569,15 @@ Fit fit_columns(const std::vector<std::string>& header, const std::vector<std::v
             for (std::size_t i = 0; i < n; ++i)
                 if (text[i] == (pass == 1) && f.w[i] > floor[i] && (pick == n || f.w[i] > f.w[pick])) pick = i;
         if (pick == n) break;   // only numbers and single words left: as narrow as it gets
-        f.w[pick] = std::max(floor[pick], f.w[pick] - std::min(f.w[pick] - floor[pick], f.total() - limit));
+        // A number column's heading wraps at once; a text column narrows down to the next widest text
+        // column at most, so that two long text columns share the wrapping.
+        std::size_t next = 0;
+        if (text[pick])
+            for (std::size_t i = 0; i < n; ++i)
+                if (i != pick && text[i] && f.w[i] > floor[i]) next = std::max(next, f.w[i]);
+        const std::size_t step = std::min({f.w[pick] - floor[pick], f.total() - limit,
+                                           std::max<std::size_t>(1, f.w[pick] > next ? f.w[pick] - next : 1)});
+        f.w[pick] -= step;
     }
     f.ok = limit == 0 || f.total() <= limit;
     for (std::size_t i = 0; i < n; ++i)
