@@ -1,6 +1,7 @@
 // llmsim plan: from a budget (FLOPs, GPU-hours or days on N GPUs) to a compute-optimal model
 // (Chinchilla), its shape, the best layout (search), the time, GPU-hours, cost and MFU, and with a
 // node MTBF the Young/Daly checkpoint interval, expected interruptions and goodput (docs/search.md).
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -53,9 +54,12 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
     cmd->add_option("--precision", f->precision, "bf16 (default) | fp8 | fp16");
     cmd->add_option("--vocab", f->vocab, "Vocabulary of the designed model (default 32000)")
         ->check(int_in(1, limits::kVocab));
-    cmd->add_option("--mtbf-node-hours", f->mtbf_node_hours, "Mean time between failures of one node (hours)")
+    cmd->add_option("--mtbf-node-hours", f->mtbf_node_hours,
+                    "Mean time between failures of one node (hours; default: BLOOM's 1.5 GPU failures a week per "
+                    "400 GPUs, docs/search.md)")
         ->check(number_in(0, 1e9, false));
-    cmd->add_option("--checkpoint-write-s", f->checkpoint_write_s, "Seconds to write one checkpoint")
+    cmd->add_option("--checkpoint-write-s", f->checkpoint_write_s,
+                    "Seconds to write one checkpoint (with it: the Young/Daly interval, goodput and wall days)")
         ->check(number_in(0, 1e9, false));
     cmd->add_option("--restart-s", f->restart_s, "Seconds to restart after a failure (default 0)")
         ->check(number_in(0, 1e9));
@@ -73,8 +77,11 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
         if (!prec || (*prec != Precision::bf16 && *prec != Precision::fp16 && *prec != Precision::fp8 &&
                       *prec != Precision::fp32))
             throw ConfigError(fmt::format("--precision: \"{}\": expected bf16, fp16, fp8 or fp32", f->precision));
-        if (f->mtbf_node_hours.has_value() != f->checkpoint_write_s.has_value())
-            throw ConfigError("--mtbf-node-hours: expected together with --checkpoint-write-s");
+        if (f->restart_s > 0 && !f->checkpoint_write_s)
+            throw ConfigError(
+                fmt::format("--restart-s: {}: expected together with --checkpoint-write-s (the restart "
+                            "is priced in the goodput it gives)",
+                            f->restart_s));
         search::PlanRequest q;
         q.system = Database::builtin().system(f->system);
         q.precision = *prec;
@@ -169,22 +176,32 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                 j["training"]["cost_usd_interval"] = {gpu_hours * *f->price * range->low_ratio,
                                                       gpu_hours * *f->price * range->high_ratio};
         }
+        // Failures: every plan says how often the job stops (the stated node MTBF, else BLOOM's rate); with a
+        // checkpoint write time, what they cost (Young/Daly).
         CheckpointPlan ck;
-        const int nodes = (gpus + base.system.gpus_per_node - 1) / base.system.gpus_per_node;
-        if (f->mtbf_node_hours) {
-            ck = plan_checkpoints(train_s, nodes, *f->mtbf_node_hours * 3600.0, *f->checkpoint_write_s, f->restart_s);
-            j["reliability"] = {{"nodes", nodes},
-                                {"node_mtbf_hours", *f->mtbf_node_hours},
-                                {"job_mtbf_hours", ck.job_mtbf_s / 3600.0},
-                                {"checkpoint_write_s", *f->checkpoint_write_s},
-                                {"restart_s", f->restart_s},
-                                {"checkpoint_interval_s", ck.interval_s},
-                                {"checkpoints", ck.checkpoints},
-                                {"expected_interruptions", ck.expected_interruptions},
-                                {"goodput", ck.goodput},
-                                {"wall_days", ck.wall_s / 86400.0},
-                                {"wall_gpu_hours", ck.wall_s / 3600.0 * gpus}};
-            if (f->price) j["reliability"]["wall_cost_usd"] = ck.wall_s / 3600.0 * gpus * *f->price;
+        const int gpus_per_node = std::max(1, base.system.gpus_per_node);
+        const int nodes = (gpus + gpus_per_node - 1) / gpus_per_node;
+        const double node_mtbf_h = f->mtbf_node_hours.value_or(default_node_mtbf_hours(gpus_per_node));
+        const double job_mtbf_h = node_mtbf_h / nodes;
+        j["reliability"] = {
+            {"nodes", nodes},
+            {"node_mtbf_hours", node_mtbf_h},
+            {"node_mtbf_source", f->mtbf_node_hours ? "--mtbf-node-hours" : "BLOOM (kGpuFailuresPerHour)"},
+            {"job_mtbf_hours", job_mtbf_h},
+            {"interruptions_per_day", 24.0 / job_mtbf_h},
+            {"expected_interruptions", train_s / 3600.0 / job_mtbf_h}};
+        if (f->checkpoint_write_s) {
+            ck = plan_checkpoints(train_s, nodes, node_mtbf_h * 3600.0, *f->checkpoint_write_s, f->restart_s);
+            auto& r = j["reliability"];
+            r["checkpoint_write_s"] = *f->checkpoint_write_s;
+            r["restart_s"] = f->restart_s;
+            r["checkpoint_interval_s"] = ck.interval_s;
+            r["checkpoints"] = ck.checkpoints;
+            r["expected_interruptions"] = ck.expected_interruptions;
+            r["goodput"] = ck.goodput;
+            r["wall_days"] = ck.wall_s / 86400.0;
+            r["wall_gpu_hours"] = ck.wall_s / 3600.0 * gpus;
+            if (f->price) r["wall_cost_usd"] = ck.wall_s / 3600.0 * gpus * *f->price;
         }
         if (f->json) {
             print_json(j);
@@ -223,12 +240,20 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                                         train_s / 86400.0 * range->low_ratio, train_s / 86400.0 * range->high_ratio,
                                         range->basis);
             out += wrap_text(training);
-            if (f->mtbf_node_hours) {
+            const std::string mtbf_from =
+                f->mtbf_node_hours ? std::string("--mtbf-node-hours")
+                                   : std::string("BLOOM's 1.5 GPU failures a week per 400 GPUs; --mtbf-node-hours");
+            if (f->checkpoint_write_s) {
                 out += wrap_text(fmt::format(
-                    "reliability: {} nodes, job MTBF {:.2f} h; checkpoint every {} (Young/Daly sqrt(2·δ·M)); "
+                    "reliability: {} nodes, job MTBF {:.2f} h ({}); checkpoint every {} (Young/Daly sqrt(2·δ·M)); "
                     "{:.1f} interruptions expected; goodput {:.1f}%; {:.1f} days wall",
-                    nodes, ck.job_mtbf_s / 3600.0, human_seconds(ck.interval_s), ck.expected_interruptions,
+                    nodes, job_mtbf_h, mtbf_from, human_seconds(ck.interval_s), ck.expected_interruptions,
                     100 * ck.goodput, ck.wall_s / 86400.0));
+            } else {
+                out += wrap_text(fmt::format(
+                    "failures: {} nodes, job MTBF {:.3g} h ({}): {:.3g} interruptions a day, {:.0f} over the "
+                    "training; --checkpoint-write-s prices them (Young/Daly goodput, wall days)",
+                    nodes, job_mtbf_h, mtbf_from, 24.0 / job_mtbf_h, train_s / 3600.0 / job_mtbf_h));
             }
             std::cout << out;
         }

@@ -6,7 +6,7 @@ sequence", records the output.
 
     python3 bench/heldout/fit_host_per_sequence.py [--llmsim build/llmsim]
 
-The fit is a grid over 0..10 us in 0.5 us steps minimising the mean |relative error| of
+The fit is a grid over 0..10 us in 0.5 us steps and 12.5, 15, 20, 30 us minimising the mean |relative error| of
 output_tokens_per_s_per_gpu; leave-one-out refits the grid without each case in turn and predicts it,
 leave-one-source-out without every case of one source (an MLPerf round, TensorRT-LLM's tables).
 Standard library only.
@@ -21,7 +21,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 QUANTITY = "output_tokens_per_s_per_gpu"
-GRID = [0.5 * i for i in range(21)]
+GRID = [0.5 * i for i in range(21)] + [12.5, 15.0, 20.0, 30.0]
 
 
 def errors(llmsim, path, us):
