@@ -77,6 +77,10 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
                     "rate meeting the SLO (--slo-ttft-p99/--slo-tpot-p99)")
         ->group(g);
     cmd->add_option("--requests", f.requests, "Requests simulated (continuous batching)")->group(g);
+    cmd->add_option("--arrivals", f.arrivals,
+                    "A trace to replay (CSV: arrival_s,input_tokens,output_tokens or Azure's "
+                    "TIMESTAMP,ContextTokens,GeneratedTokens); --qps rescales its times (docs/serving.md, Traces)")
+        ->group(g);
     cmd->add_option("--seed", f.seed,
                     "Random stream of arrivals and lengths (continuous batching; seeds are independent replications)")
         ->group(g);
@@ -120,6 +124,7 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {!f.batching.empty(), "--batching"},
         {f.qps.has_value() || f.qps_text.has_value(), f.qps_flag},
         {f.requests.has_value(), "--requests"},
+        {f.arrivals.has_value(), "--arrivals"},
         {f.seed.has_value(), "--seed"},
         {!f.weight_precision.empty(), "--weight-precision"},
         {!f.kv_precision.empty(), "--kv-precision"},
@@ -249,6 +254,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/input_len", "--input-len", f.input_len);
         ov.set("/inference/output_len", "--output-len", f.output_len);
         ov.set("/inference/requests", "--requests", f.requests);
+        ov.set("/inference/arrivals", "--arrivals", f.arrivals);
         ov.set("/inference/seed", "--seed", f.seed);
         ov.set("/inference/qps", f.qps_flag, f.qps);
         if (!f.qps && f.qps_text) ov.set("/inference/qps", f.qps_flag, qps_flag_value(*f.qps_text));
@@ -266,6 +272,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         // A stream flag asks for continuous batching unless the scenario or --batching says otherwise.
         const char* stream = f.qps || f.qps_text ? f.qps_flag
                              : f.requests        ? "--requests"
+                             : f.arrivals        ? "--arrivals"
                              : f.seed            ? "--seed"
                              : f.max_batch       ? "--max-batch"
                              : f.chunk           ? "--chunk"

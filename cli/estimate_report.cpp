@@ -1,5 +1,7 @@
 #include "cli/estimate_report.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "cli/common.hpp"
@@ -67,10 +69,10 @@ std::string serving_text(const Scenario&, const Estimate& est) {
         const auto& c = *e.capacity;
         if (c.qps > 0)
             out += wrap_text(fmt::format(
-                "capacity {:.4g} req/s: the largest Poisson rate meeting the SLO ({} simulations; offline {:.4g} "
+                "capacity {:.4g} req/s: the largest {} meeting the SLO ({} simulations; offline {:.4g} "
                 "req/s); at {:.4g} req/s (+5%): {}",
-                c.qps, c.simulations, c.offline_qps, c.above_qps,
-                c.above_misses.empty() ? std::string("still met") : c.above_misses));
+                c.qps, s.inference.arrivals ? "mean rate of the trace's times scaled" : "Poisson rate", c.simulations,
+                c.offline_qps, c.above_qps, c.above_misses.empty() ? std::string("still met") : c.above_misses));
         if (c.qps > 0)
             out += published_range_text(c.published, "rate", "req/s");
         else
@@ -81,12 +83,18 @@ std::string serving_text(const Scenario&, const Estimate& est) {
         return out;
     }
     const auto& c = *e.continuous;
+    auto stream_text = [](const InferenceConfig& q) -> std::string {
+        if (!(q.qps > 0)) return "offline (all at t = 0)";
+        if (!q.arrivals) return fmt::format("at {:.4g} req/s (Poisson)", q.qps);
+        const double own = q.arrivals->rate_qps(static_cast<std::size_t>(q.requests));
+        const bool scaled = own > 0 && std::fabs(q.qps / own - 1) > 1e-9;
+        return fmt::format("at {:.4g} req/s (trace {}{})", q.qps, q.arrivals->path, scaled ? ", times scaled" : "");
+    };
     out += wrap_text(fmt::format(
         "{} serving on {} x {} ({} replica{} of tp {} pp {}), continuous batching, {} requests {}, {}, weights {}, "
         "KV {}",
         s.model.name, s.gpus, s.system.name, c.replicas, c.replicas == 1 ? "" : "s", p.tp, p.pp, c.requests,
-        in.qps > 0 ? fmt::format("at {:.4g} req/s (Poisson)", in.qps) : std::string("offline (all at t = 0)"), lens,
-        to_string(in.weight_precision), to_string(in.kv_precision)));
+        stream_text(in), lens, to_string(in.weight_precision), to_string(in.kv_precision)));
     std::vector<std::string> headline = {
         fmt::format("{:.2f} req/s", c.requests_per_s),
         fmt::format("{} output tokens/s ({} per GPU)", fixed_commas(c.output_tokens_per_s, 0),

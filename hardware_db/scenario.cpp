@@ -1,5 +1,7 @@
 #include "hardware_db/scenario.hpp"
 
+#include "hardware_db/arrivals.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -231,6 +233,49 @@ LengthDist read_length(KeyReader& r, const std::string& key, double dflt) {
     return d;
 }
 
+// inference.arrivals: the trace replaces the stream's lengths (input_len and output_len then describe
+// it: its mean, spread and bounds, which the closed form and the bounds read) and, unless stated, its
+// request count (its rows; a longer stream repeats it).
+void read_arrivals(KeyReader& r, InferenceConfig& in, const std::string& base_dir) {
+    const auto path = r.string("arrivals");
+    if (!path) return;
+    try {
+        in.arrivals = read_arrival_trace(resolve_path(*path, base_dir), *path);
+    } catch (const ConfigError& e) {
+        for (const auto& l : e.problems()) r.problems().add_raw(r.ptr("arrivals") + ": " + l);
+        return;
+    }
+    for (const char* k : {"input_len", "output_len", "seed"})
+        if (r.has(k))
+            r.problems().add(r.ptr(k), *r.get(k),
+                             fmt::format("no {} with /inference/arrivals (the trace gives every request's lengths "
+                                         "and times)",
+                                         k));
+    auto stats = [&](auto len) {
+        LengthDist d;
+        double sum = 0, sq = 0;
+        d.min = 1e300;
+        d.max = 0;
+        for (const auto& q : in.arrivals->rows) {
+            const double x = len(q);
+            sum += x;
+            sq += x * x;
+            d.min = std::min(d.min, x);
+            d.max = std::max(d.max, x);
+        }
+        const double n = static_cast<double>(in.arrivals->rows.size());
+        d.mean = sum / n;
+        d.stdev = std::sqrt(std::max(0.0, sq / n - d.mean * d.mean));
+        d.kind = d.stdev > 0 ? LengthDist::Kind::lognormal : LengthDist::Kind::fixed;
+        return d;
+    };
+    in.input_dist = stats([](const TraceRequest& q) { return static_cast<double>(q.input); });
+    in.output_dist = stats([](const TraceRequest& q) { return static_cast<double>(q.output); });
+    in.input_len = std::max<std::int64_t>(1, std::llround(in.input_dist.mean));
+    in.output_len = std::max<std::int64_t>(1, std::llround(in.output_dist.mean));
+    if (!r.has("requests")) in.requests = static_cast<std::int64_t>(in.arrivals->rows.size());
+}
+
 void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::string& base_dir) {
     auto& in = s.inference;
     in.batch = r.int_key_or("batch", 1);
@@ -249,6 +294,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     in.host_per_sequence_us = r.num_key_or("host_per_sequence_us", InferenceConfig{}.host_per_sequence_us);
     in.kv_reserve = r.choice_key("kv_admission").value_or("on_demand") == "reserve";
     in.requests = r.int_key_or("requests", 1000);
+    read_arrivals(r, in, base_dir);
     if (const Json* q = r.get("qps"); q && q->is_string()) {
         if (*q == "max")
             in.qps_max = true;
@@ -322,6 +368,8 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         in.scheduler = scheduler_policy_from_string(*p).value_or(SchedulerPolicy::inflight);
     }
     apply_engine_defaults(in, s.system.gpu, s.model, stated);
+    // A trace replays at its own rate unless `qps` rescales it.
+    if (in.arrivals && !r.has("qps")) in.qps = in.arrivals->rate_qps(static_cast<std::size_t>(in.requests));
     if (in.qps_max && !in.slo.any())
         r.problems().add(r.ptr("qps"), Json("max"),
                          "a number, or \"max\" with /inference/slo (ttft_p99_s and/or tpot_p99_s): the largest rate "
@@ -668,6 +716,10 @@ Json to_json(const InferenceConfig& in) {
         j["scheduler"] = to_string(in.scheduler);
         j["prefix_cache_hit"] = in.prefix_cache_hit;
         j["seed"] = in.seed;
+        if (in.arrivals) {   // the trace gives the lengths and times: the keys it replaces are not echoed
+            j["arrivals"] = in.arrivals->path;
+            for (const char* k : {"input_len", "output_len", "seed"}) j.erase(k);
+        }
     }
     const auto& sp = in.speculative;
     if (sp.enabled) {

@@ -926,6 +926,15 @@ std::vector<ScenarioKey> build() {
                     .computed("the engine's: TensorRT-LLM none (whole prompts within its max_num_tokens, 8192); vLLM "
                               "V1 8192 or 2048 by GPU memory; SGLang 2048-16384 by GPU memory")
                     .example("2048"));
+    t.push_back(K(in, "arrivals", KT::string, S,
+                  "a trace to replay (CSV: arrival_s,input_tokens,output_tokens, or the Azure LLM inference traces' "
+                  "TIMESTAMP,ContextTokens,GeneratedTokens; a path relative to the scenario's folder): every "
+                  "request's arrival and lengths, instead of input_len, output_len and seed; qps rescales its times "
+                  "to that mean rate, \"max\" finds the largest such rate meeting the SLO; requests past its end "
+                  "repeat it (docs/serving.md \"Traces\")")
+                    .ext()
+                    .computed("absent: a Poisson stream at qps (offline without one)")
+                    .example("\"scenarios/traces/chat-day.csv\""));
     t.push_back(K(in, "prefix_cache_hit", KT::number, S, "share of prompt tokens found in the prefix cache")
                     .real(0.0, true, kMaxHitFraction)
                     .dflt("0")

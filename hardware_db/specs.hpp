@@ -5,7 +5,9 @@
 
 #include <array>
 #include <cstdint>
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -388,6 +390,22 @@ enum class DecodeAttention { grouped, per_query_head };
 // the default engine's iterations, which a whole prompt must fit without chunked context.
 inline constexpr double kTensorRtLlmMaxNumTokens = 8192;
 
+// A request of an arrival trace (inference.arrivals, hardware_db/arrivals.hpp): when it arrived
+// (seconds from the trace's first request) and its prompt and output lengths.
+struct TraceRequest {
+    double arrival_s = 0;
+    std::int32_t input = 0, output = 0;
+};
+struct ArrivalTrace {
+    std::string path;                  // as the scenario names it
+    std::vector<TraceRequest> rows;    // in arrival order, the first at 0
+    // Requests per second of its first n rows ((n − 1) / their span; 0 when they arrive at once).
+    [[nodiscard]] double rate_qps(std::size_t n) const {
+        n = std::min(n, rows.size());
+        return n > 1 && rows[n - 1].arrival_s > 0 ? static_cast<double>(n - 1) / rows[n - 1].arrival_s : 0.0;
+    }
+};
+
 struct InferenceConfig {
     std::int64_t batch = 1;
     std::int64_t input_len = 128;    // mean (rounded) of input_dist
@@ -419,6 +437,9 @@ struct InferenceConfig {
     // on validation/serving.json, 5 us, leave-one-out 8.7% (docs/serving.md "Host time per sequence").
     double host_per_sequence_us = 5.0;
     EngineSpec engine;
+    // inference.arrivals: the trace the request stream replays (its times scaled to `qps`, repeated past
+    // its end); null: a Poisson stream at `qps`, or offline.
+    std::shared_ptr<const ArrivalTrace> arrivals;
 };
 
 // What training cost functions read: the model, the system, the layout and the training settings, by

@@ -193,6 +193,23 @@ struct SaturatedRates {
 
 std::vector<Request> request_stream(const InferenceConfig& in) {
     std::vector<Request> out(static_cast<std::size_t>(in.requests));
+    if (in.arrivals && !in.arrivals->rows.empty()) {
+        // A trace: its requests in order, their times scaled so that the rows used arrive at `qps` (their own
+        // rate unless rescaled; offline, all at once); past its end it repeats, each repetition one mean gap
+        // after the last.
+        const auto& rows = in.arrivals->rows;
+        const std::size_t n = rows.size();
+        const double own = in.arrivals->rate_qps(out.size());
+        const double scale = in.qps > 0 && own > 0 ? own / in.qps : (in.qps > 0 ? 1.0 : 0.0);
+        const double period = rows.back().arrival_s + (own > 0 ? 1.0 / own : 0.0);
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            const auto& q = rows[i % n];
+            out[i].arrival_s = scale * (static_cast<double>(i / n) * period + q.arrival_s);
+            out[i].input = q.input;
+            out[i].output = q.output;
+        }
+        return out;
+    }
     Rng rng(in.seed);
     const auto input = length_sampling(in.input_dist), output = length_sampling(in.output_dist);
     double t = 0;

@@ -87,6 +87,9 @@ Json context_for(const ScenarioKey& k) {
 
 Json example_of(const ScenarioKey& k) {
     if (k.pointer() == "/system/profile") return profile_path();
+    // The example names the repository's trace, relative to the repository (the tests' base is a temp folder).
+    if (k.pointer() == "/inference/arrivals")
+        return std::string(LLMSIM_SOURCE_DIR) + "/" + Json::parse(k.example).get<std::string>();
     return Json::parse(k.example);
 }
 

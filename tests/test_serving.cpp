@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <numeric>
+
+#include <fmt/format.h>
 
 #include "cost_models/inference.hpp"
 #include "cost_models/layer_bytes.hpp"
@@ -847,4 +851,98 @@ TEST_CASE(
     const auto first = run({{"scheduler", "prefill-first"}});
     CHECK(first.tpot_s.p99 > 1.2 * inflight.tpot_s.p99);
     CHECK(first.ttft_s.p50 < inflight.ttft_s.p50);
+}
+
+namespace {
+
+// Writes `text` to a file in the temporary folder and returns its path.
+std::string temp_file(const std::string& name, const std::string& text) {
+    const auto path = (std::filesystem::temp_directory_path() / name).string();
+    std::ofstream(path) << text;
+    return path;
+}
+
+Json trace_inference(const std::string& path, Json extra = Json::object()) {
+    Json in = {{"batching", "continuous"}, {"arrivals", path}, {"max_batch", 64}};
+    for (auto it = extra.begin(); it != extra.end(); ++it) in[it.key()] = *it;
+    return in;
+}
+
+}   // namespace
+
+TEST_CASE("arrivals: a Poisson stream written as a trace replays to the same latencies", "[serving][trace]") {
+    const auto poisson = serving("llama-3-8b", 1, 1, mixed({{"qps", 6.0}, {"requests", 800}, {"max_batch", 64}}));
+    const auto reqs = sim::request_stream(poisson.inference);
+    std::string csv = "arrival_s,input_tokens,output_tokens\n";
+    for (const auto& r : reqs) csv += fmt::format("{:.17g},{},{}\n", r.arrival_s, r.input, r.output);
+    const auto path = temp_file("llmsim_test_trace.csv", csv);
+    const auto trace = serving("llama-3-8b", 1, 1, trace_inference(path));
+    REQUIRE(trace.inference.arrivals);
+    CHECK(trace.inference.requests == 800);
+    // Its own rate: (n - 1) over the span from its first to its last arrival.
+    CHECK(trace.inference.qps == Approx(799.0 / (reqs.back().arrival_s - reqs.front().arrival_s)).epsilon(1e-12));
+    CHECK(trace.inference.input_dist.mean ==
+          Approx(std::accumulate(reqs.begin(), reqs.end(), 0.0,
+                                 [](double a, const sim::Request& r) { return a + r.input; }) /
+                 800.0));
+    const auto a = sim::simulate_serving(poisson.serving_job());
+    const auto b = sim::simulate_serving(trace.serving_job());
+    CHECK(b.ttft_s.p99 == Approx(a.ttft_s.p99).epsilon(1e-9));
+    CHECK(b.tpot_s.p99 == Approx(a.tpot_s.p99).epsilon(1e-9));
+    CHECK(b.e2e_latency_s.mean == Approx(a.e2e_latency_s.mean).epsilon(1e-9));
+    // qps rescales the times: twice the rate, half the gaps; past its end the trace repeats.
+    const auto fast =
+        serving("llama-3-8b", 1, 1, trace_inference(path, {{"qps", 2 * trace.inference.qps}, {"requests", 1600}}));
+    const auto f = sim::request_stream(fast.inference);
+    REQUIRE(f.size() == 1600);
+    CHECK(f[10].arrival_s - f[9].arrival_s == Approx(0.5 * (reqs[10].arrival_s - reqs[9].arrival_s)));
+    CHECK(f[800].input == reqs[0].input);
+    CHECK(f[801].arrival_s - f[800].arrival_s == Approx(f[1].arrival_s - f[0].arrival_s));
+    CHECK(f[800].arrival_s > f[799].arrival_s);
+    // Echoed with its path, without the keys it replaces.
+    const Json echo = to_json(trace.inference);
+    CHECK(echo["arrivals"] == path);
+    CHECK_FALSE(echo.contains("input_len"));
+    CHECK_FALSE(echo.contains("seed"));
+}
+
+TEST_CASE("arrivals: Azure's TIMESTAMP,ContextTokens,GeneratedTokens; bad traces name file, line and value",
+          "[serving][trace][errors]") {
+    const auto azure = temp_file("llmsim_test_azure.csv",
+                                 "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                 "2023-11-16 18:15:46.6805900,374,44\n"
+                                 "2023-11-16 18:15:47.1805900,396,109\n"
+                                 "2023-11-16 18:15:48.9305900,879,7\n");
+    const auto s = serving("llama-3-8b", 1, 1, trace_inference(azure));
+    const auto r = sim::request_stream(s.inference);
+    REQUIRE(r.size() == 3);
+    CHECK(r[1].arrival_s - r[0].arrival_s == Approx(0.5));
+    CHECK(r[2].arrival_s - r[0].arrival_s == Approx(2.25));
+    CHECK(r[2].input == 879);
+    CHECK(r[2].output == 7);
+    auto refused = [](const std::string& name, const std::string& text, const std::string& expect, Json extra = {}) {
+        const auto path = temp_file(name, text);
+        try {
+            (void)serving("llama-3-8b", 1, 1, trace_inference(path, extra.is_null() ? Json::object() : extra));
+            FAIL("accepted " << name);
+        } catch (const ConfigError& e) {
+            CHECK_THAT(e.what(), Catch::Contains("/inference/arrivals") || Catch::Contains("/inference/"));
+            CHECK_THAT(e.what(), Catch::Contains(expect));
+        }
+    };
+    refused("llmsim_bad1.csv", "time,in,out\n1,2,3\n", "llmsim_bad1.csv:1");
+    refused("llmsim_bad2.csv", "arrival_s,input_tokens,output_tokens\n1.0,10,5\n0.5,10,5\n", ":3: \"0.5\"");
+    refused("llmsim_bad3.csv", "arrival_s,input_tokens,output_tokens\n0,10,0\n", "output tokens");
+    refused("llmsim_bad4.csv", "arrival_s,input_tokens,output_tokens\n0,10,5,7\n", "three comma-separated");
+    refused("llmsim_bad5.csv", "arrival_s,input_tokens,output_tokens\n0,0x10,5\n", "\"0x10\"");
+    refused("llmsim_bad6.csv", "arrival_s,input_tokens,output_tokens\n", "no requests");
+    refused("llmsim_bad7.csv", "arrival_s,input_tokens,output_tokens\n0,10,5\n", "/inference/input_len",
+            Json{{"input_len", 100}});
+    refused("llmsim_bad8.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-13-16 18:15:46,10,5\n", "a timestamp");
+    try {
+        (void)serving("llama-3-8b", 1, 1, trace_inference("/nonexistent/trace.csv"));
+        FAIL("accepted a missing file");
+    } catch (const ConfigError& e) {
+        CHECK_THAT(e.what(), Catch::Contains("cannot open"));
+    }
 }
