@@ -42,8 +42,7 @@ bool read_uint(std::string_view s, std::int64_t& out) {
 
 // "YYYY-MM-DD HH:MM:SS[.fraction]" (Azure's traces; a 'T' separator too) in seconds since 1970.
 bool read_timestamp(std::string_view s, double& out) {
-    if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' ||
-        s[16] != ':')
+    if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':')
         return false;
     std::int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
     if (!read_uint(s.substr(0, 4), y) || !read_uint(s.substr(5, 2), mo) || !read_uint(s.substr(8, 2), d) ||
@@ -76,8 +75,9 @@ bool read_seconds(std::string_view s, double& out) {
 }   // namespace
 
 std::shared_ptr<const ArrivalTrace> read_arrival_trace(const std::string& path, const std::string& shown) {
-    const std::string what = "an arrival trace (CSV: arrival_s,input_tokens,output_tokens or Azure's "
-                             "TIMESTAMP,ContextTokens,GeneratedTokens)";
+    const std::string what =
+        "an arrival trace (CSV: arrival_s,input_tokens,output_tokens or Azure's "
+        "TIMESTAMP,ContextTokens,GeneratedTokens)";
     const std::string text = read_input_file(path, kMaxTraceBytes, what);
     auto trace = std::make_shared<ArrivalTrace>();
     trace->path = shown;
@@ -86,8 +86,8 @@ std::shared_ptr<const ArrivalTrace> read_arrival_trace(const std::string& path, 
     bool azure = false, header = false;
     double first = 0, last = 0;
     auto fail = [&](std::string_view value, const std::string& expected) {
-        throw ConfigError(fmt::format("{}:{}: \"{}\": expected {}", shown, line_no,
-                                      std::string(value.substr(0, 64)), expected));
+        throw ConfigError(
+            fmt::format("{}:{}: \"{}\": expected {}", shown, line_no, std::string(value.substr(0, 64)), expected));
     };
     while (pos < text.size()) {
         const std::size_t end = std::min(text.find('\n', pos), text.size());
@@ -135,7 +135,8 @@ std::shared_ptr<const ArrivalTrace> read_arrival_trace(const std::string& path, 
         trace->rows.push_back({t - first, static_cast<std::int32_t>(in), static_cast<std::int32_t>(out)});
     }
     if (!header) throw ConfigError(fmt::format("{}: empty: expected {}", shown, what));
-    if (trace->rows.empty()) throw ConfigError(fmt::format("{}: no requests after the header: expected {}", shown, what));
+    if (trace->rows.empty())
+        throw ConfigError(fmt::format("{}: no requests after the header: expected {}", shown, what));
     return trace;
 }
 

@@ -15,10 +15,9 @@
 namespace llmsim {
 
 inline constexpr std::int64_t kMaxTraceBytes = std::int64_t{256} << 20;   // 256 MiB of CSV
-inline constexpr std::int64_t kMaxTraceRows = 10'000'000;                  // requests (the stream's bound)
+inline constexpr std::int64_t kMaxTraceRows = 10'000'000;                 // requests (the stream's bound)
 
 // Reads the trace at `path` (`shown` is how messages name it); arrivals from its first request's time.
-[[nodiscard]] std::shared_ptr<const ArrivalTrace> read_arrival_trace(const std::string& path,
-                                                                     const std::string& shown);
+[[nodiscard]] std::shared_ptr<const ArrivalTrace> read_arrival_trace(const std::string& path, const std::string& shown);
 
 }   // namespace llmsim

@@ -3,9 +3,9 @@
 // Units are in the names: _bytes, _s, _us, _flops, _GBps (1e9 bytes/s), _GiB (2^30 bytes).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -397,8 +397,8 @@ struct TraceRequest {
     std::int32_t input = 0, output = 0;
 };
 struct ArrivalTrace {
-    std::string path;                  // as the scenario names it
-    std::vector<TraceRequest> rows;    // in arrival order, the first at 0
+    std::string path;                 // as the scenario names it
+    std::vector<TraceRequest> rows;   // in arrival order, the first at 0
     // Requests per second of its first n rows ((n − 1) / their span; 0 when they arrive at once).
     [[nodiscard]] double rate_qps(std::size_t n) const {
         n = std::min(n, rows.size());
