@@ -204,7 +204,8 @@ std::vector<Request> request_stream(const InferenceConfig& in) {
         const double period = rows.back().arrival_s + (own > 0 ? 1.0 / own : 0.0);
         for (std::size_t i = 0; i < out.size(); ++i) {
             const auto& q = rows[i % n];
-            out[i].arrival_s = scale * (static_cast<double>(i / n) * period + q.arrival_s);
+            const std::size_t repetition = i / n;   // whole repetitions of the trace before this request
+            out[i].arrival_s = scale * (static_cast<double>(repetition) * period + q.arrival_s);
             out[i].input = q.input;
             out[i].output = q.output;
         }
