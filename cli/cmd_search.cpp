@@ -36,9 +36,12 @@ int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
         print_json(report::capacity_per_gpu_json(r, max_gpus));
     } else {
         std::cout << wrap_text(fmt::format(
-            "{} on {}: the largest Poisson rate each replica layout holds within p99 TTFT {} / "
+            "{} on {}: the largest {} each replica layout holds within p99 TTFT {} / "
             "TPOT {} ({} simulations)",
-            s.model.name, s.system.name, s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
+            s.model.name, s.system.name,
+            s.inference.arrivals ? "mean rate of the trace " + s.inference.arrivals->path + " (its times scaled)"
+                                 : std::string("Poisson rate"),
+            s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
             s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.simulations));
         Table t({"tp x pp", "weights/KV", "req/s", "per GPU", "offline", "published runs"});
         for (const auto& row : r.rows) {

@@ -40,7 +40,7 @@ bool read_uint(std::string_view s, std::int64_t& out) {
     return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
-// "YYYY-MM-DD HH:MM:SS[.fraction]" (Azure's traces; a 'T' separator too) in seconds since 1970.
+// "YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM]" (Azure's traces; a 'T' separator too) in UTC seconds since 1970.
 bool read_timestamp(std::string_view s, double& out) {
     if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':')
         return false;
@@ -49,6 +49,18 @@ bool read_timestamp(std::string_view s, double& out) {
         !read_uint(s.substr(11, 2), h) || !read_uint(s.substr(14, 2), mi) || !read_uint(s.substr(17, 2), se))
         return false;
     if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return false;
+    // A UTC offset (+HH:MM, -HH:MM) or Z may follow: the time is taken in UTC.
+    double offset_s = 0;
+    if (s.size() > 19 && (s.back() == 'Z' || s.back() == 'z')) {
+        s.remove_suffix(1);
+    } else if (s.size() >= 25 && (s[s.size() - 6] == '+' || s[s.size() - 6] == '-') && s[s.size() - 3] == ':') {
+        std::int64_t oh = 0, om = 0;
+        if (!read_uint(s.substr(s.size() - 5, 2), oh) || !read_uint(s.substr(s.size() - 2, 2), om) || oh > 23 ||
+            om > 59)
+            return false;
+        offset_s = (s[s.size() - 6] == '+' ? 1.0 : -1.0) * static_cast<double>(oh * 3600 + om * 60);
+        s.remove_suffix(6);
+    }
     double frac = 0;
     if (s.size() > 19) {
         if (s[19] != '.' || s.size() == 20 || s.size() > 30) return false;
@@ -60,7 +72,7 @@ bool read_timestamp(std::string_view s, double& out) {
         }
     }
     out = static_cast<double>(days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d))) * 86400.0 +
-          static_cast<double>(h * 3600 + mi * 60 + se) + frac;
+          static_cast<double>(h * 3600 + mi * 60 + se) + frac - offset_s;
     return true;
 }
 

@@ -920,6 +920,16 @@ TEST_CASE("arrivals: Azure's TIMESTAMP,ContextTokens,GeneratedTokens; bad traces
     CHECK(r[2].arrival_s - r[0].arrival_s == Approx(2.25));
     CHECK(r[2].input == 879);
     CHECK(r[2].output == 7);
+    // The 2024 traces' UTC offsets: the time is taken in UTC.
+    const auto offsets = temp_file("llmsim_test_azure_tz.csv",
+                                   "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                   "2024-05-10 00:00:00.009930+00:00,100,10\n"
+                                   "2024-05-10T00:00:01.009930Z,100,10\n"
+                                   "2024-05-10 02:00:02.009930+02:00,100,10\n");
+    const auto tz = sim::request_stream(serving("llama-3-8b", 1, 1, trace_inference(offsets)).inference);
+    REQUIRE(tz.size() == 3);
+    CHECK(tz[1].arrival_s - tz[0].arrival_s == Approx(1.0));
+    CHECK(tz[2].arrival_s - tz[0].arrival_s == Approx(2.0));
     auto refused = [](const std::string& name, const std::string& text, const std::string& expect, Json extra = {}) {
         const auto path = temp_file(name, text);
         try {
