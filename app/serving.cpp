@@ -102,10 +102,10 @@ std::vector<std::string> steadiness_notes(const InferenceConfig& in, const sim::
         if (!d.long_enough)
             out.push_back(fmt::format(
                 "too few requests to measure the capacity: a replica had requests waiting for only {:.3g} s, and "
-                "fewer finished in its later half than fill one batch; the rates are this batch's ({} requests "
-                "over its {:.3g}-s makespan, drain included), below the deployment's steady throughput: expected "
-                "several times more requests",
-                d.saturated_s, in.requests, r.makespan_s));
+                "fewer than {:g} of its batches finished there after its first; the rates are this batch's ({} "
+                "requests over its {:.3g}-s makespan, drain included), below the deployment's steady "
+                "throughput: expected several times more requests",
+                d.saturated_s, sim::kSaturatedBatches, in.requests, r.makespan_s));
         return out;
     }
     if (!d.keeps_up)
@@ -127,16 +127,16 @@ std::optional<sim::ServingResult> offline_probe(const Scenario& s, std::int64_t 
     const std::int64_t replicas = std::max(1, s.parallel.dp * s.parallel.cp);
     sim::ServingOptions one;
     one.sample_replica = 0;
-    std::optional<sim::ServingResult> r;
-    for (int attempt = 0; attempt < 2; ++attempt) {
-        const std::int64_t per = attempt == 0 ? kOfflineProbeRequests : kOfflineProbeBatches * peak_batch;
-        if (r && (r->steadiness.long_enough || per <= kOfflineProbeRequests)) break;
-        const Scenario off = at_rate(s, 0.0, std::min<std::int64_t>(max_requests, per * replicas));
-        if (!longest_fits(off, off.inference).empty()) break;
-        r = sim::simulate_serving(off.serving_job(), one);
-        peak_batch = std::max<std::int64_t>(peak_batch, r->peak_batch);
-        if (off.inference.requests >= max_requests) break;
-    }
+    auto run = [&](std::int64_t per_replica) -> std::optional<sim::ServingResult> {
+        const Scenario off = at_rate(s, 0.0, std::min<std::int64_t>(max_requests, per_replica * replicas));
+        if (!longest_fits(off, off.inference).empty()) return std::nullopt;
+        return sim::simulate_serving(off.serving_job(), one);
+    };
+    auto r = run(kOfflineProbeRequests);
+    if (!r || r->steadiness.long_enough) return r;
+    const std::int64_t longer = kOfflineProbeBatches * std::max(peak_batch, r->peak_batch);
+    if (longer > kOfflineProbeRequests && kOfflineProbeRequests * replicas < max_requests)
+        if (auto l = run(longer)) r = std::move(l);
     return r;
 }
 
