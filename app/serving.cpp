@@ -364,4 +364,28 @@ CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const
     return out;
 }
 
+FleetSizing serving_fleet_search(const Scenario& base, int max_gpus, int threads,
+                                 const std::function<void(std::size_t, std::size_t)>& progress) {
+    FleetSizing out;
+    out.search = sim::serving_capacity_search(base, max_gpus, threads, progress);
+    if (out.search.best.empty()) return out;
+    const sim::CapacityCandidate& w = out.search.best.front();
+    out.published = capacity_range(base, base.inference.qps);
+    if (!out.published) return out;
+    if (out.published->low_ratio >= 1) {   // every published run held more than llmsim's capacity
+        out.sized_qps = base.inference.qps;
+        out.sized = w;
+        return out;
+    }
+    out.sized_qps = base.inference.qps / out.published->low_ratio;
+    Scenario at = base;
+    at.inference.qps = out.sized_qps;
+    // A higher rate needs at least the winner's replicas (more replicas never hurt latency).
+    out.sized = sim::fewest_replicas(at, w, w.replicas, max_gpus, out.search.simulations);
+    if (!out.sized)
+        out.sized_why_none = fmt::format("no deployment of this layout within {} GPUs meets the SLO at {:.4g} req/s",
+                                         max_gpus, out.sized_qps);
+    return out;
+}
+
 }   // namespace llmsim::app

@@ -124,6 +124,20 @@ struct CapacityPerGpu {
 [[nodiscard]] CapacityPerGpu capacity_per_gpu_search(
     const Scenario& base, int max_gpus, const CapacityOptions& o = {}, int threads = 0,
     const std::function<void(std::size_t, std::size_t)>& progress = {});   // layouts done, of all
+// `search` on a serving scenario with a rate (capacity planning): sim::serving_capacity_search, then the
+// winner's layout sized again so that it holds the rate even if the engine is as slow as the slowest
+// published run most like it (docs/serving.md, "How sure"): the capacity's published range (app/accuracy)
+// says the published Server rates were low_ratio ... high_ratio of llmsim's capacity, so the winner's layout
+// is given the fewest replicas meeting the SLO at qps / low_ratio (qps itself when low_ratio >= 1).
+struct FleetSizing {
+    sim::CapacityResult search;
+    std::optional<PublishedRange> published;   // slo_capacity_qps's range for the winner (low/high: × qps)
+    double sized_qps = 0;                      // the rate the winner's layout was sized for
+    std::optional<sim::CapacityCandidate> sized;
+    std::string sized_why_none;   // the range exists but no replica count within max_gpus holds sized_qps
+};
+[[nodiscard]] FleetSizing serving_fleet_search(const Scenario& base, int max_gpus, int threads = 0,
+                                               const std::function<void(std::size_t, std::size_t)>& progress = {});
 // The requests a stream at `qps` needs to span `span_s` of arrivals (at least the scenario's own),
 // capped at `max_requests`.
 [[nodiscard]] std::int64_t stream_requests(const InferenceConfig& in, double qps, double span_s,

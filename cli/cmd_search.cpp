@@ -66,18 +66,35 @@ int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
     return r.rows.empty() || r.rows.front().capacity.qps <= 0 ? 1 : 0;
 }
 
+// How sure the answer is and what to plan on: the winner's layout sized for the slowest published run like it.
+std::string fleet_sizing_text(const Scenario& s, const app::FleetSizing& f) {
+    if (!f.published)
+        return fmt::format("how sure: no published runs of {} like this deployment in validation/ (docs/serving.md, "
+                           "How sure): the answer carries no range",
+                           to_string(s.inference.engine.kind));
+    const auto& p = *f.published;
+    std::string t = fmt::format("how sure: {} measured {:.0f}-{:.0f}% of llmsim's capacity", p.basis,
+                                100 * p.low_ratio, 100 * p.high_ratio);
+    if (!f.sized) return t + fmt::format("; sized for the slowest ({:.4g} req/s): {}", f.sized_qps, f.sized_why_none);
+    const auto& c = *f.sized;
+    return t + fmt::format("; to hold {:g} req/s if the engine is as slow as the slowest, plan on {} GPUs ({} x {} x "
+                           "{}, meeting the SLO at {:.4g} req/s)",
+                           s.inference.qps, c.gpus(), c.tp, c.pp, c.replicas, f.sized_qps);
+}
+
 // Capacity planning on a serving scenario (docs/serving.md): the fewest GPUs meeting its SLO at its qps.
 int serving_capacity(const SearchFlags& f, const Scenario& s) {
     const int max_gpus = f.max_gpus.value_or(f.gpus.value_or(64));
     if (s.inference.qps_max) return capacity_per_gpu(f, s, max_gpus);
-    const auto r = [&] {   // the bar is cleared before anything is printed
+    const auto fleet = [&] {   // the bar is cleared before anything is printed
         ProgressBar bar("serving search");
-        return sim::serving_capacity_search(s, max_gpus, 0, [&bar](std::size_t done, std::size_t all) {
+        return app::serving_fleet_search(s, max_gpus, 0, [&bar](std::size_t done, std::size_t all) {
             bar.update(static_cast<double>(done) / static_cast<double>(all));
         });
     }();
+    const sim::CapacityResult& r = fleet.search;
     if (f.json) {
-        print_json(report::capacity_search_json(s, r, max_gpus));
+        print_json(report::capacity_search_json(s, fleet, max_gpus));
     } else {
         std::cout << wrap_text(fmt::format(
             "{} on {} at {:g} req/s, SLO p99 TTFT {} / TPOT {} ({} configurations, {} simulations)", s.model.name,
@@ -99,6 +116,7 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
                                      human_seconds(r.fewer->result.ttft_s.p99),
                                      human_seconds(r.fewer->result.tpot_s.p99),
                                      r.fewer->meets ? "meets" : "misses the SLO");
+        if (!r.best.empty()) std::cout << wrap_text(fleet_sizing_text(s, fleet));
     }
     return r.best.empty() ? 1 : 0;
 }

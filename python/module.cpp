@@ -162,7 +162,7 @@ std::string search(const std::string& source, bool is_path, const std::string& b
             const int cap = max_gpus > 0 ? max_gpus : 64;
             if (s.inference.qps_max)   // each layout's largest rate meeting the SLO, per GPU
                 return dump(report::capacity_per_gpu_json(app::capacity_per_gpu_search(s, cap, {}, threads), cap));
-            return dump(report::capacity_search_json(s, sim::serving_capacity_search(s, cap, threads), cap));
+            return dump(report::capacity_search_json(s, app::serving_fleet_search(s, cap, threads), cap));
         }
         search::SearchRequest req;
         try {

@@ -154,13 +154,23 @@ Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
 
 }   // namespace
 
-Json capacity_search_json(const Scenario& s, const sim::CapacityResult& r, int max_gpus) {
+Json capacity_search_json(const Scenario& s, const app::FleetSizing& f, int max_gpus) {
+    const sim::CapacityResult& r = f.search;
     Json results = Json::array();
     for (const auto& c : r.best) results.push_back(candidate_json(s, c));
     Json j = {
         {"results", results}, {"simulations", r.simulations}, {"configurations", r.variants}, {"max_gpus", max_gpus}};
     if (r.fewer) j["one_replica_fewer"] = candidate_json(s, *r.fewer);
     if (!r.why_none.empty()) j["why_none"] = r.why_none;
+    if (f.published) {
+        j["published_range"] = published_range_json(*f.published);
+        Scenario at = s;
+        at.inference.qps = f.sized_qps;
+        if (f.sized)
+            j["sized_for_published_low"] = candidate_json(at, *f.sized);
+        else
+            j["sized_for_published_low"] = {{"qps", f.sized_qps}, {"why_none", f.sized_why_none}};
+    }
     return j;
 }
 

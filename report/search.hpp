@@ -32,8 +32,10 @@ Json search_result_json(const Scenario& base, const search::SearchResult& r, con
 double simulated_step_time(const Scenario& s);
 
 // Capacity planning on a serving scenario (`llmsim search --json` with "inference"): the fewest GPUs
-// meeting its SLO at its qps, per (tp, pp, precision), and the winner with one replica fewer.
-Json capacity_search_json(const Scenario& s, const sim::CapacityResult& r, int max_gpus);
+// meeting its SLO at its qps, per (tp, pp, precision), and the winner with one replica fewer; where the
+// published runs give a range, "published_range" (low/high: qps × the published/llmsim ratios) and
+// "sized_for_published_low" (the winner's layout holding qps / low_ratio, or "why_none").
+Json capacity_search_json(const Scenario& s, const app::FleetSizing& f, int max_gpus);
 
 // Capacity per GPU on a serving scenario with qps "max" (`llmsim search --json`): each replica layout's
 // largest Poisson rate meeting the SLO (req/s) and that rate per GPU, best per GPU first.

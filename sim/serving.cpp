@@ -560,18 +560,59 @@ ServingResult simulate_candidate(const Scenario& base, const CapacityCandidate& 
     return simulate_serving(sc.serving_job(), o);
 }
 
+// The fewest replicas of `c` (its layout and variant) from `lo` to `hi` meeting the SLO at base's qps, judged
+// on one sampled replica's share: more replicas never hurt latency, so an exponential step up from `lo`
+// then a bisection. None when `hi` replicas miss.
+std::optional<CapacityCandidate> fewest_sampled_replicas(const Scenario& base, CapacityCandidate c, int lo, int hi,
+                                                         std::int64_t& simulations) {
+    auto meets = [&](CapacityCandidate& x) {
+        x.result = simulate_candidate(base, x, false);
+        ++simulations;
+        x.meets = x.result.slo_met;
+        return x.meets;
+    };
+    std::optional<CapacityCandidate> found;
+    int miss = lo - 1;
+    for (int r = lo;;) {
+        c.replicas = r;
+        if (meets(c)) {
+            found = c;
+            break;
+        }
+        miss = r;
+        if (r >= hi) break;
+        r = std::min(hi, std::max(r + 1, 2 * r));
+    }
+    if (!found) return std::nullopt;
+    while (found->replicas - miss > 1) {
+        c.replicas = miss + (found->replicas - miss) / 2;
+        if (meets(c))
+            found = c;
+        else
+            miss = c.replicas;
+    }
+    return found;
+}
+
+// Confirms `w` on the whole deployment (the search judged one sampled replica): while it misses, the next
+// replica count is taken (a few times, at most max_gpus). Returns whether it meets.
+bool confirm_whole(const Scenario& base, CapacityCandidate& w, int max_gpus, std::int64_t& simulations) {
+    for (int i = 0; i < 4; ++i) {
+        w.result = simulate_candidate(base, w, true);
+        ++simulations;
+        w.meets = w.result.slo_met;
+        if (w.meets || (w.replicas + 1) * w.tp * w.pp > max_gpus) break;
+        ++w.replicas;
+    }
+    return w.meets;
+}
+
 GroupOutcome search_group(const Scenario& base, const CapacityCandidate& proto,
                           const std::vector<std::int64_t>& batches, const std::vector<std::int64_t>& chunks,
                           int max_gpus) {
     const auto& in0 = base.inference;
     const double step_tokens = decode_step_tokens(in0.speculative);
     GroupOutcome g;
-    auto meets = [&](CapacityCandidate& c) {
-        c.result = simulate_candidate(base, c, false);
-        ++g.simulations;
-        c.meets = c.result.slo_met;
-        return c.meets;
-    };
     const int most = std::max(1, max_gpus / (proto.tp * proto.pp));
     for (std::int64_t mb : batches)
         for (std::int64_t chunk : chunks) {
@@ -596,34 +637,15 @@ GroupOutcome search_group(const Scenario& base, const CapacityCandidate& proto,
             if (!(cap > 0)) continue;
             g.most_per_replica_qps = std::max(g.most_per_replica_qps, cap);
             // Replicas: the fewest meeting the SLO, between the bound and the GPUs allowed (fewer than the
-            // group's best so far); more replicas never hurt latency, so an exponential step up then a
-            // bisection.
+            // group's best so far).
             const int hi_limit = g.best ? g.best->replicas - 1 : most;
             const double need = std::floor(0.8 * in0.qps / cap);
             if (need > most) continue;   // more replicas than the GPUs allowed could not keep up
-            int lo = static_cast<int>(std::clamp(need, 1.0, static_cast<double>(most)));
+            const int lo = static_cast<int>(std::clamp(need, 1.0, static_cast<double>(most)));
             if (lo > hi_limit) continue;
-            std::optional<CapacityCandidate> found;
-            int miss = lo - 1;
-            for (int r = lo;;) {
-                c.replicas = r;
-                if (meets(c)) {
-                    found = c;
-                    break;
-                }
-                miss = r;
-                if (r >= hi_limit) break;
-                r = std::min(hi_limit, std::max(r + 1, 2 * r));
-            }
+            auto found = fewest_sampled_replicas(base, c, lo, hi_limit, g.simulations);
             if (!found) continue;
-            while (found->replicas - miss > 1) {
-                c.replicas = miss + (found->replicas - miss) / 2;
-                if (meets(c))
-                    found = c;
-                else
-                    miss = c.replicas;
-            }
-            g.best = found;
+            g.best = *found;
         }
     return g;
 }
@@ -706,13 +728,7 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
     // The answer on the whole deployment (the search judged one sampled replica): it must meet, or the
     // next replica count is taken; then one replica fewer must miss.
     CapacityCandidate& w = out.best.front();
-    for (int i = 0; i < 4; ++i) {
-        w.result = simulate_candidate(base, w, true);
-        ++out.simulations;
-        w.meets = w.result.slo_met;
-        if (w.meets || (w.replicas + 1) * w.tp * w.pp > max_gpus) break;
-        ++w.replicas;
-    }
+    confirm_whole(base, w, max_gpus, out.simulations);
     if (!w.meets) {
         out.why_none =
             fmt::format("the best deployment found ({} GPUs) misses the SLO on the whole deployment", w.gpus());
@@ -728,6 +744,18 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
         out.fewer = c;
     }
     return out;
+}
+
+std::optional<CapacityCandidate> fewest_replicas(const Scenario& base, CapacityCandidate c, int from, int max_gpus,
+                                               std::int64_t& simulations) {
+    if (!(base.inference.qps > 0))
+        throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
+    if (!base.inference.slo.any()) throw ConfigError("/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s");
+    const int most = std::max(1, max_gpus / (c.tp * c.pp));
+    const int lo = std::clamp(from, 1, most);
+    auto found = fewest_sampled_replicas(base, c, lo, most, simulations);
+    if (!found || !confirm_whole(base, *found, max_gpus, simulations)) return std::nullopt;
+    return found;
 }
 
 }   // namespace llmsim::sim

@@ -354,6 +354,18 @@ TEST_CASE("a capacity answer meets its SLO when fed back as a scenario; one repl
         CHECK(best["slo_met"] == true);
         CHECK(best["steadiness"]["keeps_up"] == true);
         if (j.contains("one_replica_fewer")) CHECK(fed_back(j["one_replica_fewer"])["slo_met"] == false);
+        // The same layout sized for the slowest published run like it (TensorRT-LLM on H100: the MLPerf
+        // Server runs, every one below llmsim's capacity) holds qps / low_ratio, with at least as many GPUs.
+        REQUIRE(j.contains("published_range"));
+        const double low_ratio = j["published_range"]["low_ratio"].get<double>();
+        CHECK(low_ratio < 1);
+        CHECK(j["published_range"]["low"].get<double>() == Approx(c.qps * low_ratio));
+        const auto& sized = j["sized_for_published_low"];
+        REQUIRE(sized.contains("gpus"));
+        CHECK(sized["inference"]["qps"].get<double>() == Approx(c.qps / low_ratio));
+        CHECK(sized["parallel"]["tp"] == j["results"][0]["parallel"]["tp"]);
+        CHECK(sized["gpus"].get<int>() >= j["results"][0]["gpus"].get<int>());
+        CHECK(fed_back(sized)["slo_met"] == true);
     }
     std::filesystem::remove_all(dir);
 }
