@@ -69,17 +69,19 @@ int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
 // How sure the answer is and what to plan on: the winner's layout sized for the slowest published run like it.
 std::string fleet_sizing_text(const Scenario& s, const app::FleetSizing& f) {
     if (!f.published)
-        return fmt::format("how sure: no published runs of {} like this deployment in validation/ (docs/serving.md, "
-                           "How sure): the answer carries no range",
-                           to_string(s.inference.engine.kind));
+        return fmt::format(
+            "how sure: no published runs of {} like this deployment in validation/ (docs/serving.md, "
+            "How sure): the answer carries no range",
+            to_string(s.inference.engine.kind));
     const auto& p = *f.published;
-    std::string t = fmt::format("how sure: {} measured {:.0f}-{:.0f}% of llmsim's capacity", p.basis,
-                                100 * p.low_ratio, 100 * p.high_ratio);
+    std::string t = fmt::format("how sure: {} measured {:.0f}-{:.0f}% of llmsim's capacity", p.basis, 100 * p.low_ratio,
+                                100 * p.high_ratio);
     if (!f.sized) return t + fmt::format("; sized for the slowest ({:.4g} req/s): {}", f.sized_qps, f.sized_why_none);
     const auto& c = *f.sized;
-    return t + fmt::format("; to hold {:g} req/s if the engine is as slow as the slowest, plan on {} GPUs ({} x {} x "
-                           "{}, meeting the SLO at {:.4g} req/s)",
-                           s.inference.qps, c.gpus(), c.tp, c.pp, c.replicas, f.sized_qps);
+    return t + fmt::format(
+                   "; to hold {:g} req/s if the engine is as slow as the slowest, plan on {} GPUs ({} x {} x "
+                   "{}, meeting the SLO at {:.4g} req/s)",
+                   s.inference.qps, c.gpus(), c.tp, c.pp, c.replicas, f.sized_qps);
 }
 
 // Capacity planning on a serving scenario (docs/serving.md): the fewest GPUs meeting its SLO at its qps.

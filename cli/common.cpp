@@ -81,6 +81,10 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
                     "A trace to replay (CSV: arrival_s,input_tokens,output_tokens or Azure's "
                     "TIMESTAMP,ContextTokens,GeneratedTokens); --qps rescales its times (docs/serving.md, Traces)")
         ->group(g);
+    cmd->add_option("--router", f.router,
+                    "How requests spread over the replicas: round-robin (default), least-requests, least-tokens, "
+                    "power-of-two (docs/serving.md, Routing)")
+        ->group(g);
     cmd->add_option("--seed", f.seed,
                     "Random stream of arrivals and lengths (continuous batching; seeds are independent replications)")
         ->group(g);
@@ -125,6 +129,7 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {f.qps.has_value() || f.qps_text.has_value(), f.qps_flag},
         {f.requests.has_value(), "--requests"},
         {f.arrivals.has_value(), "--arrivals"},
+        {f.router.has_value(), "--router"},
         {f.seed.has_value(), "--seed"},
         {!f.weight_precision.empty(), "--weight-precision"},
         {!f.kv_precision.empty(), "--kv-precision"},
@@ -255,6 +260,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/output_len", "--output-len", f.output_len);
         ov.set("/inference/requests", "--requests", f.requests);
         ov.set("/inference/arrivals", "--arrivals", f.arrivals);
+        ov.set("/inference/router", "--router", f.router);
         ov.set("/inference/seed", "--seed", f.seed);
         ov.set("/inference/qps", f.qps_flag, f.qps);
         if (!f.qps && f.qps_text) ov.set("/inference/qps", f.qps_flag, qps_flag_value(*f.qps_text));
@@ -273,6 +279,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         const char* stream = f.qps || f.qps_text ? f.qps_flag
                              : f.requests        ? "--requests"
                              : f.arrivals        ? "--arrivals"
+                             : f.router          ? "--router"
                              : f.seed            ? "--seed"
                              : f.max_batch       ? "--max-batch"
                              : f.chunk           ? "--chunk"

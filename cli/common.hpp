@@ -29,6 +29,7 @@ struct ScenarioFlags {
     std::optional<double> qps, acceptance, slo_ttft_p99, slo_tpot_p99, host_per_sequence_us;
     std::optional<std::string> qps_text;   // --qps as given: a rate or "max" (qps, when set, wins)
     std::optional<std::string> arrivals;   // --arrivals: a trace to replay (inference.arrivals)
+    std::optional<std::string> router;     // --router: how requests spread over replicas (inference.router)
     std::string weight_precision, kv_precision, spec_draft, batching;
     // The flag named in errors about /inference/qps: --qps, or --qps-sweep when a sweep supplies it.
     const char* qps_flag = "--qps";

@@ -16,6 +16,14 @@
 
 namespace llmsim::cli {
 
+std::string replicas_text(const Scenario& s, std::int64_t replicas) {
+    std::string t =
+        fmt::format("{} replica{} of tp {} pp {}", replicas, replicas == 1 ? "" : "s", s.parallel.tp, s.parallel.pp);
+    if (replicas > 1 && s.inference.router != RouterPolicy::round_robin)
+        t += fmt::format(", {} routing", to_string(s.inference.router));
+    return t;
+}
+
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit) {
     if (!r)
         return wrap_text(
@@ -90,11 +98,10 @@ std::string serving_text(const Scenario&, const Estimate& est) {
         const bool scaled = own > 0 && std::fabs(q.qps / own - 1) > 1e-9;
         return fmt::format("at {:.4g} req/s (trace {}{})", q.qps, q.arrivals->path, scaled ? ", times scaled" : "");
     };
-    out += wrap_text(fmt::format(
-        "{} serving on {} x {} ({} replica{} of tp {} pp {}), continuous batching, {} requests {}, {}, weights {}, "
-        "KV {}",
-        s.model.name, s.gpus, s.system.name, c.replicas, c.replicas == 1 ? "" : "s", p.tp, p.pp, c.requests,
-        stream_text(in), lens, to_string(in.weight_precision), to_string(in.kv_precision)));
+    out +=
+        wrap_text(fmt::format("{} serving on {} x {} ({}), continuous batching, {} requests {}, {}, weights {}, KV {}",
+                              s.model.name, s.gpus, s.system.name, replicas_text(s, c.replicas), c.requests,
+                              stream_text(in), lens, to_string(in.weight_precision), to_string(in.kv_precision)));
     std::vector<std::string> headline = {
         fmt::format("{:.2f} req/s", c.requests_per_s),
         fmt::format("{} output tokens/s ({} per GPU)", fixed_commas(c.output_tokens_per_s, 0),

@@ -18,6 +18,9 @@ std::string estimate_text(const Scenario& s, const Estimate& e);
 
 // "how sure: the 19 published runs of training on h100-sxm measured 84-118% of llmsim's step time:
 // 10.17-14.28 s" (wrapped); or that there are none to say how sure.
+// The replicas of a serving deployment in words: "4 replicas of tp 2 pp 1" and, when a router other than
+// round robin spreads the requests, ", least-tokens routing".
+std::string replicas_text(const Scenario& s, std::int64_t replicas);
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit);
 
 }   // namespace llmsim::cli

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/estimate_report.hpp"
 #include "cli/flag_checks.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
@@ -115,12 +116,11 @@ std::string knee_criterion(const Scenario& s) {
 std::string qps_sweep_text(const QpsSweep& sweep) {
     const Scenario& s = sweep.scenario;
     const auto& in = s.inference;
-    const auto& p = s.parallel;
     const std::int64_t replicas = sweep.points.empty() ? 1 : sweep.points.front().result.replicas;
     std::string out = fmt::format(
-        "{} serving on {} x {} ({} replica{} of tp {} pp {}), continuous batching, {} requests per rate (seed {}), "
+        "{} serving on {} x {} ({}), continuous batching, {} requests per rate (seed {}), "
         "{}{} in / {}{} out, weights {}, KV {}",
-        s.model.name, s.gpus, s.system.name, replicas, replicas == 1 ? "" : "s", p.tp, p.pp, in.requests, in.seed,
+        s.model.name, s.gpus, s.system.name, replicas_text(s, replicas), in.requests, in.seed,
         in.input_dist.is_fixed() ? "" : "mean ", in.input_len, in.output_dist.is_fixed() ? "" : "mean ", in.output_len,
         to_string(in.weight_precision), to_string(in.kv_precision));
     if (in.slo.any())

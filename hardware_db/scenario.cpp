@@ -367,6 +367,8 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         stated.scheduler = true;
         in.scheduler = scheduler_policy_from_string(*p).value_or(SchedulerPolicy::inflight);
     }
+    if (const auto p = r.choice_key("router"))
+        in.router = router_policy_from_string(*p).value_or(RouterPolicy::round_robin);
     apply_engine_defaults(in, s.system.gpu, s.model, stated);
     // A trace replays at its own rate unless `qps` rescales it.
     if (in.arrivals && !r.has("qps")) in.qps = in.arrivals->rate_qps(static_cast<std::size_t>(in.requests));
@@ -714,6 +716,7 @@ Json to_json(const InferenceConfig& in) {
         if (in.max_batch_tokens > 0) j["max_batch_tokens"] = in.max_batch_tokens;
         j["kv_admission"] = in.kv_reserve ? "reserve" : "on_demand";
         j["scheduler"] = to_string(in.scheduler);
+        j["router"] = to_string(in.router);
         j["prefix_cache_hit"] = in.prefix_cache_hit;
         j["seed"] = in.seed;
         if (in.arrivals) {   // the trace gives the lengths and times: the keys it replaces are not echoed

@@ -904,6 +904,15 @@ std::vector<ScenarioKey> build() {
                     .one_of(scheduler_policy_names())
                     .computed("the engine's (docs/serving.md \"Engines\")")
                     .example("\"prefill-first\""));
+    t.push_back(K(in, "router", KT::choice, S,
+                  "how requests are spread over the replicas: round-robin (in turn), least-requests (to the "
+                  "replica with the fewest unfinished requests), least-tokens (the fewest unfinished prompt and "
+                  "generated tokens), power-of-two (the fewer unfinished requests of two replicas drawn at random); "
+                  "docs/serving.md \"Routing\"")
+                    .ext()
+                    .one_of(router_policy_names())
+                    .dflt("\"round-robin\"")
+                    .example("\"least-requests\""));
     t.push_back(K(in, "kv_admission", KT::choice, S,
                   "on_demand: a request is admitted when its prompt's KV blocks are free and the youngest sequence is "
                   "preempted when a decode finds none (vLLM, TensorRT-LLM MAX_UTILIZATION); reserve: blocks for the "

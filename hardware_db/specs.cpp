@@ -94,6 +94,37 @@ std::optional<SchedulerPolicy> scheduler_policy_from_string(std::string_view nam
     return std::nullopt;
 }
 
+namespace {
+constexpr std::array kRouterPolicies{RouterPolicy::round_robin, RouterPolicy::least_requests,
+                                     RouterPolicy::least_tokens, RouterPolicy::power_of_two};
+}   // namespace
+
+const char* to_string(RouterPolicy p) {
+    switch (p) {
+        case RouterPolicy::round_robin: return "round-robin";
+        case RouterPolicy::least_requests: return "least-requests";
+        case RouterPolicy::least_tokens: return "least-tokens";
+        case RouterPolicy::power_of_two: return "power-of-two";
+    }
+    return "?";
+}
+
+const std::vector<std::string>& router_policy_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        v.reserve(std::size(kRouterPolicies));
+        for (auto p : kRouterPolicies) v.emplace_back(to_string(p));
+        return v;
+    }();
+    return names;
+}
+
+std::optional<RouterPolicy> router_policy_from_string(std::string_view name) {
+    for (auto p : kRouterPolicies)
+        if (name == to_string(p)) return p;
+    return std::nullopt;
+}
+
 const char* to_string(EngineKind e) {
     switch (e) {
         case EngineKind::tensorrt_llm: return "tensorrt-llm";

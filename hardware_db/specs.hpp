@@ -381,6 +381,13 @@ enum class SchedulerPolicy { inflight, prefill_first };
 const char* to_string(SchedulerPolicy p);
 const std::vector<std::string>& scheduler_policy_names();
 std::optional<SchedulerPolicy> scheduler_policy_from_string(std::string_view name);
+// How the requests of a stream are spread over a deployment's replicas (sim/router registry,
+// docs/serving.md "Routing"): in turn (round robin), to the replica with the fewest unfinished requests
+// or tokens, or to the less loaded of two drawn at random (power of two choices).
+enum class RouterPolicy { round_robin, least_requests, least_tokens, power_of_two };
+const char* to_string(RouterPolicy p);
+const std::vector<std::string>& router_policy_names();
+std::optional<RouterPolicy> router_policy_from_string(std::string_view name);
 // How decode attention reads a grouped-query model's KV cache: once per KV head for its group of query
 // heads (TensorRT-LLM's XQA, FlashInfer, FlashAttention decode), or once per query head (TensorRT-LLM's
 // masked multi-head attention before XQA: one thread block per query head).
@@ -427,6 +434,7 @@ struct InferenceConfig {
     Batching batching = Batching::static_batches;
     bool continuous() const { return batching == Batching::continuous; }
     SchedulerPolicy scheduler = SchedulerPolicy::inflight;   // the engine's, unless stated
+    RouterPolicy router = RouterPolicy::round_robin;
     // Whole prompts (no chunked prefill): the most prompt tokens one iteration takes (a longer prompt
     // runs alone); the engine's default token budget.
     double prompt_budget_tokens = kTensorRtLlmMaxNumTokens;

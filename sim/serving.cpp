@@ -4,6 +4,8 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <queue>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -11,6 +13,7 @@
 #include "hardware_db/layout_rules.hpp"
 #include "sim/length_dist.hpp"
 #include "sim/parallel.hpp"
+#include "sim/router.hpp"
 
 namespace llmsim::sim {
 
@@ -113,6 +116,7 @@ Steadiness steadiness(const std::vector<Request>& reqs, const std::vector<Reques
 // finished (in one iteration, or cumulated).
 struct Progress {
     double t = 0, output_tokens = 0, input_tokens = 0, requests = 0;
+    double finished_tokens = 0;   // prompt + output tokens of the requests finished (a router's load)
 };
 
 // A replica's cumulated progress at every iteration's end, thinned to every other point when it grows
@@ -148,7 +152,7 @@ public:
                 const double f = p.t > lo.t ? (t - lo.t) / (p.t - lo.t) : 1.0;
                 auto mix = [f](double a, double b) { return a + f * (b - a); };
                 return {t, mix(lo.output_tokens, p.output_tokens), mix(lo.input_tokens, p.input_tokens),
-                        mix(lo.requests, p.requests)};
+                        mix(lo.requests, p.requests), 0.0};
             }
             lo = p;
         }
@@ -282,7 +286,7 @@ void check_stream(const InferenceConfig& in, const std::vector<Request>& reqs, c
 Progress apply_iteration(ReplicaScheduler& rs, std::vector<RequestState>& st, const std::vector<Request>& reqs,
                          double t, double emitted, std::size_t& done, double& in_system_area) {
     auto& running = rs.running;
-    Progress step{t, 0, 0, 0};
+    Progress step{t, 0, 0, 0, 0};
     std::size_t w = 0;
     for (std::size_t i = 0; i < running.size(); ++i) {
         auto& q = running[i];
@@ -308,6 +312,7 @@ Progress apply_iteration(ReplicaScheduler& rs, std::vector<RequestState>& st, co
             rs.free_blocks += q.blocks;
             ++done;
             step.requests += 1;
+            step.finished_tokens += r.input + r.output;
             in_system_area += t - r.arrival_s;
             continue;
         }
@@ -376,6 +381,172 @@ struct IterationTotals {
     }
 };
 
+// The replicas of a deployment served over time: the requests routed to them as they arrive, each
+// replica's iterations composed by the scheduler policy (sim/scheduler) and priced (cost_models/inference
+// iteration_cost). Events in time order: an arrival is routed before an iteration that ends at the same
+// time, so a router sees every iteration that ended by then.
+class ReplicaLoop {
+public:
+    ReplicaLoop(const ServingJob& job, const std::vector<Request>& reqs, std::vector<RequestState>& st,
+                const KvPool& pool, const ServingOptions& opt)
+        : job_(job),
+          in_(job.inference),
+          reqs_(reqs),
+          st_(st),
+          pool_(pool),
+          opt_(opt),
+          policy_(scheduler(job.inference.scheduler)),
+          price_(job),
+          emitted_(speculative_tokens_per_step(job.inference.speculative)),
+          offline_(job.inference.qps <= 0) {}
+
+    // Serves the requests of `order` (in arrival order) on `count` replicas numbered from `first`, each
+    // joining the replica `route` picks when it arrives (the first when route is null).
+    void run(const std::vector<std::int32_t>& order, int count, int first, RouteFn route) {
+        std::vector<Replica> reps;
+        reps.reserve(static_cast<std::size_t>(count));
+        for (int k = 0; k < count; ++k) reps.emplace_back(in_, pool_.blocks, reqs_, st_);
+        std::vector<ReplicaLoad> load(static_cast<std::size_t>(count));
+        using Event = std::pair<double, std::size_t>;   // (time, replica): ties go to the lower replica
+        std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+        Rng draws(in_.seed ^ kRouterStream);
+        for (std::size_t next = 0;;) {
+            if (next < order.size() &&
+                (events.empty() || reqs_[static_cast<std::size_t>(order[next])].arrival_s <= events.top().first)) {
+                const auto id = static_cast<std::size_t>(order[next]);
+                const std::size_t k = route ? route(load, next, draws.next()) : 0;
+                ++next;
+                Replica& x = reps[k];
+                x.mine.push_back(static_cast<std::int32_t>(id));
+                load[k].requests += 1;
+                load[k].tokens += reqs_[id].input;
+                if (!x.scheduled) {   // idle: it looks for work when the request arrives
+                    x.t = std::max(x.t, reqs_[id].arrival_s);
+                    x.scheduled = true;
+                    events.emplace(x.t, k);
+                }
+                continue;
+            }
+            if (events.empty()) break;
+            const std::size_t k = events.top().second;
+            events.pop();
+            Replica& x = reps[k];
+            x.scheduled = boundary(x, first + static_cast<int>(k), load[k]);
+            if (x.scheduled) events.emplace(x.t, k);
+        }
+        for (std::size_t k = 0; k < reps.size(); ++k) {
+            const Replica& x = reps[k];
+            if (x.done < x.mine.size()) throw ConfigError("/inference: the scheduler made no progress");
+            if (offline_) saturated.add(x.progress, x.t_saturated, x.peak);
+            if (first + static_cast<int>(k) == 0 && x.t > 0)
+                kv_occupancy_mean_ = x.occ_area / x.t / static_cast<double>(pool_.blocks);
+            preemptions_ += x.rs.preemptions;
+            end_all = std::max(end_all, x.t);
+        }
+    }
+
+    // The iteration totals, KV occupancy, peak batch, preemptions and timeline, into `res`.
+    void into(ServingResult& res) {
+        totals_.into(res);
+        res.kv_occupancy_max = kv_occupancy_max_;
+        res.kv_occupancy_mean = kv_occupancy_mean_;
+        res.peak_batch = peak_batch_;
+        res.preemptions = preemptions_;
+        res.timeline = std::move(timeline_);
+    }
+
+    SaturatedRates saturated;    // offline: the replicas' saturated rates
+    double end_all = 0;          // the last replica's last iteration end
+    double in_system_area = 0;   // summed time in system of the finished requests
+    std::int64_t iterations = 0;
+
+private:
+    // Power of two choices' draws: a stream of its own, so routing leaves the arrivals and lengths alone.
+    static constexpr std::uint64_t kRouterStream = 0x5EEDF00DCAFEULL;
+
+    struct Replica {
+        Replica(const InferenceConfig& in, std::int64_t blocks, const std::vector<Request>& reqs,
+                std::vector<RequestState>& st)
+            : rs(in, blocks, reqs, st) {}
+        ReplicaScheduler rs;
+        std::vector<std::int32_t> mine;   // the requests routed here, in arrival order
+        std::size_t next_arrival = 0;     // of `mine`, the first not yet in the waiting queue
+        std::size_t done = 0;
+        double t = 0;             // the end of the iteration in flight, or when it next looks for work
+        bool scheduled = false;   // an event at t is queued
+        bool in_flight = false;   // an iteration ending at t is composed and not yet applied
+        bool waited = false;      // the iteration in flight began with a request waiting
+        double occ_area = 0;      // KV blocks in use x time
+        double t_saturated = 0;   // end of the last iteration that began with a request waiting
+        double peak = 0;          // most sequences in one of its iterations
+        ProgressSeries progress;
+    };
+
+    // The replica at its time t: the iteration in flight applied, the requests arrived by t queued, and the
+    // next iteration composed and priced. False when it has nothing to run until a request arrives.
+    bool boundary(Replica& x, int rep, ReplicaLoad& load) {
+        auto& rs = x.rs;
+        if (x.in_flight) {
+            x.in_flight = false;
+            const Progress step = apply_iteration(rs, st_, reqs_, x.t, emitted_, x.done, in_system_area);
+            load.requests -= static_cast<std::int64_t>(step.requests);
+            load.tokens += step.output_tokens - step.finished_tokens;
+            if (offline_) {
+                x.progress.add(step);
+                if (x.waited) x.t_saturated = x.t;
+            }
+        }
+        while (x.next_arrival < x.mine.size() &&
+               reqs_[static_cast<std::size_t>(x.mine[x.next_arrival])].arrival_s <= x.t)
+            rs.waiting.push_back(rs.fresh(x.mine[x.next_arrival++]));
+        if (rs.running.empty() && rs.waiting.empty()) return false;
+        x.waited = !rs.waiting.empty();
+        IterationBatch b;
+        const Held held = policy_.compose(rs, b, x.t);
+        if (b.tokens() <= 0) return false;   // nothing can run until a request arrives
+        sequence_steps_ += static_cast<double>(rs.running.size());
+        if (++iterations > opt_.max_iterations || sequence_steps_ > opt_.max_sequence_steps)
+            throw ConfigError(
+                fmt::format("/inference/requests: {}: the simulation passed its work limit of {} "
+                            "iterations or {:.3g} sequence-steps (preemptions recompute): expected fewer "
+                            "requests",
+                            in_.requests, opt_.max_iterations, opt_.max_sequence_steps));
+        const auto cost = price_(b);
+        double dt = cost.time_s;
+        if (b.decode_seqs > 0) dt += draft_cost_s(job_, b.decode_seqs, b.decode_kv_tokens / b.decode_seqs);
+        const double t0 = x.t;
+        x.t += dt;
+        const double used = static_cast<double>(pool_.blocks - rs.free_blocks);
+        x.occ_area += dt * used;
+        kv_occupancy_max_ = std::max(kv_occupancy_max_, used / static_cast<double>(pool_.blocks));
+        const auto running = static_cast<double>(rs.running.size());
+        totals_.add(dt, held, cost.compute_bound(), b.prefill_tokens > 0, running);
+        peak_batch_ = std::max(peak_batch_, static_cast<std::int64_t>(rs.running.size()));
+        x.peak = std::max(x.peak, running);
+        if (opt_.timeline)
+            timeline_.push_back({t0, x.t, rep, static_cast<std::int32_t>(b.prefill_tokens),
+                                 static_cast<std::int32_t>(b.decode_seqs), cost.compute_bound()});
+        x.in_flight = true;
+        return true;
+    }
+
+    const ServingJob& job_;
+    const InferenceConfig& in_;
+    const std::vector<Request>& reqs_;
+    std::vector<RequestState>& st_;
+    const KvPool& pool_;
+    const ServingOptions& opt_;
+    const SchedulerDef& policy_;
+    IterationPricer price_;
+    double emitted_ = 1;   // tokens a decode step produces per sequence
+    bool offline_ = false;
+    double sequence_steps_ = 0;
+    IterationTotals totals_;
+    double kv_occupancy_max_ = 0, kv_occupancy_mean_ = 0;
+    std::int64_t peak_batch_ = 0, preemptions_ = 0;
+    std::vector<ServingIteration> timeline_;
+};
+
 }   // namespace
 
 ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt) {
@@ -388,92 +559,42 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const KvPool pool = kv_pool(job);
     res.kv_blocks = pool.blocks;
     const auto& sp = in.speculative;
-    const double step_tokens = decode_step_tokens(sp);        // fed per decode sequence
-    const double emitted = speculative_tokens_per_step(sp);   // produced per decode sequence
-    res.spec_tokens_per_step = emitted;
-    check_stream(in, reqs, pool, step_tokens, emitted, opt);
+    res.spec_tokens_per_step = speculative_tokens_per_step(sp);   // produced per decode sequence
+    const RouterDef& route = router(in.router);
+    // Each arrival reads every replica's load: bounded as the sequence-steps are, before anything runs.
+    const double loads_read = static_cast<double>(replicas) * static_cast<double>(reqs.size());
+    if (route.uses_load && loads_read > opt.max_sequence_steps)
+        throw ConfigError(fmt::format(
+            "/inference/router: \"{}\" over {} replicas and {} requests reads {:.3g} replica loads, past the "
+            "serving simulator's work limit ({:.3g}): expected fewer requests or replicas, or \"round-robin\"",
+            to_string(in.router), replicas, reqs.size(), loads_read, opt.max_sequence_steps));
+    check_stream(in, reqs, pool, decode_step_tokens(sp), res.spec_tokens_per_step, opt);
 
     std::vector<RequestState> st(reqs.size());
-    const SchedulerDef& policy = scheduler(in.scheduler);
-    IterationPricer price(job);
-    double sequence_steps = 0;
-    IterationTotals totals;
-    double in_system_area = 0;
-    double end_all = 0;
-    std::int64_t iterations = 0;
-
-    const int sampled = opt.sample_replica >= 0 ? opt.sample_replica % replicas : -1;
+    ReplicaLoop loop(job, reqs, st, pool, opt);
+    // Round robin sees no load: each replica runs alone on its share (one, when sampled). A router that
+    // reads the replicas' load runs them together, every replica simulated.
+    const int sampled = route.uses_load ? -1 : (opt.sample_replica >= 0 ? opt.sample_replica % replicas : -1);
     res.sampled_replica = sampled;
-    // Offline (every request queued at t = 0) the rates are the deployment's capacity, as MLPerf Offline's
-    // long runs measure it: each replica's progress while requests still wait for admission, after its
-    // first batch has turned over (SaturatedRates), not over the drain that ends a finite batch (the
-    // stragglers of a long-tailed output length run at a batch of a few: 20,000 requests read up to 25%
-    // low). makespan_s is the batch's own time.
-    const bool offline = in.qps <= 0;
-    SaturatedRates saturated;
-    for (int rep = std::max(0, sampled); rep < (sampled >= 0 ? sampled + 1 : replicas); ++rep) {
-        // This replica's requests: every replicas-th one (round robin).
-        std::vector<std::int32_t> mine;
-        for (std::size_t i = static_cast<std::size_t>(rep); i < reqs.size(); i += static_cast<std::size_t>(replicas))
-            mine.push_back(static_cast<std::int32_t>(i));
-        std::size_t next_arrival = 0;
-        ReplicaScheduler rs(in, pool.blocks, reqs, st);
-        auto& running = rs.running;
-        double t = 0;
-        double occ_area = 0;
-        std::size_t done = 0;
-        ProgressSeries progress;
-        double t_saturated = 0;    // end of the last iteration that began with a request waiting
-        double replica_peak = 0;   // most sequences in one of this replica's iterations
-        while (done < mine.size()) {
-            while (next_arrival < mine.size() && reqs[static_cast<std::size_t>(mine[next_arrival])].arrival_s <= t)
-                rs.waiting.push_back(rs.fresh(mine[next_arrival++]));
-            if (running.empty() && rs.waiting.empty()) {
-                t = std::max(t, reqs[static_cast<std::size_t>(mine[next_arrival])].arrival_s);
-                continue;
-            }
-            const bool waited = !rs.waiting.empty();
-            IterationBatch b;
-            const Held held = policy.compose(rs, b, t);
-            if (b.tokens() <= 0) {
-                // Nothing could run: only possible while waiting for an arrival.
-                if (next_arrival >= mine.size()) throw ConfigError("/inference: the scheduler made no progress");
-                t = std::max(t, reqs[static_cast<std::size_t>(mine[next_arrival])].arrival_s);
-                continue;
-            }
-            sequence_steps += static_cast<double>(running.size());
-            if (++iterations > opt.max_iterations || sequence_steps > opt.max_sequence_steps)
-                throw ConfigError(
-                    fmt::format("/inference/requests: {}: the simulation passed its work limit of {} "
-                                "iterations or {:.3g} sequence-steps (preemptions recompute): expected fewer "
-                                "requests",
-                                in.requests, opt.max_iterations, opt.max_sequence_steps));
-            const auto cost = price(b);
-            double dt = cost.time_s;
-            if (b.decode_seqs > 0) dt += draft_cost_s(job, b.decode_seqs, b.decode_kv_tokens / b.decode_seqs);
-            const double t0 = t;
-            t += dt;
-            const double used = static_cast<double>(pool.blocks - rs.free_blocks);
-            occ_area += dt * used;
-            res.kv_occupancy_max = std::max(res.kv_occupancy_max, used / static_cast<double>(pool.blocks));
-            totals.add(dt, held, cost.compute_bound(), b.prefill_tokens > 0, static_cast<double>(running.size()));
-            res.peak_batch = std::max(res.peak_batch, static_cast<std::int64_t>(running.size()));
-            replica_peak = std::max(replica_peak, static_cast<double>(running.size()));
-            if (opt.timeline)
-                res.timeline.push_back({t0, t, rep, static_cast<std::int32_t>(b.prefill_tokens),
-                                        static_cast<std::int32_t>(b.decode_seqs), cost.compute_bound()});
-            const Progress step = apply_iteration(rs, st, reqs, t, emitted, done, in_system_area);
-            if (offline) {
-                progress.add(step);
-                if (waited) t_saturated = t;
-            }
+    if (route.uses_load) {
+        std::vector<std::int32_t> order(reqs.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);
+        loop.run(order, replicas, 0, route.route);
+    } else {
+        for (int rep = std::max(0, sampled); rep < (sampled >= 0 ? sampled + 1 : replicas); ++rep) {
+            // This replica's requests: every replicas-th one (round robin).
+            std::vector<std::int32_t> mine;
+            for (std::size_t i = static_cast<std::size_t>(rep); i < reqs.size();
+                 i += static_cast<std::size_t>(replicas))
+                mine.push_back(static_cast<std::int32_t>(i));
+            loop.run(mine, 1, rep, nullptr);
         }
-        if (offline) saturated.add(progress, t_saturated, replica_peak);
-        if (rep == 0 && t > 0) res.kv_occupancy_mean = occ_area / t / static_cast<double>(pool.blocks);
-        res.preemptions += rs.preemptions;
-
-        end_all = std::max(end_all, t);
     }
+    loop.into(res);
+    const bool offline = in.qps <= 0;
+    const SaturatedRates& saturated = loop.saturated;
+    const double end_all = loop.end_all, in_system_area = loop.in_system_area;
+    const std::int64_t iterations = loop.iterations;
     // Measures over requests (the simulated replica's when one was sampled).
     const std::size_t first = sampled >= 0 ? static_cast<std::size_t>(sampled) : 0;
     const std::size_t stride = sampled >= 0 ? static_cast<std::size_t>(replicas) : 1;
@@ -502,7 +623,6 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
         }
     }
     res.output_tokens_per_s_per_gpu = res.output_tokens_per_s / job.gpus();
-    totals.into(res);
     if (in.slo.ttft_p99_s && res.ttft_s.p99 > *in.slo.ttft_p99_s) res.slo_met = false;
     if (in.slo.tpot_p99_s && res.tpot_s.p99 > *in.slo.tpot_p99_s) res.slo_met = false;
     // Past capacity the percentiles grow with the stream's length: no SLO is met there, whatever it names.
@@ -746,8 +866,8 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
     return out;
 }
 
-std::optional<CapacityCandidate> fewest_replicas(const Scenario& base, CapacityCandidate c, int from, int max_gpus,
-                                               std::int64_t& simulations) {
+std::optional<CapacityCandidate> fewest_replicas(const Scenario& base, const CapacityCandidate& c, int from,
+                                                 int max_gpus, std::int64_t& simulations) {
     if (!(base.inference.qps > 0))
         throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
     if (!base.inference.slo.any()) throw ConfigError("/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s");

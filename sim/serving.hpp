@@ -149,8 +149,8 @@ struct CapacityResult {
 // (precisions, max_batch, chunk) meeting the SLO at base's qps: searched as serving_capacity_search
 // searches a group's replicas, then confirmed on the whole deployment. None when no count within max_gpus
 // meets. Adds the simulations run to `simulations`. Throws ConfigError without a qps or an SLO.
-[[nodiscard]] std::optional<CapacityCandidate> fewest_replicas(const Scenario& base, CapacityCandidate c, int from,
-                                                               int max_gpus, std::int64_t& simulations);
+[[nodiscard]] std::optional<CapacityCandidate> fewest_replicas(const Scenario& base, const CapacityCandidate& c,
+                                                               int from, int max_gpus, std::int64_t& simulations);
 // The searched (tp, pp, precision) groups in their fixed order (one replica each, the scenario's
 // max_batch and chunk): tp a power of two up to the scale-up domain and max_gpus that the model's heads
 // divide; the scenario's precision and fp8 where the chip has it; the smallest power-of-two pp at which

@@ -18,6 +18,7 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
 #include "sim/length_dist.hpp"
+#include "sim/router.hpp"
 #include "sim/serving.hpp"
 
 using namespace llmsim;
@@ -954,5 +955,89 @@ TEST_CASE("arrivals: Azure's TIMESTAMP,ContextTokens,GeneratedTokens; bad traces
         FAIL("accepted a missing file");
     } catch (const ConfigError& e) {
         CHECK_THAT(e.what(), Catch::Contains("cannot open"));
+    }
+}
+
+TEST_CASE("every router has one registry row", "[serving][router]") {
+    for (const auto& name : router_policy_names()) {
+        const auto p = router_policy_from_string(name);
+        REQUIRE(p);
+        CHECK(to_string(*p) == name);
+        CHECK(sim::router(*p).policy == *p);
+        CHECK_FALSE(sim::router(*p).contract.empty());
+    }
+    CHECK(sim::routers().size() == router_policy_names().size());
+    CHECK_FALSE(sim::router(RouterPolicy::round_robin).uses_load);
+    // Least-requests takes the first replica with the fewest; power of two the fewer of its two draws.
+    const std::vector<sim::ReplicaLoad> load = {{3, 900}, {1, 5000}, {1, 100}, {2, 50}};
+    CHECK(sim::router(RouterPolicy::least_requests).route(load, 0, 0) == 1);
+    CHECK(sim::router(RouterPolicy::least_tokens).route(load, 0, 0) == 3);
+    CHECK(sim::router(RouterPolicy::round_robin).route(load, 6, 0) == 2);
+    // Draw (0, 2): replicas 0 and 3 (the second index skips the first); replica 3 holds fewer.
+    CHECK(sim::router(RouterPolicy::power_of_two).route(load, 0, 2) == 3);
+    CHECK(sim::router(RouterPolicy::power_of_two).route(load, 0, (std::uint64_t{1} << 32U) | 0U) == 1);
+}
+
+TEST_CASE("routing: one replica or every request at once routes as round robin does", "[serving][router]") {
+    for (const auto& name : router_policy_names()) {
+        INFO(name);
+        // One replica: nothing to choose.
+        const auto rr1 = sim::simulate_serving(serving("llama-3-8b", 1, 1, mixed({{"qps", 4.0}})).serving_job());
+        const auto r1 =
+            sim::simulate_serving(serving("llama-3-8b", 1, 1, mixed({{"qps", 4.0}, {"router", name}})).serving_job());
+        CHECK(r1.ttft_s.p99 == rr1.ttft_s.p99);
+        CHECK(r1.tpot_s.mean == rr1.tpot_s.mean);
+        CHECK(r1.requests_per_s == rr1.requests_per_s);
+    }
+    // Offline on four replicas: every request arrives at t = 0, so the least loaded is the next in turn.
+    const auto rr = sim::simulate_serving(serving("llama-3-8b", 4, 1, mixed()).serving_job());
+    const auto lr =
+        sim::simulate_serving(serving("llama-3-8b", 4, 1, mixed({{"router", "least-requests"}})).serving_job());
+    CHECK(lr.ttft_s.p99 == Approx(rr.ttft_s.p99).epsilon(1e-12));
+    CHECK(lr.output_tokens_per_s == Approx(rr.output_tokens_per_s).epsilon(1e-12));
+    CHECK(lr.makespan_s == Approx(rr.makespan_s).epsilon(1e-12));
+}
+
+TEST_CASE("routing by load shortens the tails of a mixed stream near capacity; power of two in between",
+          "[serving][router]") {
+    // Eight Llama-3-8B replicas at ~80% of their capacity, lengths spread over two decades.
+    auto run = [](const char* router, std::uint64_t seed) {
+        return sim::simulate_serving(
+            serving("llama-3-8b", 8, 1,
+                    mixed({{"qps", 120.0}, {"requests", 24000}, {"router", router}, {"seed", seed}}))
+                .serving_job());
+    };
+    for (std::uint64_t seed : {1U, 2U}) {
+        INFO("seed " << seed);
+        const auto rr = run("round-robin", seed), lr = run("least-requests", seed), lt = run("least-tokens", seed),
+                   p2 = run("power-of-two", seed);
+        INFO("TPOT p99 rr " << rr.tpot_s.p99 << " lr " << lr.tpot_s.p99 << " lt " << lt.tpot_s.p99 << " p2 "
+                            << p2.tpot_s.p99);
+        INFO("TTFT p99 rr " << rr.ttft_s.p99 << " lr " << lr.ttft_s.p99 << " lt " << lt.ttft_s.p99 << " p2 "
+                            << p2.ttft_s.p99);
+        CHECK(rr.steadiness.keeps_up);
+        CHECK(lr.tpot_s.p99 < 0.95 * rr.tpot_s.p99);
+        CHECK(lt.tpot_s.p99 < 0.95 * rr.tpot_s.p99);
+        CHECK(p2.tpot_s.p99 < rr.tpot_s.p99);
+        CHECK(p2.tpot_s.p99 > lr.tpot_s.p99);
+        CHECK(lr.e2e_latency_s.p99 < rr.e2e_latency_s.p99);
+        // The same requests are served: the rate does not depend on the router below capacity.
+        CHECK(lr.requests_per_s == Approx(rr.requests_per_s).epsilon(0.02));
+    }
+    // Power of two draws from a stream of its own: the same seed gives the same run.
+    CHECK(run("power-of-two", 3).ttft_s.p99 == run("power-of-two", 3).ttft_s.p99);
+}
+
+TEST_CASE("a router reading the load simulates every replica, and its work is bounded", "[serving][router]") {
+    auto s = serving("llama-3-8b", 4, 1, mixed({{"qps", 40.0}, {"router", "least-requests"}}));
+    sim::ServingOptions o;
+    o.sample_replica = 1;   // round robin only: ignored here
+    CHECK(sim::simulate_serving(s.serving_job(), o).sampled_replica == -1);
+    o.max_sequence_steps = 4.0 * 1500 - 1;   // replicas x requests past it
+    try {
+        (void)sim::simulate_serving(s.serving_job(), o);
+        FAIL("expected the router's work limit");
+    } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()).find("/inference/router") != std::string::npos);
     }
 }
