@@ -8,6 +8,7 @@
 #include "app/serving.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/estimate_report.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/plot.hpp"
 #include "cli/progress.hpp"
@@ -35,14 +36,12 @@ int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
     if (f.json) {
         print_json(report::capacity_per_gpu_json(r, max_gpus));
     } else {
-        std::cout << wrap_text(fmt::format(
-            "{} on {}: the largest {} each replica layout holds within p99 TTFT {} / "
-            "TPOT {} ({} simulations)",
-            s.model.name, s.system.name,
-            s.inference.arrivals ? "mean rate of the trace " + s.inference.arrivals->path + " (its times scaled)"
-                                 : std::string("Poisson rate"),
-            s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
-            s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.simulations));
+        std::cout << wrap_text(
+            fmt::format("{} on {}: the largest {} each replica layout holds within p99 TTFT {} / "
+                        "TPOT {} ({} simulations)",
+                        s.model.name, s.system.name, capacity_rate_text(s.inference),
+                        s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
+                        s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.simulations));
         Table t({"tp x pp", "weights/KV", "req/s", "per GPU", "offline", "published runs"});
         for (const auto& row : r.rows) {
             const auto& c = row.capacity;

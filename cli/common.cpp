@@ -81,6 +81,10 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
                     "A trace to replay (CSV: arrival_s,input_tokens,output_tokens or Azure's "
                     "TIMESTAMP,ContextTokens,GeneratedTokens); --qps rescales its times (docs/serving.md, Traces)")
         ->group(g);
+    cmd->add_option("--arrival-cv", f.arrival_cv,
+                    "Burstiness: coefficient of variation of the gaps between arrivals (1 Poisson, the default; "
+                    "above 1 bursty Gamma gaps; 0 evenly spaced; docs/serving.md, Bursts)")
+        ->group(g);
     cmd->add_option("--router", f.router,
                     "How requests spread over the replicas: round-robin (default), least-requests, least-tokens, "
                     "power-of-two (docs/serving.md, Routing)")
@@ -130,6 +134,7 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {f.requests.has_value(), "--requests"},
         {f.arrivals.has_value(), "--arrivals"},
         {f.router.has_value(), "--router"},
+        {f.arrival_cv.has_value(), "--arrival-cv"},
         {f.seed.has_value(), "--seed"},
         {!f.weight_precision.empty(), "--weight-precision"},
         {!f.kv_precision.empty(), "--kv-precision"},
@@ -261,6 +266,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/requests", "--requests", f.requests);
         ov.set("/inference/arrivals", "--arrivals", f.arrivals);
         ov.set("/inference/router", "--router", f.router);
+        ov.set("/inference/arrival_cv", "--arrival-cv", f.arrival_cv);
         ov.set("/inference/seed", "--seed", f.seed);
         ov.set("/inference/qps", f.qps_flag, f.qps);
         if (!f.qps && f.qps_text) ov.set("/inference/qps", f.qps_flag, qps_flag_value(*f.qps_text));
@@ -280,6 +286,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
                              : f.requests        ? "--requests"
                              : f.arrivals        ? "--arrivals"
                              : f.router          ? "--router"
+                             : f.arrival_cv      ? "--arrival-cv"
                              : f.seed            ? "--seed"
                              : f.max_batch       ? "--max-batch"
                              : f.chunk           ? "--chunk"

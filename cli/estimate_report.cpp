@@ -24,6 +24,20 @@ std::string replicas_text(const Scenario& s, std::int64_t replicas) {
     return t;
 }
 
+std::string arrival_process_text(const InferenceConfig& in) {
+    if (in.arrival_cv == 1.0) return "Poisson";
+    if (in.arrival_cv <= 0) return "evenly spaced";
+    return fmt::format("Gamma gaps, cv {:g}", in.arrival_cv);
+}
+
+std::string capacity_rate_text(const InferenceConfig& in) {
+    if (in.arrivals) return "mean rate of the trace " + in.arrivals->path + " (its times scaled)";
+    if (in.arrival_cv == 1.0) return "Poisson rate";
+    if (in.arrival_cv <= 0) return "rate of evenly spaced arrivals";
+    return fmt::format("mean rate of {} arrivals ({})", in.arrival_cv > 1 ? "bursty" : "regular",
+                       arrival_process_text(in));
+}
+
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit) {
     if (!r)
         return wrap_text(
@@ -76,11 +90,11 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     if (e.capacity) {
         const auto& c = *e.capacity;
         if (c.qps > 0)
-            out += wrap_text(fmt::format(
-                "capacity {:.4g} req/s: the largest {} meeting the SLO ({} simulations; offline {:.4g} "
-                "req/s); at {:.4g} req/s (+5%): {}",
-                c.qps, s.inference.arrivals ? "mean rate of the trace's times scaled" : "Poisson rate", c.simulations,
-                c.offline_qps, c.above_qps, c.above_misses.empty() ? std::string("still met") : c.above_misses));
+            out += wrap_text(
+                fmt::format("capacity {:.4g} req/s: the largest {} meeting the SLO ({} simulations; offline {:.4g} "
+                            "req/s); at {:.4g} req/s (+5%): {}",
+                            c.qps, capacity_rate_text(s.inference), c.simulations, c.offline_qps, c.above_qps,
+                            c.above_misses.empty() ? std::string("still met") : c.above_misses));
         if (c.qps > 0)
             out += published_range_text(c.published, "rate", "req/s");
         else
@@ -93,7 +107,7 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     const auto& c = *e.continuous;
     auto stream_text = [](const InferenceConfig& q) -> std::string {
         if (!(q.qps > 0)) return "offline (all at t = 0)";
-        if (!q.arrivals) return fmt::format("at {:.4g} req/s (Poisson)", q.qps);
+        if (!q.arrivals) return fmt::format("at {:.4g} req/s ({})", q.qps, arrival_process_text(q));
         const double own = q.arrivals->rate_qps(static_cast<std::size_t>(q.requests));
         const bool scaled = own > 0 && std::fabs(q.qps / own - 1) > 1e-9;
         return fmt::format("at {:.4g} req/s (trace {}{})", q.qps, q.arrivals->path, scaled ? ", times scaled" : "");

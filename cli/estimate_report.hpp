@@ -21,6 +21,11 @@ std::string estimate_text(const Scenario& s, const Estimate& e);
 // The replicas of a serving deployment in words: "4 replicas of tp 2 pp 1" and, when a router other than
 // round robin spreads the requests, ", least-tokens routing".
 std::string replicas_text(const Scenario& s, std::int64_t replicas);
+// What a capacity's rate is, in words: "Poisson rate", "mean rate of bursty arrivals (Gamma gaps, cv 2)" or
+// "mean rate of the trace FILE (its times scaled)".
+std::string capacity_rate_text(const InferenceConfig& in);
+// The arrival process in words: "Poisson", "Gamma gaps, cv 2", "evenly spaced".
+std::string arrival_process_text(const InferenceConfig& in);
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit);
 
 }   // namespace llmsim::cli

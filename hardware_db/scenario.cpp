@@ -307,6 +307,15 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     in.max_batch_tokens = r.int_key_or("max_batch_tokens", 0);
     in.prefix_cache_hit = r.num_key_or("prefix_cache_hit", 0.0);
     in.seed = static_cast<std::uint64_t>(r.int_key_or("seed", 1));
+    if (r.has("arrival_cv")) {
+        in.arrival_cv = r.num_key_or("arrival_cv", 1.0);
+        const char* why = in.arrivals ? "no arrival_cv with /inference/arrivals (the trace gives every "
+                                        "arrival)"
+                          : !in.qps_max && !(in.qps > 0)
+                              ? "arrival_cv with a qps (offline, every request arrives at once)"
+                              : nullptr;
+        if (why) r.problems().add(r.ptr("arrival_cv"), *r.get("arrival_cv"), why);
+    }
     if (const Json* sp = r.get("speculative")) {
         KeyReader o(*sp, r.ptr("speculative"), r.problems(), "/inference/speculative");
         auto& spec = in.speculative;
@@ -717,6 +726,7 @@ Json to_json(const InferenceConfig& in) {
         j["kv_admission"] = in.kv_reserve ? "reserve" : "on_demand";
         j["scheduler"] = to_string(in.scheduler);
         j["router"] = to_string(in.router);
+        if (!in.arrivals) j["arrival_cv"] = in.arrival_cv;
         j["prefix_cache_hit"] = in.prefix_cache_hit;
         j["seed"] = in.seed;
         if (in.arrivals) {   // the trace gives the lengths and times: the keys it replaces are not echoed

@@ -27,6 +27,10 @@ constexpr double kMaxQps = 1e9;
 // even 1000 requests spans centuries and the rate is not a deployment's; 5e-324 gave infinite latencies
 // and 1e-300 zero ones. 0 stays "offline" (every request queued at t = 0).
 constexpr double kMinQps = 1e-6;
+// Arrival gaps' coefficient of variation: 0 (evenly spaced) to 10 (Gamma shape 0.01: nearly every request in
+// a burst). BurstGPT (Wang et al. 2024, arXiv 2401.17644) models production LLM arrivals' gaps as Gamma.
+constexpr double kMinArrivalCv = 0.0;
+constexpr double kMaxArrivalCv = 10.0;
 constexpr double kMaxPower_W = 1e9;
 constexpr double kMaxKHalf = 1e9;
 constexpr double kMaxSustained = 1.5;   // a fitted busy share may exceed 1 (docs/calibration.md)
@@ -944,6 +948,14 @@ std::vector<ScenarioKey> build() {
                     .ext()
                     .computed("absent: a Poisson stream at qps (offline without one)")
                     .example("\"scenarios/traces/chat-day.csv\""));
+    t.push_back(K(in, "arrival_cv", KT::number, S,
+                  "coefficient of variation of the gaps between arrivals at qps: 1 Poisson, above 1 bursty (Gamma "
+                  "gaps of shape 1/cv^2, as BurstGPT models production traffic and Vidur generates it), below 1 more "
+                  "regular, 0 evenly spaced; docs/serving.md \"Bursts\"")
+                    .ext()
+                    .real(kMinArrivalCv, true, kMaxArrivalCv)
+                    .dflt("1")
+                    .example("3"));
     t.push_back(K(in, "prefix_cache_hit", KT::number, S, "share of prompt tokens found in the prefix cache")
                     .real(0.0, true, kMaxHitFraction)
                     .dflt("0")

@@ -435,6 +435,9 @@ struct InferenceConfig {
     bool continuous() const { return batching == Batching::continuous; }
     SchedulerPolicy scheduler = SchedulerPolicy::inflight;   // the engine's, unless stated
     RouterPolicy router = RouterPolicy::round_robin;
+    // Coefficient of variation of the gaps between arrivals at `qps`: 1 a Poisson stream, above 1 bursty
+    // (Gamma-distributed gaps of shape 1/cv^2), below 1 more regular (docs/serving.md "Bursts").
+    double arrival_cv = 1.0;
     // Whole prompts (no chunked prefill): the most prompt tokens one iteration takes (a longer prompt
     // runs alone); the engine's default token budget.
     double prompt_budget_tokens = kTensorRtLlmMaxNumTokens;

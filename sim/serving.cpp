@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <numbers>
 #include <queue>
 #include <utility>
 
@@ -40,6 +41,33 @@ public:
 private:
     std::uint64_t s_;
 };
+
+// A gap between arrivals in units of the mean gap, with coefficient of variation `cv`: Gamma of shape
+// k = 1/cv^2 and mean 1 (Marsaglia and Tsang 2000, "A simple method for generating gamma variables";
+// shape below 1 through Gamma(k + 1)·U^(1/k)); cv 1 is the exponential -ln U, one uniform per gap as a
+// Poisson stream always drew; cv 0 evenly spaced, no draw. The uniforms a gap takes do not depend on the
+// rate, so streams at every rate share their draws (the capacity search's common random numbers).
+double unit_gap(Rng& rng, double cv) {
+    if (cv == 1.0) return -std::log(rng.uniform());
+    if (cv <= 0) return 1.0;
+    const double k = 1.0 / (cv * cv);
+    const double a = k < 1 ? k + 1 : k;
+    const double d = a - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+    double g = 0;
+    for (;;) {
+        // A standard normal by Box-Muller (its first value; the pair's second is not kept).
+        const double x = std::sqrt(-2.0 * std::log(rng.uniform())) * std::cos(2.0 * std::numbers::pi * rng.uniform());
+        const double v1 = 1.0 + c * x;
+        if (v1 <= 0) continue;
+        const double v = v1 * v1 * v1, u = rng.uniform();
+        if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) {
+            g = d * v;
+            break;
+        }
+    }
+    if (k < 1) g *= std::pow(rng.uniform(), 1.0 / k);
+    return g / k;
+}
 
 Distribution distribution(std::vector<double>& v) {
     Distribution d;
@@ -219,7 +247,7 @@ std::vector<Request> request_stream(const InferenceConfig& in) {
     const auto input = length_sampling(in.input_dist), output = length_sampling(in.output_dist);
     double t = 0;
     for (auto& r : out) {
-        if (in.qps > 0) t += -std::log(rng.uniform()) / in.qps;
+        if (in.qps > 0) t += unit_gap(rng, in.arrival_cv) / in.qps;
         r.arrival_s = t;
         // A fixed length draws nothing, so the arrivals of a stream do not depend on it.
         r.input = input.length(input.kind == LengthDist::Kind::fixed ? 0.5 : rng.uniform());

@@ -78,6 +78,7 @@ Json context_for(const ScenarioKey& k) {
     if (p == "/system/torus_dims") j["system"]["preset"] = "tpu-v4";
     if (p == "/parallel/torch_compile") j["parallel"]["framework"] = "torchtitan";
     if (p == "/training/recompute_num_layers") j["training"]["recompute"] = "full";
+    if (p == "/inference/arrival_cv") j["inference"]["qps"] = 5;   // a rate whose gaps it spreads
     // Adapter keys need an adapter method; a disabled PPO iteration takes no other key.
     if (k.object == "/training/finetune" && k.key != "method") j["training"]["finetune"] = {{"method", "lora"}};
     if (p == "/training/fp8_params") j["training"]["precision"] = "fp8";

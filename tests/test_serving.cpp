@@ -1041,3 +1041,54 @@ TEST_CASE("a router reading the load simulates every replica, and its work is bo
         CHECK(std::string(e.what()).find("/inference/router") != std::string::npos);
     }
 }
+
+TEST_CASE("arrival_cv: Gamma gaps keep the rate and take the stated spread; 1 is the Poisson stream",
+          "[serving][bursts]") {
+    for (double cv : {0.0, 0.5, 1.0, 2.0, 3.0, 8.0}) {
+        INFO("cv " << cv);
+        auto s = serving("llama-3-8b", 1, 1, mixed({{"qps", 5.0}, {"requests", 200000}, {"arrival_cv", cv}}));
+        const auto reqs = sim::request_stream(s.inference);
+        double sum = 0, sq = 0;
+        for (std::size_t i = 1; i < reqs.size(); ++i) {
+            const double g = reqs[i].arrival_s - reqs[i - 1].arrival_s;
+            sum += g;
+            sq += g * g;
+        }
+        const double n = static_cast<double>(reqs.size() - 1), mean = sum / n;
+        const double sd = std::sqrt(std::max(0.0, sq / n - mean * mean));
+        CHECK(mean == Approx(0.2).epsilon(cv > 4 ? 0.08 : 0.02));
+        CHECK(sd / mean == Approx(cv).margin(0.01).epsilon(cv > 4 ? 0.15 : 0.03));
+    }
+    // cv 1 draws the stream a Poisson stream always drew (one uniform per gap): the same arrivals.
+    auto poisson = serving("llama-3-8b", 1, 1, mixed({{"qps", 5.0}}));
+    auto one = serving("llama-3-8b", 1, 1, mixed({{"qps", 5.0}, {"arrival_cv", 1}}));
+    CHECK(sim::request_stream(poisson.inference).back().arrival_s ==
+          sim::request_stream(one.inference).back().arrival_s);
+}
+
+TEST_CASE("bursty arrivals lengthen the tails at the same mean rate and lower the capacity", "[serving][bursts]") {
+    auto at = [](double cv) {
+        return sim::simulate_serving(
+            serving("llama-3-8b", 1, 1, mixed({{"qps", 8.0}, {"requests", 6000}, {"arrival_cv", cv}})).serving_job());
+    };
+    const auto even = at(0.0), poisson = at(1.0), bursty = at(4.0);
+    INFO("TTFT p99 " << even.ttft_s.p99 << " " << poisson.ttft_s.p99 << " " << bursty.ttft_s.p99);
+    CHECK(even.ttft_s.p99 < poisson.ttft_s.p99);
+    CHECK(bursty.ttft_s.p99 > 2 * poisson.ttft_s.p99);
+    CHECK(bursty.requests_per_s == Approx(poisson.requests_per_s).epsilon(0.1));
+}
+
+TEST_CASE("arrival_cv: strict reader", "[serving][bursts][errors]") {
+    auto err = [](Json inference) {
+        try {
+            (void)serving("llama-3-8b", 1, 1, std::move(inference));
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK(err(mixed({{"qps", 5.0}, {"arrival_cv", -1}})).find("/inference/arrival_cv") != std::string::npos);
+    CHECK(err(mixed({{"qps", 5.0}, {"arrival_cv", 11}})).find("/inference/arrival_cv") != std::string::npos);
+    CHECK(err(mixed({{"arrival_cv", 2}})).find("/inference/arrival_cv") != std::string::npos);   // offline
+    CHECK(err(mixed({{"qps", "max"}, {"arrival_cv", 2}, {"slo", {{"ttft_p99_s", 1}}}})).empty());
+}
