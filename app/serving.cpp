@@ -89,7 +89,7 @@ ServingFit serving_fit(const Scenario& s) {
 }
 
 std::int64_t stream_requests(const InferenceConfig& in, double qps, double span_s, std::int64_t max_requests) {
-    const double want = std::ceil(qps * span_s);
+    const double want = std::ceil(qps * span_s * sim::arrival_dispersion(in));
     const double n = std::max(static_cast<double>(in.requests), std::isfinite(want) ? want : 0.0);
     return static_cast<std::int64_t>(std::min(n, static_cast<double>(max_requests)));
 }

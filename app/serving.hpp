@@ -138,8 +138,8 @@ struct FleetSizing {
 };
 [[nodiscard]] FleetSizing serving_fleet_search(const Scenario& base, int max_gpus, int threads = 0,
                                                const std::function<void(std::size_t, std::size_t)>& progress = {});
-// The requests a stream at `qps` needs to span `span_s` of arrivals (at least the scenario's own),
-// capped at `max_requests`.
+// The requests a stream at `qps` needs to span `span_s` of arrivals (times sim::arrival_dispersion: longer
+// for bursty arrivals; at least the scenario's own), capped at `max_requests`.
 [[nodiscard]] std::int64_t stream_requests(const InferenceConfig& in, double qps, double span_s,
                                            std::int64_t max_requests);
 

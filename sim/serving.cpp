@@ -800,8 +800,12 @@ GroupOutcome search_group(const Scenario& base, const CapacityCandidate& proto,
 
 }   // namespace
 
+double arrival_dispersion(const InferenceConfig& in) {
+    return in.arrivals ? 1.0 : std::max(1.0, in.arrival_cv * in.arrival_cv);
+}
+
 std::int64_t capacity_stream_requests(const InferenceConfig& in) {
-    const double want = std::ceil(in.qps * kCapacityStreamS);
+    const double want = std::ceil(in.qps * kCapacityStreamS * arrival_dispersion(in));
     return static_cast<std::int64_t>(
         std::min(std::max(static_cast<double>(in.requests), want), static_cast<double>(kCapacityMaxRequests)));
 }

@@ -158,11 +158,16 @@ struct CapacityResult {
 [[nodiscard]] std::vector<CapacityCandidate> capacity_groups(const Scenario& base, int max_gpus);
 // The scenario of a candidate: its layout, replicas, precisions, max_batch and chunk; continuous batching.
 [[nodiscard]] Scenario capacity_scenario(const Scenario& base, const CapacityCandidate& c);
-// The streams a capacity is judged on: 600 s of arrivals (MLPerf loadgen's minimum run duration), at
-// most 2,000,000 requests (a bound on the work of one simulation whatever the rate).
+// The streams a capacity is judged on: 600 s of arrivals (MLPerf loadgen's minimum run duration; times
+// arrival_dispersion), at most 2,000,000 requests (a bound on the work of one simulation whatever the rate).
 inline constexpr double kCapacityStreamS = 600;
 inline constexpr std::int64_t kCapacityMaxRequests = 2'000'000;
 [[nodiscard]] std::int64_t capacity_stream_requests(const InferenceConfig& in);
+// How many times longer than a Poisson stream's a stream must be for its counts to settle as well: a
+// renewal process's index of dispersion, the variance of the arrivals in a long window over their mean,
+// is the square of its gaps' coefficient of variation (Cox 1962, "Renewal Theory", Sec. 3.3), so bursty
+// arrivals (arrival_cv > 1) are judged on streams cv^2 times as long; 1 otherwise.
+[[nodiscard]] double arrival_dispersion(const InferenceConfig& in);
 // The max_batch and chunk values the search tries for `in` (the scenario's first).
 [[nodiscard]] std::vector<std::int64_t> capacity_max_batches(const InferenceConfig& in);
 [[nodiscard]] std::vector<std::int64_t> capacity_chunks(const InferenceConfig& in);
