@@ -118,21 +118,17 @@ ServingMeasures measure_serving(const Scenario& s) {
     return m;
 }
 
-ServingExplanation explain_serving(const Scenario& s) {
-    if (!s.is_inference) throw ConfigError("/training: present: `explain_serving` covers serving scenarios");
-    ServingExplanation e;
+namespace {
+
+using Get = std::function<double(const ServingMeasures&)>;
+
+// The binding constraint of the base run (e.base): e.binding, e.constraint and the quantity it binds
+// (e.quantity, e.unit, e.higher_is_better); returns how to read that quantity from a run.
+Get serving_binding(const Scenario& s, ServingExplanation& e) {
     const auto& in = s.inference;
     const bool continuous = in.continuous();
     const bool online = continuous && in.qps > 0;
-    e.base = measure_serving(s);
     const auto& b = e.base;
-    e.memory_parts = {{"weights", b.weights_bytes},
-                      {"runtime", b.other_bytes},
-                      {continuous ? "KV cache pool" : "KV cache (batch)", b.kv_bytes},
-                      {"capacity", b.capacity_bytes}};
-
-    // The binding constraint and its quantity.
-    using Get = std::function<double(const ServingMeasures&)>;
     Get get;
     auto set_quantity = [&](const char* name, const char* unit, bool higher, Get g) {
         e.quantity = name;
@@ -257,9 +253,15 @@ ServingExplanation explain_serving(const Scenario& s) {
             compute ? "tensor-core throughput" : "HBM bandwidth (weights and KV read every step)", in.batch,
             b.weights_bytes / kGiB, slo);
     }
-    e.binding_value = get(b);
+    return get;
+}
 
-    // Levers.
+// Every serving lever, each re-run through measure_serving, appended to e.levers with its effect on the
+// binding quantity (`get`).
+void serving_levers(const Scenario& s, ServingExplanation& e, const Get& get) {
+    const auto& in = s.inference;
+    const bool continuous = in.continuous();
+    const auto& b = e.base;
     const int gpus0 = s.parallel.world();
     const auto& p0 = s.parallel;
     auto better = [&](double a, double x) { return e.higher_is_better ? a > x * (1 + 1e-9) : a < x * (1 - 1e-9); };
@@ -404,7 +406,14 @@ ServingExplanation explain_serving(const Scenario& s) {
         lever("no speculative decoding", fmt::format("speculative {} -> off", in.speculative.method),
               "no draft work or verification tokens; one token per target step",
               [](Scenario& x) { x.inference.speculative = SpeculativeConfig{}; });
+}
 
+// The recommended lever (e.recommended) and its sentence (e.recommendation).
+void serving_recommendation(const Scenario& s, ServingExplanation& e) {
+    const auto& in = s.inference;
+    const bool online = in.continuous() && in.qps > 0;
+    const auto& b = e.base;
+    const int gpus0 = s.parallel.world();
     // Recommendation: improves and runs; then meets the SLO, then the same GPU count, then the best binding
     // quantity (memory: the best outcome among the levers that fit).
     const bool has_slo = in.slo.any();
@@ -472,6 +481,23 @@ ServingExplanation explain_serving(const Scenario& s) {
         e.recommendation =
             fmt::format("no single lever improves the {}: combine levers or run `llmsim search`", e.quantity);
     }
+}
+
+}   // namespace
+
+ServingExplanation explain_serving(const Scenario& s) {
+    if (!s.is_inference) throw ConfigError("/training: present: `explain_serving` covers serving scenarios");
+    ServingExplanation e;
+    e.base = measure_serving(s);
+    const auto& b = e.base;
+    e.memory_parts = {{"weights", b.weights_bytes},
+                      {"runtime", b.other_bytes},
+                      {s.inference.continuous() ? "KV cache pool" : "KV cache (batch)", b.kv_bytes},
+                      {"capacity", b.capacity_bytes}};
+    const Get get = serving_binding(s, e);
+    e.binding_value = get(b);
+    serving_levers(s, e, get);
+    serving_recommendation(s, e);
     return e;
 }
 
