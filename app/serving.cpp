@@ -262,13 +262,35 @@ std::optional<PublishedRange> capacity_range(const Scenario& s, double qps) {
 }
 }   // namespace
 
+ServingEconomics serving_economics(const Scenario& s, double output_tokens_per_s, double input_tokens_per_s) {
+    ServingEconomics e;
+    const double gpus = s.gpus;
+    e.board_power_W = gpus * s.system.gpu.tdp_W;
+    if (output_tokens_per_s > 0) e.joules_per_output_token_max = e.board_power_W / output_tokens_per_s;
+    const double price = s.inference.price_per_gpu_hour;
+    if (price > 0) {
+        e.usd_per_hour = gpus * price;
+        if (output_tokens_per_s > 0)
+            e.usd_per_million_output_tokens = e.usd_per_hour / 3600 / output_tokens_per_s * 1e6;
+        const double all = output_tokens_per_s + input_tokens_per_s;
+        if (all > 0) e.usd_per_million_tokens = e.usd_per_hour / 3600 / all * 1e6;
+    }
+    return e;
+}
+
 ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& o) {
     ServingEvaluation e;
     e.scenario = s;
     const auto& in = s.inference;
     e.closed_form = estimate_inference(s.serving_job());
     e.fit = serving_fit(s);
-    if (!e.fit.fits || !in.continuous()) return e;
+    if (!e.fit.fits) return e;
+    if (!in.continuous()) {
+        const double out = e.closed_form.output_tokens_per_s;
+        const double prompt_share = in.output_len > 0 ? static_cast<double>(in.input_len) / in.output_len : 0.0;
+        e.economics = serving_economics(s, out, out * prompt_share);
+        return e;
+    }
     sim::ServingOptions so;
     so.timeline = o.timeline;
     if (in.qps_max) {
@@ -327,6 +349,9 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
             published_range(builtin_residuals(), "output_tokens_per_s_per_gpu", "offline", to_string(in.engine.kind),
                             s.system.gpu.name, e.continuous->output_tokens_per_s_per_gpu);
     for (auto& n : steadiness_notes(e.scenario.inference, *e.continuous)) e.notes.push_back(std::move(n));
+    if (e.continuous)
+        e.economics =
+            serving_economics(e.scenario, e.continuous->output_tokens_per_s, e.continuous->input_tokens_per_s);
     return e;
 }
 

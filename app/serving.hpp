@@ -56,6 +56,19 @@ struct SloCapacity {
     std::optional<PublishedRange> published;
 };
 
+// What the deployment's throughput costs (docs/serving.md "Cost and energy"): its GPUs' board power (the
+// accelerator's TDP, an upper bound: memory-bound decode draws less) per output token, and with a price
+// per GPU-hour (inference.price_per_gpu_hour) dollars per hour and per million tokens.
+struct ServingEconomics {
+    double board_power_W = 0;                 // gpus x TDP (0 when the accelerator states none)
+    double joules_per_output_token_max = 0;   // board power / output tokens/s
+    double usd_per_hour = 0;                  // gpus x price (0 without a price)
+    double usd_per_million_output_tokens = 0;
+    double usd_per_million_tokens = 0;   // prompt and output tokens together
+};
+[[nodiscard]] ServingEconomics serving_economics(const Scenario& s, double output_tokens_per_s,
+                                                 double input_tokens_per_s);
+
 struct ServingEvaluation {
     Scenario scenario;   // as priced: with qps "max", the rate found and its stream
     ServingFit fit;
@@ -74,6 +87,7 @@ struct ServingEvaluation {
     // longer stream (offline_probe, one replica simulated) its rates come from; 0 otherwise.
     std::int64_t throughput_stream_requests = 0;
     std::vector<std::string> notes;   // what the reader should know about the stream, in words
+    ServingEconomics economics;       // of the run reported (continuous, or the static closed form)
 };
 
 inline constexpr std::int64_t kOfflineProbeRequests = 3000;

@@ -23,6 +23,9 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
     auto straggler = std::make_shared<std::string>();
 
     add_scenario_flags(cmd, *flags);
+    cmd->add_option("--price-per-gpu-hour", flags->price_per_gpu_hour,
+                    "Dollars per GPU-hour: a serving estimate adds its cost per hour and per million tokens")
+        ->group("Serving");
     cmd->add_flag("--fast", opts->fast, "Closed-form pipeline only (skip the discrete-event simulation)");
     cmd->add_option("--trace", *trace, "Write a Chrome/Perfetto trace (JSON) of the simulated step");
     cmd->add_flag("--timeline", opts->timeline, "Print a text Gantt chart of the simulated step");

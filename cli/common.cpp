@@ -135,6 +135,7 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {f.arrivals.has_value(), "--arrivals"},
         {f.router.has_value(), "--router"},
         {f.arrival_cv.has_value(), "--arrival-cv"},
+        {f.price_per_gpu_hour.has_value(), "--price-per-gpu-hour"},
         {f.seed.has_value(), "--seed"},
         {!f.weight_precision.empty(), "--weight-precision"},
         {!f.kv_precision.empty(), "--kv-precision"},
@@ -267,6 +268,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/arrivals", "--arrivals", f.arrivals);
         ov.set("/inference/router", "--router", f.router);
         ov.set("/inference/arrival_cv", "--arrival-cv", f.arrival_cv);
+        ov.set("/inference/price_per_gpu_hour", "--price-per-gpu-hour", f.price_per_gpu_hour);
         ov.set("/inference/seed", "--seed", f.seed);
         ov.set("/inference/qps", f.qps_flag, f.qps);
         if (!f.qps && f.qps_text) ov.set("/inference/qps", f.qps_flag, qps_flag_value(*f.qps_text));

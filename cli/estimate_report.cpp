@@ -48,6 +48,18 @@ std::string published_range_text(const std::optional<app::PublishedRange>& r, co
 
 namespace {
 
+// Energy and cost rows of a serving table (app::ServingEconomics).
+void economics_rows(Table& t, const app::ServingEconomics& x) {
+    if (x.board_power_W > 0 && x.joules_per_output_token_max > 0)
+        t.row({"energy per output token", fmt::format("<= {:.3g} J (board power {} W)", x.joules_per_output_token_max,
+                                                      fixed_commas(x.board_power_W, 0))});
+    if (x.usd_per_hour > 0) {
+        t.row({"cost per hour", fmt::format("${:.2f}", x.usd_per_hour)});
+        t.row({"cost per million output tokens", fmt::format("${:.3g}", x.usd_per_million_output_tokens)});
+        t.row({"cost per million tokens (in + out)", fmt::format("${:.3g}", x.usd_per_million_tokens)});
+    }
+}
+
 std::string serving_text(const Scenario&, const Estimate& est) {
     const app::ServingEvaluation& e = *est.serving;
     const Scenario& s = e.scenario;
@@ -85,6 +97,7 @@ std::string serving_text(const Scenario&, const Estimate& est) {
                                                 (r.decode_compute_bound ? "compute" : "memory")});
         if (in.speculative.enabled)
             t.row({"speculative tokens per target step", fmt::format("{:.2f}", r.spec_tokens_per_step)});
+        economics_rows(t, e.economics);
         return out + t.str();
     }
     if (e.capacity) {
@@ -149,6 +162,7 @@ std::string serving_text(const Scenario&, const Estimate& est) {
            fmt::format("{:.0f}% / {:.0f}%", 100 * c.prefill_compute_fraction, 100 * c.decode_compute_fraction)});
     if (in.speculative.enabled)
         u.row({"speculative tokens per target step", fmt::format("{:.2f}", c.spec_tokens_per_step)});
+    economics_rows(u, e.economics);
     out += u.str();
     if (!(in.qps > 0) && !in.qps_max)
         out += published_range_text(e.throughput_published, "throughput", "output tokens/s per GPU");

@@ -294,6 +294,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     in.host_per_sequence_us = r.num_key_or("host_per_sequence_us", InferenceConfig{}.host_per_sequence_us);
     in.kv_reserve = r.choice_key("kv_admission").value_or("on_demand") == "reserve";
     in.requests = r.int_key_or("requests", 1000);
+    in.price_per_gpu_hour = r.num_key_or("price_per_gpu_hour", 0.0);
     read_arrivals(r, in, base_dir);
     if (const Json* q = r.get("qps"); q && q->is_string()) {
         if (*q == "max")
@@ -718,6 +719,7 @@ Json to_json(const InferenceConfig& in) {
               {"batching", to_string(in.batching)},
               {"cuda_graphs", in.cuda_graphs},
               {"host_per_sequence_us", in.host_per_sequence_us}};
+    if (in.price_per_gpu_hour > 0) j["price_per_gpu_hour"] = in.price_per_gpu_hour;
     if (in.continuous()) {
         j["requests"] = in.requests;
         j["qps"] = in.qps_max ? Json("max") : Json(in.qps);

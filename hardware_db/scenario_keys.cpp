@@ -956,6 +956,14 @@ std::vector<ScenarioKey> build() {
                     .real(kMinArrivalCv, true, kMaxArrivalCv)
                     .dflt("1")
                     .example("3"));
+    t.push_back(K(in, "price_per_gpu_hour", KT::number, G,
+                  "dollars per GPU-hour: the output adds the deployment's cost per hour and per million tokens "
+                  "(docs/serving.md \"Cost and energy\")")
+                    .ext()
+                    .real(0.0, true, kMaxPrice)
+                    .unit("USD/GPU-hour")
+                    .computed("absent: no cost")
+                    .example("2.5"));
     t.push_back(K(in, "prefix_cache_hit", KT::number, S, "share of prompt tokens found in the prefix cache")
                     .real(0.0, true, kMaxHitFraction)
                     .dflt("0")

@@ -435,6 +435,7 @@ struct InferenceConfig {
     bool continuous() const { return batching == Batching::continuous; }
     SchedulerPolicy scheduler = SchedulerPolicy::inflight;   // the engine's, unless stated
     RouterPolicy router = RouterPolicy::round_robin;
+    double price_per_gpu_hour = 0;   // dollars per GPU-hour for the cost of serving (0: not stated)
     // Coefficient of variation of the gaps between arrivals at `qps`: 1 a Poisson stream, above 1 bursty
     // (Gamma-distributed gaps of shape 1/cv^2), below 1 more regular (docs/serving.md "Bursts").
     double arrival_cv = 1.0;

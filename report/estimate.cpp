@@ -204,6 +204,15 @@ Json serving_json(const Scenario&, const Estimate& est) {
         j["utilisation"] = e.utilisation;
     }
     if (e.throughput_stream_requests > 0) j["throughput_stream_requests"] = e.throughput_stream_requests;
+    if (const auto& x = e.economics; x.board_power_W > 0 || x.usd_per_hour > 0) {
+        Json ej = {{"board_power_W", x.board_power_W}, {"joules_per_output_token_max", x.joules_per_output_token_max}};
+        if (x.usd_per_hour > 0) {
+            ej["usd_per_hour"] = x.usd_per_hour;
+            ej["usd_per_million_output_tokens"] = x.usd_per_million_output_tokens;
+            ej["usd_per_million_tokens"] = x.usd_per_million_tokens;
+        }
+        j["economics"] = ej;
+    }
     if (e.continuous) {
         const auto& c = *e.continuous;
         j["method"] = "continuous batching, discrete-event simulation";

@@ -369,3 +369,35 @@ TEST_CASE("a capacity answer meets its SLO when fed back as a scenario; one repl
     }
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("cost and energy of a serving estimate: board power and price over the throughput",
+          "[cli][serving][economics]") {
+    const auto r =
+        run_llmsim({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "2", "--input-len", "1000",
+                    "--output-len", "250", "--qps", "10", "--price-per-gpu-hour", "2.5", "--json"},
+                   "econ");
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    const auto& x = j["economics"];
+    const double out = j["output_tokens_per_s"].get<double>(), in = j["input_tokens_per_s"].get<double>();
+    // Two H100 SXM at their 700 W board power; $2.50 per GPU-hour.
+    CHECK(x["board_power_W"].get<double>() == 1400.0);
+    CHECK(x["joules_per_output_token_max"].get<double>() == Approx(1400.0 / out));
+    CHECK(x["usd_per_hour"].get<double>() == 5.0);
+    CHECK(x["usd_per_million_output_tokens"].get<double>() == Approx(5.0 / 3600 / out * 1e6));
+    CHECK(x["usd_per_million_tokens"].get<double>() == Approx(5.0 / 3600 / (out + in) * 1e6));
+    CHECK(j["scenario"]["inference"]["price_per_gpu_hour"] == 2.5);
+    // A price is a serving flag: refused with a training scenario, and a negative price names the flag.
+    const auto training = run_llmsim(
+        {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--seq-len", "4096", "--price-per-gpu-hour", "2"},
+        "econ");
+    CHECK(training.rc == 2);
+    CHECK(training.out.empty());
+    CHECK(training.err.find("--price-per-gpu-hour") != std::string::npos);
+    const auto negative = run_llmsim({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "100",
+                                      "--qps", "1", "--price-per-gpu-hour", "-1"},
+                                     "econ");
+    CHECK(negative.rc == 2);
+    CHECK(negative.err.find("--price-per-gpu-hour") != std::string::npos);
+}
