@@ -29,9 +29,10 @@ namespace {
 int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
     const auto r = [&] {   // the bar is cleared before anything is printed
         ProgressBar bar("capacity per layout");
-        return app::capacity_per_gpu_search(s, max_gpus, {}, 0, [&bar](std::size_t done, std::size_t all) {
-            bar.update(static_cast<double>(done) / static_cast<double>(all));
-        });
+        return app::capacity_per_gpu_search(s, max_gpus, {}, f.threads.value_or(0),
+                                            [&bar](std::size_t done, std::size_t all) {
+                                                bar.update(static_cast<double>(done) / static_cast<double>(all));
+                                            });
     }();
     if (f.json) {
         print_json(report::capacity_per_gpu_json(r, max_gpus));
@@ -89,7 +90,7 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
     if (s.inference.qps_max) return capacity_per_gpu(f, s, max_gpus);
     const auto fleet = [&] {   // the bar is cleared before anything is printed
         ProgressBar bar("serving search");
-        return app::serving_fleet_search(s, max_gpus, 0, [&bar](std::size_t done, std::size_t all) {
+        return app::serving_fleet_search(s, max_gpus, f.threads.value_or(0), [&bar](std::size_t done, std::size_t all) {
             bar.update(static_cast<double>(done) / static_cast<double>(all));
         });
     }();
@@ -118,6 +119,21 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
                                      human_seconds(r.fewer->result.tpot_s.p99),
                                      r.fewer->meets ? "meets" : "misses the SLO");
         if (!r.best.empty()) std::cout << wrap_text(fleet_sizing_text(s, fleet));
+        if (!r.best.empty() && s.inference.price_per_gpu_hour > 0) {
+            // Per token at the traffic asked for: a fleet sized for a higher rate serves qps, its tokens scaled.
+            auto cost = [&](const sim::CapacityCandidate& c, double served_share) {
+                const auto x =
+                    app::serving_economics(sim::capacity_scenario(s, c), served_share * c.result.output_tokens_per_s,
+                                           served_share * c.result.input_tokens_per_s);
+                return fmt::format("{} GPUs ${:.2f}/hour (${:.3g} per million output tokens)", c.gpus(), x.usd_per_hour,
+                                   x.usd_per_million_output_tokens);
+            };
+            std::string line = fmt::format("cost at ${:g} per GPU-hour: {}", s.inference.price_per_gpu_hour,
+                                           cost(r.best.front(), 1.0));
+            if (fleet.sized && fleet.sized->gpus() != r.best.front().gpus())
+                line += "; planned " + cost(*fleet.sized, s.inference.qps / fleet.sized_qps);
+            std::cout << wrap_text(line);
+        }
     }
     return r.best.empty() ? 1 : 0;
 }
@@ -148,23 +164,49 @@ void setup_search(CLI::App* cmd, Context& ctx) {
             file_inference = doc.is_object() && doc.contains("inference");
         }
         if (serving_flag || file_inference) {
-            // Layout-search flags do not apply to a serving search: refused, never silently ignored.
+            // Layout-search flags do not apply to a serving search: refused, never silently ignored. Honoured:
+            // --scenario, --model, --system, --gpus / --max-gpus (the GPU budget), --threads, --json and
+            // --price-per-gpu-hour (the answers' cost).
             std::vector<std::string> lines;
             for (const auto& [given, flag] :
                  {std::pair{f->seq_len.has_value(), "--seq-len"},
                   std::pair{f->global_batch.has_value(), "--global-batch"},
                   std::pair{!f->global_batch_range.empty(), "--global-batch-range"},
-                  std::pair{!f->precision.empty(), "--precision"}, std::pair{!f->micro_batch.empty(), "--micro-batch"},
-                  std::pair{!f->recompute.empty(), "--recompute"}, std::pair{!f->zero.empty(), "--zero"},
-                  std::pair{!f->offload.empty(), "--offload"}, std::pair{!f->schedules.empty(), "--schedules"},
-                  std::pair{!f->tp.empty(), "--tp"}, std::pair{!f->pp.empty(), "--pp"},
-                  std::pair{!f->cp.empty(), "--cp"}, std::pair{!f->ep.empty(), "--ep"},
-                  std::pair{!f->vp.empty(), "--vp"}, std::pair{!f->dp.empty(), "--dp"}})
+                  std::pair{!f->precision.empty(), "--precision"},
+                  std::pair{!f->micro_batch.empty(), "--micro-batch"},
+                  std::pair{!f->recompute.empty(), "--recompute"},
+                  std::pair{!f->zero.empty(), "--zero"},
+                  std::pair{!f->offload.empty(), "--offload"},
+                  std::pair{!f->schedules.empty(), "--schedules"},
+                  std::pair{!f->tp.empty(), "--tp"},
+                  std::pair{!f->pp.empty(), "--pp"},
+                  std::pair{!f->cp.empty(), "--cp"},
+                  std::pair{!f->ep.empty(), "--ep"},
+                  std::pair{!f->vp.empty(), "--vp"},
+                  std::pair{!f->dp.empty(), "--dp"},
+                  std::pair{f->min_gpus.has_value(), "--min-gpus"},
+                  std::pair{f->max_tp.has_value(), "--max-tp"},
+                  std::pair{f->min_pp.has_value(), "--min-pp"},
+                  std::pair{f->max_pp.has_value(), "--max-pp"},
+                  std::pair{f->allow_cross_node_tp, "--allow-cross-node-tp"},
+                  std::pair{f->activation_offload.has_value(), "--activation-offload"},
+                  std::pair{!f->objective.empty(), "--objective"},
+                  std::pair{f->memory_headroom.has_value(), "--memory-headroom"},
+                  std::pair{f->memory_headroom_bytes.has_value(), "--memory-headroom-bytes"},
+                  std::pair{!f->framework.empty(), "--framework"},
+                  std::pair{!f->torch_compile.empty(), "--torch-compile"},
+                  std::pair{!f->sp.empty(), "--sp"},
+                  std::pair{!f->tp_comm_overlap.empty(), "--tp-comm-overlap"},
+                  std::pair{!f->overlap_grad_reduce.empty(), "--overlap-grad-reduce"},
+                  std::pair{!f->overlap_param_gather.empty(), "--overlap-param-gather"},
+                  std::pair{f->top_k.has_value(), "--top-k"},
+                  std::pair{f->confirm.has_value(), "--confirm"},
+                  std::pair{!plot_file->empty(), "--plot"}})
                 if (given)
                     lines.push_back(
                         fmt::format("{}: given with a serving search: expected {} only when searching "
                                     "training layouts (serving: --input-len, --output-len, --qps, "
-                                    "--slo-ttft-p99, --slo-tpot-p99, --max-gpus)",
+                                    "--slo-ttft-p99, --slo-tpot-p99, --max-gpus, --price-per-gpu-hour)",
                                     flag, flag));
             if (f->scenario.empty()) {
                 if (!serving->qps_text)
@@ -174,6 +216,7 @@ void setup_search(CLI::App* cmd, Context& ctx) {
             }
             if (!lines.empty()) throw ConfigError(lines);
             ScenarioFlags sf = *serving;
+            sf.price_per_gpu_hour = f->price;
             sf.scenario = f->scenario;
             sf.model = f->model;
             sf.system = f->system;

@@ -9,6 +9,16 @@
 
 namespace llmsim::report {
 
+Json economics_json(const app::ServingEconomics& x) {
+    Json j = {{"board_power_W", x.board_power_W}, {"joules_per_output_token_max", x.joules_per_output_token_max}};
+    if (x.usd_per_hour > 0) {
+        j["usd_per_hour"] = x.usd_per_hour;
+        j["usd_per_million_output_tokens"] = x.usd_per_million_output_tokens;
+        j["usd_per_million_tokens"] = x.usd_per_million_tokens;
+    }
+    return j;
+}
+
 Json published_range_json(const app::PublishedRange& r) {
     return {{"low", r.low},   {"high", r.high},  {"low_ratio", r.low_ratio}, {"high_ratio", r.high_ratio},
             {"runs", r.runs}, {"basis", r.basis}};
@@ -204,15 +214,7 @@ Json serving_json(const Scenario&, const Estimate& est) {
         j["utilisation"] = e.utilisation;
     }
     if (e.throughput_stream_requests > 0) j["throughput_stream_requests"] = e.throughput_stream_requests;
-    if (const auto& x = e.economics; x.board_power_W > 0 || x.usd_per_hour > 0) {
-        Json ej = {{"board_power_W", x.board_power_W}, {"joules_per_output_token_max", x.joules_per_output_token_max}};
-        if (x.usd_per_hour > 0) {
-            ej["usd_per_hour"] = x.usd_per_hour;
-            ej["usd_per_million_output_tokens"] = x.usd_per_million_output_tokens;
-            ej["usd_per_million_tokens"] = x.usd_per_million_tokens;
-        }
-        j["economics"] = ej;
-    }
+    if (const auto& x = e.economics; x.board_power_W > 0 || x.usd_per_hour > 0) j["economics"] = economics_json(x);
     if (e.continuous) {
         const auto& c = *e.continuous;
         j["method"] = "continuous batching, discrete-event simulation";

@@ -27,5 +27,8 @@ Estimate run_estimate(const Scenario& s, const sim::EstimateOptions& options, si
 Json estimate_json(const Scenario& s, const Estimate& e, const sim::EstimateOptions& options);
 // The range the published runs most like an answer measured (app/accuracy), as every result shows it.
 Json published_range_json(const app::PublishedRange& r);
+// {"board_power_W", "joules_per_output_token_max"} and, with a price, "usd_per_hour",
+// "usd_per_million_output_tokens", "usd_per_million_tokens" (app::ServingEconomics).
+Json economics_json(const app::ServingEconomics& x);
 
 }   // namespace llmsim::report

@@ -138,18 +138,21 @@ Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
     // Unset keys stay out (the scenario's defaults: as many sequences as the KV cache holds, whole prompts).
     if (c.max_batch > 0) inference["max_batch"] = c.max_batch;
     if (c.max_batch_tokens > 0) inference["max_batch_tokens"] = c.max_batch_tokens;
-    return {{"gpus", c.gpus()},
-            {"parallel", {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.replicas}}},
-            {"inference", inference},
-            {"replicas", c.replicas},
-            {"slo_met", c.meets},
-            {"ttft_p99_s", r.ttft_s.p99},
-            {"tpot_p99_s", r.tpot_s.p99},
-            {"ttft_s", r.ttft_s.mean},
-            {"tpot_s", r.tpot_s.mean},
-            {"requests_per_s", r.requests_per_s},
-            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
-            {"mean_batch", r.mean_batch}};
+    const Scenario deployment = sim::capacity_scenario(s, c);
+    return {
+        {"gpus", c.gpus()},
+        {"economics", economics_json(app::serving_economics(deployment, r.output_tokens_per_s, r.input_tokens_per_s))},
+        {"parallel", {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.replicas}}},
+        {"inference", inference},
+        {"replicas", c.replicas},
+        {"slo_met", c.meets},
+        {"ttft_p99_s", r.ttft_s.p99},
+        {"tpot_p99_s", r.tpot_s.p99},
+        {"ttft_s", r.ttft_s.mean},
+        {"tpot_s", r.tpot_s.mean},
+        {"requests_per_s", r.requests_per_s},
+        {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+        {"mean_batch", r.mean_batch}};
 }
 
 }   // namespace

@@ -233,6 +233,29 @@ TEST_CASE("search by flags on a serving stream: the same answer as the scenario 
     CHECK(seq.rc == 2);
     CHECK(seq.out.empty());
     CHECK(seq.err.find("--seq-len: given with a serving search") != std::string::npos);
+    // Every search flag a serving search cannot use is refused, each named (not only the layout flags).
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{"--top-k", "3"},
+                                                  {"--confirm", "2"},
+                                                  {"--plot", "x.svg"},
+                                                  {"--memory-headroom", "0.1"},
+                                                  {"--max-tp", "4"},
+                                                  {"--min-gpus", "2"},
+                                                  {"--objective", "cost"},
+                                                  {"--framework", "megatron"},
+                                                  {"--allow-cross-node-tp"}}) {
+        const auto r = with(extra);
+        INFO(extra.front());
+        CHECK(r.rc == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.find(extra.front() + ": given with a serving search") != std::string::npos);
+    }
+    // Honoured: the price (every answer's cost) and the threads (the answer does not depend on them).
+    const auto priced = with({"--price-per-gpu-hour", "2", "--threads", "1"});
+    REQUIRE(priced.rc == 0);
+    const Json pj = Json::parse(priced.out);
+    const auto& best = pj["results"][0];
+    CHECK(best["economics"]["usd_per_hour"].get<double>() == 2.0 * best["gpus"].get<double>());
+    CHECK(best["gpus"] == Json::parse(by_flags.out)["results"][0]["gpus"]);
     const auto no_slo = with({}, {"--slo-ttft-p99", "--slo-tpot-p99"});
     CHECK(no_slo.rc == 2);
     CHECK(no_slo.err.find("--slo-ttft-p99: missing") != std::string::npos);
