@@ -543,7 +543,13 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
         read_training(tr, s, db, base_dir);
         tr.finish();
     }
-    r.accept("search");   // constraints for `llmsim search`, read there
+    // Constraints for `llmsim search` on a training scenario, read there; a serving scenario's search takes
+    // only its GPU budget (--max-gpus), so a search block there would do nothing: refused.
+    if (const Json* sb = r.get("search"); sb && s.is_inference)
+        pr.add("/search", *sb,
+               "no search block in an inference scenario (its keys constrain training layouts; a serving search "
+               "takes --max-gpus)");
+    r.accept("search");
     r.finish();
     // /parallel is shared by every kind; a key of it that this kind does not read (a training framework or
     // overlap flag in a serving scenario) is refused rather than ignored.

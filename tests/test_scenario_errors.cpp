@@ -412,3 +412,11 @@ TEST_CASE("finetune and rlhf keys that would do nothing are refused with their p
     CHECK(problems({{"finetune", {{"method", "lora"}, {"targets", {"q", "up", "down"}}}}}).empty());
     CHECK(problems({{"rlhf", {{"enabled", false}}}}).empty());
 }
+
+TEST_CASE("a search block on an inference scenario does nothing and is refused", "[errors][cli]") {
+    expect_rejected("search_on_serving",
+                    "{" + kBase + R"(, "inference": {"batching": "continuous", "qps": 4}, "search": {"top_k": 3}})",
+                    {"/search", "no search block in an inference scenario"});
+    expect_rejected("search_on_static", "{" + kBase + R"(, "inference": {"batch": 4}, "search": {}})",
+                    {"/search", "no search block"});
+}
