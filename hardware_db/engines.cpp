@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "hardware_db/enum_names.hpp"
+
 namespace llmsim {
 
 namespace {
@@ -11,20 +13,11 @@ constexpr std::array kEngines{EngineKind::tensorrt_llm, EngineKind::vllm, Engine
 }   // namespace
 
 const std::vector<std::string>& engine_names() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> v;
-        v.reserve(kEngines.size());
-        for (EngineKind e : kEngines) v.emplace_back(to_string(e));
-        return v;
-    }();
+    static const std::vector<std::string> names = enum_names(kEngines);
     return names;
 }
 
-std::optional<EngineKind> engine_from_string(std::string_view name) {
-    for (EngineKind e : kEngines)
-        if (name == to_string(e)) return e;
-    return std::nullopt;
-}
+std::optional<EngineKind> engine_from_string(std::string_view name) { return enum_from_string(kEngines, name); }
 
 std::optional<EngineVersion> parse_engine_version(std::string_view text) {
     std::array<int, 3> parts{0, 0, 0};

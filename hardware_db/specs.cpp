@@ -1,5 +1,7 @@
 #include "hardware_db/specs.hpp"
 
+#include "hardware_db/enum_names.hpp"
+
 namespace llmsim {
 
 const char* to_string(Precision p) {
@@ -79,19 +81,12 @@ const char* to_string(SchedulerPolicy p) {
 }
 
 const std::vector<std::string>& scheduler_policy_names() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> v;
-        v.reserve(std::size(kSchedulerPolicies));
-        for (auto p : kSchedulerPolicies) v.emplace_back(to_string(p));
-        return v;
-    }();
+    static const std::vector<std::string> names = enum_names(kSchedulerPolicies);
     return names;
 }
 
 std::optional<SchedulerPolicy> scheduler_policy_from_string(std::string_view name) {
-    for (auto p : kSchedulerPolicies)
-        if (name == to_string(p)) return p;
-    return std::nullopt;
+    return enum_from_string(kSchedulerPolicies, name);
 }
 
 namespace {
@@ -110,19 +105,12 @@ const char* to_string(RouterPolicy p) {
 }
 
 const std::vector<std::string>& router_policy_names() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> v;
-        v.reserve(std::size(kRouterPolicies));
-        for (auto p : kRouterPolicies) v.emplace_back(to_string(p));
-        return v;
-    }();
+    static const std::vector<std::string> names = enum_names(kRouterPolicies);
     return names;
 }
 
 std::optional<RouterPolicy> router_policy_from_string(std::string_view name) {
-    for (auto p : kRouterPolicies)
-        if (name == to_string(p)) return p;
-    return std::nullopt;
+    return enum_from_string(kRouterPolicies, name);
 }
 
 const char* to_string(EngineKind e) {
@@ -141,20 +129,11 @@ constexpr std::array kFrameworks{Framework::megatron, Framework::deepspeed, Fram
 }   // namespace
 
 const std::vector<std::string>& framework_names() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> v;
-        v.reserve(kFrameworks.size());
-        for (Framework f : kFrameworks) v.emplace_back(to_string(f));
-        return v;
-    }();
+    static const std::vector<std::string> names = enum_names(kFrameworks);
     return names;
 }
 
-std::optional<Framework> framework_from_string(std::string_view name) {
-    for (Framework f : kFrameworks)
-        if (name == to_string(f)) return f;
-    return std::nullopt;
-}
+std::optional<Framework> framework_from_string(std::string_view name) { return enum_from_string(kFrameworks, name); }
 
 bool pytorch_module_framework(Framework f) {
     return f == Framework::torchtitan || f == Framework::deepspeed || f == Framework::llm_foundry;
