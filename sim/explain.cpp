@@ -70,10 +70,11 @@ std::string mem_component(const MemoryBreakdown& m) {
 
 }   // namespace
 
-Explanation explain_training(const Scenario& s) {
-    if (s.is_inference) throw ConfigError("/inference: present: `explain` covers training scenarios");
-    Explanation e;
-    e.base = run(s);
+namespace {
+
+// The base run's binding constraint (memory when it does not fit, else the step time) and the memory and
+// time parts it is read from.
+void training_binding(Explanation& e) {
     const auto& mem = e.base.memory;
     const auto& b = e.base.breakdown;
     e.memory_parts = {{"weights", mem.weights_bytes},
@@ -112,7 +113,12 @@ Explanation explain_training(const Scenario& s) {
             100 * std::max({b.compute, b.tp_comm, b.cp_comm, b.ep_comm, b.pp_comm, b.dp_comm, b.bubble, b.optimizer}) /
                 e.base.step_time_s,
             mem.headroom_bytes / kGiB);
+}
 
+// Every training lever, each re-run through the closed form, appended to e.levers.
+void training_levers(const Scenario& s, Explanation& e) {
+    const auto& mem = e.base.memory;
+    const bool memory_binds = !mem.fits;
     const auto& p0 = s.parallel;
     const auto& t0 = s.training;
     auto lever = [&](std::string name, std::string change, std::string tradeoff,
@@ -309,23 +315,22 @@ Explanation explain_training(const Scenario& s) {
     if (p0.dp % 2 == 0)
         lever("fewer GPUs", fmt::format("dp {} -> {} ({} GPUs)", p0.dp, p0.dp / 2, p0.world() / 2),
               "cheaper per step, longer steps; same memory per GPU", [](Scenario& x) { x.parallel.dp /= 2; });
+}
 
-    // Recommendation.
+// The recommended lever (e.recommended) and its sentence (e.recommendation).
+void training_recommendation(const Scenario& s, Explanation& e) {
+    const auto& mem = e.base.memory;
+    const bool memory_binds = !mem.fits;
+    const auto& p0 = s.parallel;
     const int gpus0 = p0.world();
     int best = -1;
     for (std::size_t i = 0; i < e.levers.size(); ++i) {
         const auto& l = e.levers[i];
         if (!l.improves) continue;
-        if (memory_binds) {
-            if (!l.fits) continue;
-            if (l.gpus != gpus0) continue;
-            if (best < 0 || l.step_time_s < e.levers[static_cast<std::size_t>(best)].step_time_s)
-                best = static_cast<int>(i);
-        } else {
-            if (!l.fits || l.gpus != gpus0) continue;
-            if (best < 0 || l.step_time_s < e.levers[static_cast<std::size_t>(best)].step_time_s)
-                best = static_cast<int>(i);
-        }
+        // Whatever binds: the fastest step among the levers that fit at the same GPU count.
+        if (!l.fits || l.gpus != gpus0) continue;
+        if (best < 0 || l.step_time_s < e.levers[static_cast<std::size_t>(best)].step_time_s)
+            best = static_cast<int>(i);
     }
     // Nothing fits alone: the largest saving at the same GPU count among the levers that cost at most 10%
     // of the step (the cheap ones first), else among all.
@@ -352,6 +357,17 @@ Explanation explain_training(const Scenario& s) {
                                         : "no single lever at this GPU count shortens the step: the layout is at a "
                                           "local optimum (try `llmsim search`)";
     }
+}
+
+}   // namespace
+
+Explanation explain_training(const Scenario& s) {
+    if (s.is_inference) throw ConfigError("/inference: present: `explain` covers training scenarios");
+    Explanation e;
+    e.base = run(s);
+    training_binding(e);
+    training_levers(s, e);
+    training_recommendation(s, e);
     return e;
 }
 
