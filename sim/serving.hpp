@@ -1,6 +1,6 @@
 // Continuous batching as a discrete-event simulation (docs/serving.md): a seeded request stream
-// (Poisson at `qps`, or offline: every request at t = 0) spread round-robin over the data-parallel
-// replicas; on each replica an iteration-level scheduler (Orca, vLLM, TensorRT-LLM) with a sequence
+// (Poisson or Gamma gaps at `qps`, a trace, or offline: every request at t = 0) routed over the
+// data-parallel replicas (round robin, or by their load: sim/router); on each replica an iteration-level scheduler (Orca, vLLM, TensorRT-LLM) with a sequence
 // cap (`max_batch`), a token budget (`max_batch_tokens`, chunked prefill as in Sarathi-Serve), a paged
 // KV cache (admission by free blocks, preemption with recompute when it is full, as vLLM) and
 // prefix-cache hits. Every iteration is priced by cost_models/inference iteration_cost.
@@ -92,7 +92,8 @@ struct ServingOptions {
     double max_sequence_steps = 1e9;
     // Simulate only this replica, with its round-robin share of the stream (replicas are identical and
     // independent given the stream, so its requests' latencies have the deployment's distribution); -1:
-    // every replica. The capacity search probes rates this way and confirms its answer on all.
+    // every replica. The capacity search probes rates this way and confirms its answer on all. Round robin
+    // only: a router that reads the replicas' load simulates every replica (sampled_replica is then -1).
     int sample_replica = -1;
 };
 
