@@ -278,6 +278,12 @@ ServingEconomics serving_economics(const Scenario& s, double output_tokens_per_s
     return e;
 }
 
+ServingEconomics candidate_economics(const Scenario& at, const sim::CapacityCandidate& c, double traffic_qps) {
+    const double share = at.inference.qps > 0 ? traffic_qps / at.inference.qps : 1.0;
+    return serving_economics(sim::capacity_scenario(at, c), share * c.result.output_tokens_per_s,
+                             share * c.result.input_tokens_per_s);
+}
+
 ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& o) {
     ServingEvaluation e;
     e.scenario = s;

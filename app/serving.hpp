@@ -68,6 +68,10 @@ struct ServingEconomics {
 };
 [[nodiscard]] ServingEconomics serving_economics(const Scenario& s, double output_tokens_per_s,
                                                  double input_tokens_per_s);
+// A capacity-search answer's economics when it serves `traffic_qps`: `c` was simulated at `at`'s qps (a
+// fleet sized for a higher rate serves the traffic asked for, its tokens scaled by the rates).
+[[nodiscard]] ServingEconomics candidate_economics(const Scenario& at, const sim::CapacityCandidate& c,
+                                                   double traffic_qps);
 
 struct ServingEvaluation {
     Scenario scenario;   // as priced: with qps "max", the rate found and its stream

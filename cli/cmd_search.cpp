@@ -120,18 +120,18 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
                                      r.fewer->meets ? "meets" : "misses the SLO");
         if (!r.best.empty()) std::cout << wrap_text(fleet_sizing_text(s, fleet));
         if (!r.best.empty() && s.inference.price_per_gpu_hour > 0) {
-            // Per token at the traffic asked for: a fleet sized for a higher rate serves qps, its tokens scaled.
-            auto cost = [&](const sim::CapacityCandidate& c, double served_share) {
-                const auto x =
-                    app::serving_economics(sim::capacity_scenario(s, c), served_share * c.result.output_tokens_per_s,
-                                           served_share * c.result.input_tokens_per_s);
+            // Per token at the traffic asked for (a fleet sized for a higher rate serves qps).
+            auto cost = [&](const sim::CapacityCandidate& c, double simulated_qps) {
+                Scenario at = s;
+                at.inference.qps = simulated_qps;
+                const auto x = app::candidate_economics(at, c, s.inference.qps);
                 return fmt::format("{} GPUs ${:.2f}/hour (${:.3g} per million output tokens)", c.gpus(), x.usd_per_hour,
                                    x.usd_per_million_output_tokens);
             };
             std::string line = fmt::format("cost at ${:g} per GPU-hour: {}", s.inference.price_per_gpu_hour,
-                                           cost(r.best.front(), 1.0));
+                                           cost(r.best.front(), s.inference.qps));
             if (fleet.sized && fleet.sized->gpus() != r.best.front().gpus())
-                line += "; planned " + cost(*fleet.sized, s.inference.qps / fleet.sized_qps);
+                line += "; planned " + cost(*fleet.sized, fleet.sized_qps);
             std::cout << wrap_text(line);
         }
     }

@@ -38,6 +38,9 @@ constexpr double kMaxHitFraction = 0.999;
 constexpr double kMaxHeadroomFraction = 0.95;
 constexpr double kMaxSeconds = 1e9;
 constexpr double kMaxPrice = 1e300;
+// A serving price per GPU-hour: at most $10^9 (the search flag's bound), so a cost per token stays finite
+// whatever the throughput.
+constexpr double kMaxGpuHourPrice = 1e9;
 
 constexpr unsigned T = kTrainingKind, I = kInferenceKind, S = kServingKind, Q = kSearchKind;
 constexpr unsigned G = I | S;   // generation: inference or serving
@@ -960,7 +963,7 @@ std::vector<ScenarioKey> build() {
                   "dollars per GPU-hour: the output adds the deployment's cost per hour and per million tokens "
                   "(docs/serving.md \"Cost and energy\")")
                     .ext()
-                    .real(0.0, true, kMaxPrice)
+                    .real(0.0, true, kMaxGpuHourPrice)
                     .unit("USD/GPU-hour")
                     .computed("absent: no cost")
                     .example("2.5"));

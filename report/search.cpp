@@ -127,7 +127,8 @@ double simulated_step_time(const Scenario& s) {
 
 namespace {
 
-Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
+// `c` as simulated at `s`'s qps; its economics at `traffic_qps` (the rate the search was asked for).
+Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c, double traffic_qps) {
     const auto& r = c.result;
     Json inference = {{"weight_precision", to_string(c.weight_precision)},
                       {"kv_precision", to_string(c.kv_precision)},
@@ -138,21 +139,19 @@ Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
     // Unset keys stay out (the scenario's defaults: as many sequences as the KV cache holds, whole prompts).
     if (c.max_batch > 0) inference["max_batch"] = c.max_batch;
     if (c.max_batch_tokens > 0) inference["max_batch_tokens"] = c.max_batch_tokens;
-    const Scenario deployment = sim::capacity_scenario(s, c);
-    return {
-        {"gpus", c.gpus()},
-        {"economics", economics_json(app::serving_economics(deployment, r.output_tokens_per_s, r.input_tokens_per_s))},
-        {"parallel", {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.replicas}}},
-        {"inference", inference},
-        {"replicas", c.replicas},
-        {"slo_met", c.meets},
-        {"ttft_p99_s", r.ttft_s.p99},
-        {"tpot_p99_s", r.tpot_s.p99},
-        {"ttft_s", r.ttft_s.mean},
-        {"tpot_s", r.tpot_s.mean},
-        {"requests_per_s", r.requests_per_s},
-        {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
-        {"mean_batch", r.mean_batch}};
+    return {{"gpus", c.gpus()},
+            {"economics", economics_json(app::candidate_economics(s, c, traffic_qps))},
+            {"parallel", {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.replicas}}},
+            {"inference", inference},
+            {"replicas", c.replicas},
+            {"slo_met", c.meets},
+            {"ttft_p99_s", r.ttft_s.p99},
+            {"tpot_p99_s", r.tpot_s.p99},
+            {"ttft_s", r.ttft_s.mean},
+            {"tpot_s", r.tpot_s.mean},
+            {"requests_per_s", r.requests_per_s},
+            {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+            {"mean_batch", r.mean_batch}};
 }
 
 }   // namespace
@@ -160,17 +159,17 @@ Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c) {
 Json capacity_search_json(const Scenario& s, const app::FleetSizing& f, int max_gpus) {
     const sim::CapacityResult& r = f.search;
     Json results = Json::array();
-    for (const auto& c : r.best) results.push_back(candidate_json(s, c));
+    for (const auto& c : r.best) results.push_back(candidate_json(s, c, s.inference.qps));
     Json j = {
         {"results", results}, {"simulations", r.simulations}, {"configurations", r.variants}, {"max_gpus", max_gpus}};
-    if (r.fewer) j["one_replica_fewer"] = candidate_json(s, *r.fewer);
+    if (r.fewer) j["one_replica_fewer"] = candidate_json(s, *r.fewer, s.inference.qps);
     if (!r.why_none.empty()) j["why_none"] = r.why_none;
     if (f.published) {
         j["published_range"] = published_range_json(*f.published);
         Scenario at = s;
         at.inference.qps = f.sized_qps;
         if (f.sized)
-            j["sized_for_published_low"] = candidate_json(at, *f.sized);
+            j["sized_for_published_low"] = candidate_json(at, *f.sized, s.inference.qps);
         else
             j["sized_for_published_low"] = {{"qps", f.sized_qps}, {"why_none", f.sized_why_none}};
     }

@@ -256,6 +256,13 @@ TEST_CASE("search by flags on a serving stream: the same answer as the scenario 
     const auto& best = pj["results"][0];
     CHECK(best["economics"]["usd_per_hour"].get<double>() == 2.0 * best["gpus"].get<double>());
     CHECK(best["gpus"] == Json::parse(by_flags.out)["results"][0]["gpus"]);
+    // The planned fleet's cost is at the rate asked for (8 req/s), not the higher rate it was sized at.
+    const auto& sized = pj["sized_for_published_low"];
+    REQUIRE(sized.contains("gpus"));
+    const double served = sized["output_tokens_per_s_per_gpu"].get<double>() * sized["gpus"].get<double>() * 8.0 /
+                          sized["inference"]["qps"].get<double>();
+    CHECK(sized["economics"]["usd_per_million_output_tokens"].get<double>() ==
+          Approx(2.0 * sized["gpus"].get<double>() / 3600 / served * 1e6));
     const auto no_slo = with({}, {"--slo-ttft-p99", "--slo-tpot-p99"});
     CHECK(no_slo.rc == 2);
     CHECK(no_slo.err.find("--slo-ttft-p99: missing") != std::string::npos);
