@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Whole serving iterations, layer by layer, measured with PyTorch on one GPU: the mixes of decodes and
 prompts a continuous-batching engine runs near its capacity (hundreds of decoding sequences plus a few
-prompts), for Llama-2-70B's tensor-parallel-2 shard and Mixtral-8x7B at TP 1, FP8 weights (e4m3,
-per-tensor scales, torch._scaled_mm with fast accumulation, bf16 out), bf16 activations and bf16 K/V.
+prompts), for Llama-2-70B whole (TP 1, as on one H200) and its tensor-parallel-2 shard, Mixtral-8x7B at
+TP 1 and Llama-3-8B, FP8 weights (e4m3, per-tensor scales, torch._scaled_mm with fast accumulation, bf16
+out), bf16 activations and bf16 K/V.
 
 A layer is what an engine runs: RMSNorm, FP8 quantisation of the GEMM input, QKV GEMM, RoPE on q and k,
 the prompts' causal attention and the decodes' attention over their cached K/V (SDPA, GQA native),
@@ -14,10 +15,11 @@ combine). Each mix is timed three ways, every one as a CUDA graph of `LAYERS` la
 attention calls alone. `rest_ms` = layer − gemm − attn is everything else (norms, RoPE, quantisation,
 activation, routing, residuals): eager PyTorch kernels, unfused, so an upper bound for an engine.
 
-  python3 calibrate/probe/serving_iteration.py --out serving-iteration.json
+  python3 calibrate/probe/serving_iteration.py --out serving-iteration.json [--compiled]
 Rewrites the output after every row (a timeout leaves what was measured).
 """
 import argparse
+import collections
 import datetime
 import json
 import platform
@@ -31,12 +33,21 @@ LAYERS, COPIES = 8, 4
 
 MODELS = {
     # hidden, q heads, kv heads (this rank), head dim, ffn (this rank), experts, top_k
+    "llama-2-70b-tp1": dict(h=8192, qh=64, kvh=8, hd=128, ffn=28672, experts=0, top_k=0),
     "llama-2-70b-tp2": dict(h=8192, qh=32, kvh=4, hd=128, ffn=14336, experts=0, top_k=0),
     "mixtral-8x7b-tp1": dict(h=4096, qh=32, kvh=8, hd=128, ffn=14336, experts=8, top_k=2),
     "llama-3-8b-tp1": dict(h=4096, qh=32, kvh=8, hd=128, ffn=14336, experts=0, top_k=0),
 }
 # (model, decoding sequences, their context, prompts, prompt length)
 MIXES = [
+    # Llama-2-70B whole on one H200 (MLPerf v4.1 H200 Server, TP1): llmsim's state at 14.5 req/s on one GPU
+    # (605 running, ~370 tokens of context: 222 prompt + half of 291 output, ~2 prompts an iteration).
+    ("llama-2-70b-tp1", 605, 370, 2, 222),
+    ("llama-2-70b-tp1", 282, 370, 1, 222),   # llmsim's state at 8 GPUs' published 12.6 req/s per GPU
+    ("llama-2-70b-tp1", 256, 370, 0, 0),
+    ("llama-2-70b-tp1", 512, 370, 0, 0),
+    ("llama-2-70b-tp1", 850, 370, 0, 0),
+    ("llama-2-70b-tp1", 0, 0, 4, 1024),
     ("llama-2-70b-tp2", 704, 458, 2, 256),
     ("llama-2-70b-tp2", 254, 458, 1, 208),
     ("llama-2-70b-tp2", 256, 458, 0, 0),
@@ -120,7 +131,7 @@ class Mix:
         self.k_pre = torch.randn(max(npre, 1), c["kvh"], max(lpre, 1), hd, device=DEV, dtype=torch.bfloat16)
         self.a8 = torch.randn(self.m, c["qh"] * hd, device=DEV).to(FP8)
 
-    def attention(self, q, k, v, i):
+    def attention(self, q, k, v, kc, vc):
         c, hd = self.c, self.c["hd"]
         outs = []
         if self.npre:
@@ -131,7 +142,6 @@ class Mix:
             outs.append(o.transpose(1, 2).reshape(self.npre * self.lpre, c["qh"] * hd))
         if self.dec:
             qd = q[self.npre * self.lpre : self.tokens].view(self.dec, c["qh"], 1, hd)
-            kc, vc = self.kv[i % COPIES]
             o = F.scaled_dot_product_attention(qd, kc, vc, enable_gqa=True)
             outs.append(o.reshape(self.dec, c["qh"] * hd))
         pad = self.m - self.tokens
@@ -161,7 +171,7 @@ class Mix:
             out.index_add_(0, tok[j * per : (j + 1) * per], yj * p.flatten()[order[j * per : (j + 1) * per], None].to(yj.dtype))
         return out
 
-    def layer(self, x, w, i):
+    def layer(self, x, w, kc, vc):
         c, hd = self.c, self.c["hd"]
         y = F.rms_norm(x, (c["h"],), w.n1)
         qkv = mm(quant(y), w.qkv)
@@ -169,7 +179,7 @@ class Mix:
         q = rope(q.view(self.m, c["qh"], hd), self.cos, self.sin)
         k = rope(k.view(self.m, c["kvh"], hd), self.cos, self.sin)
         v = v.reshape(self.m, c["kvh"], hd)
-        a = self.attention(q, k, v, i)
+        a = self.attention(q, k, v, kc, vc)
         x = x + mm(quant(a), w.o)
         y = F.rms_norm(x, (c["h"],), w.n2)
         return x + self.mlp(y, w)
@@ -194,6 +204,36 @@ class Mix:
         if self.dec:
             kc, vc = self.kv[i % COPIES]
             F.scaled_dot_product_attention(self.q_dec, kc, vc, enable_gqa=True)
+
+
+# The rows timed a fourth way (--compiled): the whole layer through torch.compile (Inductor fuses the norms,
+# quantisation, RoPE and SiLU·mul into a few kernels, as an engine does), `layer_compiled_ms`; dense models.
+COMPILED = [
+    ("llama-2-70b-tp1", 605, 370, 2, 222),
+    ("llama-2-70b-tp2", 704, 458, 2, 256),
+    ("llama-3-8b-tp1", 512, 600, 2, 512),
+]
+Dense = collections.namedtuple("Dense", "qkv o gu down n1 n2")
+
+
+def compiled_ms(mix, ws):
+    """The whole layer compiled once (its weights and K/V passed as tensors, so one graph serves every copy)."""
+    f = torch.compile(lambda x, q, o, gu, d, n1, n2, kc, vc: mix.layer(x, Dense(q, o, gu, d, n1, n2), kc, vc),
+                      dynamic=False)
+
+    def args(i):
+        w = ws[i % COPIES]
+        return (w.qkv, w.o, w.gu, w.down, w.n1, w.n2, *mix.kv[i % COPIES])
+
+    f(mix.x, *args(0))
+    torch.cuda.synchronize()
+
+    def whole():
+        x = mix.x
+        for i in range(LAYERS):
+            x = f(x, *args(i))
+
+    return graph_ms(whole)
 
 
 def capture(fn):
@@ -251,6 +291,7 @@ def main():
     global ONE
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--compiled", action="store_true", help="also time COMPILED's rows through torch.compile")
     args = ap.parse_args()
     torch.manual_seed(0)
     ONE = torch.ones((), device=DEV)
@@ -275,7 +316,7 @@ def main():
             def whole():
                 x = mix.x
                 for i in range(LAYERS):
-                    x = mix.layer(x, ws[i % COPIES], i)
+                    x = mix.layer(x, ws[i % COPIES], *mix.kv[i % COPIES])
 
             def gem():
                 for i in range(LAYERS):
@@ -292,6 +333,24 @@ def main():
             del mix
         except Exception as e:   # a row that fails says why; the others still run
             row["error"] = repr(e)[:300]
+        torch.cuda.empty_cache()
+        doc["rows"].append(row)
+        print(json.dumps(row), flush=True)
+        with open(args.out, "w") as f:
+            json.dump(doc, f, indent=1)
+    for name, dec, ctx, npre, lpre in COMPILED if args.compiled else []:
+        c = MODELS[name]
+        weights.clear()
+        torch.cuda.empty_cache()
+        ws = [Weights(c) for _ in range(COPIES)]
+        row = dict(model=name, decode_seqs=dec, context=ctx, prompts=npre, prompt_len=lpre, compiled=True)
+        try:
+            mix = Mix(c, dec, ctx, npre, lpre)
+            row["layer_compiled_ms"] = compiled_ms(mix, ws)
+            del mix
+        except Exception as e:
+            row["error"] = repr(e)[:300]
+        del ws
         torch.cuda.empty_cache()
         doc["rows"].append(row)
         print(json.dumps(row), flush=True)

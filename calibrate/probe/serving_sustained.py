@@ -142,7 +142,7 @@ def main():
             def whole():
                 x = mix.x
                 for i in range(si.LAYERS):
-                    x = mix.layer(x, ws[i % si.COPIES], i)
+                    x = mix.layer(x, ws[i % si.COPIES], *mix.kv[i % si.COPIES])
 
             def gem():
                 for i in range(si.LAYERS):
