@@ -63,7 +63,48 @@ std::string slo_misses(const InferenceConfig& in, const sim::ServingResult& r) {
 
 }   // namespace
 
+namespace {
+// Each pool of a disaggregated deployment holds the model, the decode pool every request whole, the prefill
+// pool every prompt (and its first token).
+ServingFit disaggregated_fit(const Scenario& s) {
+    const auto& d = s.inference.disaggregation;
+    Scenario decode = s;
+    decode.inference = sim::pool_inference(s.inference, false);
+    decode.gpus = s.gpus - d.prefill_gpus;
+    ServingFit f = serving_fit(decode);
+    if (!f.fits) {
+        f.reason = "decode pool: " + f.reason;
+        return f;
+    }
+    Scenario prefill = s;
+    prefill.parallel = sim::prefill_layout(d);
+    prefill.inference = sim::pool_inference(s.inference, true);
+    prefill.gpus = d.prefill_gpus;
+    const auto m = inference_memory(prefill.model, prefill.system, prefill.parallel, prefill.inference);
+    if (m.weights_bytes + m.other_bytes >= m.capacity_bytes) {
+        f.fits = false;
+        f.reason = fmt::format("prefill pool: weights {} + runtime {} per GPU > {} capacity (tp {})",
+                               gib_text(m.weights_bytes), gib_text(m.other_bytes), gib_text(m.capacity_bytes),
+                               prefill.parallel.tp);
+        return f;
+    }
+    std::int32_t longest = 0;
+    for (const auto& r : sim::request_stream(prefill.inference)) longest = std::max(longest, r.input);
+    const auto pool = kv_pool(prefill.serving_job());
+    const std::int64_t need = sim::admission_blocks(prefill.inference, longest + 1.0);
+    if (pool.blocks <= 0 || need > pool.blocks) {
+        f.fits = false;
+        f.reason = fmt::format(
+            "prefill pool: the KV cache left per GPU ({}) holds {} tokens; the stream's longest "
+            "prompt needs {} (tp {})",
+            gib_text(pool.pool_bytes), pool.blocks * kKvBlockTokens, need * kKvBlockTokens, prefill.parallel.tp);
+    }
+    return f;
+}
+}   // namespace
+
 ServingFit serving_fit(const Scenario& s) {
+    if (s.inference.disaggregation.enabled()) return disaggregated_fit(s);
     ServingFit f;
     const auto& in = s.inference;
     const auto m = inference_memory(s.model, s.system, s.parallel, in);
@@ -416,6 +457,63 @@ FleetSizing serving_fleet_search(const Scenario& base, int max_gpus, int threads
     if (!out.sized)
         out.sized_why_none = fmt::format("no deployment of this layout within {} GPUs meets the SLO at {:.4g} req/s",
                                          max_gpus, out.sized_qps);
+    return out;
+}
+
+namespace {
+// The colocated deployment of a disaggregated scenario's question: no pools, its decode layout's replicas.
+Scenario colocated_of(const Scenario& base, int gpus) {
+    Scenario c = base;
+    c.inference.disaggregation = {};
+    c.parallel.dp = std::max(1, gpus / base.parallel.model_parallel());
+    c.gpus = c.parallel.world();
+    return c;
+}
+}   // namespace
+
+PoolSizing disaggregated_fleet_search(const Scenario& base, int max_gpus, int threads,
+                                      const std::function<void(std::size_t, std::size_t)>& progress) {
+    PoolSizing out;
+    out.colocated = serving_fleet_search(colocated_of(base, base.gpus), max_gpus, threads, progress);
+    out.pools = sim::fewest_pools(base, max_gpus);
+    return out;
+}
+
+SplitCapacities split_capacities(const Scenario& base, const CapacityOptions& o, int threads,
+                                 const std::function<void(std::size_t, std::size_t)>& progress) {
+    if (!base.inference.slo.any())
+        throw ConfigError(
+            "/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s (qps \"max\" asks for "
+            "the largest rate meeting them)");
+    SplitCapacities out;
+    const int gp = std::max(1, base.inference.disaggregation.prefill_tp);
+    const int gd = std::max(1, base.parallel.model_parallel());
+    for (int p = 1; p * gp + gd <= base.gpus; ++p) out.rows.push_back({p, (base.gpus - p * gp) / gd, 0, {}, 0});
+    const Scenario colocated = colocated_of(base, base.gpus);
+    out.colocated_gpus = colocated.gpus;
+    // The splits and the colocated deployment, one task each (the last).
+    sim::parallel_for(
+        out.rows.size() + 1, threads,
+        [&](std::size_t i) {
+            if (i == out.rows.size()) {
+                out.colocated = serving_fit(colocated).fits ? slo_capacity(colocated, o) : SloCapacity{};
+                if (out.colocated.why_none.empty() && out.colocated.qps <= 0)
+                    out.colocated.why_none = "does not fit: " + serving_fit(colocated).reason;
+                return;
+            }
+            auto& row = out.rows[i];
+            const Scenario s = sim::pool_scenario(base, row.prefill_replicas, row.decode_replicas);
+            row.gpus = s.gpus;
+            if (const auto fit = serving_fit(s); !fit.fits) {
+                row.capacity.why_none = "does not fit: " + fit.reason;
+                return;
+            }
+            row.capacity = slo_capacity(s, o);
+            row.qps_per_gpu = row.capacity.qps / s.gpus;
+        },
+        progress);
+    out.simulations = out.colocated.simulations;
+    for (const auto& r : out.rows) out.simulations += r.capacity.simulations;
     return out;
 }
 

@@ -156,6 +156,31 @@ struct FleetSizing {
 };
 [[nodiscard]] FleetSizing serving_fleet_search(const Scenario& base, int max_gpus, int threads = 0,
                                                const std::function<void(std::size_t, std::size_t)>& progress = {});
+// `search` on a disaggregated serving scenario (docs/serving.md "Disaggregated prefill and decode"): the
+// fewest GPUs of its pool layouts meeting the SLO at its qps (sim::fewest_pools), beside the colocated
+// search's answer to the same question (the scenario without its disaggregation).
+struct PoolSizing {
+    sim::PoolSearch pools;
+    FleetSizing colocated;
+};
+[[nodiscard]] PoolSizing disaggregated_fleet_search(const Scenario& base, int max_gpus, int threads = 0,
+                                                    const std::function<void(std::size_t, std::size_t)>& progress = {});
+// With qps "max": each split of the scenario's GPUs between the pools (1, 2, ... prefill replicas of
+// prefill_tp, the GPUs left as decode replicas of /parallel) and its capacity, beside the colocated deployment
+// of the same GPUs as replicas of /parallel. Rows in prefill-replica order; the splits run on `threads`.
+struct SplitCapacity {
+    int prefill_replicas = 0, decode_replicas = 0, gpus = 0;
+    SloCapacity capacity;
+    double qps_per_gpu = 0;
+};
+struct SplitCapacities {
+    std::vector<SplitCapacity> rows;
+    SloCapacity colocated;
+    int colocated_gpus = 0;
+    std::int64_t simulations = 0;
+};
+[[nodiscard]] SplitCapacities split_capacities(const Scenario& base, const CapacityOptions& o = {}, int threads = 0,
+                                               const std::function<void(std::size_t, std::size_t)>& progress = {});
 // The requests a stream at `qps` needs to span `span_s` of arrivals (times sim::arrival_dispersion: longer
 // for bursty arrivals; at least the scenario's own), capped at `max_requests`.
 [[nodiscard]] std::int64_t stream_requests(const InferenceConfig& in, double qps, double span_s,

@@ -84,9 +84,98 @@ std::string fleet_sizing_text(const Scenario& s, const app::FleetSizing& f) {
                    s.inference.qps, c.gpus(), c.tp, c.pp, c.replicas, f.sized_qps);
 }
 
+std::string slo_text(const InferenceConfig& in) {
+    return fmt::format("SLO p99 TTFT {} / TPOT {}", in.slo.ttft_p99_s ? human_seconds(*in.slo.ttft_p99_s) : "-",
+                       in.slo.tpot_p99_s ? human_seconds(*in.slo.tpot_p99_s) : "-");
+}
+
+// A disaggregated scenario with qps "max": the capacity of each split of its GPUs between the pools.
+int split_capacities(const SearchFlags& f, const Scenario& s) {
+    const auto r = [&] {
+        ProgressBar bar("capacity per split");
+        return app::split_capacities(s, {}, f.threads.value_or(0), [&bar](std::size_t done, std::size_t all) {
+            bar.update(static_cast<double>(done) / static_cast<double>(all));
+        });
+    }();
+    const auto& p = s.parallel;
+    const int prefill_tp = s.inference.disaggregation.prefill_tp;
+    if (f.json) {
+        print_json(report::split_capacities_json(s, r));
+    } else {
+        std::cout << wrap_text(fmt::format(
+            "{} on {} x {}: the largest {} each split between a prefill pool (replicas of tp {}) and a decode pool "
+            "(tp {} pp {}) holds within {} ({} simulations)",
+            s.model.name, s.gpus, s.system.name, capacity_rate_text(s.inference), prefill_tp, p.tp, p.pp,
+            slo_text(s.inference), r.simulations));
+        Table t({"prefill", "decode", "GPUs", "req/s", "per GPU"});
+        auto row = [&](std::string pre, std::string dec, int gpus, const app::SloCapacity& c) {
+            t.row({std::move(pre), std::move(dec), std::to_string(gpus),
+                   c.qps > 0 ? fmt::format("{:.4g}", c.qps) : std::string("none"),
+                   c.qps > 0 ? fmt::format("{:.4g}", c.qps / gpus) : std::string("-")});
+        };
+        for (const auto& x : r.rows)
+            row(fmt::format("{} x tp {}", x.prefill_replicas, prefill_tp), std::to_string(x.decode_replicas), x.gpus,
+                x.capacity);
+        row("colocated", std::to_string(r.colocated_gpus / p.model_parallel()), r.colocated_gpus, r.colocated);
+        std::cout << t.str();
+        for (const auto& x : r.rows)
+            if (x.capacity.qps <= 0)
+                std::cout << wrap_text(fmt::format("{} prefill replicas: {}", x.prefill_replicas, x.capacity.why_none));
+        if (r.colocated.qps <= 0) std::cout << wrap_text("colocated: " + r.colocated.why_none);
+    }
+    for (const auto& x : r.rows)
+        if (x.capacity.qps > 0) return 0;
+    return 1;
+}
+
+// A disaggregated scenario with a rate: the fewest GPUs of its pools, beside the colocated answer.
+int pool_sizing(const SearchFlags& f, const Scenario& s, int max_gpus) {
+    const auto r = [&] {
+        ProgressBar bar("serving search");
+        return app::disaggregated_fleet_search(s, max_gpus, f.threads.value_or(0),
+                                               [&bar](std::size_t done, std::size_t all) {
+                                                   bar.update(static_cast<double>(done) / static_cast<double>(all));
+                                               });
+    }();
+    if (f.json) {
+        print_json(report::pool_search_json(s, r, max_gpus));
+    } else {
+        std::cout << wrap_text(
+            fmt::format("{} on {} at {:g} req/s, {}: the fewest GPUs, disaggregated and colocated "
+                        "({} simulations)",
+                        s.model.name, s.system.name, s.inference.qps, slo_text(s.inference),
+                        r.pools.simulations + r.colocated.search.simulations));
+        Table t({"deployment", "GPUs", "layout", "TTFT p99", "TPOT p99"});
+        if (const auto& b = r.pools.best)
+            t.row({"disaggregated", std::to_string(b->gpus()),
+                   fmt::format("{} x tp {} prefill + {} x tp {} pp {} decode", b->prefill_replicas, b->prefill_tp,
+                               b->decode_replicas, s.parallel.tp, s.parallel.pp),
+                   human_seconds(b->result.ttft_s.p99), human_seconds(b->result.tpot_s.p99)});
+        if (!r.colocated.search.best.empty()) {
+            const auto& c = r.colocated.search.best.front();
+            t.row({"colocated", std::to_string(c.gpus()), fmt::format("{} x {} x {}", c.tp, c.pp, c.replicas),
+                   human_seconds(c.result.ttft_s.p99), human_seconds(c.result.tpot_s.p99)});
+        }
+        std::cout << t.str();
+        if (!r.pools.best) std::cout << wrap_text("disaggregated: no answer: " + r.pools.why_none);
+        if (r.colocated.search.best.empty())
+            std::cout << wrap_text("colocated: no answer: " + r.colocated.search.why_none);
+        if (r.pools.best && !r.colocated.search.best.empty()) {
+            const int a = r.pools.best->gpus(), b = r.colocated.search.best.front().gpus();
+            std::cout << wrap_text(
+                a == b ? fmt::format("the pools need as many GPUs as colocated replicas ({})", a)
+                       : fmt::format("the pools need {} GPUs {} than colocated replicas ({:.2f}x the goodput per GPU)",
+                                     std::abs(a - b), a < b ? "fewer" : "more", static_cast<double>(b) / a));
+        }
+    }
+    return r.pools.best ? 0 : 1;
+}
+
 // Capacity planning on a serving scenario (docs/serving.md): the fewest GPUs meeting its SLO at its qps.
 int serving_capacity(const SearchFlags& f, const Scenario& s) {
     const int max_gpus = f.max_gpus.value_or(f.gpus.value_or(64));
+    if (s.inference.disaggregation.enabled())
+        return s.inference.qps_max ? split_capacities(f, s) : pool_sizing(f, s, max_gpus);
     if (s.inference.qps_max) return capacity_per_gpu(f, s, max_gpus);
     const auto fleet = [&] {   // the bar is cleared before anything is printed
         ProgressBar bar("serving search");

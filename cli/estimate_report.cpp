@@ -19,6 +19,10 @@ namespace llmsim::cli {
 std::string replicas_text(const Scenario& s, std::int64_t replicas) {
     std::string t =
         fmt::format("{} replica{} of tp {} pp {}", replicas, replicas == 1 ? "" : "s", s.parallel.tp, s.parallel.pp);
+    if (const auto& d = s.inference.disaggregation; d.enabled()) {
+        const int prefill = d.prefill_gpus / d.prefill_tp;
+        t = fmt::format("prefill {} replica{} of tp {}, decode {}", prefill, prefill == 1 ? "" : "s", d.prefill_tp, t);
+    }
     if (replicas > 1 && s.inference.router != RouterPolicy::round_robin)
         t += fmt::format(", {} routing", to_string(s.inference.router));
     return t;
@@ -148,7 +152,18 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     Table u({"deployment", "value"});
     u.row({"makespan", human_seconds(c.makespan_s)});
     u.row({"iterations (all replicas)", with_commas(c.iterations)});
-    u.row({"mean sequences per iteration", fmt::format("{:.1f}", c.mean_batch)});
+    if (const auto& d = c.disaggregated) {
+        u.row({"prefill pool: time iterating, sequences",
+               fmt::format("{:.0f}%, {:.1f}", 100 * d->prefill.busy_fraction, d->prefill.mean_batch)});
+        u.row({"decode pool: time iterating, sequences",
+               fmt::format("{:.0f}%, {:.1f}", 100 * d->decode.busy_fraction, d->decode.mean_batch)});
+        u.row({"KV transfer mean / p99",
+               fmt::format("{} / {}", human_seconds(d->transfer_s.mean), human_seconds(d->transfer_s.p99))});
+        u.row(
+            {"KV link per GPU, busy", fmt::format("{:.4g} GB/s, {:.0f}%", d->link_GBps, 100 * d->link_busy_fraction)});
+    } else {
+        u.row({"mean sequences per iteration", fmt::format("{:.1f}", c.mean_batch)});
+    }
     u.row({"KV blocks per replica", fmt::format("{} x {} tokens", with_commas(c.kv_blocks), kKvBlockTokens)});
     u.row({"KV occupancy mean / max",
            fmt::format("{:.0f}% / {:.0f}%", 100 * c.kv_occupancy_mean, 100 * c.kv_occupancy_max)});

@@ -8,7 +8,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         const llmsim::Json j = llmsim::parse_json_text(llmsim::fuzz::text_of(data, size), "fuzz.json");
         const llmsim::Scenario s = llmsim::parse_scenario(j, "/nonexistent-fuzz-dir");
-        FUZZ_CHECK(s.gpus >= 1 && s.gpus == s.parallel.world());
+        // A disaggregated deployment's prefill pool takes its GPUs out of /gpus; /parallel lays out the rest.
+        FUZZ_CHECK(s.gpus >= 1 && s.gpus == s.parallel.world() + s.inference.disaggregation.prefill_gpus);
     } catch (const llmsim::ConfigError& e) {
         FUZZ_CHECK(!e.problems().empty());
     }

@@ -369,6 +369,19 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         in.slo.tpot_p99_s = o.num_key("tpot_p99_s");
         o.finish();
     }
+    if (const Json* dj = r.get("disaggregation")) {
+        KeyReader o(*dj, r.ptr("disaggregation"), r.problems(), "/inference/disaggregation");
+        auto& d = in.disaggregation;
+        d.prefill_gpus = static_cast<int>(o.required_int_key("prefill_gpus"));
+        d.prefill_tp = static_cast<int>(o.int_key_or("prefill_tp", s.parallel.tp));
+        const auto link = o.num_key("link_GBps");
+        d.link_stated = link.has_value();
+        d.link_GBps = link.value_or(0.0);
+        o.finish();
+        if (d.prefill_gpus > 0 && d.prefill_tp > 0 && d.prefill_gpus % d.prefill_tp != 0)
+            r.problems().add(o.ptr("prefill_gpus"), Json(d.prefill_gpus),
+                             fmt::format("a multiple of prefill_tp ({}): whole prefill replicas", d.prefill_tp));
+    }
     EngineStated stated;
     stated.max_batch = r.has("max_batch");
     stated.max_batch_tokens = r.has("max_batch_tokens");
@@ -435,6 +448,27 @@ void check_context_length(const Scenario& s, Problems& pr) {
                fmt::format("a prompt that, with the {} output tokens{}, fits {}", in.output_len, mean ? " (means)" : "",
                            context));
     }
+}
+
+// The prefill pool's layout (its tp follows the rules /parallel/tp does) and the link between the pools,
+// resolved from the system unless stated.
+void check_disaggregation(Scenario& s, Problems& pr) {
+    auto& d = s.inference.disaggregation;
+    const std::string at = "/inference/disaggregation";
+    ParallelConfig q;
+    q.tp = d.prefill_tp;
+    q.dp = std::max(1, d.prefill_gpus / std::max(1, d.prefill_tp));
+    const LayoutRules rules = tp_rules(s.model, d.prefill_tp);
+    for (int i = 0; i < static_cast<int>(LayoutRule::count); ++i)
+        if (rules & bit(static_cast<LayoutRule>(i)))
+            pr.add(at + "/prefill_tp", Json(d.prefill_tp),
+                   describe(static_cast<LayoutRule>(i), s.model, q, s.training).expected);
+    const bool one_domain = resolve_disaggregation_link(s);
+    if (!(d.link_GBps > 0))
+        pr.add_raw(
+            fmt::format("{}/link_GBps: missing: expected the KV-transfer bandwidth per GPU (system {} states no "
+                        "{} bandwidth)",
+                        at, s.system.name, one_domain ? "scale-up" : "scale-out"));
 }
 
 }   // namespace
@@ -586,16 +620,24 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     auto& p = s.parallel;
     if (!layout_products_ok(p, dp_given, pr)) pr.raise();
     const int mp = p.model_parallel();
+    // A disaggregated deployment's prefill pool takes its GPUs out of /gpus; /parallel lays out the rest.
+    const int prefill_gpus = s.is_inference ? s.inference.disaggregation.prefill_gpus : 0;
     if (gpus) {
         s.gpus = static_cast<int>(*gpus);
-        if (!dp_given) {
-            if (s.gpus % mp != 0)
-                pr.add("/gpus", Json(s.gpus), fmt::format("a multiple of {}", product_text(p)));
+        if (prefill_gpus > 0 && prefill_gpus >= s.gpus)
+            pr.add("/inference/disaggregation/prefill_gpus", Json(prefill_gpus),
+                   fmt::format("fewer than /gpus ({}): the decode pool takes the rest", s.gpus));
+        else if (!dp_given) {
+            if ((s.gpus - prefill_gpus) % mp != 0)
+                pr.add("/gpus", Json(s.gpus),
+                       prefill_gpus > 0
+                           ? fmt::format("prefill_gpus ({}) + a multiple of {}", prefill_gpus, product_text(p))
+                           : fmt::format("a multiple of {}", product_text(p)));
             else
-                p.dp = s.gpus / mp;
+                p.dp = (s.gpus - prefill_gpus) / mp;
         }
     } else if (dp_given || mp > 1) {
-        s.gpus = p.world();
+        s.gpus = p.world() + prefill_gpus;
     } else if (!j.is_null() && !r.has("gpus")) {   // a present but bad value was reported already
         pr.add_raw("/gpus: missing: expected the total number of accelerators");
     }
@@ -609,17 +651,18 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
         s.training.global_batch = std::min(gb, limits::kBatch);
     }
 
-    if (!pr.empty() && s.model.layers > 0 && s.gpus > 0 && s.gpus % mp != 0) {
+    if (!pr.empty() && s.model.layers > 0 && s.gpus > 0 && (s.gpus - prefill_gpus) % mp != 0) {
         // The GPU count does not divide: still say what else is wrong with the layout.
         ParallelConfig q = p;
-        q.dp = std::max(1, s.gpus / mp);
+        q.dp = std::max(1, (s.gpus - prefill_gpus) / mp);
         Problems more;
         check_layout(s.model, q.world(), q, s.training, more, s.is_inference);
         for (auto& l : more.lines)
             if (l.rfind("/training/global_batch", 0) != 0) pr.add_raw(l);
     }
     if (pr.empty()) {
-        check_layout(s.model, s.gpus, p, s.training, pr, s.is_inference);
+        check_layout(s.model, s.gpus - prefill_gpus, p, s.training, pr, s.is_inference);
+        if (prefill_gpus > 0) check_disaggregation(s, pr);
         check_context_length(s, pr);
         if (!s.is_inference && s.training.activation_offload_layers > 0 && !(s.system.pcie_GBps > 0))
             pr.add("/system/pcie_GBps", Json(s.system.pcie_GBps),
@@ -742,6 +785,9 @@ Json to_json(const InferenceConfig& in) {
             for (const char* k : {"input_len", "output_len", "seed"}) j.erase(k);
         }
     }
+    if (const auto& d = in.disaggregation; d.enabled())
+        j["disaggregation"] = {
+            {"prefill_gpus", d.prefill_gpus}, {"prefill_tp", d.prefill_tp}, {"link_GBps", d.link_GBps}};
     const auto& sp = in.speculative;
     if (sp.enabled) {
         Json o = {{"method", sp.method}, {"tokens", sp.tokens}};

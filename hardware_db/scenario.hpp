@@ -12,6 +12,7 @@ namespace llmsim {
 
 // `base_dir` resolves relative paths (HF config.json, calibration profiles).
 Scenario parse_scenario(const Json& j, const std::string& base_dir = ".", const Database& db = Database::builtin());
+
 Scenario load_scenario_file(const std::string& path, const Database& db = Database::builtin());
 
 // Cross-field checks of a layout against its model (used by the parser and by the search).

@@ -974,6 +974,12 @@ std::vector<ScenarioKey> build() {
     t.push_back(K(in, "speculative", KT::object, G, "speculative decoding (below)")
                     .computed("absent: none")
                     .example("{\"method\": \"mtp\", \"acceptance_length\": 2.5}"));
+    t.push_back(K(in, "disaggregation", KT::object, S,
+                  "prefill on a pool of GPUs of its own, the KV cache shipped to the decode pool (/parallel lays out "
+                  "the decode pool over the GPUs left); docs/serving.md \"Disaggregated prefill and decode\" (below)")
+                    .ext()
+                    .computed("absent: colocated (every replica prefills and decodes)")
+                    .example("{\"prefill_gpus\": 2, \"prefill_tp\": 1}"));
     t.push_back(K(in, "slo", KT::object, S, "latency targets; the output says whether they are met (below)")
                     .computed("absent")
                     .example("{\"ttft_p99_s\": 2.0}"));
@@ -1019,6 +1025,25 @@ std::vector<ScenarioKey> build() {
                   "its release, MAJOR[.MINOR[.PATCH]] (\"0.6.1\"): behaviours that changed between releases follow it")
                     .computed("a current release")
                     .example("\"0.6.1\""));
+    const std::string dg = "/inference/disaggregation";
+    t.push_back(K(dg, "prefill_gpus", KT::integer, S, "GPUs of the prefill pool, out of /gpus")
+                    .ext()
+                    .range(1, limits::kGpus)
+                    .required()
+                    .example("2"));
+    t.push_back(K(dg, "prefill_tp", KT::integer, S, "tensor parallelism of a prefill replica (its pp is 1)")
+                    .ext()
+                    .range(1, limits::kGpus)
+                    .computed("/parallel/tp (the decode pool's)")
+                    .example("1"));
+    t.push_back(
+        K(dg, "link_GBps", KT::number, S, "achievable KV-transfer bandwidth per GPU, per direction, between the pools")
+            .ext()
+            .real(limits::kMinRate, true, limits::kMaxRate)
+            .unit("GB/s")
+            .computed("the system's scale-up fabric (intra_node_GBps x efficiency) when all the GPUs share "
+                      "one scale-up domain, else its network (inter_node_GBps x efficiency)")
+            .example("25"));
     const std::string slo = "/inference/slo";
     t.push_back(K(slo, "ttft_p99_s", KT::number, S, "99th-percentile time to first token")
                     .real(0.0, false, kMaxSeconds)

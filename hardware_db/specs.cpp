@@ -179,4 +179,14 @@ const char* to_string(Optimizer o) {
 
 const char* to_string(MlpKind m) { return m == MlpKind::gelu ? "gelu" : "swiglu"; }
 
+bool resolve_disaggregation_link(Scenario& s) {
+    auto& d = s.inference.disaggregation;
+    const bool one_domain = s.gpus <= s.system.scaleup_domain;
+    d.link_latency_s = (one_domain ? s.system.intra_node_latency_us : s.system.inter_node_latency_us) * 1e-6;
+    if (!d.link_stated)
+        d.link_GBps = one_domain ? s.system.intra_node_GBps * s.system.intra_node_efficiency
+                                 : s.system.inter_node_GBps * s.system.inter_node_efficiency;
+    return one_domain;
+}
+
 }   // namespace llmsim

@@ -413,6 +413,21 @@ struct ArrivalTrace {
     }
 };
 
+// A disaggregated deployment (docs/serving.md "Disaggregated prefill and decode"): prompts run on a prefill
+// pool of their own GPUs, their KV cache moves over a link to a decode pool, which generates the rest. The
+// scenario's `parallel` lays out the decode pool over the GPUs the prefill pool leaves.
+struct Disaggregation {
+    int prefill_gpus = 0;   // 0: colocated (prefill and decode on the same replicas)
+    int prefill_tp = 1;     // tensor parallelism of a prefill replica (pp 1)
+    // Per GPU, one direction, achievable: the KV of a request leaves each prefill GPU and reaches each
+    // decode GPU at this rate. Resolved at parse time: stated, else the system's scale-up fabric when the
+    // whole deployment is one scale-up domain, else its scale-out network.
+    double link_GBps = 0;
+    double link_latency_s = 0;   // one transfer's fixed latency (the fabric's per-hop latency)
+    bool link_stated = false;
+    bool enabled() const { return prefill_gpus > 0; }
+};
+
 struct InferenceConfig {
     std::int64_t batch = 1;
     std::int64_t input_len = 128;    // mean (rounded) of input_dist
@@ -452,6 +467,7 @@ struct InferenceConfig {
     // inference.arrivals: the trace the request stream replays (its times scaled to `qps`, repeated past
     // its end); null: a Poisson stream at `qps`, or offline.
     std::shared_ptr<const ArrivalTrace> arrivals;
+    Disaggregation disaggregation;
 };
 
 // What training cost functions read: the model, the system, the layout and the training settings, by
@@ -487,5 +503,11 @@ struct Scenario {
     TrainingJob training_job() const { return {model, system, parallel, training}; }
     ServingJob serving_job() const { return {model, system, parallel, inference}; }
 };
+
+// A disaggregated deployment's KV link (inference.disaggregation), unless stated: the system's scale-up fabric
+// (intra_node_GBps x efficiency) when all of s.gpus share one scale-up domain, else its network
+// (inter_node_GBps x efficiency); the latency the fabric's either way. Returns whether it is one domain. The
+// reader calls it, and so does anything that changes s.gpus (sim::pool_scenario).
+bool resolve_disaggregation_link(Scenario& s);
 
 }   // namespace llmsim

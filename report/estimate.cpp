@@ -252,6 +252,19 @@ Json serving_json(const Scenario&, const Estimate& est) {
         j["prefill_compute_bound_fraction"] = c.prefill_compute_fraction;
         j["decode_compute_bound_fraction"] = c.decode_compute_fraction;
         if (s.inference.speculative.enabled) j["speculative_tokens_per_step"] = c.spec_tokens_per_step;
+        if (const auto& d = c.disaggregated) {
+            auto pool = [](const sim::PoolStats& p) {
+                return Json{{"replicas", p.replicas},       {"tp", p.tp},
+                            {"mean_batch", p.mean_batch},   {"iterations", p.iterations},
+                            {"preemptions", p.preemptions}, {"busy_fraction", p.busy_fraction}};
+            };
+            j["disaggregation"] = {{"prefill", pool(d->prefill)},
+                                   {"decode", pool(d->decode)},
+                                   {"kv_transfer_distribution_s", distribution_json(d->transfer_s)},
+                                   {"kv_transfer_bytes_per_gpu_mean", d->transfer_bytes_mean},
+                                   {"link_GBps", d->link_GBps},
+                                   {"link_busy_fraction", d->link_busy_fraction}};
+        }
         if (s.inference.slo.any()) j["slo_met"] = c.slo_met;
         j["steadiness"] = {{"saturated_s", c.steadiness.saturated_s}, {"arrival_span_s", c.steadiness.arrival_span_s},
                            {"warmup_s", c.steadiness.warmup_s},       {"offered_qps", c.steadiness.offered_qps},

@@ -202,4 +202,52 @@ Json capacity_per_gpu_json(const app::CapacityPerGpu& r, int max_gpus) {
     return j;
 }
 
+Json pool_search_json(const Scenario& s, const app::PoolSizing& p, int max_gpus) {
+    Json d = {{"simulations", p.pools.simulations}, {"max_gpus", max_gpus}};
+    if (const auto& b = p.pools.best) {
+        const auto& r = b->result;
+        d["gpus"] = b->gpus();
+        d["prefill"] = {{"replicas", b->prefill_replicas}, {"tp", b->prefill_tp}, {"gpus", b->prefill_gpus()}};
+        d["decode"] = {{"replicas", b->decode_replicas},
+                       {"tp", s.parallel.tp},
+                       {"pp", s.parallel.pp},
+                       {"gpus", b->gpus() - b->prefill_gpus()}};
+        d["slo_met"] = b->meets;
+        d["ttft_p99_s"] = r.ttft_s.p99;
+        d["tpot_p99_s"] = r.tpot_s.p99;
+        d["requests_per_s"] = r.requests_per_s;
+        d["output_tokens_per_s_per_gpu"] = r.output_tokens_per_s_per_gpu;
+        if (r.disaggregated) d["kv_transfer_p99_s"] = r.disaggregated->transfer_s.p99;
+    } else {
+        d["why_none"] = p.pools.why_none;
+    }
+    return {{"disaggregated", d}, {"colocated", capacity_search_json(s, p.colocated, max_gpus)}};
+}
+
+Json split_capacities_json(const Scenario& s, const app::SplitCapacities& r) {
+    auto capacity = [](const app::SloCapacity& c, int gpus) {
+        Json j = {{"gpus", gpus}, {"slo_capacity_qps", c.qps}, {"simulations", c.simulations}};
+        if (c.qps > 0)
+            j["slo_capacity_qps_per_gpu"] = c.qps / gpus;
+        else
+            j["why_none"] = c.why_none;
+        return j;
+    };
+    Json rows = Json::array();
+    for (const auto& row : r.rows) {
+        Json j = capacity(row.capacity, row.gpus);
+        j["prefill_replicas"] = row.prefill_replicas;
+        j["decode_replicas"] = row.decode_replicas;
+        rows.push_back(j);
+    }
+    Json colocated = capacity(r.colocated, r.colocated_gpus);
+    colocated["replicas"] = r.colocated_gpus / s.parallel.model_parallel();
+    return {{"splits", rows},
+            {"prefill_tp", s.inference.disaggregation.prefill_tp},
+            {"decode_tp", s.parallel.tp},
+            {"decode_pp", s.parallel.pp},
+            {"colocated", colocated},
+            {"simulations", r.simulations}};
+}
+
 }   // namespace llmsim::report

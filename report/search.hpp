@@ -41,4 +41,11 @@ Json capacity_search_json(const Scenario& s, const app::FleetSizing& f, int max_
 // largest Poisson rate meeting the SLO (req/s) and that rate per GPU, best per GPU first.
 Json capacity_per_gpu_json(const app::CapacityPerGpu& r, int max_gpus);
 
+// A disaggregated serving scenario (`llmsim search --json`): "disaggregated" (the fewest GPUs of its pools
+// meeting the SLO at its qps: prefill and decode replicas, each pool's layout, the simulated percentiles, or
+// "why_none") and "colocated" (capacity_search_json of the same question without pools).
+Json pool_search_json(const Scenario& s, const app::PoolSizing& p, int max_gpus);
+// With qps "max": each split's capacity and the colocated deployment's on the same GPUs.
+Json split_capacities_json(const Scenario& s, const app::SplitCapacities& r);
+
 }   // namespace llmsim::report

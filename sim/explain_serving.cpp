@@ -487,6 +487,12 @@ void serving_recommendation(const Scenario& s, ServingExplanation& e) {
 
 ServingExplanation explain_serving(const Scenario& s) {
     if (!s.is_inference) throw ConfigError("/training: present: `explain_serving` covers serving scenarios");
+    // Its levers (replicas, tp, max_batch, chunk) are a colocated deployment's; a disaggregated one's are
+    // the split between its pools, which `llmsim estimate` reports pool by pool.
+    if (s.inference.disaggregation.enabled())
+        throw ConfigError(
+            "/inference/disaggregation: explain reads colocated deployments; `llmsim estimate` reports each pool of a "
+            "disaggregated one (time iterating, batch, KV transfers), and `--qps max` its capacity");
     ServingExplanation e;
     e.base = measure_serving(s);
     const auto& b = e.base;

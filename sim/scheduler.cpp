@@ -38,7 +38,11 @@ Seq ReplicaScheduler::fresh(std::int32_t id) const {
     Seq q;
     q.req = id;
     q.prompt = r.input + (generated > 1 ? generated - 1 : 0);
-    q.computed = std::floor(hit_ * r.input);   // prefix-cache hit: not recomputed
+    q.computed = std::floor(hit_ * r.input);           // prefix-cache hit: not recomputed
+    if (st_[static_cast<std::size_t>(id)].kv_held) {   // prefilled elsewhere, its KV cache here
+        q.computed = q.prompt;
+        q.decoding = true;
+    }
     return q;
 }
 
@@ -65,6 +69,7 @@ void ReplicaScheduler::decodes(IterationBatch& b) {
             after <= static_cast<double>(q.blocks) * kKvBlockTokens ? 0 : blocks_for(after) - q.blocks;
         while (need > free && running.size() > i + 1) {
             free += running.back().blocks;
+            st_[static_cast<std::size_t>(running.back().req)].kv_held = false;   // its cache is gone
             waiting.push_front(fresh(running.back().req));
             running.pop_back();
             ++preemptions;
@@ -110,13 +115,19 @@ void ReplicaScheduler::prompts(IterationBatch& b) {
     }
 }
 
+// Reserve: the whole request at admission, so a decode never needs a block and nothing is preempted; on
+// demand: the prompt and one step (a request whose KV cache arrived with it: its context and one step).
+std::int64_t ReplicaScheduler::admission_need(const Seq& q) const {
+    const auto& r = reqs_[static_cast<std::size_t>(q.req)];
+    if (in_.kv_reserve) return admission_blocks(in_, r.input + r.output);
+    const double held = q.decoding ? r.input + st_[static_cast<std::size_t>(q.req)].generated : q.prompt;
+    return blocks_for(held + step_tokens_);
+}
+
 bool ReplicaScheduler::can_admit() const {
     if (waiting.empty() || static_cast<std::int64_t>(running.size()) >= seat_cap_) return false;
     if (static_ && !running.empty()) return false;
-    const auto& wr = reqs_[static_cast<std::size_t>(waiting.front().req)];
-    const std::int64_t need = in_.kv_reserve ? admission_blocks(in_, wr.input + wr.output)
-                                             : blocks_for(waiting.front().prompt + step_tokens_);
-    return need <= free_blocks;
+    return admission_need(waiting.front()) <= free_blocks;
 }
 
 Held ReplicaScheduler::admit(IterationBatch& b, double now) {
@@ -124,11 +135,7 @@ Held ReplicaScheduler::admit(IterationBatch& b, double now) {
     while (!waiting.empty()) {
         if (budget_ <= 0) return Held::tokens;
         if (static_cast<std::int64_t>(running.size()) >= seat_cap_) return Held::seats;
-        // Reserve: the whole request at admission, so a decode never needs a block and nothing is
-        // preempted; on demand: the prompt and one step.
-        const auto& wr = reqs_[static_cast<std::size_t>(waiting.front().req)];
-        const std::int64_t need = in_.kv_reserve ? admission_blocks(in_, wr.input + wr.output)
-                                                 : blocks_for(waiting.front().prompt + step_tokens_);
+        const std::int64_t need = admission_need(waiting.front());
         if (need > free_blocks) return Held::kv;
         if (!chunked_ && !fits_whole(waiting.front(), b)) return Held::tokens;
         Seq q = waiting.front();
@@ -138,7 +145,15 @@ Held ReplicaScheduler::admit(IterationBatch& b, double now) {
         auto& rs = st_[static_cast<std::size_t>(q.req)];
         if (rs.admitted < 0) rs.admitted = now;
         running.push_back(q);
-        chunk_of(running.back(), b);
+        if (!q.decoding) {
+            chunk_of(running.back(), b);
+        } else if (budget_ >= step_tokens_) {   // its KV cache arrived with it: its first step now
+            auto& d = running.back();
+            budget_ -= step_tokens_;
+            d.role = 1;
+            b.decode_seqs += 1;
+            b.decode_kv_tokens += reqs_[static_cast<std::size_t>(d.req)].input + rs.generated;
+        }
     }
     return Held::none;
 }

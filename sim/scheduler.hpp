@@ -25,7 +25,11 @@ struct Request {
 // What the stream records of a request while it is served.
 struct RequestState {
     double first_token = -1, finish = -1, admitted = -1;
-    double generated = 0;   // survives preemption
+    double generated = 0;        // survives preemption
+    std::int32_t replica = -1;   // where it was routed
+    // Its prompt's KV cache arrives with it (a disaggregated deployment's decode pool): admitted, it decodes at
+    // once; a preemption frees that cache, and it is recomputed like any preempted request.
+    bool kv_held = false;
 };
 
 // A request on a replica.
@@ -74,6 +78,7 @@ public:
 
 private:
     bool fits_whole(const Seq& q, const IterationBatch& b) const;
+    std::int64_t admission_need(const Seq& q) const;
     void chunk_of(Seq& q, IterationBatch& b);
 
     const InferenceConfig& in_;

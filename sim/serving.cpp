@@ -415,8 +415,9 @@ struct IterationTotals {
 // time, so a router sees every iteration that ended by then.
 class ReplicaLoop {
 public:
+    // `offline`: every request queued at t = 0 (its saturated rates are measured).
     ReplicaLoop(const ServingJob& job, const std::vector<Request>& reqs, std::vector<RequestState>& st,
-                const KvPool& pool, const ServingOptions& opt)
+                const KvPool& pool, const ServingOptions& opt, bool offline)
         : job_(job),
           in_(job.inference),
           reqs_(reqs),
@@ -426,7 +427,7 @@ public:
           policy_(scheduler(job.inference.scheduler)),
           price_(job),
           emitted_(speculative_tokens_per_step(job.inference.speculative)),
-          offline_(job.inference.qps <= 0) {}
+          offline_(offline) {}
 
     // Serves the requests of `order` (in arrival order) on `count` replicas numbered from `first`, each
     // joining the replica `route` picks when it arrives (the first when route is null).
@@ -446,6 +447,7 @@ public:
                 ++next;
                 Replica& x = reps[k];
                 x.mine.push_back(static_cast<std::int32_t>(id));
+                st_[id].replica = first + static_cast<std::int32_t>(k);
                 load[k].requests += 1;
                 load[k].tokens += reqs_[id].input;
                 if (!x.scheduled) {   // idle: it looks for work when the request arrives
@@ -577,7 +579,71 @@ private:
 
 }   // namespace
 
+namespace {
+
+// Each arrival reads every replica's load: bounded as the sequence-steps are, before anything runs.
+void check_router_work(const InferenceConfig& in, const RouterDef& route, int replicas, std::size_t requests,
+                       const ServingOptions& opt) {
+    const double loads_read = static_cast<double>(replicas) * static_cast<double>(requests);
+    if (route.uses_load && loads_read > opt.max_sequence_steps)
+        throw ConfigError(fmt::format(
+            "/inference/router: \"{}\" over {} replicas and {} requests reads {:.3g} replica loads, past the "
+            "serving simulator's work limit ({:.3g}): expected fewer requests or replicas, or \"round-robin\"",
+            to_string(in.router), replicas, requests, loads_read, opt.max_sequence_steps));
+}
+
+// Serves the requests of `order` (in arrival order) on `replicas` replicas. Round robin sees no load: each
+// replica runs alone on its share (only `sampled`'s when it is >= 0). A router that reads the replicas'
+// load runs them together, every replica simulated.
+void serve_stream(ReplicaLoop& loop, const std::vector<std::int32_t>& order, int replicas, const RouterDef& route,
+                  int sampled) {
+    if (route.uses_load) {
+        loop.run(order, replicas, 0, route.route);
+        return;
+    }
+    for (int rep = std::max(0, sampled); rep < (sampled >= 0 ? sampled + 1 : replicas); ++rep) {
+        // This replica's requests: every replicas-th one (round robin).
+        std::vector<std::int32_t> mine;
+        for (std::size_t i = static_cast<std::size_t>(rep); i < order.size(); i += static_cast<std::size_t>(replicas))
+            mine.push_back(order[i]);
+        loop.run(mine, 1, rep, nullptr);
+    }
+}
+
+// Whether the measured percentiles meet the scenario's SLO (into res.slo_met).
+void judge_slo(const InferenceConfig& in, ServingResult& res) {
+    if (in.slo.ttft_p99_s && res.ttft_s.p99 > *in.slo.ttft_p99_s) res.slo_met = false;
+    if (in.slo.tpot_p99_s && res.tpot_s.p99 > *in.slo.tpot_p99_s) res.slo_met = false;
+    // Past capacity the percentiles grow with the stream's length: no SLO is met there, whatever it names.
+    if (in.slo.any() && !res.steadiness.keeps_up) res.slo_met = false;
+}
+
+std::vector<std::int32_t> in_order(std::size_t n) {
+    std::vector<std::int32_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::int32_t>(i);
+    return order;
+}
+
+ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions& opt);
+
+}   // namespace
+
+ParallelConfig prefill_layout(const Disaggregation& d) {
+    ParallelConfig p;
+    p.tp = std::max(1, d.prefill_tp);
+    p.dp = std::max(1, d.prefill_gpus / p.tp);
+    return p;
+}
+
+InferenceConfig pool_inference(const InferenceConfig& in, bool prefill) {
+    InferenceConfig p = in;
+    p.disaggregation = {};
+    if (prefill) p.speculative = {};
+    return p;
+}
+
 ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt) {
+    if (job.inference.disaggregation.enabled()) return simulate_disaggregated(job, opt);
     const auto& in = job.inference;
     ServingResult res;
     const auto reqs = request_stream(in);
@@ -589,37 +655,16 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const auto& sp = in.speculative;
     res.spec_tokens_per_step = speculative_tokens_per_step(sp);   // produced per decode sequence
     const RouterDef& route = router(in.router);
-    // Each arrival reads every replica's load: bounded as the sequence-steps are, before anything runs.
-    const double loads_read = static_cast<double>(replicas) * static_cast<double>(reqs.size());
-    if (route.uses_load && loads_read > opt.max_sequence_steps)
-        throw ConfigError(fmt::format(
-            "/inference/router: \"{}\" over {} replicas and {} requests reads {:.3g} replica loads, past the "
-            "serving simulator's work limit ({:.3g}): expected fewer requests or replicas, or \"round-robin\"",
-            to_string(in.router), replicas, reqs.size(), loads_read, opt.max_sequence_steps));
+    check_router_work(in, route, replicas, reqs.size(), opt);
     check_stream(in, reqs, pool, decode_step_tokens(sp), res.spec_tokens_per_step, opt);
 
+    const bool offline = in.qps <= 0;
     std::vector<RequestState> st(reqs.size());
-    ReplicaLoop loop(job, reqs, st, pool, opt);
-    // Round robin sees no load: each replica runs alone on its share (one, when sampled). A router that
-    // reads the replicas' load runs them together, every replica simulated.
+    ReplicaLoop loop(job, reqs, st, pool, opt, offline);
     const int sampled = route.uses_load ? -1 : (opt.sample_replica >= 0 ? opt.sample_replica % replicas : -1);
     res.sampled_replica = sampled;
-    if (route.uses_load) {
-        std::vector<std::int32_t> order(reqs.size());
-        for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int32_t>(i);
-        loop.run(order, replicas, 0, route.route);
-    } else {
-        for (int rep = std::max(0, sampled); rep < (sampled >= 0 ? sampled + 1 : replicas); ++rep) {
-            // This replica's requests: every replicas-th one (round robin).
-            std::vector<std::int32_t> mine;
-            for (std::size_t i = static_cast<std::size_t>(rep); i < reqs.size();
-                 i += static_cast<std::size_t>(replicas))
-                mine.push_back(static_cast<std::int32_t>(i));
-            loop.run(mine, 1, rep, nullptr);
-        }
-    }
+    serve_stream(loop, in_order(reqs.size()), replicas, route, sampled);
     loop.into(res);
-    const bool offline = in.qps <= 0;
     const SaturatedRates& saturated = loop.saturated;
     const double end_all = loop.end_all, in_system_area = loop.in_system_area;
     const std::int64_t iterations = loop.iterations;
@@ -651,12 +696,177 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
         }
     }
     res.output_tokens_per_s_per_gpu = res.output_tokens_per_s / job.gpus();
-    if (in.slo.ttft_p99_s && res.ttft_s.p99 > *in.slo.ttft_p99_s) res.slo_met = false;
-    if (in.slo.tpot_p99_s && res.tpot_s.p99 > *in.slo.tpot_p99_s) res.slo_met = false;
-    // Past capacity the percentiles grow with the stream's length: no SLO is met there, whatever it names.
-    if (in.slo.any() && !res.steadiness.keeps_up) res.slo_met = false;
+    judge_slo(in, res);
     return res;
 }
+
+namespace {
+
+// Disaggregated prefill and decode (docs/serving.md "Disaggregated prefill and decode"): the stream's
+// prompts are served by the prefill pool (each request prefilled, its first token sampled there); each
+// prompt's KV cache then leaves over its prefill replica's links, one transfer at a time per replica, at
+// the slower side's bytes per GPU over the link's rate; the request joins the decode pool when it lands,
+// admitted with its cache (it decodes at once) and generating the rest of its output. TTFT is the prefill
+// pool's; TPOT spans the transfer and the decode pool's queue.
+ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions& opt) {
+    const auto& in = job.inference;
+    const auto& dg = in.disaggregation;
+    ServingResult res;
+    const auto reqs = request_stream(in);
+    const std::size_t n = reqs.size();
+    res.requests = static_cast<std::int64_t>(n);
+    const bool offline = in.qps <= 0;
+
+    // The pools: the prefill pool makes one token per request (no speculation); the decode pool is the
+    // scenario's layout.
+    const ParallelConfig prefill_parallel = prefill_layout(dg);
+    const InferenceConfig prefill_in = pool_inference(in, true), decode_in = pool_inference(in, false);
+    const ServingJob prefill{job.model, job.system, prefill_parallel, prefill_in};
+    const ServingJob decode{job.model, job.system, job.parallel, decode_in};
+    const int prefill_replicas = prefill.replicas(), decode_replicas = decode.replicas();
+    const KvPool prefill_pool = kv_pool(prefill), decode_pool = kv_pool(decode);
+    res.replicas = decode_replicas;
+    res.kv_blocks = decode_pool.blocks;
+    res.spec_tokens_per_step = speculative_tokens_per_step(in.speculative);
+    const RouterDef& route = router(in.router);
+    check_router_work(in, route, std::max(prefill_replicas, decode_replicas), n, opt);
+
+    std::vector<Request> prompts = reqs;
+    for (auto& r : prompts) r.output = 1;
+    check_stream(prefill_in, prompts, prefill_pool, 1.0, 1.0, opt);
+    check_stream(decode_in, reqs, decode_pool, decode_step_tokens(in.speculative), res.spec_tokens_per_step, opt);
+
+    // 1. The prefill pool.
+    std::vector<RequestState> first(n);
+    ReplicaLoop pre(prefill, prompts, first, prefill_pool, opt, offline);
+    serve_stream(pre, in_order(n), prefill_replicas, route, -1);
+
+    // 2. The KV transfers, first finished first, one at a time on each prefill replica's links.
+    const double bytes_per_token = std::max(prefill_pool.bytes_per_token, decode_pool.bytes_per_token);
+    const double link_Bps = dg.link_GBps * 1e9;
+    if (!(link_Bps > 0))
+        throw ConfigError(
+            fmt::format("/inference/disaggregation/link_GBps: {}: expected a KV-transfer rate > 0 GB/s "
+                        "(the system states none for {} GPUs)",
+                        dg.link_GBps, job.gpus() + dg.prefill_gpus));
+    std::vector<std::int32_t> by_finish = in_order(n);
+    std::stable_sort(by_finish.begin(), by_finish.end(), [&](std::int32_t a, std::int32_t b) {
+        return first[static_cast<std::size_t>(a)].finish < first[static_cast<std::size_t>(b)].finish;
+    });
+    std::vector<double> link_free(static_cast<std::size_t>(prefill_replicas), 0.0);
+    std::vector<Request> decodes = reqs;
+    std::vector<double> transfer_s;
+    transfer_s.reserve(n);
+    double link_busy_s = 0, bytes_moved = 0;
+    for (const std::int32_t id : by_finish) {
+        const auto i = static_cast<std::size_t>(id);
+        const double bytes = reqs[i].input * bytes_per_token;
+        const double busy = bytes / link_Bps;
+        auto& free_at = link_free[static_cast<std::size_t>(std::max(0, first[i].replica))];
+        const double start = std::max(first[i].finish, free_at);
+        free_at = start + busy;
+        decodes[i].arrival_s = start + busy + dg.link_latency_s;
+        transfer_s.push_back(decodes[i].arrival_s - first[i].finish);
+        link_busy_s += busy;
+        bytes_moved += bytes;
+    }
+
+    // 3. The decode pool: the requests with tokens left to generate, in the order their caches land.
+    std::vector<RequestState> st(n);
+    std::vector<std::int32_t> landing;
+    for (const std::int32_t id : by_finish)
+        if (reqs[static_cast<std::size_t>(id)].output > 1) landing.push_back(id);
+    std::stable_sort(landing.begin(), landing.end(), [&](std::int32_t a, std::int32_t b) {
+        return decodes[static_cast<std::size_t>(a)].arrival_s < decodes[static_cast<std::size_t>(b)].arrival_s;
+    });
+    for (const std::int32_t id : landing) {
+        auto& s = st[static_cast<std::size_t>(id)];
+        s.first_token = first[static_cast<std::size_t>(id)].first_token;
+        s.generated = 1;
+        s.kv_held = true;
+    }
+    ReplicaLoop dec(decode, decodes, st, decode_pool, opt, false);
+    serve_stream(dec, landing, decode_replicas, route, -1);
+
+    // The requests as the user sees them: arrival, first token (prefill pool), last token (decode pool).
+    for (std::size_t i = 0; i < n; ++i) {
+        st[i].first_token = first[i].first_token;
+        st[i].admitted = first[i].admitted;
+        if (reqs[i].output <= 1) st[i].finish = first[i].finish;
+    }
+    ServingResult pr, dr;
+    pre.into(pr);
+    dec.into(dr);
+    res.mean_batch = dr.mean_batch;
+    res.kv_occupancy_mean = dr.kv_occupancy_mean;
+    res.kv_occupancy_max = dr.kv_occupancy_max;
+    res.peak_batch = dr.peak_batch;
+    res.preemptions = pr.preemptions + dr.preemptions;
+    res.iterations = pre.iterations + dec.iterations;
+    res.prefill_compute_fraction = pr.prefill_compute_fraction;
+    res.decode_compute_fraction = dr.decode_compute_fraction;
+    res.prefill_iteration_s = pr.prefill_iteration_s + dr.prefill_iteration_s;
+    res.decode_iteration_s = pr.decode_iteration_s + dr.decode_iteration_s;
+    {
+        const double tp = pr.prefill_iteration_s + pr.decode_iteration_s;
+        const double td = dr.prefill_iteration_s + dr.decode_iteration_s;
+        auto mix = [&](double a, double b) { return tp + td > 0 ? (a * tp + b * td) / (tp + td) : 0.0; };
+        res.kv_held_fraction = mix(pr.kv_held_fraction, dr.kv_held_fraction);
+        res.seats_held_fraction = mix(pr.seats_held_fraction, dr.seats_held_fraction);
+        res.budget_held_fraction = mix(pr.budget_held_fraction, dr.budget_held_fraction);
+    }
+    res.timeline = std::move(pr.timeline);
+    for (auto& it : dr.timeline) {   // the decode replicas' tracks after the prefill replicas'
+        it.replica += prefill_replicas;
+        res.timeline.push_back(it);
+    }
+
+    const RequestMeasures m = request_measures(reqs, st, 0, 1, res);
+    res.steadiness = steadiness(reqs, st, 0, 1, 1.0, in.qps > 0);
+    const double end_all = std::max(pre.end_all, dec.end_all);
+    res.makespan_s = end_all;
+    double in_system = 0;
+    for (std::size_t i = 0; i < n; ++i) in_system += st[i].finish - reqs[i].arrival_s;
+    if (end_all > 0) {
+        res.requests_per_s = static_cast<double>(n) / end_all;
+        res.output_tokens_per_s = m.output_tokens / end_all;
+        res.input_tokens_per_s = m.input_tokens / end_all;
+        res.mean_in_system = in_system / end_all;
+    }
+    if (offline && !landing.empty()) {
+        // Every prompt queued at t = 0: the deployment's rate is its slower pool's, the prefill pool's
+        // saturated rate or the decode pool's from the first landing to its last token (the makespan's
+        // ramp-up before the first landing is no steady state).
+        const double t0 = decodes[static_cast<std::size_t>(landing.front())].arrival_s;
+        double rate = dec.end_all > t0 ? static_cast<double>(n) / (dec.end_all - t0) : res.requests_per_s;
+        if (pre.saturated.measured) rate = std::min(rate, pre.saturated.rates.requests);
+        if (res.requests_per_s > 0) {
+            const double k = rate / res.requests_per_s;
+            res.output_tokens_per_s *= k;
+            res.input_tokens_per_s *= k;
+        }
+        res.requests_per_s = rate;
+    }
+    res.output_tokens_per_s_per_gpu = res.output_tokens_per_s / (job.gpus() + dg.prefill_gpus);
+
+    DisaggregatedPools d;
+    d.prefill = {prefill_replicas, dg.prefill_tp, pr.mean_batch, pre.iterations, pr.preemptions, 0, 0};
+    d.decode = {
+        decode_replicas, job.parallel.tp, dr.mean_batch, dec.iterations, dr.preemptions, dr.kv_occupancy_mean, 0};
+    if (end_all > 0) {
+        d.prefill.busy_fraction = (pr.prefill_iteration_s + pr.decode_iteration_s) / (prefill_replicas * end_all);
+        d.decode.busy_fraction = (dr.prefill_iteration_s + dr.decode_iteration_s) / (decode_replicas * end_all);
+        d.link_busy_fraction = link_busy_s / (prefill_replicas * end_all);
+    }
+    d.transfer_s = distribution(transfer_s);
+    d.link_GBps = dg.link_GBps;
+    d.transfer_bytes_mean = n > 0 ? bytes_moved / static_cast<double>(n) : 0;
+    res.disaggregated = d;
+    judge_slo(in, res);
+    return res;
+}
+
+}   // namespace
 
 std::vector<std::int64_t> capacity_max_batches(const InferenceConfig& in) {
     const std::int64_t m = in.max_batch;
@@ -811,6 +1021,11 @@ std::int64_t capacity_stream_requests(const InferenceConfig& in) {
 }
 
 std::vector<CapacityCandidate> capacity_groups(const Scenario& base, int max_gpus) {
+    if (base.inference.disaggregation.enabled())
+        throw ConfigError(
+            "/inference/disaggregation: this search sizes colocated deployments (every replica prefills and "
+            "decodes); pools are sized by fewest_pools (`llmsim search` on the scenario; docs/serving.md "
+            "\"Disaggregated prefill and decode\")");
     const auto& in0 = base.inference;
     std::vector<Precision> precisions{in0.weight_precision};
     if (in0.weight_precision != Precision::fp8 && base.system.gpu.peak(Precision::fp8) > 0)
@@ -908,6 +1123,87 @@ std::optional<CapacityCandidate> fewest_replicas(const Scenario& base, const Cap
     auto found = fewest_sampled_replicas(base, c, lo, most, simulations);
     if (!found || !confirm_whole(base, *found, max_gpus, simulations)) return std::nullopt;
     return found;
+}
+
+Scenario pool_scenario(const Scenario& base, int prefill, int decode) {
+    Scenario s = base;
+    auto& d = s.inference.disaggregation;
+    d.prefill_gpus = prefill * d.prefill_tp;
+    s.parallel.dp = decode;
+    s.gpus = d.prefill_gpus + s.parallel.world();
+    resolve_disaggregation_link(s);   // more GPUs than one scale-up domain: the network's
+    return s;
+}
+
+PoolSearch fewest_pools(const Scenario& base, int max_gpus) {
+    const auto& in = base.inference;
+    if (!in.disaggregation.enabled())
+        throw ConfigError("/inference/disaggregation: missing: expected the prefill pool's tp to size pools");
+    if (!(in.qps > 0))
+        throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
+    if (!in.slo.any()) throw ConfigError("/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s");
+    PoolSearch out;
+    const int gp = std::max(1, in.disaggregation.prefill_tp);
+    const int gd = std::max(1, base.parallel.model_parallel());
+    if (gp + gd > max_gpus) {
+        out.why_none =
+            fmt::format("one prefill replica ({} GPUs) and one decode replica ({}) exceed {} GPUs", gp, gd, max_gpus);
+        return out;
+    }
+    Scenario at = base;
+    at.inference.requests = capacity_stream_requests(in);
+    auto judge = [&](int p, int d) {
+        PoolCandidate c;
+        c.prefill_replicas = p;
+        c.decode_replicas = d;
+        c.prefill_tp = gp;
+        c.decode_gpus_per_replica = gd;
+        c.result = simulate_serving(pool_scenario(at, p, d).serving_job());
+        ++out.simulations;
+        c.meets = c.result.slo_met;
+        return c;
+    };
+    // The fewest n in [1, most] for which ok(n), by an exponential step up from 1 then a bisection.
+    auto fewest = [](int most, const std::function<bool(int)>& ok) -> std::optional<int> {
+        int miss = 0, hit = 1;
+        while (!ok(hit)) {
+            miss = hit;
+            if (hit >= most) return std::nullopt;
+            hit = std::min(most, 2 * hit);
+        }
+        while (hit - miss > 1) {
+            const int mid = miss + (hit - miss) / 2;
+            (ok(mid) ? hit : miss) = mid;
+        }
+        return hit;
+    };
+    // 1. The prefill pool, the decode pool given every GPU left.
+    const auto ttft = in.slo.ttft_p99_s;
+    const auto prefill = fewest((max_gpus - gd) / gp, [&](int p) {
+        const auto c = judge(p, (max_gpus - p * gp) / gd);
+        return c.result.steadiness.keeps_up && (!ttft || c.result.ttft_s.p99 <= *ttft);
+    });
+    if (!prefill) {
+        out.why_none = fmt::format("no prefill pool within {} GPUs meets the TTFT target and keeps up at {:.4g} req/s",
+                                   max_gpus, in.qps);
+        return out;
+    }
+    // 2. The decode pool beside it.
+    std::optional<PoolCandidate> best;
+    const auto decode = fewest((max_gpus - *prefill * gp) / gd, [&](int d) {
+        auto c = judge(*prefill, d);
+        const bool meets = c.meets;
+        if (meets && (!best || d < best->decode_replicas)) best = std::move(c);   // the answer: the fewest meeting
+        return meets;
+    });
+    if (!decode || !best) {
+        out.why_none =
+            fmt::format("with {} prefill replicas, no decode pool within {} GPUs meets the SLO at {:.4g} req/s",
+                        *prefill, max_gpus, in.qps);
+        return out;
+    }
+    out.best = std::move(best);
+    return out;
 }
 
 }   // namespace llmsim::sim

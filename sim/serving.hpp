@@ -56,6 +56,22 @@ inline constexpr double kSteadySpans = 10.0;
 inline constexpr double kSaturatedBatches = 2.0;
 inline constexpr double kKeepUpShortfall = 0.02;
 
+// A disaggregated deployment's pools (ServingResult::disaggregated).
+struct PoolStats {
+    int replicas = 0, tp = 1;
+    double mean_batch = 0;   // sequences per iteration, time weighted
+    std::int64_t iterations = 0, preemptions = 0;
+    double kv_occupancy_mean = 0;   // replica 0 (the decode pool's)
+    double busy_fraction = 0;       // iteration time over replicas x makespan
+};
+struct DisaggregatedPools {
+    PoolStats prefill, decode;
+    Distribution transfer_s;          // a prompt's last token on the prefill pool to its cache on the decode pool
+    double link_GBps = 0;             // per GPU, as resolved
+    double transfer_bytes_mean = 0;   // per GPU of the slower side, per request
+    double link_busy_fraction = 0;    // prefill replicas' link time over replicas x makespan
+};
+
 struct ServingResult {
     Distribution ttft_s, tpot_s, e2e_latency_s, queue_s;
     double requests_per_s = 0, output_tokens_per_s = 0, output_tokens_per_s_per_gpu = 0;
@@ -81,6 +97,9 @@ struct ServingResult {
     // over its requests, rates are its own times the replica count.
     int sampled_replica = -1;
     std::vector<ServingIteration> timeline;   // when asked for
+    // A disaggregated deployment (inference.disaggregation): its pools and transfers. Its rates are the whole
+    // deployment's, per GPU over both pools; `replicas`, `mean_batch`, KV occupancy are the decode pool's.
+    std::optional<DisaggregatedPools> disaggregated;
 };
 
 struct ServingOptions {
@@ -93,9 +112,17 @@ struct ServingOptions {
     // Simulate only this replica, with its round-robin share of the stream (replicas are identical and
     // independent given the stream, so its requests' latencies have the deployment's distribution); -1:
     // every replica. The capacity search probes rates this way and confirms its answer on all. Round robin
-    // only: a router that reads the replicas' load simulates every replica (sampled_replica is then -1).
+    // only: a router that reads the replicas' load simulates every replica (sampled_replica is then -1), as
+    // does a disaggregated deployment (its pools meet through the transfers).
     int sample_replica = -1;
 };
+
+// The pools of a disaggregated deployment (inference.disaggregation), one definition for the simulator and
+// the fit check: the prefill pool's layout (prefill_gpus / prefill_tp replicas of tp prefill_tp, pp 1),
+// and each pool's settings (the scenario's without the disaggregation; the prefill pool makes one token per
+// request, so no speculation). The decode pool's layout is the scenario's own `parallel`.
+[[nodiscard]] ParallelConfig prefill_layout(const Disaggregation& d);
+[[nodiscard]] InferenceConfig pool_inference(const InferenceConfig& in, bool prefill);
 
 // Throws ConfigError (naming the /inference key) when a request can never fit the KV cache or the
 // work limit is reached.
@@ -172,6 +199,30 @@ inline constexpr std::int64_t kCapacityMaxRequests = 2'000'000;
 // The max_batch and chunk values the search tries for `in` (the scenario's first).
 [[nodiscard]] std::vector<std::int64_t> capacity_max_batches(const InferenceConfig& in);
 [[nodiscard]] std::vector<std::int64_t> capacity_chunks(const InferenceConfig& in);
+
+// Sizing a disaggregated deployment (docs/serving.md "Disaggregated prefill and decode"): the prefill
+// replicas (of the scenario's prefill_tp) and the decode replicas (of its /parallel layout) as two counts.
+struct PoolCandidate {
+    int prefill_replicas = 0, decode_replicas = 0;
+    int prefill_tp = 1, decode_gpus_per_replica = 1;
+    bool meets = false;
+    ServingResult result;
+    int prefill_gpus() const { return prefill_replicas * prefill_tp; }
+    int gpus() const { return prefill_gpus() + decode_replicas * decode_gpus_per_replica; }
+};
+struct PoolSearch {
+    std::optional<PoolCandidate> best;   // the fewest GPUs meeting the SLO at the scenario's qps
+    std::string why_none;
+    std::int64_t simulations = 0;
+};
+// The scenario of a split: `prefill` replicas of base's prefill_tp and `decode` replicas of its layout.
+[[nodiscard]] Scenario pool_scenario(const Scenario& base, int prefill, int decode);
+// The fewest GPUs (at most max_gpus) of a disaggregated scenario meeting its SLO at its qps, each split judged
+// on a stream of kCapacityStreamS of arrivals, every pool simulated. The first token is the prefill pool's,
+// so its replicas are found first (the fewest meeting the TTFT target and keeping up, with every GPU left to
+// the decode pool), then the fewest decode replicas meeting the whole SLO: an exponential step up from one,
+// then a bisection, for each. Throws ConfigError without a qps, an SLO or a disaggregation.
+[[nodiscard]] PoolSearch fewest_pools(const Scenario& base, int max_gpus);
 
 // Writes the iterations as a Chrome/Perfetto trace (one track per replica).
 void write_serving_trace(std::ostream& os, const ServingResult& r);

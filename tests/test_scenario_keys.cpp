@@ -79,6 +79,9 @@ Json context_for(const ScenarioKey& k) {
     if (p == "/parallel/torch_compile") j["parallel"]["framework"] = "torchtitan";
     if (p == "/training/recompute_num_layers") j["training"]["recompute"] = "full";
     if (p == "/inference/arrival_cv") j["inference"]["qps"] = 5;   // a rate whose gaps it spreads
+    // A disaggregation's keys other than its required pool size need that size.
+    if (k.object == "/inference/disaggregation" && k.key != "prefill_gpus")
+        j["inference"]["disaggregation"] = {{"prefill_gpus", 2}};
     // Adapter keys need an adapter method; a disabled PPO iteration takes no other key.
     if (k.object == "/training/finetune" && k.key != "method") j["training"]["finetune"] = {{"method", "lora"}};
     if (p == "/training/fp8_params") j["training"]["precision"] = "fp8";
