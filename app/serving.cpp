@@ -402,12 +402,19 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
     return e;
 }
 
-CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const CapacityOptions& o, int threads,
-                                       const std::function<void(std::size_t, std::size_t)>& progress) {
-    if (!base.inference.slo.any())
+namespace {
+// A search for the largest rate meeting the SLO needs one.
+void require_slo(const InferenceConfig& in) {
+    if (!in.slo.any())
         throw ConfigError(
             "/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s (qps \"max\" asks for "
             "the largest rate meeting them)");
+}
+}   // namespace
+
+CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const CapacityOptions& o, int threads,
+                                       const std::function<void(std::size_t, std::size_t)>& progress) {
+    require_slo(base.inference);
     CapacityPerGpu out;
     std::vector<sim::CapacityCandidate> layouts = sim::capacity_groups(base, max_gpus);
     if (layouts.empty()) {
@@ -481,10 +488,7 @@ PoolSizing disaggregated_fleet_search(const Scenario& base, int max_gpus, int th
 
 SplitCapacities split_capacities(const Scenario& base, const CapacityOptions& o, int threads,
                                  const std::function<void(std::size_t, std::size_t)>& progress) {
-    if (!base.inference.slo.any())
-        throw ConfigError(
-            "/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s (qps \"max\" asks for "
-            "the largest rate meeting them)");
+    require_slo(base.inference);
     SplitCapacities out;
     const int gp = std::max(1, base.inference.disaggregation.prefill_tp);
     const int gd = std::max(1, base.parallel.model_parallel());
