@@ -51,10 +51,8 @@ Scenario at_rate(const Scenario& s, double qps, std::int64_t requests) {
 
 std::string slo_misses(const InferenceConfig& in, const sim::ServingResult& r) {
     std::vector<std::string> parts;
-    if (in.slo.ttft_p99_s && r.ttft_s.p99 > *in.slo.ttft_p99_s)
-        parts.push_back(fmt::format("TTFT p99 {:.3g} s > {:.3g} s", r.ttft_s.p99, *in.slo.ttft_p99_s));
-    if (in.slo.tpot_p99_s && r.tpot_s.p99 > *in.slo.tpot_p99_s)
-        parts.push_back(fmt::format("TPOT p99 {:.3g} s > {:.3g} s", r.tpot_s.p99, *in.slo.tpot_p99_s));
+    for (const auto& m : sim::slo_misses(in.slo, r.ttft_s, r.tpot_s))
+        parts.push_back(fmt::format("{} {:.3g} s > {:.3g} s", m.target.name(), m.measured_s, m.target.seconds));
     if (!r.steadiness.keeps_up)
         parts.push_back(fmt::format("served {:.4g} of {:.4g} req/s offered (the queue grows)", r.steadiness.served_qps,
                                     r.steadiness.offered_qps));
@@ -492,7 +490,16 @@ SplitCapacities split_capacities(const Scenario& base, const CapacityOptions& o,
     SplitCapacities out;
     const int gp = std::max(1, base.inference.disaggregation.prefill_tp);
     const int gd = std::max(1, base.parallel.model_parallel());
-    for (int p = 1; p * gp + gd <= base.gpus; ++p) out.rows.push_back({p, (base.gpus - p * gp) / gd, 0, {}, 0});
+    // Every split, or kMaxSplits of them evenly spaced from one prefill replica to the most (each split is a
+    // capacity search: the command's work is bounded whatever /gpus says).
+    const int most = (base.gpus - gd) / gp;
+    out.splits = std::max(0, most);
+    const int shown = std::min(out.splits, kMaxSplits);
+    for (int i = 0; i < shown; ++i) {
+        const int p =
+            shown == 1 ? 1 : 1 + static_cast<int>(std::lround(static_cast<double>(i) * (most - 1) / (shown - 1)));
+        out.rows.push_back({p, (base.gpus - p * gp) / gd, 0, {}, 0});
+    }
     const Scenario colocated = colocated_of(base, base.gpus);
     out.colocated_gpus = colocated.gpus;
     // The splits and the colocated deployment, one task each (the last).

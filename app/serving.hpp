@@ -166,15 +166,18 @@ struct PoolSizing {
 [[nodiscard]] PoolSizing disaggregated_fleet_search(const Scenario& base, int max_gpus, int threads = 0,
                                                     const std::function<void(std::size_t, std::size_t)>& progress = {});
 // With qps "max": each split of the scenario's GPUs between the pools (1, 2, ... prefill replicas of
-// prefill_tp, the GPUs left as decode replicas of /parallel) and its capacity, beside the colocated deployment
-// of the same GPUs as replicas of /parallel. Rows in prefill-replica order; the splits run on `threads`.
+// prefill_tp, the GPUs left as decode replicas of /parallel; at most kMaxSplits of them, evenly spaced) and
+// its capacity, beside the colocated deployment of the same GPUs as replicas of /parallel. Rows in
+// prefill-replica order; the splits run on `threads`.
 struct SplitCapacity {
     int prefill_replicas = 0, decode_replicas = 0, gpus = 0;
     SloCapacity capacity;
     double qps_per_gpu = 0;
 };
+inline constexpr int kMaxSplits = 16;
 struct SplitCapacities {
     std::vector<SplitCapacity> rows;
+    int splits = 0;   // the splits the GPUs allow (rows holds kMaxSplits of them, evenly spaced, when more)
     SloCapacity colocated;
     int colocated_gpus = 0;
     std::int64_t simulations = 0;

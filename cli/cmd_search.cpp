@@ -38,11 +38,8 @@ int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
         print_json(report::capacity_per_gpu_json(r, max_gpus));
     } else {
         std::cout << wrap_text(
-            fmt::format("{} on {}: the largest {} each replica layout holds within p99 TTFT {} / "
-                        "TPOT {} ({} simulations)",
-                        s.model.name, s.system.name, capacity_rate_text(s.inference),
-                        s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
-                        s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.simulations));
+            fmt::format("{} on {}: the largest {} each replica layout holds within {} ({} simulations)", s.model.name,
+                        s.system.name, capacity_rate_text(s.inference), slo_text(s.inference.slo), r.simulations));
         Table t({"tp x pp", "weights/KV", "req/s", "per GPU", "offline", "published runs"});
         for (const auto& row : r.rows) {
             const auto& c = row.capacity;
@@ -84,11 +81,6 @@ std::string fleet_sizing_text(const Scenario& s, const app::FleetSizing& f) {
                    s.inference.qps, c.gpus(), c.tp, c.pp, c.replicas, f.sized_qps);
 }
 
-std::string slo_text(const InferenceConfig& in) {
-    return fmt::format("SLO p99 TTFT {} / TPOT {}", in.slo.ttft_p99_s ? human_seconds(*in.slo.ttft_p99_s) : "-",
-                       in.slo.tpot_p99_s ? human_seconds(*in.slo.tpot_p99_s) : "-");
-}
-
 // A disaggregated scenario with qps "max": the capacity of each split of its GPUs between the pools.
 int split_capacities(const SearchFlags& f, const Scenario& s) {
     const auto r = [&] {
@@ -106,7 +98,7 @@ int split_capacities(const SearchFlags& f, const Scenario& s) {
             "{} on {} x {}: the largest {} each split between a prefill pool (replicas of tp {}) and a decode pool "
             "(tp {} pp {}) holds within {} ({} simulations)",
             s.model.name, s.gpus, s.system.name, capacity_rate_text(s.inference), prefill_tp, p.tp, p.pp,
-            slo_text(s.inference), r.simulations));
+            "SLO " + slo_text(s.inference.slo), r.simulations));
         Table t({"prefill", "decode", "GPUs", "req/s", "per GPU"});
         auto row = [&](std::string pre, std::string dec, int gpus, const app::SloCapacity& c) {
             t.row({std::move(pre), std::move(dec), std::to_string(gpus),
@@ -122,6 +114,9 @@ int split_capacities(const SearchFlags& f, const Scenario& s) {
             if (x.capacity.qps <= 0)
                 std::cout << wrap_text(fmt::format("{} prefill replicas: {}", x.prefill_replicas, x.capacity.why_none));
         if (r.colocated.qps <= 0) std::cout << wrap_text("colocated: " + r.colocated.why_none);
+        if (r.splits > static_cast<int>(r.rows.size()))
+            std::cout << wrap_text(fmt::format("{} of the {} splits, evenly spaced (at most {})", r.rows.size(),
+                                               r.splits, app::kMaxSplits));
     }
     for (const auto& x : r.rows)
         if (x.capacity.qps > 0) return 0;
@@ -143,7 +138,7 @@ int pool_sizing(const SearchFlags& f, const Scenario& s, int max_gpus) {
         std::cout << wrap_text(
             fmt::format("{} on {} at {:g} req/s, {}: the fewest GPUs, disaggregated and colocated "
                         "({} simulations)",
-                        s.model.name, s.system.name, s.inference.qps, slo_text(s.inference),
+                        s.model.name, s.system.name, s.inference.qps, "SLO " + slo_text(s.inference.slo),
                         r.pools.simulations + r.colocated.search.simulations));
         Table t({"deployment", "GPUs", "layout", "TTFT p99", "TPOT p99"});
         if (const auto& b = r.pools.best)
@@ -187,11 +182,9 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
     if (f.json) {
         print_json(report::capacity_search_json(s, fleet, max_gpus));
     } else {
-        std::cout << wrap_text(fmt::format(
-            "{} on {} at {:g} req/s, SLO p99 TTFT {} / TPOT {} ({} configurations, {} simulations)", s.model.name,
-            s.system.name, s.inference.qps,
-            s.inference.slo.ttft_p99_s ? human_seconds(*s.inference.slo.ttft_p99_s) : "-",
-            s.inference.slo.tpot_p99_s ? human_seconds(*s.inference.slo.tpot_p99_s) : "-", r.variants, r.simulations));
+        std::cout << wrap_text(fmt::format("{} on {} at {:g} req/s, SLO {} ({} configurations, {} simulations)",
+                                           s.model.name, s.system.name, s.inference.qps, slo_text(s.inference.slo),
+                                           r.variants, r.simulations));
         Table t({"gpus", "tp x pp x replicas", "weights/KV", "max batch", "chunk", "TTFT p99", "TPOT p99", "req/s"});
         for (const auto& c : r.best)
             t.row({std::to_string(c.gpus()), fmt::format("{} x {} x {}", c.tp, c.pp, c.replicas),

@@ -42,6 +42,15 @@ std::string capacity_rate_text(const InferenceConfig& in) {
                        arrival_process_text(in));
 }
 
+std::string slo_text(const ServingSlo& slo) {
+    if (!slo.ttft_p90_s && !slo.tpot_p90_s)
+        return fmt::format("p99 TTFT {} / TPOT {}", slo.ttft_p99_s ? human_seconds(*slo.ttft_p99_s) : "-",
+                           slo.tpot_p99_s ? human_seconds(*slo.tpot_p99_s) : "-");
+    std::vector<std::string> parts;
+    for (const auto& t : slo.targets()) parts.push_back(t.name() + " " + human_seconds(t.seconds));
+    return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit) {
     if (!r)
         return wrap_text(

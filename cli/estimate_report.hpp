@@ -24,6 +24,9 @@ std::string replicas_text(const Scenario& s, std::int64_t replicas);
 // What a capacity's rate is, in words: "Poisson rate", "mean rate of bursty arrivals (Gamma gaps, cv 2)" or
 // "mean rate of the trace FILE (its times scaled)".
 std::string capacity_rate_text(const InferenceConfig& in);
+// The SLO's targets in words: "p99 TTFT 2 s / TPOT 200 ms" (a missing one as "-"), or with a 90th
+// percentile stated, each stated target ("TTFT p90 400 ms, TPOT p90 40 ms").
+std::string slo_text(const ServingSlo& slo);
 // The arrival process in words: "Poisson", "Gamma gaps, cv 2", "evenly spaced".
 std::string arrival_process_text(const InferenceConfig& in);
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit);

@@ -123,9 +123,7 @@ std::string qps_sweep_text(const QpsSweep& sweep) {
         s.model.name, s.gpus, s.system.name, replicas_text(s, replicas), in.requests, in.seed,
         in.input_dist.is_fixed() ? "" : "mean ", in.input_len, in.output_dist.is_fixed() ? "" : "mean ", in.output_len,
         to_string(in.weight_precision), to_string(in.kv_precision));
-    if (in.slo.any())
-        out += fmt::format("; SLO p99 TTFT {} / TPOT {}", in.slo.ttft_p99_s ? human_seconds(*in.slo.ttft_p99_s) : "-",
-                           in.slo.tpot_p99_s ? human_seconds(*in.slo.tpot_p99_s) : "-");
+    if (in.slo.any()) out += "; SLO " + slo_text(in.slo);
     out = wrap_text(out);
     std::vector<std::string> header = {"qps",      "req/s",   "out tok/s/GPU", "TTFT p50",   "TTFT p99", "TPOT p50",
                                        "TPOT p99", "e2e p50", "e2e p99",       "mean batch", "KV peak",  "stream"};

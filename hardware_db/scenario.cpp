@@ -367,6 +367,8 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         KeyReader o(*sl, r.ptr("slo"), r.problems(), "/inference/slo");
         in.slo.ttft_p99_s = o.num_key("ttft_p99_s");
         in.slo.tpot_p99_s = o.num_key("tpot_p99_s");
+        in.slo.ttft_p90_s = o.num_key("ttft_p90_s");
+        in.slo.tpot_p90_s = o.num_key("tpot_p90_s");
         o.finish();
     }
     if (const Json* dj = r.get("disaggregation")) {
@@ -805,6 +807,8 @@ Json to_json(const InferenceConfig& in) {
         Json o = Json::object();
         if (in.slo.ttft_p99_s) o["ttft_p99_s"] = *in.slo.ttft_p99_s;
         if (in.slo.tpot_p99_s) o["tpot_p99_s"] = *in.slo.tpot_p99_s;
+        if (in.slo.ttft_p90_s) o["ttft_p90_s"] = *in.slo.ttft_p90_s;
+        if (in.slo.tpot_p90_s) o["tpot_p90_s"] = *in.slo.tpot_p90_s;
         j["slo"] = o;
     }
     return j;

@@ -1055,6 +1055,18 @@ std::vector<ScenarioKey> build() {
                     .unit("s")
                     .computed("none")
                     .example("0.2"));
+    t.push_back(K(slo, "ttft_p90_s", KT::number, S, "90th-percentile time to first token (DistServe's, Splitwise's)")
+                    .ext()
+                    .real(0.0, false, kMaxSeconds)
+                    .unit("s")
+                    .computed("none")
+                    .example("0.4"));
+    t.push_back(K(slo, "tpot_p90_s", KT::number, S, "90th-percentile time per output token")
+                    .ext()
+                    .real(0.0, false, kMaxSeconds)
+                    .unit("s")
+                    .computed("none")
+                    .example("0.04"));
 
     // ---- search ----
     const std::string se = "/search";

@@ -1,5 +1,9 @@
 #include "hardware_db/specs.hpp"
 
+#include <tuple>
+
+#include <fmt/format.h>
+
 #include "hardware_db/enum_names.hpp"
 
 namespace llmsim {
@@ -187,6 +191,16 @@ bool resolve_disaggregation_link(Scenario& s) {
         d.link_GBps = one_domain ? s.system.intra_node_GBps * s.system.intra_node_efficiency
                                  : s.system.inter_node_GBps * s.system.inter_node_efficiency;
     return one_domain;
+}
+
+std::string ServingSlo::Target::name() const { return fmt::format("{} p{}", ttft ? "TTFT" : "TPOT", percentile); }
+
+std::vector<ServingSlo::Target> ServingSlo::targets() const {
+    std::vector<Target> out;
+    for (const auto& [ttft, pct, v] : {std::tuple{true, 90, ttft_p90_s}, std::tuple{true, 99, ttft_p99_s},
+                                       std::tuple{false, 90, tpot_p90_s}, std::tuple{false, 99, tpot_p99_s}})
+        if (v) out.push_back({ttft, pct, *v});
+    return out;
 }
 
 }   // namespace llmsim

@@ -349,9 +349,20 @@ struct SpeculativeConfig {
     std::optional<double> acceptance_length;   // mean tokens per target step (methods)
 };
 
+// Latency targets of a serving scenario (inference.slo): 99th percentiles (MLPerf's), 90th (DistServe's,
+// Splitwise's), either or both, for TTFT and TPOT.
 struct ServingSlo {
-    std::optional<double> ttft_p99_s, tpot_p99_s;
-    bool any() const { return ttft_p99_s || tpot_p99_s; }
+    std::optional<double> ttft_p99_s, tpot_p99_s, ttft_p90_s, tpot_p90_s;
+    bool any() const { return ttft_p99_s || tpot_p99_s || ttft_p90_s || tpot_p90_s; }
+    // One stated target: TTFT or TPOT, its percentile (90 or 99), seconds; "TTFT p99" as `name`.
+    struct Target {
+        bool ttft = true;
+        int percentile = 99;
+        double seconds = 0;
+        std::string name() const;
+    };
+    std::vector<Target> targets() const;   // the stated ones: TTFT p90, TTFT p99, TPOT p90, TPOT p99
+    bool has_ttft() const { return ttft_p99_s || ttft_p90_s; }
 };
 
 // The serving engine a deployment runs (inference.engine): its name and release, and the behaviours of

@@ -159,10 +159,7 @@ std::string search(const std::string& source, bool is_path, const std::string& b
         const Document d = read_document(source, is_path, base_dir, origin);
         if (d.doc.is_object() && d.doc.contains("inference")) {
             const Scenario s = report::read_scenario(d.doc, d.base_dir, d.origin);
-            const int cap = max_gpus > 0 ? max_gpus : 64;
-            if (s.inference.qps_max)   // each layout's largest rate meeting the SLO, per GPU
-                return dump(report::capacity_per_gpu_json(app::capacity_per_gpu_search(s, cap, {}, threads), cap));
-            return dump(report::capacity_search_json(s, app::serving_fleet_search(s, cap, threads), cap));
+            return dump(report::serving_search_json(s, max_gpus > 0 ? max_gpus : 64, threads));
         }
         search::SearchRequest req;
         try {

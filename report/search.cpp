@@ -247,7 +247,18 @@ Json split_capacities_json(const Scenario& s, const app::SplitCapacities& r) {
             {"decode_tp", s.parallel.tp},
             {"decode_pp", s.parallel.pp},
             {"colocated", colocated},
+            {"splits_possible", r.splits},
             {"simulations", r.simulations}};
+}
+
+Json serving_search_json(const Scenario& s, int max_gpus, int threads) {
+    if (s.inference.disaggregation.enabled())
+        return s.inference.qps_max
+                   ? split_capacities_json(s, app::split_capacities(s, {}, threads))
+                   : pool_search_json(s, app::disaggregated_fleet_search(s, max_gpus, threads), max_gpus);
+    if (s.inference.qps_max)
+        return capacity_per_gpu_json(app::capacity_per_gpu_search(s, max_gpus, {}, threads), max_gpus);
+    return capacity_search_json(s, app::serving_fleet_search(s, max_gpus, threads), max_gpus);
 }
 
 }   // namespace llmsim::report

@@ -48,4 +48,10 @@ Json pool_search_json(const Scenario& s, const app::PoolSizing& p, int max_gpus)
 // With qps "max": each split's capacity and the colocated deployment's on the same GPUs.
 Json split_capacities_json(const Scenario& s, const app::SplitCapacities& r);
 
+// The serving search's JSON for a serving scenario, as `llmsim search --json` answers it: pools
+// (pool_search_json, or split_capacities_json with qps "max") for a disaggregated scenario, else
+// capacity_per_gpu_json with qps "max", else capacity_search_json. For callers without a progress bar
+// (the Python module).
+Json serving_search_json(const Scenario& s, int max_gpus, int threads);
+
 }   // namespace llmsim::report

@@ -61,6 +61,7 @@ struct Explanation {
 struct ServingMeasures {
     bool fits = true;   // the weights and one request's KV cache fit (else the run was not possible)
     double ttft_s = 0, ttft_p99_s = 0, tpot_s = 0, tpot_p99_s = 0, e2e_p99_s = 0, queue_s = 0;
+    double ttft_p90_s = 0, tpot_p90_s = 0;
     double output_tokens_per_s = 0, output_tokens_per_s_per_gpu = 0, requests_per_s = 0;
     bool slo_met = true;
     std::int64_t preemptions = 0, peak_batch = 0;

@@ -35,16 +35,29 @@ std::string secs(double s) {
     return fmt::format("{:.3g} s", s);
 }
 
+// The measured TTFT and TPOT percentiles an SLO reads (sim slo_misses, slo_ratio).
+Distribution ttft_of(const ServingMeasures& m) {
+    Distribution d;
+    d.mean = m.ttft_s;
+    d.p90 = m.ttft_p90_s;
+    d.p99 = m.ttft_p99_s;
+    return d;
+}
+Distribution tpot_of(const ServingMeasures& m) {
+    Distribution d;
+    d.mean = m.tpot_s;
+    d.p90 = m.tpot_p90_s;
+    d.p99 = m.tpot_p99_s;
+    return d;
+}
+
 std::string slo_text(const Scenario& s, const ServingMeasures& m) {
     const auto& slo = s.inference.slo;
     if (!slo.any()) return "";
-    std::string missed;
-    if (slo.ttft_p99_s && m.ttft_p99_s > *slo.ttft_p99_s)
-        missed += fmt::format("TTFT p99 {} > {}", secs(m.ttft_p99_s), secs(*slo.ttft_p99_s));
-    if (slo.tpot_p99_s && m.tpot_p99_s > *slo.tpot_p99_s)
-        missed +=
-            fmt::format("{}TPOT p99 {} > {}", missed.empty() ? "" : ", ", secs(m.tpot_p99_s), secs(*slo.tpot_p99_s));
-    return missed.empty() ? "; SLO met" : "; SLO missed (" + missed + ")";
+    std::vector<std::string> missed;
+    for (const auto& x : slo_misses(slo, ttft_of(m), tpot_of(m)))
+        missed.push_back(fmt::format("{} {} > {}", x.target.name(), secs(x.measured_s), secs(x.target.seconds)));
+    return missed.empty() ? "; SLO met" : fmt::format("; SLO missed ({})", fmt::join(missed, ", "));
 }
 
 }   // namespace
@@ -63,8 +76,8 @@ ServingMeasures measure_serving(const Scenario& s) {
         m.fits = mem.fits;
         m.kv_bytes = mem.kv_cache_bytes;
         m.need_bytes = mem.total_bytes;
-        m.ttft_s = m.ttft_p99_s = e.ttft_s;
-        m.tpot_s = m.tpot_p99_s = e.tpot_s;
+        m.ttft_s = m.ttft_p90_s = m.ttft_p99_s = e.ttft_s;
+        m.tpot_s = m.tpot_p90_s = m.tpot_p99_s = e.tpot_s;
         m.e2e_p99_s = e.e2e_latency_s;
         m.output_tokens_per_s = e.output_tokens_per_s;
         m.output_tokens_per_s_per_gpu = e.output_tokens_per_s_per_gpu;
@@ -77,8 +90,7 @@ ServingMeasures measure_serving(const Scenario& s) {
         m.decode_compute_fraction = e.decode_compute_bound ? 1 : 0;
         m.compute_fraction =
             (m.prefill_s * m.prefill_compute_fraction + m.decode_s * m.decode_compute_fraction) / e.e2e_latency_s;
-        if (in.slo.ttft_p99_s && m.ttft_p99_s > *in.slo.ttft_p99_s) m.slo_met = false;
-        if (in.slo.tpot_p99_s && m.tpot_p99_s > *in.slo.tpot_p99_s) m.slo_met = false;
+        m.slo_met = slo_misses(in.slo, ttft_of(m), tpot_of(m)).empty();
         return m;
     }
     const auto pool = kv_pool(job);
@@ -92,8 +104,10 @@ ServingMeasures measure_serving(const Scenario& s) {
     }
     const auto r = simulate_serving(job);
     m.ttft_s = r.ttft_s.mean;
+    m.ttft_p90_s = r.ttft_s.p90;
     m.ttft_p99_s = r.ttft_s.p99;
     m.tpot_s = r.tpot_s.mean;
+    m.tpot_p90_s = r.tpot_s.p90;
     m.tpot_p99_s = r.tpot_s.p99;
     m.e2e_p99_s = r.e2e_latency_s.p99;
     m.queue_s = r.queue_s.mean;
@@ -173,8 +187,8 @@ Get serving_binding(const Scenario& s, ServingExplanation& e) {
         // The SLO percentile missed by the largest ratio, if any.
         enum class Missed { none, ttft, tpot } missed = Missed::none;
         const auto& target = in.slo;
-        const double ttft_ratio = target.ttft_p99_s ? b.ttft_p99_s / *target.ttft_p99_s : 0;
-        const double tpot_ratio = target.tpot_p99_s ? b.tpot_p99_s / *target.tpot_p99_s : 0;
+        const double ttft_ratio = slo_ratio(target, true, ttft_of(b), tpot_of(b));
+        const double tpot_ratio = slo_ratio(target, false, ttft_of(b), tpot_of(b));
         if (std::max(ttft_ratio, tpot_ratio) > 1) missed = ttft_ratio >= tpot_ratio ? Missed::ttft : Missed::tpot;
         const double total = b.prefill_s + b.decode_s;
         const double decode_share = total > 0 ? b.decode_s / total : 0;

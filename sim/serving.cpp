@@ -612,11 +612,12 @@ void serve_stream(ReplicaLoop& loop, const std::vector<std::int32_t>& order, int
 
 // Whether the measured percentiles meet the scenario's SLO (into res.slo_met).
 void judge_slo(const InferenceConfig& in, ServingResult& res) {
-    if (in.slo.ttft_p99_s && res.ttft_s.p99 > *in.slo.ttft_p99_s) res.slo_met = false;
-    if (in.slo.tpot_p99_s && res.tpot_s.p99 > *in.slo.tpot_p99_s) res.slo_met = false;
+    if (!slo_misses(in.slo, res.ttft_s, res.tpot_s).empty()) res.slo_met = false;
     // Past capacity the percentiles grow with the stream's length: no SLO is met there, whatever it names.
     if (in.slo.any() && !res.steadiness.keeps_up) res.slo_met = false;
 }
+
+double percentile(const Distribution& d, int p) { return p == 90 ? d.p90 : d.p99; }
 
 std::vector<std::int32_t> in_order(std::size_t n) {
     std::vector<std::int32_t> order(n);
@@ -627,6 +628,22 @@ std::vector<std::int32_t> in_order(std::size_t n) {
 ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions& opt);
 
 }   // namespace
+
+std::vector<SloMiss> slo_misses(const ServingSlo& slo, const Distribution& ttft_s, const Distribution& tpot_s) {
+    std::vector<SloMiss> out;
+    for (const auto& t : slo.targets()) {
+        const double measured = percentile(t.ttft ? ttft_s : tpot_s, t.percentile);
+        if (measured > t.seconds) out.push_back({t, measured});
+    }
+    return out;
+}
+
+double slo_ratio(const ServingSlo& slo, bool ttft, const Distribution& ttft_s, const Distribution& tpot_s) {
+    double worst = 0;
+    for (const auto& t : slo.targets())
+        if (t.ttft == ttft) worst = std::max(worst, percentile(ttft ? ttft_s : tpot_s, t.percentile) / t.seconds);
+    return worst;
+}
 
 ParallelConfig prefill_layout(const Disaggregation& d) {
     ParallelConfig p;
@@ -731,14 +748,16 @@ ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions
     const RouterDef& route = router(in.router);
     check_router_work(in, route, std::max(prefill_replicas, decode_replicas), n, opt);
 
-    std::vector<Request> prompts = reqs;
-    for (auto& r : prompts) r.output = 1;
-    check_stream(prefill_in, prompts, prefill_pool, 1.0, 1.0, opt);
+    // One copy of the stream and one state per request serve both pools (the work bound counts requests):
+    // the prompts, each cut to its first token, become the decode pool's stream once their caches land.
+    std::vector<Request> stream = reqs;
+    for (auto& r : stream) r.output = 1;
+    check_stream(prefill_in, stream, prefill_pool, 1.0, 1.0, opt);
     check_stream(decode_in, reqs, decode_pool, decode_step_tokens(in.speculative), res.spec_tokens_per_step, opt);
 
-    // 1. The prefill pool.
-    std::vector<RequestState> first(n);
-    ReplicaLoop pre(prefill, prompts, first, prefill_pool, opt, offline);
+    // 1. The prefill pool: each request's first token (and its admission) is the user's.
+    std::vector<RequestState> st(n);
+    ReplicaLoop pre(prefill, stream, st, prefill_pool, opt, offline);
     serve_stream(pre, in_order(n), prefill_replicas, route, -1);
 
     // 2. The KV transfers, first finished first, one at a time on each prefill replica's links.
@@ -749,51 +768,41 @@ ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions
             fmt::format("/inference/disaggregation/link_GBps: {}: expected a KV-transfer rate > 0 GB/s "
                         "(the system states none for {} GPUs)",
                         dg.link_GBps, job.gpus() + dg.prefill_gpus));
-    std::vector<std::int32_t> by_finish = in_order(n);
-    std::stable_sort(by_finish.begin(), by_finish.end(), [&](std::int32_t a, std::int32_t b) {
-        return first[static_cast<std::size_t>(a)].finish < first[static_cast<std::size_t>(b)].finish;
+    std::vector<std::int32_t> order = in_order(n);
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+        return st[static_cast<std::size_t>(a)].finish < st[static_cast<std::size_t>(b)].finish;
     });
     std::vector<double> link_free(static_cast<std::size_t>(prefill_replicas), 0.0);
-    std::vector<Request> decodes = reqs;
     std::vector<double> transfer_s;
     transfer_s.reserve(n);
     double link_busy_s = 0, bytes_moved = 0;
-    for (const std::int32_t id : by_finish) {
+    for (const std::int32_t id : order) {
         const auto i = static_cast<std::size_t>(id);
         const double bytes = reqs[i].input * bytes_per_token;
         const double busy = bytes / link_Bps;
-        auto& free_at = link_free[static_cast<std::size_t>(std::max(0, first[i].replica))];
-        const double start = std::max(first[i].finish, free_at);
+        auto& free_at = link_free[static_cast<std::size_t>(std::max(0, st[i].replica))];
+        const double start = std::max(st[i].finish, free_at);
         free_at = start + busy;
-        decodes[i].arrival_s = start + busy + dg.link_latency_s;
-        transfer_s.push_back(decodes[i].arrival_s - first[i].finish);
+        stream[i].arrival_s = start + busy + dg.link_latency_s;   // at the decode pool
+        stream[i].output = reqs[i].output;
+        transfer_s.push_back(stream[i].arrival_s - st[i].finish);
         link_busy_s += busy;
         bytes_moved += bytes;
     }
 
-    // 3. The decode pool: the requests with tokens left to generate, in the order their caches land.
-    std::vector<RequestState> st(n);
-    std::vector<std::int32_t> landing;
-    for (const std::int32_t id : by_finish)
-        if (reqs[static_cast<std::size_t>(id)].output > 1) landing.push_back(id);
-    std::stable_sort(landing.begin(), landing.end(), [&](std::int32_t a, std::int32_t b) {
-        return decodes[static_cast<std::size_t>(a)].arrival_s < decodes[static_cast<std::size_t>(b)].arrival_s;
+    // 3. The decode pool: the requests with tokens left to generate, in the order their caches land, each
+    // with its first token (generated = 1) and its cache; a one-token request ended on the prefill pool.
+    std::erase_if(order, [&](std::int32_t id) { return reqs[static_cast<std::size_t>(id)].output <= 1; });
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+        return stream[static_cast<std::size_t>(a)].arrival_s < stream[static_cast<std::size_t>(b)].arrival_s;
     });
-    for (const std::int32_t id : landing) {
+    for (const std::int32_t id : order) {
         auto& s = st[static_cast<std::size_t>(id)];
-        s.first_token = first[static_cast<std::size_t>(id)].first_token;
-        s.generated = 1;
+        s.finish = -1;
         s.kv_held = true;
     }
-    ReplicaLoop dec(decode, decodes, st, decode_pool, opt, false);
-    serve_stream(dec, landing, decode_replicas, route, -1);
-
-    // The requests as the user sees them: arrival, first token (prefill pool), last token (decode pool).
-    for (std::size_t i = 0; i < n; ++i) {
-        st[i].first_token = first[i].first_token;
-        st[i].admitted = first[i].admitted;
-        if (reqs[i].output <= 1) st[i].finish = first[i].finish;
-    }
+    ReplicaLoop dec(decode, stream, st, decode_pool, opt, false);
+    serve_stream(dec, order, decode_replicas, route, -1);
     ServingResult pr, dr;
     pre.into(pr);
     dec.into(dr);
@@ -833,11 +842,11 @@ ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions
         res.input_tokens_per_s = m.input_tokens / end_all;
         res.mean_in_system = in_system / end_all;
     }
-    if (offline && !landing.empty()) {
+    if (offline && !order.empty()) {
         // Every prompt queued at t = 0: the deployment's rate is its slower pool's, the prefill pool's
         // saturated rate or the decode pool's from the first landing to its last token (the makespan's
         // ramp-up before the first landing is no steady state).
-        const double t0 = decodes[static_cast<std::size_t>(landing.front())].arrival_s;
+        const double t0 = stream[static_cast<std::size_t>(order.front())].arrival_s;
         double rate = dec.end_all > t0 ? static_cast<double>(n) / (dec.end_all - t0) : res.requests_per_s;
         if (pre.saturated.measured) rate = std::min(rate, pre.saturated.rates.requests);
         if (res.requests_per_s > 0) {
@@ -1178,10 +1187,9 @@ PoolSearch fewest_pools(const Scenario& base, int max_gpus) {
         return hit;
     };
     // 1. The prefill pool, the decode pool given every GPU left.
-    const auto ttft = in.slo.ttft_p99_s;
     const auto prefill = fewest((max_gpus - gd) / gp, [&](int p) {
         const auto c = judge(p, (max_gpus - p * gp) / gd);
-        return c.result.steadiness.keeps_up && (!ttft || c.result.ttft_s.p99 <= *ttft);
+        return c.result.steadiness.keeps_up && slo_ratio(in.slo, true, c.result.ttft_s, c.result.tpot_s) <= 1;
     });
     if (!prefill) {
         out.why_none = fmt::format("no prefill pool within {} GPUs meets the TTFT target and keeps up at {:.4g} req/s",

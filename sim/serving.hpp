@@ -224,6 +224,18 @@ struct PoolSearch {
 // then a bisection, for each. Throws ConfigError without a qps, an SLO or a disaggregation.
 [[nodiscard]] PoolSearch fewest_pools(const Scenario& base, int max_gpus);
 
+// The SLO's targets a run missed, each with what was measured, in ServingSlo::targets' order (empty: every
+// target met). One judgement for the simulator (ServingResult::slo_met), the capacity searches and explain.
+struct SloMiss {
+    ServingSlo::Target target;
+    double measured_s = 0;
+};
+[[nodiscard]] std::vector<SloMiss> slo_misses(const ServingSlo& slo, const Distribution& ttft_s,
+                                              const Distribution& tpot_s);
+// The largest measured / target ratio over the stated TTFT targets (ttft) or TPOT targets; 0 without one.
+[[nodiscard]] double slo_ratio(const ServingSlo& slo, bool ttft, const Distribution& ttft_s,
+                               const Distribution& tpot_s);
+
 // Writes the iterations as a Chrome/Perfetto trace (one track per replica).
 void write_serving_trace(std::ostream& os, const ServingResult& r);
 

@@ -1092,3 +1092,33 @@ TEST_CASE("arrival_cv: strict reader", "[serving][bursts][errors]") {
     CHECK(err(mixed({{"arrival_cv", 2}})).find("/inference/arrival_cv") != std::string::npos);   // offline
     CHECK(err(mixed({{"qps", "max"}, {"arrival_cv", 2}, {"slo", {{"ttft_p99_s", 1}}}})).empty());
 }
+
+TEST_CASE("an SLO judges the percentile it names: p90 targets between the measured p90 and p99", "[serving][slo]") {
+    Json in = mixed({{"qps", 4.0}});
+    const auto base = sim::simulate_serving(serving("llama-3-8b", 1, 1, in).serving_job());
+    REQUIRE(base.ttft_s.p99 > base.ttft_s.p90 * 1.01);
+    REQUIRE(base.tpot_s.p99 > base.tpot_s.p90 * 1.01);
+    const double ttft = 0.5 * (base.ttft_s.p90 + base.ttft_s.p99), tpot = 0.5 * (base.tpot_s.p90 + base.tpot_s.p99);
+    auto with = [&](Json slo) {
+        Json j = in;
+        j["slo"] = std::move(slo);
+        return sim::simulate_serving(serving("llama-3-8b", 1, 1, j).serving_job());
+    };
+    CHECK(with({{"ttft_p90_s", ttft}, {"tpot_p90_s", tpot}}).slo_met);
+    CHECK_FALSE(with({{"ttft_p99_s", ttft}}).slo_met);
+    CHECK_FALSE(with({{"tpot_p99_s", tpot}}).slo_met);
+    // Every stated target in order (TTFT p90, TTFT p99, TPOT p90, TPOT p99), each miss with its measure.
+    ServingSlo slo;
+    slo.ttft_p99_s = ttft;
+    slo.tpot_p90_s = tpot;
+    slo.ttft_p90_s = 10.0;
+    REQUIRE(slo.targets().size() == 3);
+    CHECK(slo.targets()[0].name() == "TTFT p90");
+    CHECK(slo.targets()[2].name() == "TPOT p90");
+    const auto misses = sim::slo_misses(slo, base.ttft_s, base.tpot_s);
+    REQUIRE(misses.size() == 1);
+    CHECK(misses[0].target.name() == "TTFT p99");
+    CHECK(misses[0].measured_s == base.ttft_s.p99);
+    CHECK(sim::slo_ratio(slo, true, base.ttft_s, base.tpot_s) == Approx(base.ttft_s.p99 / ttft));
+    CHECK(sim::slo_ratio(slo, false, base.ttft_s, base.tpot_s) == Approx(base.tpot_s.p90 / tpot));
+}

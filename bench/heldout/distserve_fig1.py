@@ -12,8 +12,8 @@ about 2.3 req/s and the TPOT target to 1.6, so the goodput is 1.6 req/s per GPU;
 
 llmsim's side: gpt3-13b (OPT-13B's shape: 40 layers, hidden 5,120, 40 heads, FFN 20,480) in bf16 on
 dgx-a100-80gb with the vLLM 0.2.7 engine (prefill-first, whole prompts; DistServe's baseline), one GPU
-colocated and 2P1D with replicas of tp 1; the largest rate of a grid (steps of 0.25 req/s colocated, 1 req/s
-2P1D) whose P90 TTFT and TPOT meet the targets in steady state (4,000 requests each).
+colocated and 2P1D with replicas of tp 1, each asked for its capacity (qps "max") under the same P90 targets
+(slo ttft_p90_s / tpot_p90_s): the largest Poisson rate meeting both in steady state.
 
     python3 bench/heldout/distserve_fig1.py [path/to/llmsim]
 """
@@ -26,37 +26,30 @@ PUBLISHED = {"colocated_per_gpu": 1.6, "prefill_per_gpu": 5.6, "decode_per_gpu":
 TTFT_P90_S, TPOT_P90_S = 0.4, 0.04
 
 
-def scenario(prefill_gpus, qps):
+def scenario(prefill_gpus):
     d = {"model": "gpt3-13b", "system": "dgx-a100-80gb", "gpus": 1 + prefill_gpus, "parallel": {"tp": 1},
          "inference": {"batching": "continuous", "weight_precision": "bf16", "kv_precision": "bf16",
-                       "input_len": 512, "output_len": 64, "qps": qps, "requests": 4000,
+                       "input_len": 512, "output_len": 64, "qps": "max",
+                       "slo": {"ttft_p90_s": TTFT_P90_S, "tpot_p90_s": TPOT_P90_S},
                        "engine": {"name": "vllm", "version": "0.2.7"}}}
     if prefill_gpus:
         d["inference"]["disaggregation"] = {"prefill_gpus": prefill_gpus, "prefill_tp": 1}
     return d
 
 
-def meets(llmsim, prefill_gpus, qps):
+def capacity(llmsim, prefill_gpus):
+    """The deployment's largest rate meeting the P90 targets (req/s, all its GPUs)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-        json.dump(scenario(prefill_gpus, qps), f)
+        json.dump(scenario(prefill_gpus), f)
         f.flush()
         out = subprocess.run([llmsim, "estimate", f.name, "--json"], capture_output=True, text=True, check=True)
-    j = json.loads(out.stdout)
-    return j["ttft_p90_s"] <= TTFT_P90_S and j["tpot_p90_s"] <= TPOT_P90_S and j["steadiness"]["keeps_up"]
-
-
-def goodput(llmsim, prefill_gpus, step):
-    """The largest rate on the grid that meets (stepping up until one misses)."""
-    q = step
-    while meets(llmsim, prefill_gpus, q):
-        q += step
-    return q - step
+    return json.loads(out.stdout)["capacity"]["qps"]
 
 
 def main():
     llmsim = sys.argv[1] if len(sys.argv) > 1 else "build/llmsim"
-    colocated = goodput(llmsim, 0, 0.25)
-    pd = goodput(llmsim, 2, 1.0)
+    colocated = capacity(llmsim, 0)
+    pd = capacity(llmsim, 2)
     rows = [("colocated, req/s per GPU", colocated, PUBLISHED["colocated_per_gpu"]),
             ("2P1D, req/s per GPU", pd / 3, PUBLISHED["pd_per_gpu"]),
             ("2P1D over colocated", pd / 3 / colocated, PUBLISHED["pd_per_gpu"] / PUBLISHED["colocated_per_gpu"])]

@@ -76,7 +76,9 @@ def flops(scenario):
 def search(scenario, *, top_k=None, confirm=None, threads=0, max_gpus=None):
     """The best layouts of a training scenario with a "search" block (docs/search.md); for a serving one,
     the fewest GPUs meeting its SLO at its qps, or with ``qps: "max"`` each replica layout's largest rate
-    meeting the SLO and that rate per GPU (requests/s): ``llmsim search --scenario S --json``."""
+    meeting the SLO and that rate per GPU (requests/s); for a disaggregated one (``inference.disaggregation``)
+    the fewest GPUs of its pools beside the colocated answer, or each split's capacity:
+    ``llmsim search --scenario S --json``."""
     return _loads(
         _core.search(
             *_source(scenario),

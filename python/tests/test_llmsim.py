@@ -292,3 +292,16 @@ def test_search_capacity_per_gpu_is_the_clis_json(cli, tmp_path):
     assert got == json.loads(out)
     row = got["results"][0]
     assert row["gpus"] == 1 and row["slo_capacity_qps_per_gpu"] == row["slo_capacity_qps"] > 0
+
+
+def test_search_of_pools_is_the_clis_json(cli):
+    # A disaggregated scenario: the fewest GPUs of its pools beside the colocated answer, and with qps "max"
+    # each split's capacity; the same JSON as the CLI's (one dispatch, report::serving_search_json).
+    path = "scenarios/llama3-70b-h100-disaggregated.json"
+    rc, out, _ = cli("search", "--scenario", path, "--max-gpus", "8", "--json")
+    assert rc == 0
+    got = llmsim.search(path, max_gpus=8)
+    assert got == json.loads(out)
+    pools = got["disaggregated"]
+    assert pools["gpus"] == pools["prefill"]["gpus"] + pools["decode"]["gpus"] <= 8 and pools["slo_met"]
+    assert "results" in got["colocated"]
