@@ -188,7 +188,8 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
     const auto& in = s.inference;
     if (!in.slo.any())
         throw ConfigError(
-            "/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s, the targets the capacity "
+            "/inference/slo: missing: expected ttft_p99_s, tpot_p99_s, ttft_p90_s and/or tpot_p90_s, the targets the "
+            "capacity "
             "(qps \"max\") must meet");
     SloCapacity c;
     const int replicas = std::max(1, s.parallel.dp * s.parallel.cp);
@@ -405,7 +406,8 @@ namespace {
 void require_slo(const InferenceConfig& in) {
     if (!in.slo.any())
         throw ConfigError(
-            "/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s (qps \"max\" asks for "
+            "/inference/slo: missing: expected ttft_p99_s, tpot_p99_s, ttft_p90_s and/or tpot_p90_s (qps \"max\" asks "
+            "for "
             "the largest rate meeting them)");
 }
 }   // namespace

@@ -399,7 +399,8 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     if (in.arrivals && !r.has("qps")) in.qps = in.arrivals->rate_qps(static_cast<std::size_t>(in.requests));
     if (in.qps_max && !in.slo.any())
         r.problems().add(r.ptr("qps"), Json("max"),
-                         "a number, or \"max\" with /inference/slo (ttft_p99_s and/or tpot_p99_s): the largest rate "
+                         "a number, or \"max\" with /inference/slo (ttft_p99_s, tpot_p99_s, ttft_p90_s and/or "
+                         "tpot_p90_s): the largest rate "
                          "meeting it");
 }
 

@@ -35,21 +35,16 @@ std::string secs(double s) {
     return fmt::format("{:.3g} s", s);
 }
 
-// The measured TTFT and TPOT percentiles an SLO reads (sim slo_misses, slo_ratio).
-Distribution ttft_of(const ServingMeasures& m) {
+// The measured percentiles an SLO reads (sim slo_misses, slo_ratio): TTFT's (ttft) or TPOT's.
+Distribution percentiles(const ServingMeasures& m, bool ttft) {
     Distribution d;
-    d.mean = m.ttft_s;
-    d.p90 = m.ttft_p90_s;
-    d.p99 = m.ttft_p99_s;
+    d.mean = ttft ? m.ttft_s : m.tpot_s;
+    d.p90 = ttft ? m.ttft_p90_s : m.tpot_p90_s;
+    d.p99 = ttft ? m.ttft_p99_s : m.tpot_p99_s;
     return d;
 }
-Distribution tpot_of(const ServingMeasures& m) {
-    Distribution d;
-    d.mean = m.tpot_s;
-    d.p90 = m.tpot_p90_s;
-    d.p99 = m.tpot_p99_s;
-    return d;
-}
+Distribution ttft_of(const ServingMeasures& m) { return percentiles(m, true); }
+Distribution tpot_of(const ServingMeasures& m) { return percentiles(m, false); }
 
 std::string slo_text(const Scenario& s, const ServingMeasures& m) {
     const auto& slo = s.inference.slo;

@@ -1069,7 +1069,8 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
     const auto& in0 = base.inference;
     if (!(in0.qps > 0))
         throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
-    if (!in0.slo.any()) throw ConfigError("/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s");
+    if (!in0.slo.any())
+        throw ConfigError("/inference/slo: missing: expected ttft_p99_s, tpot_p99_s, ttft_p90_s and/or tpot_p90_s");
     CapacityResult out;
     const auto batches = capacity_max_batches(in0);
     const auto chunks = capacity_chunks(in0);
@@ -1126,7 +1127,8 @@ std::optional<CapacityCandidate> fewest_replicas(const Scenario& base, const Cap
                                                  int max_gpus, std::int64_t& simulations) {
     if (!(base.inference.qps > 0))
         throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
-    if (!base.inference.slo.any()) throw ConfigError("/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s");
+    if (!base.inference.slo.any())
+        throw ConfigError("/inference/slo: missing: expected ttft_p99_s, tpot_p99_s, ttft_p90_s and/or tpot_p90_s");
     const int most = std::max(1, max_gpus / (c.tp * c.pp));
     const int lo = std::clamp(from, 1, most);
     auto found = fewest_sampled_replicas(base, c, lo, most, simulations);
@@ -1150,7 +1152,8 @@ PoolSearch fewest_pools(const Scenario& base, int max_gpus) {
         throw ConfigError("/inference/disaggregation: missing: expected the prefill pool's tp to size pools");
     if (!(in.qps > 0))
         throw ConfigError("/inference/qps: missing or 0: expected the arrival rate the deployment must hold");
-    if (!in.slo.any()) throw ConfigError("/inference/slo: missing: expected ttft_p99_s and/or tpot_p99_s");
+    if (!in.slo.any())
+        throw ConfigError("/inference/slo: missing: expected ttft_p99_s, tpot_p99_s, ttft_p90_s and/or tpot_p90_s");
     PoolSearch out;
     const int gp = std::max(1, in.disaggregation.prefill_tp);
     const int gd = std::max(1, base.parallel.model_parallel());
