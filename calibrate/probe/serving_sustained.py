@@ -27,6 +27,7 @@ import serving_iteration as si  # noqa: E402
 
 # (label, model, decoding sequences, their context, prompts, prompt length, seconds whole, seconds GEMMs)
 ROWS = [
+    ("70b-tp1-server-state", "llama-2-70b-tp1", 605, 370, 2, 222, 35, 20),   # the H200 Server runs' layout
     ("70b-tp2-server-state", "llama-2-70b-tp2", 704, 458, 2, 256, 35, 20),
     ("mixtral-tp1-server-state", "mixtral-8x7b-tp1", 613, 520, 4, 448, 35, 20),
     ("70b-tp2-decode-256", "llama-2-70b-tp2", 256, 458, 0, 0, 20, 0),
