@@ -509,9 +509,10 @@ SplitCapacities split_capacities(const Scenario& base, const CapacityOptions& o,
         out.rows.size() + 1, threads,
         [&](std::size_t i) {
             if (i == out.rows.size()) {
-                out.colocated = serving_fit(colocated).fits ? slo_capacity(colocated, o) : SloCapacity{};
-                if (out.colocated.why_none.empty() && out.colocated.qps <= 0)
-                    out.colocated.why_none = "does not fit: " + serving_fit(colocated).reason;
+                if (const auto fit = serving_fit(colocated); fit.fits)
+                    out.colocated = slo_capacity(colocated, o);
+                else
+                    out.colocated.why_none = "does not fit: " + fit.reason;
                 return;
             }
             auto& row = out.rows[i];
