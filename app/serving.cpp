@@ -412,8 +412,23 @@ void require_slo(const InferenceConfig& in) {
 }
 }   // namespace
 
+namespace {
+
+// The searches step replicas one at a time and tp over its divisors; an expert-parallel group is ep
+// replicas sharing their experts, which those steps would split.
+void refuse_expert_parallel_search(const Scenario& s) {
+    if (s.parallel.ep > 1)
+        throw ConfigError(fmt::format(
+            "/parallel/ep: {}: the serving search lays out replicas without expert parallelism; expected 1, or "
+            "`llmsim estimate` (with --qps max for the capacity) on each expert-parallel deployment to compare",
+            s.parallel.ep));
+}
+
+}   // namespace
+
 CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const CapacityOptions& o, int threads,
                                        const std::function<void(std::size_t, std::size_t)>& progress) {
+    refuse_expert_parallel_search(base);
     require_slo(base.inference);
     CapacityPerGpu out;
     std::vector<sim::CapacityCandidate> layouts = sim::capacity_groups(base, max_gpus);
@@ -445,6 +460,7 @@ CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const
 
 FleetSizing serving_fleet_search(const Scenario& base, int max_gpus, int threads,
                                  const std::function<void(std::size_t, std::size_t)>& progress) {
+    refuse_expert_parallel_search(base);
     FleetSizing out;
     out.search = sim::serving_capacity_search(base, max_gpus, threads, progress);
     if (out.search.best.empty()) return out;

@@ -23,6 +23,10 @@ std::string replicas_text(const Scenario& s, std::int64_t replicas) {
         const int prefill = d.prefill_gpus / d.prefill_tp;
         t = fmt::format("prefill {} replica{} of tp {}, decode {}", prefill, prefill == 1 ? "" : "s", d.prefill_tp, t);
     }
+    if (s.parallel.ep > 1) {
+        const auto& e = s.inference.expert_parallel;
+        t += fmt::format(", experts over ep {}{}", s.parallel.ep, e.two_batch_overlap ? " (two-batch overlap)" : "");
+    }
     if (replicas > 1 && s.inference.router != RouterPolicy::round_robin)
         t += fmt::format(", {} routing", to_string(s.inference.router));
     return t;

@@ -80,6 +80,16 @@ struct CollectiveCost {
 [[nodiscard]] double algorithm_time(const SystemSpec& s, Collective c, const AlgorithmDef& a, double bytes,
                                     const GroupPlacement& g) noexcept;
 
+// Expert parallelism's dispatch (or combine) from one rank of group `g`: `tokens` tokens, each to its `top_k`
+// experts spread evenly over the group's ranks, `token_bytes` per copy (docs/serving.md "Expert
+// parallelism"). DeepEP's two kernels: per_domain (its normal, high-throughput kernels, which prefills run)
+// sends a token over the network once per remote scale-up domain holding one of its experts and forwards it
+// over the fabric there; per_expert (its low-latency kernels, which decode steps run) sends every copy
+// straight to its expert's GPU. Within one domain both are the fabric's all-to-all of every copy.
+enum class ExpertAllToAll { per_domain, per_expert };
+[[nodiscard]] double expert_all_to_all_time(const SystemSpec& s, const GroupPlacement& g, double tokens, double top_k,
+                                            double token_bytes, ExpertAllToAll mode) noexcept;
+
 // Closed forms on one uniform link (tests and drills): ring all-reduce 2(n−1)α + 2(n−1)/n · S/B;
 // NCCL's pipelined (double binary) tree all-reduce 2·log2(n)·α + 2·S/B.
 [[nodiscard]] double ring_all_reduce_time(int n, double bytes, double alpha_s, double bw_Bps) noexcept;

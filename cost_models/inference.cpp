@@ -37,6 +37,26 @@ double experts_touched(double experts, double top_k, double tokens) noexcept {
     return std::max(std::min(experts, top_k), experts * (1.0 - miss));
 }
 
+double uniform_routing_imbalance(int ep, double routed_per_gpu) noexcept {
+    if (ep <= 1 || !(routed_per_gpu > 0)) return 1.0;
+    const double n = ep;
+    return std::min(n, 1.0 + std::sqrt(2.0 * std::log(n) * (1.0 - 1.0 / n) / routed_per_gpu));
+}
+
+ExpertShare expert_share(double experts, double top_k, double tokens, int ep, double stated_imbalance) noexcept {
+    ExpertShare r;
+    const double n = std::max(1, ep);
+    const double group = tokens * n;
+    const double touched = experts_touched(experts, top_k, group);
+    if (!(touched > 0)) return r;
+    r.imbalance = ep <= 1                ? 1.0
+                  : stated_imbalance > 0 ? stated_imbalance
+                                         : uniform_routing_imbalance(ep, tokens * top_k);
+    r.experts = ep <= 1 ? touched : std::max(1.0, touched / n);
+    r.rows = group * top_k / n * r.imbalance / r.experts;
+    return r;
+}
+
 double pipeline_micro_batches(int pp, double sequences) noexcept {
     return pp > 1 ? std::min(static_cast<double>(pp), std::max(1.0, std::ceil(sequences))) : 1.0;
 }
@@ -116,8 +136,12 @@ struct ServingLayer {
             if (op.part == LayerPart::router) logits = M * op.n * 4.0;
             if (op.kind != LayerOpKind::pass) continue;
             if (op.pass == ElementwiseKind::moe_routing) permute = pass_bytes(op, M, 2.0, false);
-            if (op.pass == ElementwiseKind::mlp_activation && op.experts > 0)
-                activation = pass_bytes(op, M * op.rows, 2.0, false);
+            if (op.pass == ElementwiseKind::mlp_activation && op.experts > 0) {
+                // over the rows of the busiest GPU's experts (every routed row without expert parallelism)
+                const ExpertShare e =
+                    expert_share(op.experts, op.rows, M, s.parallel.ep, s.inference.expert_parallel.load_imbalance);
+                activation = pass_bytes(op, s.parallel.ep > 1 ? e.rows * e.experts : M * op.rows, 2.0, false);
+            }
         }
         time.add(memory_time(s.system.gpu, permute + activation + logits, 0.0, false, 0.0));
         kernels += 4;
@@ -129,9 +153,10 @@ struct ServingLayer {
         for (const auto& op : fused) {
             if (op.kind == LayerOpKind::pass && op.pass == ElementwiseKind::moe_routing) routing(M);
             if (op.kind != LayerOpKind::gemm) continue;
-            if (op.experts > 0) {
-                const double touched = experts_touched(op.experts, op.rows, M);
-                linear(M * op.rows / touched, op.n, op.k, touched);
+            if (op.experts > 0) {   // the busiest GPU's experts (all of them without expert parallelism)
+                const ExpertShare e =
+                    expert_share(op.experts, op.rows, M, s.parallel.ep, s.inference.expert_parallel.load_imbalance);
+                linear(e.rows, op.n, op.k, e.experts);
                 continue;
             }
             switch (op.serving) {
@@ -215,6 +240,25 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
         const auto grp = place_group(s_.parallel.tp, 1, s_.system.scaleup_domain);
         g.comm_s = 2.0 * collective_time(s_.system, Collective::all_reduce, M * h * 2.0, grp).time_s;
     }
+    // Expert parallelism: each routed token's hidden state goes to the GPUs of its top_k experts and their
+    // outputs come back (dispatch and combine, as DeepEP runs them: per scale-up domain when the batch holds
+    // a prompt, per expert for decode steps), from each TP rank's 1/tp of the tokens (sequence-parallel
+    // dispatch); FP8 out (a byte and a 4-byte scale per 128 elements, as DeepEP dispatches to FP8 experts),
+    // 16-bit back. The busiest GPU receives its imbalance times the mean.
+    if (const int ep = s_.parallel.ep; ep > 1 && s_.model.moe.enabled()) {
+        const double h = static_cast<double>(s_.model.hidden);
+        const double k = s_.model.moe.top_k;
+        const double tokens = M / s_.parallel.tp;
+        const Precision cp =
+            compute_precision(s_.system.gpu, s_.inference.weight_precision, s_.inference.compute_precision);
+        const double out_bytes = cp == Precision::fp8 || cp == Precision::fp4 ? 1.0 + 4.0 / 128.0 : 2.0;
+        const auto grp = place_group(ep, s_.parallel.tp * s_.parallel.pp, s_.system.scaleup_domain);
+        const auto mode = b.prefill_tokens > 0 ? ExpertAllToAll::per_domain : ExpertAllToAll::per_expert;
+        const double f =
+            expert_share(s_.model.moe.experts, k, M, ep, s_.inference.expert_parallel.load_imbalance).imbalance;
+        g.ep_comm_s = f * (expert_all_to_all_time(s_.system, grp, tokens, k, h * out_bytes, mode) +
+                           expert_all_to_all_time(s_.system, grp, tokens, k, h * 2.0, mode));
+    }
     // A bounded memo: batch shapes repeat within a stream, but a command's work stays bounded.
     if (memo_.size() >= (std::size_t{1} << 16)) memo_.clear();
     memo_.emplace(key, g);
@@ -246,10 +290,21 @@ IterationCost IterationPricer::operator()(const IterationBatch& whole) {
     layer.kernels += 4;
     const double comm = per.comm_s;
     if (tp > 1) layer.kernels += 2;
+    if (per.ep_comm_s > 0) layer.kernels += 2;
     r.compute_s = pp * layers_ * layer.time.compute_s;
     r.memory_s = pp * layers_ * layer.time.memory_s;
-    r.comm_s = pp * layers_ * comm;
-    double t = pp * layers_ * (layer.time.time_s + comm);
+    r.comm_s = pp * layers_ * (comm + per.ep_comm_s);
+    // Two-batch overlap: each micro-batch's dispatch and combine run under the other's computation, so a
+    // layer takes the longer of the two streams; DeepEP's normal kernels (a batch with a prompt) hold
+    // kDeepEpNormalSms of the SMs meanwhile, and the computation runs on the rest.
+    double layer_s = layer.time.time_s + comm + per.ep_comm_s;
+    if (in.expert_parallel.two_batch_overlap && per.ep_comm_s > 0) {
+        const double sms = std::max(1.0, static_cast<double>(a.sm_count));
+        const double slowed =
+            b.prefill_tokens > 0 && sms > 2.0 * kDeepEpNormalSms ? sms / (sms - kDeepEpNormalSms) : 1.0;
+        layer_s = std::max((layer.time.time_s + comm) * slowed, per.ep_comm_s);
+    }
+    double t = pp * layers_ * layer_s;
     // LM head on each token that samples (the last of a finished prompt, every decode token), 16-bit.
     GemmSpec head;
     head.m = std::max(1.0, whole.prefill_seqs + whole.decode_seqs * whole.decode_tokens_per_seq);

@@ -43,6 +43,11 @@ struct IterationCost {
 inline constexpr double kGraphKernelFixed_s = 2.8e-6;
 inline constexpr double kGraphLaunch_s = 1.03e-6;
 
+// SMs DeepEP's normal (high-throughput) dispatch and combine kernels hold while they run: 20 by default
+// (github.com/deepseek-ai/DeepEP README, `Buffer.set_num_sms`; DeepSeek-V3's report, section 3.2.2, gives
+// 20 of the H800's 132 SMs to communication). Its low-latency kernels hold none (hook-based overlap).
+inline constexpr double kDeepEpNormalSms = 20.0;
+
 // Fixed time of one kernel beyond its roofline time: in a CUDA graph, or launched on its own.
 [[nodiscard]] double kernel_fixed_s(const AcceleratorSpec& a, bool cuda_graphs) noexcept;
 
@@ -67,6 +72,7 @@ public:
         double time_s = 0, compute_s = 0, memory_s = 0;
         double kernels = 0;
         double comm_s = 0;
+        double ep_comm_s = 0;   // expert parallelism: dispatch and combine all-to-alls
     };
 
 private:
@@ -93,6 +99,20 @@ private:
 // Experts a MoE layer reads for `tokens` tokens routed top_k of `experts` uniformly:
 // E·(1 − (1 − k/E)^tokens).
 [[nodiscard]] double experts_touched(double experts, double top_k, double tokens) noexcept;
+
+// Expert parallelism: the busiest GPU's share of a MoE layer when each of the `ep` replicas of a group runs
+// `tokens` tokens, routed top_k of `experts` (docs/serving.md "Expert parallelism").
+struct ExpertShare {
+    double experts = 0;     // experts the GPU runs (its share of those the group's tokens touch; at least 1)
+    double rows = 0;        // token rows per expert on the busiest GPU
+    double imbalance = 1;   // its routed tokens over the mean
+};
+// `stated_imbalance` > 0 is used as given; 0 takes uniform routing's spread: each GPU's routed tokens are
+// Binomial(ep·tokens·top_k, 1/ep), and the largest of ep of them lies near μ + σ·√(2 ln ep) (the normal
+// extreme value), μ = tokens·top_k, σ² = μ(1 − 1/ep); at most ep (every token on one GPU).
+[[nodiscard]] double uniform_routing_imbalance(int ep, double routed_per_gpu) noexcept;
+[[nodiscard]] ExpertShare expert_share(double experts, double top_k, double tokens, int ep,
+                                       double stated_imbalance) noexcept;
 
 // Speculative decoding per target step: expected tokens emitted, (1 − α^(k+1))/(1 − α) (Leviathan et
 // al. 2023) or the given acceptance length; and the draft's cost for `seqs` sequences at `context`.

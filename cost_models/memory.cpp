@@ -510,9 +510,11 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
     const auto per = layers_per_stage(m.layers, p.pp);
     const int max_layers = *std::max_element(per.begin(), per.end());
     // Transformer weights at the weight precision; embeddings and LM head stay 16-bit.
-    // Every layer counted as the model's MoE layer (all experts, split by tp only; a dense model's is dense).
+    // Every layer counted as the model's MoE layer (the routed experts split by tp and, with expert
+    // parallelism, over the ep replicas of a group; a dense model's is dense).
     const Layer desc = describe_layer(m, LayerShape{.moe = true});
-    const double layer_params = layer_params_per_tp_rank(m, pc, p.tp, true) + layer_param_sums(desc).experts / p.tp;
+    const double layer_params =
+        layer_params_per_tp_rank(m, pc, p.tp, true) + layer_param_sums(desc).experts / (p.tp * std::max(1, p.ep));
     const double wpp = weight_bytes_per_param(in.weight_precision, in.quant_group_size);
     double weights = max_layers * layer_params * wpp;
     const double embed_bytes = (pc.embedding + pc.position + pc.output) * 2.0 / p.tp;

@@ -384,6 +384,18 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
             r.problems().add(o.ptr("prefill_gpus"), Json(d.prefill_gpus),
                              fmt::format("a multiple of prefill_tp ({}): whole prefill replicas", d.prefill_tp));
     }
+    if (const Json* ej = r.get("expert_parallel")) {
+        KeyReader o(*ej, r.ptr("expert_parallel"), r.problems(), "/inference/expert_parallel");
+        auto& e = in.expert_parallel;
+        e.load_imbalance = o.num_key_or("load_imbalance", 0.0);
+        e.two_batch_overlap = o.boolean_or("two_batch_overlap", false);
+        o.finish();
+        if (s.parallel.ep <= 1)
+            r.problems().add(r.ptr("expert_parallel"), *ej,
+                             fmt::format("only with parallel.ep > 1 (here {}): the routed experts spread over ep "
+                                         "replicas",
+                                         s.parallel.ep));
+    }
     EngineStated stated;
     stated.max_batch = r.has("max_batch");
     stated.max_batch_tokens = r.has("max_batch_tokens");
@@ -466,6 +478,9 @@ void check_disaggregation(Scenario& s, Problems& pr) {
         if (rules & bit(static_cast<LayoutRule>(i)))
             pr.add(at + "/prefill_tp", Json(d.prefill_tp),
                    describe(static_cast<LayoutRule>(i), s.model, q, s.training).expected);
+    if (s.parallel.ep > 1)
+        pr.add("/parallel/ep", Json(s.parallel.ep),
+               "1 with /inference/disaggregation (its pools are laid out with tensor parallelism only)");
     const bool one_domain = resolve_disaggregation_link(s);
     if (!(d.link_GBps > 0))
         pr.add_raw(
@@ -791,6 +806,11 @@ Json to_json(const InferenceConfig& in) {
     if (const auto& d = in.disaggregation; d.enabled())
         j["disaggregation"] = {
             {"prefill_gpus", d.prefill_gpus}, {"prefill_tp", d.prefill_tp}, {"link_GBps", d.link_GBps}};
+    if (const auto& e = in.expert_parallel; e.load_imbalance > 0 || e.two_batch_overlap) {
+        Json o = {{"two_batch_overlap", e.two_batch_overlap}};
+        if (e.load_imbalance > 0) o["load_imbalance"] = e.load_imbalance;
+        j["expert_parallel"] = o;
+    }
     const auto& sp = in.speculative;
     if (sp.enabled) {
         Json o = {{"method", sp.method}, {"tokens", sp.tokens}};

@@ -31,6 +31,10 @@ constexpr double kMinQps = 1e-6;
 // a burst). BurstGPT (Wang et al. 2024, arXiv 2401.17644) models production LLM arrivals' gaps as Gamma.
 constexpr double kMinArrivalCv = 0.0;
 constexpr double kMaxArrivalCv = 10.0;
+// The busiest GPU of an expert-parallel group carries at most every routed token: a ratio to the mean of at
+// most ep, and no deployment is wider than 1024 ranks of experts; 64 is far past any measured skew (EPLB's
+// balancedness figures stay above 0.5, a ratio below 2).
+constexpr double kMaxExpertImbalance = 64.0;
 constexpr double kMaxPower_W = 1e9;
 constexpr double kMaxKHalf = 1e9;
 constexpr double kMaxSustained = 1.5;   // a fitted busy share may exceed 1 (docs/calibration.md)
@@ -980,6 +984,12 @@ std::vector<ScenarioKey> build() {
                     .ext()
                     .computed("absent: colocated (every replica prefills and decodes)")
                     .example("{\"prefill_gpus\": 2, \"prefill_tp\": 1}"));
+    t.push_back(K(in, "expert_parallel", KT::object, G,
+                  "how the experts of an expert-parallel deployment (parallel.ep > 1) balance and overlap; "
+                  "docs/serving.md \"Expert parallelism\" (below)")
+                    .ext()
+                    .computed("absent: uniform routing's own spread, no overlap")
+                    .example("{\"load_imbalance\": 1.2, \"two_batch_overlap\": true}"));
     t.push_back(K(in, "slo", KT::object, S, "latency targets; the output says whether they are met (below)")
                     .computed("absent")
                     .example("{\"ttft_p99_s\": 2.0}"));
@@ -1044,6 +1054,20 @@ std::vector<ScenarioKey> build() {
             .computed("the system's scale-up fabric (intra_node_GBps x efficiency) when all the GPUs share "
                       "one scale-up domain, else its network (inter_node_GBps x efficiency)")
             .example("25"));
+    const std::string ep = "/inference/expert_parallel";
+    t.push_back(K(ep, "load_imbalance", KT::number, G,
+                  "routed tokens of the busiest GPU of an expert-parallel group over the mean (1: balanced, as "
+                  "EPLB's redundant experts aim)")
+                    .ext()
+                    .real(1.0, true, kMaxExpertImbalance)
+                    .computed("the spread of uniform routing at each iteration's tokens")
+                    .example("1.3"));
+    t.push_back(K(ep, "two_batch_overlap", KT::boolean, G,
+                  "two micro-batches, each one's dispatch and combine hidden under the other's computation "
+                  "(DeepSeek's and SGLang's two-batch overlap)")
+                    .ext()
+                    .dflt("false")
+                    .example("true"));
     const std::string slo = "/inference/slo";
     t.push_back(K(slo, "ttft_p99_s", KT::number, S, "99th-percentile time to first token")
                     .real(0.0, false, kMaxSeconds)

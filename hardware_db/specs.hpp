@@ -439,6 +439,19 @@ struct Disaggregation {
     bool enabled() const { return prefill_gpus > 0; }
 };
 
+// Expert parallelism in serving (parallel.ep > 1: each group of ep replicas shares the routed experts, every
+// GPU of the group holding experts/ep of them; docs/serving.md "Expert parallelism"). The replicas of a group
+// run attention on their own requests (DP attention) and meet at every MoE layer: dispatch and combine
+// all-to-alls, and the busiest rank's expert GEMMs set the pace.
+struct ServingExpertParallel {
+    // The busiest rank's routed tokens over the mean (1: perfectly balanced, as EPLB aims); 0: not stated, the
+    // spread of uniform routing at the iteration's tokens.
+    double load_imbalance = 0;
+    // Two micro-batches whose dispatch and combine hide under each other's computation (DeepSeek's, SGLang's
+    // two-batch overlap).
+    bool two_batch_overlap = false;
+};
+
 struct InferenceConfig {
     std::int64_t batch = 1;
     std::int64_t input_len = 128;    // mean (rounded) of input_dist
@@ -479,6 +492,7 @@ struct InferenceConfig {
     // its end); null: a Poisson stream at `qps`, or offline.
     std::shared_ptr<const ArrivalTrace> arrivals;
     Disaggregation disaggregation;
+    ServingExpertParallel expert_parallel;
 };
 
 // What training cost functions read: the model, the system, the layout and the training settings, by

@@ -74,6 +74,11 @@ Json context_for(const ScenarioKey& k) {
         j["training"] = {{"global_batch", 8}};   // interleaved: micro-batches a multiple of pp
     }
     if (p == "/parallel/ep") j["model"] = "mixtral-8x7b";
+    // How an expert-parallel deployment balances: an MoE model with ep > 1.
+    if (p == "/inference/expert_parallel" || o == "/inference/expert_parallel") {
+        j["model"] = "mixtral-8x7b";
+        j["parallel"] = {{"ep", 8}};
+    }
     // A torus runs its collectives over ICI links: it needs their bandwidth and count.
     if (p == "/system/torus_dims") j["system"]["preset"] = "tpu-v4";
     if (p == "/parallel/torch_compile") j["parallel"]["framework"] = "torchtitan";
