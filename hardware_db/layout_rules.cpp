@@ -35,12 +35,12 @@ LayoutRules pp_rules(const ModelSpec& m, int pp, int vp) {
     return r;
 }
 
-LayoutRules ep_rules(const ModelSpec& m, int ep, int dp_cp) {
+LayoutRules ep_rules(const ModelSpec& m, int ep, int dp_cp, int expert_slots) {
     LayoutRules r = 0;
     if (ep <= 1) return r;
     if (!m.moe.enabled())
         r |= bit(LayoutRule::ep_dense);
-    else if (m.moe.experts % ep != 0)
+    else if ((expert_slots > 0 ? expert_slots : m.moe.experts) % ep != 0)
         r |= bit(LayoutRule::ep_experts);
     if (dp_cp % ep != 0) r |= bit(LayoutRule::ep_dp);
     return r;

@@ -41,7 +41,8 @@ constexpr LayoutRules bit(LayoutRule r) { return LayoutRules{1} << static_cast<i
 // and the loss (Megatron-Core's account_for_embedding/loss_in_pipeline_split).
 [[nodiscard]] std::int64_t max_pipeline_chunks(int layers);
 [[nodiscard]] LayoutRules pp_rules(const ModelSpec& m, int pp, int vp);
-[[nodiscard]] LayoutRules ep_rules(const ModelSpec& m, int ep, int dp_cp);
+// `expert_slots`: the experts' places over the group (the experts and any redundant copies; 0: the experts).
+[[nodiscard]] LayoutRules ep_rules(const ModelSpec& m, int ep, int dp_cp, int expert_slots = 0);
 [[nodiscard]] LayoutRules cp_rules(std::int64_t seq_len, int cp);
 [[nodiscard]] LayoutRules batch_rules(std::int64_t global_batch, std::int64_t micro_batch, int dp);
 // What the framework runs: DeepSpeed's pipeline engine asserts ZeRO stage < 2 and Megatron-Core offers

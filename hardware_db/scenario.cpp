@@ -389,6 +389,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         auto& e = in.expert_parallel;
         e.load_imbalance = o.num_key_or("load_imbalance", 0.0);
         e.two_batch_overlap = o.boolean_or("two_batch_overlap", false);
+        e.redundant_experts = static_cast<int>(o.int_key_or("redundant_experts", 0));
         o.finish();
         if (s.parallel.ep <= 1)
             r.problems().add(r.ptr("expert_parallel"), *ej,
@@ -492,7 +493,7 @@ void check_disaggregation(Scenario& s, Problems& pr) {
 }   // namespace
 
 void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const TrainingConfig& t, Problems& pr,
-                  bool is_inference) {
+                  bool is_inference, int redundant_experts) {
     if (m.layers <= 0 || m.heads <= 0) return;   // the model itself was bad; already reported
     auto report = [&](LayoutRules rules) {
         for (int i = 0; i < static_cast<int>(LayoutRule::count); ++i)
@@ -507,7 +508,15 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
                fmt::format("gpus / ({}) = {} / {}: tp·pp·cp·dp must equal gpus", product_text(p), gpus,
                            p.tp * p.pp * p.cp));
     }
-    report(ep_rules(m, p.ep, p.dp * p.cp));
+    LayoutRules ep = ep_rules(m, p.ep, p.dp * p.cp, m.moe.experts + redundant_experts);
+    if (redundant_experts > 0 && (ep & bit(LayoutRule::ep_experts))) {
+        ep &= ~bit(LayoutRule::ep_experts);
+        pr.add("/parallel/ep", Json(p.ep),
+               fmt::format("a divisor of the expert slots, moe.experts + inference.expert_parallel.redundant_experts "
+                           "= {} + {} = {}",
+                           m.moe.experts, redundant_experts, m.moe.experts + redundant_experts));
+    }
+    report(ep);
     if (is_inference) return;
     report(cp_rules(t.seq_len, p.cp) | batch_rules(t.global_batch, t.micro_batch, p.dp) |
            framework_rules(p.zero, p.pp, p.framework));
@@ -640,6 +649,7 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
     const int mp = p.model_parallel();
     // A disaggregated deployment's prefill pool takes its GPUs out of /gpus; /parallel lays out the rest.
     const int prefill_gpus = s.is_inference ? s.inference.disaggregation.prefill_gpus : 0;
+    const int redundant = s.is_inference ? s.inference.expert_parallel.redundant_experts : 0;
     if (gpus) {
         s.gpus = static_cast<int>(*gpus);
         if (prefill_gpus > 0 && prefill_gpus >= s.gpus)
@@ -674,12 +684,12 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
         ParallelConfig q = p;
         q.dp = std::max(1, (s.gpus - prefill_gpus) / mp);
         Problems more;
-        check_layout(s.model, q.world(), q, s.training, more, s.is_inference);
+        check_layout(s.model, q.world(), q, s.training, more, s.is_inference, redundant);
         for (auto& l : more.lines)
             if (l.rfind("/training/global_batch", 0) != 0) pr.add_raw(l);
     }
     if (pr.empty()) {
-        check_layout(s.model, s.gpus - prefill_gpus, p, s.training, pr, s.is_inference);
+        check_layout(s.model, s.gpus - prefill_gpus, p, s.training, pr, s.is_inference, redundant);
         if (prefill_gpus > 0) check_disaggregation(s, pr);
         check_context_length(s, pr);
         if (!s.is_inference && s.training.activation_offload_layers > 0 && !(s.system.pcie_GBps > 0))
@@ -806,8 +816,8 @@ Json to_json(const InferenceConfig& in) {
     if (const auto& d = in.disaggregation; d.enabled())
         j["disaggregation"] = {
             {"prefill_gpus", d.prefill_gpus}, {"prefill_tp", d.prefill_tp}, {"link_GBps", d.link_GBps}};
-    if (const auto& e = in.expert_parallel; e.load_imbalance > 0 || e.two_batch_overlap) {
-        Json o = {{"two_batch_overlap", e.two_batch_overlap}};
+    if (const auto& e = in.expert_parallel; e.load_imbalance > 0 || e.two_batch_overlap || e.redundant_experts > 0) {
+        Json o = {{"two_batch_overlap", e.two_batch_overlap}, {"redundant_experts", e.redundant_experts}};
         if (e.load_imbalance > 0) o["load_imbalance"] = e.load_imbalance;
         j["expert_parallel"] = o;
     }

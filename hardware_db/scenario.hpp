@@ -17,8 +17,9 @@ Scenario load_scenario_file(const std::string& path, const Database& db = Databa
 
 // Cross-field checks of a layout against its model (used by the parser and by the search).
 // Appends one line per problem to `problems`.
+// `redundant_experts`: a serving deployment's extra expert copies (inference.expert_parallel).
 void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const TrainingConfig& t, Problems& problems,
-                  bool is_inference = false);
+                  bool is_inference = false, int redundant_experts = 0);
 
 // The fully resolved scenario, as echoed next to every result.
 Json to_json(const Scenario& s);

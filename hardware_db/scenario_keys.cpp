@@ -35,6 +35,8 @@ constexpr double kMaxArrivalCv = 10.0;
 // most ep, and no deployment is wider than 1024 ranks of experts; 64 is far past any measured skew (EPLB's
 // balancedness figures stay above 0.5, a ratio below 2).
 constexpr double kMaxExpertImbalance = 64.0;
+// Redundant copies of routed experts: at most 2^16 (DeepSeek's EPLB adds 32 to 256 experts).
+constexpr std::int64_t kMaxRedundantExperts = 65536;
 constexpr double kMaxPower_W = 1e9;
 constexpr double kMaxKHalf = 1e9;
 constexpr double kMaxSustained = 1.5;   // a fitted busy share may exceed 1 (docs/calibration.md)
@@ -1062,6 +1064,14 @@ std::vector<ScenarioKey> build() {
                     .real(1.0, true, kMaxExpertImbalance)
                     .computed("the spread of uniform routing at each iteration's tokens")
                     .example("1.3"));
+    t.push_back(K(ep, "redundant_experts", KT::integer, G,
+                  "extra copies of the busiest routed experts (EPLB's redundant experts: DeepSeek's 32 over 256): "
+                  "experts + redundant_experts slots, a multiple of parallel.ep, each GPU holding its share")
+                    .ext()
+                    .range(0, kMaxRedundantExperts)
+                    .unit("experts")
+                    .dflt("0")
+                    .example("32"));
     t.push_back(K(ep, "two_batch_overlap", KT::boolean, G,
                   "two micro-batches, each one's dispatch and combine hidden under the other's computation "
                   "(DeepSeek's and SGLang's two-batch overlap)")

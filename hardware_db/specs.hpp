@@ -450,6 +450,11 @@ struct ServingExpertParallel {
     // Two micro-batches whose dispatch and combine hide under each other's computation (DeepSeek's, SGLang's
     // two-batch overlap).
     bool two_batch_overlap = false;
+    // Extra copies of the busiest experts (EPLB's redundant experts): experts + redundant_experts slots spread
+    // over the ep GPUs, each GPU holding slots / ep of them, the routed load spread over the slots.
+    int redundant_experts = 0;
+    // Places the routed experts take over an expert-parallel group.
+    [[nodiscard]] double expert_slots(double experts) const { return experts + redundant_experts; }
 };
 
 struct InferenceConfig {

@@ -118,6 +118,31 @@ TEST_CASE("memory: each GPU holds its share of the experts", "[serving][ep][memo
     CHECK(m8.max_batch > m1.max_batch);
 }
 
+TEST_CASE("redundant experts: EPLB's slots, each GPU holding its share", "[serving][ep][memory]") {
+    // DeepSeek-V3 over 72 GPUs with 32 redundant experts (SGLang's EP 72): 288 slots, 4 per GPU, as 256
+    // experts over 64 GPUs: the same weights per GPU.
+    const Json base = {{"weight_precision", "fp8"}};
+    Json red = base;
+    red["expert_parallel"] = {{"redundant_experts", 32}};
+    const auto s72 = scenario("deepseek-v3", 72, 72, red);
+    const auto s64 = scenario("deepseek-v3", 64, 64, base);
+    CHECK(inference_memory(s72.model, s72.system, s72.parallel, s72.inference).weights_bytes ==
+          Approx(inference_memory(s64.model, s64.system, s64.parallel, s64.inference).weights_bytes));
+    // The slots must divide over ep: named with both counts; without redundant experts, the experts must.
+    Json j = {{"model", "deepseek-v3"},
+              {"system", "dgx-h100"},
+              {"gpus", 72},
+              {"parallel", {{"ep", 72}}},
+              {"inference", {{"expert_parallel", {{"redundant_experts", 30}}}}}};
+    const std::string e30 = problems(j);
+    CHECK(e30.find("/parallel/ep: 72") != std::string::npos);
+    CHECK(e30.find("256 + 30 = 286") != std::string::npos);
+    j["inference"].erase("expert_parallel");
+    CHECK(problems(j).find("a divisor of moe.experts (256)") != std::string::npos);
+    j["inference"]["expert_parallel"] = {{"redundant_experts", 32}};
+    CHECK(problems(j).empty());
+}
+
 TEST_CASE("iteration: expert weights read once per GPU's share, dispatch and combine priced", "[serving][ep]") {
     // DeepSeek-V3 fp8 at tp 1 (no TP all-reduce): the only communication is expert parallelism's.
     const Json in = {{"weight_precision", "fp8"}, {"kv_precision", "fp8"}};

@@ -17,10 +17,9 @@ llmsim's side: deepseek-v3 on dgx-h100, tp 1, the experts over ep GPUs (/paralle
 (SGLang's default for MLA), two-batch overlap on (inference.expert_parallel). Prefill: a static batch of
 16,384 / L prompts of L tokens per GPU, its time to first token, on 32 GPUs at ep 32, with the experts
 balanced (load_imbalance 1) for the perfect-EPLB row and uniform routing's own spread for the others. Decode:
-llmsim has no redundant experts, so ep 64 on 8 nodes (4 experts per GPU, as SGLang's 288 slots over 72 GPUs
-give) with the experts balanced, a continuous offline stream capped at 256 sequences per replica whose
-2,000-token prompts are all in the prefix cache (prefix_cache_hit 0.999: the KV is there, little prefill
-runs), 100 output tokens each; its output tokens/s per GPU x 8.
+ep 72 on 9 nodes with 32 redundant experts (288 slots, 4 per GPU) balanced, a continuous offline stream
+capped at 256 sequences per replica whose 2,000-token prompts are all in the prefix cache (prefix_cache_hit
+0.999: the KV is there, little prefill runs), 100 output tokens each; its output tokens/s per GPU x 8.
 
     python3 bench/heldout/sglang_large_ep.py [path/to/llmsim]
 """
@@ -57,10 +56,11 @@ def prefill(llmsim, prompt, balanced, overlap=True):
 
 def decode(llmsim):
     """Output tokens/s per node at 256 sequences per GPU, 2,000 tokens of KV."""
-    d = {"model": "deepseek-v3", "system": "dgx-h100", "gpus": 64, "parallel": {"tp": 1, "ep": 64},
+    d = {"model": "deepseek-v3", "system": "dgx-h100", "gpus": 72, "parallel": {"tp": 1, "ep": 72},
          "inference": {"batching": "continuous", "input_len": 2000, "output_len": 100, "prefix_cache_hit": 0.999,
                        "max_batch": 256, "requests": 200000, "weight_precision": "fp8", "kv_precision": "bf16",
-                       "expert_parallel": {"two_batch_overlap": True, "load_imbalance": 1.0}}}
+                       "expert_parallel": {"two_batch_overlap": True, "load_imbalance": 1.0,
+                                           "redundant_experts": 32}}}
     r = run(llmsim, d)
     return 8 * r["output_tokens_per_s_per_gpu"], r["mean_batch"]
 
