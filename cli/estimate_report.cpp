@@ -21,7 +21,8 @@ std::string replicas_text(const Scenario& s, std::int64_t replicas) {
         fmt::format("{} replica{} of tp {} pp {}", replicas, replicas == 1 ? "" : "s", s.parallel.tp, s.parallel.pp);
     if (const auto& d = s.inference.disaggregation; d.enabled()) {
         const int prefill = d.prefill_gpus / d.prefill_tp;
-        t = fmt::format("prefill {} replica{} of tp {}, decode {}", prefill, prefill == 1 ? "" : "s", d.prefill_tp, t);
+        t = fmt::format("prefill {} replica{} of tp {}{}, decode {}", prefill, prefill == 1 ? "" : "s", d.prefill_tp,
+                        d.prefill_ep > 1 ? fmt::format(" (experts over ep {})", d.prefill_ep) : "", t);
     }
     if (s.parallel.ep > 1) {
         const auto& e = s.inference.expert_parallel;

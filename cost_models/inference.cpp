@@ -138,8 +138,9 @@ struct ServingLayer {
             if (op.pass == ElementwiseKind::moe_routing) permute = pass_bytes(op, M, 2.0, false);
             if (op.pass == ElementwiseKind::mlp_activation && op.experts > 0) {
                 // over the rows of the busiest GPU's experts (every routed row without expert parallelism)
-                const ExpertShare e = expert_share(s.inference.expert_parallel.expert_slots(op.experts), op.rows, M,
-                                                   s.parallel.ep, s.inference.expert_parallel.load_imbalance);
+                const ExpertShare e =
+                    expert_share(s.inference.expert_parallel.expert_slots(op.experts, s.parallel.ep), op.rows, M,
+                                 s.parallel.ep, s.inference.expert_parallel.load_imbalance);
                 activation = pass_bytes(op, s.parallel.ep > 1 ? e.rows * e.experts : M * op.rows, 2.0, false);
             }
         }
@@ -154,8 +155,9 @@ struct ServingLayer {
             if (op.kind == LayerOpKind::pass && op.pass == ElementwiseKind::moe_routing) routing(M);
             if (op.kind != LayerOpKind::gemm) continue;
             if (op.experts > 0) {   // the busiest GPU's experts (all of them without expert parallelism)
-                const ExpertShare e = expert_share(s.inference.expert_parallel.expert_slots(op.experts), op.rows, M,
-                                                   s.parallel.ep, s.inference.expert_parallel.load_imbalance);
+                const ExpertShare e =
+                    expert_share(s.inference.expert_parallel.expert_slots(op.experts, s.parallel.ep), op.rows, M,
+                                 s.parallel.ep, s.inference.expert_parallel.load_imbalance);
                 linear(e.rows, op.n, op.k, e.experts);
                 continue;
             }
@@ -254,7 +256,7 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
         const double out_bytes = cp == Precision::fp8 || cp == Precision::fp4 ? 1.0 + 4.0 / 128.0 : 2.0;
         const auto grp = place_group(ep, s_.parallel.tp * s_.parallel.pp, s_.system.scaleup_domain);
         const auto mode = b.prefill_tokens > 0 ? ExpertAllToAll::per_domain : ExpertAllToAll::per_expert;
-        const double f = expert_share(s_.inference.expert_parallel.expert_slots(s_.model.moe.experts), k, M, ep,
+        const double f = expert_share(s_.inference.expert_parallel.expert_slots(s_.model.moe.experts, ep), k, M, ep,
                                       s_.inference.expert_parallel.load_imbalance)
                              .imbalance;
         g.ep_comm_s = f * (expert_all_to_all_time(s_.system, grp, tokens, k, h * out_bytes, mode) +

@@ -376,6 +376,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         auto& d = in.disaggregation;
         d.prefill_gpus = static_cast<int>(o.required_int_key("prefill_gpus"));
         d.prefill_tp = static_cast<int>(o.int_key_or("prefill_tp", s.parallel.tp));
+        d.prefill_ep = static_cast<int>(o.int_key_or("prefill_ep", 1));
         const auto link = o.num_key("link_GBps");
         d.link_stated = link.has_value();
         d.link_GBps = link.value_or(0.0);
@@ -391,10 +392,10 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         e.two_batch_overlap = o.boolean_or("two_batch_overlap", false);
         e.redundant_experts = static_cast<int>(o.int_key_or("redundant_experts", 0));
         o.finish();
-        if (s.parallel.ep <= 1)
+        if (s.parallel.ep <= 1 && in.disaggregation.prefill_ep <= 1)
             r.problems().add(r.ptr("expert_parallel"), *ej,
-                             fmt::format("only with parallel.ep > 1 (here {}): the routed experts spread over ep "
-                                         "replicas",
+                             fmt::format("only with parallel.ep > 1 (here {}) or disaggregation.prefill_ep > 1: the "
+                                         "routed experts spread over ep replicas",
                                          s.parallel.ep));
     }
     EngineStated stated;
@@ -479,9 +480,18 @@ void check_disaggregation(Scenario& s, Problems& pr) {
         if (rules & bit(static_cast<LayoutRule>(i)))
             pr.add(at + "/prefill_tp", Json(d.prefill_tp),
                    describe(static_cast<LayoutRule>(i), s.model, q, s.training).expected);
-    if (s.parallel.ep > 1)
-        pr.add("/parallel/ep", Json(s.parallel.ep),
-               "1 with /inference/disaggregation (its pools are laid out with tensor parallelism only)");
+    // Expert parallelism over the prefill replicas follows the rules /parallel/ep does over the decode ones.
+    const int slots = s.model.moe.experts + s.inference.expert_parallel.redundant_experts;
+    const LayoutRules er = ep_rules(s.model, d.prefill_ep, q.dp, slots);
+    if (er & bit(LayoutRule::ep_dense))
+        pr.add(at + "/prefill_ep", Json(d.prefill_ep), "1 for a dense model (expert parallelism needs moe)");
+    if (er & bit(LayoutRule::ep_experts))
+        pr.add(
+            at + "/prefill_ep", Json(d.prefill_ep),
+            fmt::format("a divisor of the expert slots ({}: moe.experts + expert_parallel.redundant_experts)", slots));
+    if (er & bit(LayoutRule::ep_dp))
+        pr.add(at + "/prefill_ep", Json(d.prefill_ep),
+               fmt::format("a divisor of the prefill replicas (prefill_gpus / prefill_tp = {})", q.dp));
     const bool one_domain = resolve_disaggregation_link(s);
     if (!(d.link_GBps > 0))
         pr.add_raw(
@@ -814,8 +824,10 @@ Json to_json(const InferenceConfig& in) {
         }
     }
     if (const auto& d = in.disaggregation; d.enabled())
-        j["disaggregation"] = {
-            {"prefill_gpus", d.prefill_gpus}, {"prefill_tp", d.prefill_tp}, {"link_GBps", d.link_GBps}};
+        j["disaggregation"] = {{"prefill_gpus", d.prefill_gpus},
+                               {"prefill_tp", d.prefill_tp},
+                               {"prefill_ep", d.prefill_ep},
+                               {"link_GBps", d.link_GBps}};
     if (const auto& e = in.expert_parallel; e.load_imbalance > 0 || e.two_batch_overlap || e.redundant_experts > 0) {
         Json o = {{"two_batch_overlap", e.two_batch_overlap}, {"redundant_experts", e.redundant_experts}};
         if (e.load_imbalance > 0) o["load_imbalance"] = e.load_imbalance;

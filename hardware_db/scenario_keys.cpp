@@ -1048,6 +1048,13 @@ std::vector<ScenarioKey> build() {
                     .range(1, limits::kGpus)
                     .computed("/parallel/tp (the decode pool's)")
                     .example("1"));
+    t.push_back(K(dg, "prefill_ep", KT::integer, S,
+                  "expert parallelism over the prefill replicas: groups of prefill_ep share the routed experts, as "
+                  "/parallel/ep over the decode replicas (docs/serving.md \"Expert parallelism\")")
+                    .ext()
+                    .range(1, limits::kGpus)
+                    .dflt("1")
+                    .example("1"));
     t.push_back(
         K(dg, "link_GBps", KT::number, S, "achievable KV-transfer bandwidth per GPU, per direction, between the pools")
             .ext()

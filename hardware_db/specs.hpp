@@ -430,6 +430,7 @@ struct ArrivalTrace {
 struct Disaggregation {
     int prefill_gpus = 0;   // 0: colocated (prefill and decode on the same replicas)
     int prefill_tp = 1;     // tensor parallelism of a prefill replica (pp 1)
+    int prefill_ep = 1;     // expert parallelism over the prefill replicas (groups of prefill_ep share experts)
     // Per GPU, one direction, achievable: the KV of a request leaves each prefill GPU and reaches each
     // decode GPU at this rate. Resolved at parse time: stated, else the system's scale-up fabric when the
     // whole deployment is one scale-up domain, else its scale-out network.
@@ -453,8 +454,11 @@ struct ServingExpertParallel {
     // Extra copies of the busiest experts (EPLB's redundant experts): experts + redundant_experts slots spread
     // over the ep GPUs, each GPU holding slots / ep of them, the routed load spread over the slots.
     int redundant_experts = 0;
-    // Places the routed experts take over an expert-parallel group.
-    [[nodiscard]] double expert_slots(double experts) const { return experts + redundant_experts; }
+    // Places the routed experts take over an expert-parallel group of `ep` GPUs (the experts alone without
+    // expert parallelism: a disaggregated deployment may spread them in one pool only).
+    [[nodiscard]] double expert_slots(double experts, int ep) const {
+        return ep > 1 ? experts + redundant_experts : experts;
+    }
 };
 
 struct InferenceConfig {

@@ -649,6 +649,7 @@ ParallelConfig prefill_layout(const Disaggregation& d) {
     ParallelConfig p;
     p.tp = std::max(1, d.prefill_tp);
     p.dp = std::max(1, d.prefill_gpus / p.tp);
+    p.ep = std::max(1, d.prefill_ep);
     return p;
 }
 

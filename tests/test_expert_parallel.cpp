@@ -214,13 +214,19 @@ TEST_CASE("expert_parallel: strict reader and the commands that refuse ep", "[se
     CHECK(problems(j).find("/inference/expert_parallel/load_imbalance") != std::string::npos);
     j["inference"]["expert_parallel"] = {{"balance", 1}};
     CHECK(problems(j).find("/inference/expert_parallel/balance") != std::string::npos);
-    // Disaggregated pools are laid out tp only.
+    // Disaggregated pools: /parallel/ep spreads the decode pool's experts, prefill_ep the prefill pool's,
+    // each by the same rules.
     Json d = {{"model", "mixtral-8x7b"},
               {"system", "dgx-h100"},
               {"gpus", 8},
               {"parallel", {{"ep", 2}}},
               {"inference", {{"batching", "continuous"}, {"disaggregation", {{"prefill_gpus", 2}}}}}};
-    CHECK(problems(d).find("/parallel/ep") != std::string::npos);
+    CHECK(problems(d).empty());
+    d["inference"]["disaggregation"]["prefill_ep"] = 4;   // 2 prefill replicas
+    CHECK(problems(d).find("/inference/disaggregation/prefill_ep: 4: expected a divisor of the prefill replicas") !=
+          std::string::npos);
+    d["inference"]["disaggregation"]["prefill_ep"] = 3;
+    CHECK(problems(d).find("a divisor of the expert slots (8") != std::string::npos);
     // The echo reads back.
     j["inference"]["expert_parallel"] = {{"load_imbalance", 1.25}, {"two_batch_overlap", true}};
     const Scenario s = parse_scenario(j);
@@ -252,4 +258,45 @@ TEST_CASE("expert_parallel: strict reader and the commands that refuse ep", "[se
     CHECK(refuses([&] { (void)app::serving_fleet_search(cs, 16); }));
     CHECK(refuses([&] { (void)app::capacity_per_gpu_search(cs, 16); }));
     CHECK(refuses([&] { (void)sim::explain_serving(cs); }));
+}
+
+TEST_CASE("disaggregated pools with their experts spread: DeepSeek-V3 on 16 prefill and 32 decode H100s",
+          "[serving][ep][disaggregation]") {
+    Json j = {{"model", "deepseek-v3"},
+              {"system", "dgx-h100"},
+              {"gpus", 48},
+              {"parallel", {{"tp", 1}, {"ep", 32}}},
+              {"inference",
+               {{"batching", "continuous"},
+                {"weight_precision", "fp8"},
+                {"kv_precision", "fp8"},
+                {"input_len", 2000},
+                {"output_len", 200},
+                {"requests", 600},
+                {"qps", 10},
+                {"slo", {{"ttft_p99_s", 5.0}}},
+                {"disaggregation", {{"prefill_gpus", 16}, {"prefill_tp", 1}, {"prefill_ep", 16}}}}}};
+    const Scenario s = parse_scenario(j);
+    CHECK(sim::prefill_layout(s.inference.disaggregation).ep == 16);
+    CHECK(to_json(s)["inference"]["disaggregation"]["prefill_ep"] == 16);
+    // Both pools fit only with their experts spread; the stream is served.
+    CHECK(app::serving_fit(s).fits);
+    const auto r = sim::simulate_serving(s.serving_job());
+    REQUIRE(r.disaggregated);
+    CHECK(r.requests_per_s == Approx(10.0).epsilon(0.2));
+    CHECK(std::isfinite(r.ttft_s.p99));
+    // Without prefill_ep the prefill replicas cannot hold the model.
+    j["inference"]["disaggregation"].erase("prefill_ep");
+    CHECK_FALSE(app::serving_fit(parse_scenario(j)).fits);
+    // The pool search steps prefill replicas one at a time: it refuses prefill_ep, naming it.
+    j["inference"]["disaggregation"]["prefill_ep"] = 16;
+    j["parallel"]["ep"] = 1;
+    j["gpus"] = 48;
+    const Scenario t = parse_scenario(j);
+    try {
+        (void)app::disaggregated_fleet_search(t, 64);
+        FAIL("expected a refusal");
+    } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()).find("/inference/disaggregation/prefill_ep") != std::string::npos);
+    }
 }
