@@ -288,13 +288,17 @@ void setup_search(CLI::App* cmd, Context& ctx) {
                     lines.push_back(
                         fmt::format("{}: given with a serving search: expected {} only when searching "
                                     "training layouts (serving: --input-len, --output-len, --qps, "
-                                    "--slo-ttft-p99, --slo-tpot-p99, --max-gpus, --price-per-gpu-hour)",
+                                    "--slo-ttft-p99, --slo-tpot-p99, --slo-ttft-p90, --slo-tpot-p90, --max-gpus, "
+                                    "--price-per-gpu-hour)",
                                     flag, flag));
             if (f->scenario.empty()) {
                 if (!serving->qps_text)
                     lines.emplace_back("--qps: missing: expected the arrival rate the deployment must serve");
-                if (!serving->slo_ttft_p99 && !serving->slo_tpot_p99)
-                    lines.emplace_back("--slo-ttft-p99: missing: expected --slo-ttft-p99 and/or --slo-tpot-p99");
+                if (!serving->slo_ttft_p99 && !serving->slo_tpot_p99 && !serving->slo_ttft_p90 &&
+                    !serving->slo_tpot_p90)
+                    lines.emplace_back(
+                        "--slo-ttft-p99: missing: expected at least one of --slo-ttft-p99, --slo-tpot-p99, "
+                        "--slo-ttft-p90, --slo-tpot-p90");
             }
             if (!lines.empty()) throw ConfigError(lines);
             ScenarioFlags sf = *serving;

@@ -104,6 +104,8 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
     cmd->add_option("--acceptance", f.acceptance, "Speculative decoding: per-token acceptance probability")->group(g);
     cmd->add_option("--slo-ttft-p99", f.slo_ttft_p99, "SLO: p99 time to first token (s)")->group(g);
     cmd->add_option("--slo-tpot-p99", f.slo_tpot_p99, "SLO: p99 time per output token (s)")->group(g);
+    cmd->add_option("--slo-ttft-p90", f.slo_ttft_p90, "SLO: p90 time to first token (s; DistServe's)")->group(g);
+    cmd->add_option("--slo-tpot-p90", f.slo_tpot_p90, "SLO: p90 time per output token (s)")->group(g);
     cmd->add_option("--host-per-sequence-us", f.host_per_sequence_us,
                     "Engine host time per running sequence per iteration (us; default 5, fitted; 0: host work "
                     "overlapped)")
@@ -146,6 +148,8 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {f.acceptance.has_value(), "--acceptance"},
         {f.slo_ttft_p99.has_value(), "--slo-ttft-p99"},
         {f.slo_tpot_p99.has_value(), "--slo-tpot-p99"},
+        {f.slo_ttft_p90.has_value(), "--slo-ttft-p90"},
+        {f.slo_tpot_p90.has_value(), "--slo-tpot-p90"},
         {f.host_per_sequence_us.has_value(), "--host-per-sequence-us"}};
     for (const auto& [given, flag] : serving_flags)
         if (given) return flag;
@@ -281,6 +285,8 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/speculative/acceptance", "--acceptance", f.acceptance);
         ov.set("/inference/slo/ttft_p99_s", "--slo-ttft-p99", f.slo_ttft_p99);
         ov.set("/inference/slo/tpot_p99_s", "--slo-tpot-p99", f.slo_tpot_p99);
+        ov.set("/inference/slo/ttft_p90_s", "--slo-ttft-p90", f.slo_ttft_p90);
+        ov.set("/inference/slo/tpot_p90_s", "--slo-tpot-p90", f.slo_tpot_p90);
         ov.set("/inference/batching", "--batching", f.batching);
         ov.set("/inference/host_per_sequence_us", "--host-per-sequence-us", f.host_per_sequence_us);
         // A stream flag asks for continuous batching unless the scenario or --batching says otherwise.
@@ -294,6 +300,8 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
                              : f.chunk           ? "--chunk"
                              : f.slo_ttft_p99    ? "--slo-ttft-p99"
                              : f.slo_tpot_p99    ? "--slo-tpot-p99"
+                             : f.slo_ttft_p90    ? "--slo-ttft-p90"
+                             : f.slo_tpot_p90    ? "--slo-tpot-p90"
                                                  : nullptr;
         const bool file_batching = file_inference && j["inference"].is_object() && j["inference"].contains("batching");
         if (stream && f.batching.empty() && !file_batching)

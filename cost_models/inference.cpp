@@ -49,8 +49,9 @@ ExpertShare expert_share(double experts, double top_k, double tokens, int ep, do
     const double group = tokens * n;
     const double touched = experts_touched(experts, top_k, group);
     if (!(touched > 0)) return r;
+    // A stated skew past ep would put more than every token on one GPU.
     r.imbalance = ep <= 1                ? 1.0
-                  : stated_imbalance > 0 ? stated_imbalance
+                  : stated_imbalance > 0 ? std::min(stated_imbalance, n)
                                          : uniform_routing_imbalance(ep, tokens * top_k);
     r.experts = ep <= 1 ? touched : std::max(1.0, touched / n);
     r.rows = group * top_k / n * r.imbalance / r.experts;

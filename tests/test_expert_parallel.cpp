@@ -70,6 +70,10 @@ TEST_CASE("the busiest GPU's experts and rows", "[serving][ep]") {
     CHECK(bal.rows == Approx(128.0));
     // A stated skew scales the busiest GPU's rows; unstated, uniform routing's spread at 64 x 2 per GPU.
     CHECK(expert_share(8, 2, 64, 8, 1.5).rows == Approx(192.0));
+    // A stated skew past ep would be more than every token on one GPU: at most ep, the group's 128 x 2 rows
+    // on the busiest GPU's 4 experts.
+    CHECK(expert_share(8, 2, 64, 2, 10.0).imbalance == 2.0);
+    CHECK(expert_share(8, 2, 64, 2, 10.0).rows == Approx(128.0 * 2 / 4));
     CHECK(expert_share(8, 2, 64, 8, 0).imbalance == Approx(uniform_routing_imbalance(8, 128)));
     // DeepSeek-V3 (256 experts, top 8) over ep 32, 128 decodes per replica: all 256 touched, 8 per GPU,
     // 128 x 32 x 8 / 32 / 8 = 128 rows each, times the imbalance.

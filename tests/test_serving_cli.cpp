@@ -431,3 +431,29 @@ TEST_CASE("cost and energy of a serving estimate: board power and price over the
     CHECK(negative.rc == 2);
     CHECK(negative.err.find("--price-per-gpu-hour") != std::string::npos);
 }
+
+TEST_CASE("p90 SLO flags: written to /inference/slo, a flags-only stream, judged by the capacity search",
+          "[cli][serving][slo]") {
+    const std::vector<std::string> base = {
+        "estimate",     "--model", "llama-3-8b",         "--system", "dgx-h100",       "--input-len", "512",
+        "--output-len", "64",      "--weight-precision", "fp8",      "--slo-tpot-p90", "0.04"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto args = base;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_llmsim(args, "p90");
+    };
+    const auto r = with({"--slo-ttft-p90", "0.4", "--qps", "max", "--json"});
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    CHECK(j["scenario"]["inference"]["batching"] == "continuous");   // an SLO flag asks for a stream
+    CHECK(j["scenario"]["inference"]["slo"]["ttft_p90_s"] == 0.4);
+    CHECK(j["scenario"]["inference"]["slo"]["tpot_p90_s"] == 0.04);
+    CHECK_FALSE(j["scenario"]["inference"]["slo"].contains("ttft_p99_s"));
+    CHECK(j["capacity"]["qps"].get<double>() > 0);
+    // Bounded as the keys are: named by the flag.
+    const auto bad = with({"--slo-ttft-p90", "0", "--qps", "1"});
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.empty());
+    CHECK(bad.err.find("--slo-ttft-p90") != std::string::npos);
+}
