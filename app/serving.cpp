@@ -412,28 +412,9 @@ void require_slo(const InferenceConfig& in) {
 }
 }   // namespace
 
-namespace {
-
-// The searches step replicas one at a time and tp over its divisors; an expert-parallel group is ep
-// replicas sharing their experts, which those steps would split.
-void refuse_expert_parallel_search(const Scenario& s) {
-    if (s.inference.disaggregation.prefill_ep > 1)
-        throw ConfigError(fmt::format(
-            "/inference/disaggregation/prefill_ep: {}: the pool search lays out prefill replicas without expert "
-            "parallelism; expected 1, or `llmsim estimate` (with --qps max for the capacity) on each split",
-            s.inference.disaggregation.prefill_ep));
-    if (s.parallel.ep > 1)
-        throw ConfigError(fmt::format(
-            "/parallel/ep: {}: the serving search lays out replicas without expert parallelism; expected 1, or "
-            "`llmsim estimate` (with --qps max for the capacity) on each expert-parallel deployment to compare",
-            s.parallel.ep));
-}
-
-}   // namespace
-
 CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const CapacityOptions& o, int threads,
                                        const std::function<void(std::size_t, std::size_t)>& progress) {
-    refuse_expert_parallel_search(base);
+    sim::refuse_expert_parallel(base, "the serving search");
     require_slo(base.inference);
     CapacityPerGpu out;
     std::vector<sim::CapacityCandidate> layouts = sim::capacity_groups(base, max_gpus);
@@ -465,7 +446,7 @@ CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const
 
 FleetSizing serving_fleet_search(const Scenario& base, int max_gpus, int threads,
                                  const std::function<void(std::size_t, std::size_t)>& progress) {
-    refuse_expert_parallel_search(base);
+    sim::refuse_expert_parallel(base, "the serving search");
     FleetSizing out;
     out.search = sim::serving_capacity_search(base, max_gpus, threads, progress);
     if (out.search.best.empty()) return out;
@@ -501,7 +482,7 @@ Scenario colocated_of(const Scenario& base, int gpus) {
 
 PoolSizing disaggregated_fleet_search(const Scenario& base, int max_gpus, int threads,
                                       const std::function<void(std::size_t, std::size_t)>& progress) {
-    refuse_expert_parallel_search(base);
+    sim::refuse_expert_parallel(base, "the pool search");
     PoolSizing out;
     out.colocated = serving_fleet_search(colocated_of(base, base.gpus), max_gpus, threads, progress);
     out.pools = sim::fewest_pools(base, max_gpus);
@@ -510,7 +491,7 @@ PoolSizing disaggregated_fleet_search(const Scenario& base, int max_gpus, int th
 
 SplitCapacities split_capacities(const Scenario& base, const CapacityOptions& o, int threads,
                                  const std::function<void(std::size_t, std::size_t)>& progress) {
-    refuse_expert_parallel_search(base);
+    sim::refuse_expert_parallel(base, "the pool search");
     require_slo(base.inference);
     SplitCapacities out;
     const int gp = std::max(1, base.inference.disaggregation.prefill_tp);

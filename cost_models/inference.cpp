@@ -99,6 +99,7 @@ struct ServingLayer {
     double wbytes = 0, kvb = 0;
     Acc time;   // each kernel's fixed time is counted apart
     double kernels = 0;
+    ExpertShare experts;   // the routed experts' share of this GPU (IterationPricer::gemms)
 
     ServingLayer(const ServingJob& job, const IterationBatch& batch, const Layer& d, const Layer& f)
         : s(job), b(batch), desc(d), fused(f) {
@@ -137,13 +138,10 @@ struct ServingLayer {
             if (op.part == LayerPart::router) logits = M * op.n * 4.0;
             if (op.kind != LayerOpKind::pass) continue;
             if (op.pass == ElementwiseKind::moe_routing) permute = pass_bytes(op, M, 2.0, false);
-            if (op.pass == ElementwiseKind::mlp_activation && op.experts > 0) {
+            if (op.pass == ElementwiseKind::mlp_activation && op.experts > 0)
                 // over the rows of the busiest GPU's experts (every routed row without expert parallelism)
-                const ExpertShare e =
-                    expert_share(s.inference.expert_parallel.expert_slots(op.experts, s.parallel.ep), op.rows, M,
-                                 s.parallel.ep, s.inference.expert_parallel.load_imbalance);
-                activation = pass_bytes(op, s.parallel.ep > 1 ? e.rows * e.experts : M * op.rows, 2.0, false);
-            }
+                activation =
+                    pass_bytes(op, s.parallel.ep > 1 ? experts.rows * experts.experts : M * op.rows, 2.0, false);
         }
         time.add(memory_time(s.system.gpu, permute + activation + logits, 0.0, false, 0.0));
         kernels += 4;
@@ -156,10 +154,7 @@ struct ServingLayer {
             if (op.kind == LayerOpKind::pass && op.pass == ElementwiseKind::moe_routing) routing(M);
             if (op.kind != LayerOpKind::gemm) continue;
             if (op.experts > 0) {   // the busiest GPU's experts (all of them without expert parallelism)
-                const ExpertShare e =
-                    expert_share(s.inference.expert_parallel.expert_slots(op.experts, s.parallel.ep), op.rows, M,
-                                 s.parallel.ep, s.inference.expert_parallel.load_imbalance);
-                linear(e.rows, op.n, op.k, e.experts);
+                linear(experts.rows, op.n, op.k, experts.experts);
                 continue;
             }
             switch (op.serving) {
@@ -235,6 +230,13 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
     const Key key{M, dtok, context_rows_ && b.prefill_tokens > 0 ? b.prefill_kv_tokens : 0.0};
     if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
     ServingLayer layer(s_, b, desc_, fused_);
+    // The routed experts this GPU runs and the rows of its busiest one: one share for the expert GEMMs,
+    // their activation and the dispatch's imbalance.
+    const int ep = s_.parallel.ep;
+    const auto& xp = s_.inference.expert_parallel;
+    if (s_.model.moe.enabled())
+        layer.experts = expert_share(xp.expert_slots(s_.model.moe.experts, ep), s_.model.moe.top_k, M, ep,
+                                     xp.load_imbalance);
     layer.gemms(M, dtok);
     LayerGemms g{layer.time.time_s, layer.time.compute_s, layer.time.memory_s, layer.kernels, 0.0};
     // Tensor parallelism: two all-reduces of the hidden state per layer.
@@ -248,7 +250,7 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
     // a prompt, per expert for decode steps), from each TP rank's 1/tp of the tokens (sequence-parallel
     // dispatch); FP8 out (a byte and a 4-byte scale per 128 elements, as DeepEP dispatches to FP8 experts),
     // 16-bit back. The busiest GPU receives its imbalance times the mean.
-    if (const int ep = s_.parallel.ep; ep > 1 && s_.model.moe.enabled()) {
+    if (ep > 1 && s_.model.moe.enabled()) {
         const double h = static_cast<double>(s_.model.hidden);
         const double k = s_.model.moe.top_k;
         const double tokens = M / s_.parallel.tp;
@@ -257,10 +259,7 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
         const double out_bytes = cp == Precision::fp8 || cp == Precision::fp4 ? 1.0 + 4.0 / 128.0 : 2.0;
         const auto grp = place_group(ep, s_.parallel.tp * s_.parallel.pp, s_.system.scaleup_domain);
         const auto mode = b.prefill_tokens > 0 ? ExpertAllToAll::per_domain : ExpertAllToAll::per_expert;
-        const double f = expert_share(s_.inference.expert_parallel.expert_slots(s_.model.moe.experts, ep), k, M, ep,
-                                      s_.inference.expert_parallel.load_imbalance)
-                             .imbalance;
-        g.ep_comm_s = f * (expert_all_to_all_time(s_.system, grp, tokens, k, h * out_bytes, mode) +
+        g.ep_comm_s = layer.experts.imbalance * (expert_all_to_all_time(s_.system, grp, tokens, k, h * out_bytes, mode) +
                            expert_all_to_all_time(s_.system, grp, tokens, k, h * 2.0, mode));
     }
     // A bounded memo: batch shapes repeat within a stream, but a command's work stays bounded.
@@ -300,7 +299,8 @@ IterationCost IterationPricer::operator()(const IterationBatch& whole) {
     r.comm_s = pp * layers_ * (comm + per.ep_comm_s);
     // Two-batch overlap: each micro-batch's dispatch and combine run under the other's computation, so a
     // layer takes the longer of the two streams; DeepEP's normal kernels (a batch with a prompt) hold
-    // kDeepEpNormalSms of the SMs meanwhile, and the computation runs on the rest.
+    // kDeepEpNormalSms of the SMs meanwhile, and the computation runs on the rest (on NVIDIA GPUs, all with
+    // 58 SMs or more; an accelerator with at most 2 x that many, a TPU's 1-2 cores, lends none).
     double layer_s = layer.time.time_s + comm + per.ep_comm_s;
     if (in.expert_parallel.two_batch_overlap && per.ep_comm_s > 0) {
         const double sms = std::max(1.0, static_cast<double>(a.sm_count));

@@ -1,6 +1,7 @@
 #include "hardware_db/layout_rules.hpp"
 
 #include <bit>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -111,13 +112,10 @@ RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p
                                 max_pipeline_chunks(m.layers), p.pp)};
         case LayoutRule::vp_needs_pp:
             return {"/parallel/vp", p.vp, "1 when pp = 1 (interleaving needs pipeline stages)"};
-        case LayoutRule::ep_dense: return {"/parallel/ep", p.ep, "1 for a dense model (expert parallelism needs moe)"};
+        case LayoutRule::ep_dense:
         case LayoutRule::ep_experts:
-            return {"/parallel/ep", p.ep, fmt::format("a divisor of moe.experts ({})", m.moe.experts)};
         case LayoutRule::ep_dp:
-            return {"/parallel/ep", p.ep,
-                    fmt::format("a divisor of dp·cp = {} (experts are sharded inside the data-parallel group)",
-                                static_cast<std::int64_t>(p.dp) * p.cp)};
+            return describe_ep(r, m, "/parallel/ep", p.ep, 0, ep_data_parallel_group(p));
         case LayoutRule::cp_seq_len:
             return {"/training/seq_len", t.seq_len,
                     fmt::format("a multiple of 2·cp = {} (load-balanced causal context parallelism)", 2 * p.cp)};
@@ -139,6 +137,29 @@ RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p
         case LayoutRule::count: break;
     }
     return {"/parallel", 0, "a valid layout"};
+}
+
+std::string ep_data_parallel_group(const ParallelConfig& p) {
+    return fmt::format("dp·cp = {} (experts are sharded inside the data-parallel group)",
+                       static_cast<std::int64_t>(p.dp) * p.cp);
+}
+
+RuleViolation describe_ep(LayoutRule r, const ModelSpec& m, std::string pointer, int ep, int redundant_experts,
+                          const std::string& group) {
+    switch (r) {
+        case LayoutRule::ep_dense:
+            return {std::move(pointer), ep, "1 for a dense model (expert parallelism needs moe)"};
+        case LayoutRule::ep_experts:
+            if (redundant_experts > 0)
+                return {std::move(pointer), ep,
+                        fmt::format("a divisor of the expert slots, moe.experts + "
+                                    "inference.expert_parallel.redundant_experts = {} + {} = {}",
+                                    m.moe.experts, redundant_experts, m.moe.experts + redundant_experts)};
+            return {std::move(pointer), ep, fmt::format("a divisor of moe.experts ({})", m.moe.experts)};
+        case LayoutRule::ep_dp: return {std::move(pointer), ep, "a divisor of " + group};
+        default: break;
+    }
+    return {std::move(pointer), ep, "a valid expert-parallel layout"};
 }
 
 std::string rule_summary(LayoutRule r, const ModelSpec& m, const TrainingConfig& t) {

@@ -75,6 +75,14 @@ struct RuleViolation {
 };
 [[nodiscard]] RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p,
                                      const TrainingConfig& t);
+// An expert-parallel rule's violation (ep_dense, ep_experts, ep_dp) at `pointer`: ep over `group` (what
+// ep must divide, in words: "dp·cp = 4 (...)", "the prefill replicas (...)"), with the expert slots
+// moe.experts + redundant_experts. One definition for /parallel/ep and the prefill pool's prefill_ep;
+// describe() gives the /parallel/ep form without redundant copies.
+[[nodiscard]] RuleViolation describe_ep(LayoutRule r, const ModelSpec& m, std::string pointer, int ep,
+                                        int redundant_experts, const std::string& group);
+// The group /parallel/ep shards experts inside, in describe_ep's words: "dp·cp = 4 (...)".
+[[nodiscard]] std::string ep_data_parallel_group(const ParallelConfig& p);
 // The rule in words that do not depend on the layout ("tp: a divisor of heads (96)"), for counts.
 [[nodiscard]] std::string rule_summary(LayoutRule r, const ModelSpec& m, const TrainingConfig& t);
 

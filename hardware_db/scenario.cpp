@@ -481,17 +481,15 @@ void check_disaggregation(Scenario& s, Problems& pr) {
             pr.add(at + "/prefill_tp", Json(d.prefill_tp),
                    describe(static_cast<LayoutRule>(i), s.model, q, s.training).expected);
     // Expert parallelism over the prefill replicas follows the rules /parallel/ep does over the decode ones.
-    const int slots = s.model.moe.experts + s.inference.expert_parallel.redundant_experts;
-    const LayoutRules er = ep_rules(s.model, d.prefill_ep, q.dp, slots);
-    if (er & bit(LayoutRule::ep_dense))
-        pr.add(at + "/prefill_ep", Json(d.prefill_ep), "1 for a dense model (expert parallelism needs moe)");
-    if (er & bit(LayoutRule::ep_experts))
-        pr.add(
-            at + "/prefill_ep", Json(d.prefill_ep),
-            fmt::format("a divisor of the expert slots ({}: moe.experts + expert_parallel.redundant_experts)", slots));
-    if (er & bit(LayoutRule::ep_dp))
-        pr.add(at + "/prefill_ep", Json(d.prefill_ep),
-               fmt::format("a divisor of the prefill replicas (prefill_gpus / prefill_tp = {})", q.dp));
+    const int redundant = s.inference.expert_parallel.redundant_experts;
+    const LayoutRules er = ep_rules(s.model, d.prefill_ep, q.dp, s.model.moe.experts + redundant);
+    for (int i = 0; i < static_cast<int>(LayoutRule::count); ++i)
+        if (er & bit(static_cast<LayoutRule>(i))) {
+            const auto v =
+                describe_ep(static_cast<LayoutRule>(i), s.model, at + "/prefill_ep", d.prefill_ep, redundant,
+                            fmt::format("the prefill replicas (prefill_gpus / prefill_tp = {})", q.dp));
+            pr.add(v.pointer, Json(v.value), v.expected);
+        }
     const bool one_domain = resolve_disaggregation_link(s);
     if (!(d.link_GBps > 0))
         pr.add_raw(
@@ -518,15 +516,13 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
                fmt::format("gpus / ({}) = {} / {}: tp·pp·cp·dp must equal gpus", product_text(p), gpus,
                            p.tp * p.pp * p.cp));
     }
-    LayoutRules ep = ep_rules(m, p.ep, p.dp * p.cp, m.moe.experts + redundant_experts);
-    if (redundant_experts > 0 && (ep & bit(LayoutRule::ep_experts))) {
-        ep &= ~bit(LayoutRule::ep_experts);
-        pr.add("/parallel/ep", Json(p.ep),
-               fmt::format("a divisor of the expert slots, moe.experts + inference.expert_parallel.redundant_experts "
-                           "= {} + {} = {}",
-                           m.moe.experts, redundant_experts, m.moe.experts + redundant_experts));
-    }
-    report(ep);
+    const LayoutRules ep = ep_rules(m, p.ep, p.dp * p.cp, m.moe.experts + redundant_experts);
+    for (int i = 0; i < static_cast<int>(LayoutRule::count); ++i)
+        if (ep & bit(static_cast<LayoutRule>(i))) {
+            const auto v = describe_ep(static_cast<LayoutRule>(i), m, "/parallel/ep", p.ep, redundant_experts,
+                                       ep_data_parallel_group(p));
+            pr.add(v.pointer, Json(v.value), v.expected);
+        }
     if (is_inference) return;
     report(cp_rules(t.seq_len, p.cp) | batch_rules(t.global_batch, t.micro_batch, p.dp) |
            framework_rules(p.zero, p.pp, p.framework));

@@ -502,11 +502,7 @@ ServingExplanation explain_serving(const Scenario& s) {
         throw ConfigError(
             "/inference/disaggregation: explain reads colocated deployments; `llmsim estimate` reports each pool of a "
             "disaggregated one (time iterating, batch, KV transfers), and `--qps max` its capacity");
-    if (s.parallel.ep > 1)
-        throw ConfigError(fmt::format(
-            "/parallel/ep: {}: explain's levers (replicas, tp) lay out replicas without expert parallelism; "
-            "`llmsim estimate` prices the expert-parallel deployment, and `--qps max` its capacity",
-            s.parallel.ep));
+    refuse_expert_parallel(s, "explain's levers (replicas, tp)");
     ServingExplanation e;
     e.base = measure_serving(s);
     const auto& b = e.base;

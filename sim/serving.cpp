@@ -1030,6 +1030,18 @@ std::int64_t capacity_stream_requests(const InferenceConfig& in) {
         std::min(std::max(static_cast<double>(in.requests), want), static_cast<double>(kCapacityMaxRequests)));
 }
 
+void refuse_expert_parallel(const Scenario& s, std::string_view who) {
+    const auto refuse = [&](const char* pointer, int ep, const char* replicas) {
+        throw ConfigError(fmt::format("{}: {}: {} lays out {} without expert parallelism; expected 1, or `llmsim "
+                                      "estimate` (with --qps max for the capacity) on each expert-parallel "
+                                      "deployment to compare",
+                                      pointer, ep, who, replicas));
+    };
+    if (s.inference.disaggregation.prefill_ep > 1)
+        refuse("/inference/disaggregation/prefill_ep", s.inference.disaggregation.prefill_ep, "prefill replicas");
+    if (s.parallel.ep > 1) refuse("/parallel/ep", s.parallel.ep, "replicas");
+}
+
 std::vector<CapacityCandidate> capacity_groups(const Scenario& base, int max_gpus) {
     if (base.inference.disaggregation.enabled())
         throw ConfigError(

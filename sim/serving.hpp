@@ -12,6 +12,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cost_models/inference.hpp"
@@ -184,6 +185,11 @@ struct CapacityResult {
 // divide; the scenario's precision and fp8 where the chip has it; the smallest power-of-two pp at which
 // the stream's longest request fits the KV cache.
 [[nodiscard]] std::vector<CapacityCandidate> capacity_groups(const Scenario& base, int max_gpus);
+// The commands that lay out replicas one at a time (the serving search, the pool search, explain's
+// levers) cannot split an expert-parallel group of ep replicas sharing their experts: a ConfigError naming
+// /parallel/ep or /inference/disaggregation/prefill_ep when ep > 1, `who` saying which command refuses
+// ("the serving search"). One sentence for all of them.
+void refuse_expert_parallel(const Scenario& s, std::string_view who);
 // The scenario of a candidate: its layout, replicas, precisions, max_batch and chunk; continuous batching.
 [[nodiscard]] Scenario capacity_scenario(const Scenario& base, const CapacityCandidate& c);
 // The streams a capacity is judged on: 600 s of arrivals (MLPerf loadgen's minimum run duration; times

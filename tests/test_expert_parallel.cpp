@@ -230,7 +230,14 @@ TEST_CASE("expert_parallel: strict reader and the commands that refuse ep", "[se
     CHECK(problems(d).find("/inference/disaggregation/prefill_ep: 4: expected a divisor of the prefill replicas") !=
           std::string::npos);
     d["inference"]["disaggregation"]["prefill_ep"] = 3;
-    CHECK(problems(d).find("a divisor of the expert slots (8") != std::string::npos);
+    CHECK(problems(d).find("/inference/disaggregation/prefill_ep: 3: expected a divisor of moe.experts (8)") !=
+          std::string::npos);
+    // With redundant copies the slots must divide: the same words as /parallel/ep's (one definition).
+    d["inference"]["expert_parallel"] = {{"redundant_experts", 2}};
+    CHECK(problems(d).find("/inference/disaggregation/prefill_ep: 3: expected a divisor of the expert slots, "
+                           "moe.experts + inference.expert_parallel.redundant_experts = 8 + 2 = 10") !=
+          std::string::npos);
+    d["inference"].erase("expert_parallel");
     // The echo reads back.
     j["inference"]["expert_parallel"] = {{"load_imbalance", 1.25}, {"two_batch_overlap", true}};
     const Scenario s = parse_scenario(j);
