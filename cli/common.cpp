@@ -87,7 +87,11 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
         ->group(g);
     cmd->add_option("--router", f.router,
                     "How requests spread over the replicas: round-robin (default), least-requests, least-tokens, "
-                    "power-of-two (docs/serving.md, Routing)")
+                    "power-of-two, cache-aware (docs/serving.md, Routing)")
+        ->group(g);
+    cmd->add_option("--shared-prefix", f.shared_prefix,
+                    "GROUPS:TOKENS[:ZIPF]: prompts begin with one of GROUPS shared prefixes of TOKENS tokens (Zipf "
+                    "popularity, 0 uniform), kept by each replica's prefix cache (docs/serving.md, Shared prefixes)")
         ->group(g);
     cmd->add_option("--seed", f.seed,
                     "Random stream of arrivals and lengths (continuous batching; seeds are independent replications)")
@@ -113,6 +117,39 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
 }
 
 namespace {
+// --shared-prefix GROUPS:TOKENS[:ZIPF], decimal numbers (the reader bounds each); anything else names the flag.
+Json shared_prefix_flag_value(const std::string& text) {
+    const auto bad = [&] {
+        return ConfigError(
+            fmt::format("--shared-prefix: '{}': expected GROUPS:TOKENS or GROUPS:TOKENS:ZIPF "
+                        "(decimal numbers, e.g. 512:4096 or 64:1024:1.0)",
+                        text));
+    };
+    std::vector<std::string> parts;
+    std::size_t from = 0;
+    for (std::size_t at; (at = text.find(':', from)) != std::string::npos; from = at + 1)
+        parts.push_back(text.substr(from, at - from));
+    parts.push_back(text.substr(from));
+    if (parts.size() < 2 || parts.size() > 3) throw bad();
+    const auto integer = [&](const std::string& t) {
+        if (t.empty() || t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos ||
+            (t.size() > 1 && t[0] == '0'))
+            throw bad();
+        return std::stoll(t);
+    };
+    Json o = {{"groups", integer(parts[0])}, {"tokens", integer(parts[1])}};
+    if (parts.size() == 3) {
+        const std::string& z = parts[2];
+        char* end = nullptr;
+        const double v = z.empty() ? 0.0 : std::strtod(z.c_str(), &end);
+        if (z.empty() || z.find_first_not_of("0123456789.") != std::string::npos || end != z.c_str() + z.size() ||
+            !std::isfinite(v))
+            throw bad();
+        o["zipf"] = v;
+    }
+    return o;
+}
+
 // --qps: "max", or a decimal rate (the reader bounds it); anything else names the flag.
 Json qps_flag_value(const std::string& text) {
     if (text == "max") return Json("max");
@@ -136,6 +173,7 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {f.requests.has_value(), "--requests"},
         {f.arrivals.has_value(), "--arrivals"},
         {f.router.has_value(), "--router"},
+        {f.shared_prefix.has_value(), "--shared-prefix"},
         {f.arrival_cv.has_value(), "--arrival-cv"},
         {f.price_per_gpu_hour.has_value(), "--price-per-gpu-hour"},
         {f.seed.has_value(), "--seed"},
@@ -271,6 +309,8 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/requests", "--requests", f.requests);
         ov.set("/inference/arrivals", "--arrivals", f.arrivals);
         ov.set("/inference/router", "--router", f.router);
+        if (f.shared_prefix)
+            ov.set("/inference/shared_prefix", "--shared-prefix", shared_prefix_flag_value(*f.shared_prefix));
         ov.set("/inference/arrival_cv", "--arrival-cv", f.arrival_cv);
         ov.set("/inference/price_per_gpu_hour", "--price-per-gpu-hour", f.price_per_gpu_hour);
         ov.set("/inference/seed", "--seed", f.seed);
@@ -294,6 +334,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
                              : f.requests        ? "--requests"
                              : f.arrivals        ? "--arrivals"
                              : f.router          ? "--router"
+                             : f.shared_prefix   ? "--shared-prefix"
                              : f.arrival_cv      ? "--arrival-cv"
                              : f.seed            ? "--seed"
                              : f.max_batch       ? "--max-batch"

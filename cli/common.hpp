@@ -28,9 +28,10 @@ struct ScenarioFlags {
     std::optional<std::int64_t> batch, input_len, output_len, requests, max_batch, chunk, spec_tokens, seed;
     std::optional<double> qps, acceptance, slo_ttft_p99, slo_tpot_p99, slo_ttft_p90, slo_tpot_p90, host_per_sequence_us,
         arrival_cv, price_per_gpu_hour;
-    std::optional<std::string> qps_text;   // --qps as given: a rate or "max" (qps, when set, wins)
-    std::optional<std::string> arrivals;   // --arrivals: a trace to replay (inference.arrivals)
-    std::optional<std::string> router;     // --router: how requests spread over replicas (inference.router)
+    std::optional<std::string> qps_text;        // --qps as given: a rate or "max" (qps, when set, wins)
+    std::optional<std::string> arrivals;        // --arrivals: a trace to replay (inference.arrivals)
+    std::optional<std::string> router;          // --router: how requests spread over replicas (inference.router)
+    std::optional<std::string> shared_prefix;   // --shared-prefix GROUPS:TOKENS[:ZIPF] (inference.shared_prefix)
     std::string weight_precision, kv_precision, spec_draft, batching;
     // The flag named in errors about /inference/qps: --qps, or --qps-sweep when a sweep supplies it.
     const char* qps_flag = "--qps";

@@ -85,8 +85,11 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     const auto& in = s.inference;
     std::string out;
     const auto& p = s.parallel;
-    const std::string lens = fmt::format("{}{} in / {}{} out", in.input_dist.is_fixed() ? "" : "mean ", in.input_len,
-                                         in.output_dist.is_fixed() ? "" : "mean ", in.output_len);
+    std::string lens = fmt::format("{}{} in / {}{} out", in.input_dist.is_fixed() ? "" : "mean ", in.input_len,
+                                   in.output_dist.is_fixed() ? "" : "mean ", in.output_len);
+    if (const auto& sp = in.shared_prefix; sp.enabled())
+        lens += fmt::format(" ({} shared prefix{} of {} tokens{})", sp.groups, sp.groups == 1 ? "" : "es", sp.tokens,
+                            sp.zipf > 0 ? fmt::format(", Zipf {:g}", sp.zipf) : "");
     if (!e.fit.fits) {
         out += wrap_text(fmt::format(
             "{} serving on {} x {} (tp {}, pp {}, {}, {}, weights {}, KV {})", s.model.name, s.gpus, s.system.name,
@@ -182,6 +185,8 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     u.row({"KV occupancy mean / max",
            fmt::format("{:.0f}% / {:.0f}%", 100 * c.kv_occupancy_mean, 100 * c.kv_occupancy_max)});
     u.row({"preemptions (recomputed)", std::to_string(c.preemptions)});
+    if (in.shared_prefix.enabled() || in.prefix_cache_hit > 0)
+        u.row({"prompt tokens found in the prefix cache", fmt::format("{:.1f}%", 100 * c.prefix_hit_fraction)});
     if (e.utilisation > 0)
         u.row({"load / offline throughput",
                fmt::format("{:.0f}% of {:.4g} req/s", 100.0 * e.utilisation, e.offline_qps)});

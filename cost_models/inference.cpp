@@ -235,8 +235,8 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
     const int ep = s_.parallel.ep;
     const auto& xp = s_.inference.expert_parallel;
     if (s_.model.moe.enabled())
-        layer.experts = expert_share(xp.expert_slots(s_.model.moe.experts, ep), s_.model.moe.top_k, M, ep,
-                                     xp.load_imbalance);
+        layer.experts =
+            expert_share(xp.expert_slots(s_.model.moe.experts, ep), s_.model.moe.top_k, M, ep, xp.load_imbalance);
     layer.gemms(M, dtok);
     LayerGemms g{layer.time.time_s, layer.time.compute_s, layer.time.memory_s, layer.kernels, 0.0};
     // Tensor parallelism: two all-reduces of the hidden state per layer.
@@ -259,8 +259,9 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
         const double out_bytes = cp == Precision::fp8 || cp == Precision::fp4 ? 1.0 + 4.0 / 128.0 : 2.0;
         const auto grp = place_group(ep, s_.parallel.tp * s_.parallel.pp, s_.system.scaleup_domain);
         const auto mode = b.prefill_tokens > 0 ? ExpertAllToAll::per_domain : ExpertAllToAll::per_expert;
-        g.ep_comm_s = layer.experts.imbalance * (expert_all_to_all_time(s_.system, grp, tokens, k, h * out_bytes, mode) +
-                           expert_all_to_all_time(s_.system, grp, tokens, k, h * 2.0, mode));
+        g.ep_comm_s =
+            layer.experts.imbalance * (expert_all_to_all_time(s_.system, grp, tokens, k, h * out_bytes, mode) +
+                                       expert_all_to_all_time(s_.system, grp, tokens, k, h * 2.0, mode));
     }
     // A bounded memo: batch shapes repeat within a stream, but a command's work stays bounded.
     if (memo_.size() >= (std::size_t{1} << 16)) memo_.clear();

@@ -114,8 +114,7 @@ RuleViolation describe(LayoutRule r, const ModelSpec& m, const ParallelConfig& p
             return {"/parallel/vp", p.vp, "1 when pp = 1 (interleaving needs pipeline stages)"};
         case LayoutRule::ep_dense:
         case LayoutRule::ep_experts:
-        case LayoutRule::ep_dp:
-            return describe_ep(r, m, "/parallel/ep", p.ep, 0, ep_data_parallel_group(p));
+        case LayoutRule::ep_dp: return describe_ep(r, m, "/parallel/ep", p.ep, 0, ep_data_parallel_group(p));
         case LayoutRule::cp_seq_len:
             return {"/training/seq_len", t.seq_len,
                     fmt::format("a multiple of 2·cp = {} (load-balanced causal context parallelism)", 2 * p.cp)};

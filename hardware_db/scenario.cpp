@@ -398,6 +398,28 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
                                          "routed experts spread over ep replicas",
                                          s.parallel.ep));
     }
+    if (const Json* pj = r.get("shared_prefix")) {
+        KeyReader o(*pj, r.ptr("shared_prefix"), r.problems(), "/inference/shared_prefix");
+        auto& p = in.shared_prefix;
+        p.groups = o.int_key_or("groups", 0);
+        p.tokens = o.int_key_or("tokens", 0);
+        p.zipf = o.num_key_or("zipf", 0.0);
+        for (const char* k : {"groups", "tokens"})
+            if (!o.has(k))
+                r.problems().add_raw(
+                    fmt::format("{}/{}: missing: expected a positive integer", r.ptr("shared_prefix"), k));
+        o.finish();
+        // One account of the prefix cache: the stated hit share, or the prefixes the stream shares.
+        const char* why = in.prefix_cache_hit > 0 ? "no shared_prefix with prefix_cache_hit (a stated hit share; the "
+                                                    "shared prefixes give their own hits)"
+                          : !in.continuous()      ? "shared_prefix with batching \"continuous\" (a static batch "
+                                                    "prefills its prompts together)"
+                          : in.disaggregation.enabled()
+                              ? "no shared_prefix with disaggregation (the prefill pool's prefix cache is not "
+                                "modelled)"
+                              : nullptr;
+        if (why) r.problems().add(r.ptr("shared_prefix"), *pj, why);
+    }
     EngineStated stated;
     stated.max_batch = r.has("max_batch");
     stated.max_batch_tokens = r.has("max_batch_tokens");
@@ -485,9 +507,8 @@ void check_disaggregation(Scenario& s, Problems& pr) {
     const LayoutRules er = ep_rules(s.model, d.prefill_ep, q.dp, s.model.moe.experts + redundant);
     for (int i = 0; i < static_cast<int>(LayoutRule::count); ++i)
         if (er & bit(static_cast<LayoutRule>(i))) {
-            const auto v =
-                describe_ep(static_cast<LayoutRule>(i), s.model, at + "/prefill_ep", d.prefill_ep, redundant,
-                            fmt::format("the prefill replicas (prefill_gpus / prefill_tp = {})", q.dp));
+            const auto v = describe_ep(static_cast<LayoutRule>(i), s.model, at + "/prefill_ep", d.prefill_ep, redundant,
+                                       fmt::format("the prefill replicas (prefill_gpus / prefill_tp = {})", q.dp));
             pr.add(v.pointer, Json(v.value), v.expected);
         }
     const bool one_domain = resolve_disaggregation_link(s);
@@ -824,6 +845,8 @@ Json to_json(const InferenceConfig& in) {
                                {"prefill_tp", d.prefill_tp},
                                {"prefill_ep", d.prefill_ep},
                                {"link_GBps", d.link_GBps}};
+    if (const auto& p = in.shared_prefix; p.enabled())
+        j["shared_prefix"] = {{"groups", p.groups}, {"tokens", p.tokens}, {"zipf", p.zipf}};
     if (const auto& e = in.expert_parallel; e.load_imbalance > 0 || e.two_batch_overlap || e.redundant_experts > 0) {
         Json o = {{"two_batch_overlap", e.two_batch_overlap}, {"redundant_experts", e.redundant_experts}};
         if (e.load_imbalance > 0) o["load_imbalance"] = e.load_imbalance;

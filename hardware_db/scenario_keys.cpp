@@ -37,6 +37,8 @@ constexpr double kMaxArrivalCv = 10.0;
 constexpr double kMaxExpertImbalance = 64.0;
 // Redundant copies of routed experts: at most 2^16 (DeepSeek's EPLB adds 32 to 256 experts).
 constexpr std::int64_t kMaxRedundantExperts = 65536;
+constexpr std::int64_t kMaxPrefixGroups = std::int64_t{1} << 20;   // shared prefixes of one stream
+constexpr double kMaxZipf = 4.0;
 constexpr double kMaxPower_W = 1e9;
 constexpr double kMaxKHalf = 1e9;
 constexpr double kMaxSustained = 1.5;   // a fitted busy share may exceed 1 (docs/calibration.md)
@@ -920,8 +922,9 @@ std::vector<ScenarioKey> build() {
     t.push_back(K(in, "router", KT::choice, S,
                   "how requests are spread over the replicas: round-robin (in turn), least-requests (to the "
                   "replica with the fewest unfinished requests), least-tokens (the fewest unfinished prompt and "
-                  "generated tokens), power-of-two (the fewer unfinished requests of two replicas drawn at random); "
-                  "docs/serving.md \"Routing\"")
+                  "generated tokens), power-of-two (the fewer unfinished requests of two replicas drawn at random), "
+                  "cache-aware (to the replica its shared prefix was sent to, unless the load is uneven: SGLang's "
+                  "router); docs/serving.md \"Routing\"")
                     .ext()
                     .one_of(router_policy_names())
                     .dflt("\"round-robin\"")
@@ -992,6 +995,12 @@ std::vector<ScenarioKey> build() {
                     .ext()
                     .computed("absent: uniform routing's own spread, no overlap")
                     .example("{\"load_imbalance\": 1.2, \"two_batch_overlap\": true}"));
+    t.push_back(K(in, "shared_prefix", KT::object, G,
+                  "prompts that begin with one of a number of shared prefixes (system prompts, templates), kept and "
+                  "reused by each replica's prefix cache; docs/serving.md \"Shared prefixes\" (below)")
+                    .ext()
+                    .computed("absent: every prompt its own")
+                    .example("{\"groups\": 16, \"tokens\": 1024}"));
     t.push_back(K(in, "slo", KT::object, S, "latency targets; the output says whether they are met (below)")
                     .computed("absent")
                     .example("{\"ttft_p99_s\": 2.0}"));
@@ -1085,6 +1094,27 @@ std::vector<ScenarioKey> build() {
                     .ext()
                     .dflt("false")
                     .example("true"));
+    const std::string shp = "/inference/shared_prefix";
+    t.push_back(K(shp, "groups", KT::integer, G, "how many distinct shared prefixes the requests begin with")
+                    .ext()
+                    .range(1, kMaxPrefixGroups)
+                    .unit("prefixes")
+                    .computed("required")
+                    .example("16"));
+    t.push_back(
+        K(shp, "tokens", KT::integer, G, "tokens of each shared prefix (a prompt shorter than it is all prefix)")
+            .ext()
+            .range(1, limits::kSeqLen)
+            .unit("tokens")
+            .computed("required")
+            .example("1024"));
+    t.push_back(K(shp, "zipf", KT::number, G,
+                  "skew of the prefixes' popularity: the prefix of rank r drawn with probability proportional to "
+                  "1 / r^zipf (0: uniform)")
+                    .ext()
+                    .real(0.0, true, kMaxZipf)
+                    .dflt("0")
+                    .example("1.0"));
     const std::string slo = "/inference/slo";
     t.push_back(K(slo, "ttft_p99_s", KT::number, S, "99th-percentile time to first token")
                     .real(0.0, false, kMaxSeconds)

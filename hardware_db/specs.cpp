@@ -95,7 +95,7 @@ std::optional<SchedulerPolicy> scheduler_policy_from_string(std::string_view nam
 
 namespace {
 constexpr std::array kRouterPolicies{RouterPolicy::round_robin, RouterPolicy::least_requests,
-                                     RouterPolicy::least_tokens, RouterPolicy::power_of_two};
+                                     RouterPolicy::least_tokens, RouterPolicy::power_of_two, RouterPolicy::cache_aware};
 }   // namespace
 
 const char* to_string(RouterPolicy p) {
@@ -104,6 +104,7 @@ const char* to_string(RouterPolicy p) {
         case RouterPolicy::least_requests: return "least-requests";
         case RouterPolicy::least_tokens: return "least-tokens";
         case RouterPolicy::power_of_two: return "power-of-two";
+        case RouterPolicy::cache_aware: return "cache-aware";
     }
     return "?";
 }

@@ -395,7 +395,7 @@ std::optional<SchedulerPolicy> scheduler_policy_from_string(std::string_view nam
 // How the requests of a stream are spread over a deployment's replicas (sim/router registry,
 // docs/serving.md "Routing"): in turn (round robin), to the replica with the fewest unfinished requests
 // or tokens, or to the less loaded of two drawn at random (power of two choices).
-enum class RouterPolicy { round_robin, least_requests, least_tokens, power_of_two };
+enum class RouterPolicy { round_robin, least_requests, least_tokens, power_of_two, cache_aware };
 const char* to_string(RouterPolicy p);
 const std::vector<std::string>& router_policy_names();
 std::optional<RouterPolicy> router_policy_from_string(std::string_view name);
@@ -461,6 +461,18 @@ struct ServingExpertParallel {
     }
 };
 
+// Requests whose prompts begin with one of `groups` shared prefixes of `tokens` tokens (system prompts,
+// few-shot templates, a conversation's earlier turns), the group of each drawn uniformly or, with zipf > 0,
+// with probability proportional to 1 / rank^zipf. Each replica's engine keeps computed prefixes in its KV
+// cache and reuses them (vLLM's automatic prefix caching, SGLang's radix cache); docs/serving.md "Shared
+// prefixes".
+struct SharedPrefix {
+    std::int64_t groups = 0;   // 0: no shared prefixes
+    std::int64_t tokens = 0;
+    double zipf = 0;
+    [[nodiscard]] bool enabled() const { return groups > 0; }
+};
+
 struct InferenceConfig {
     std::int64_t batch = 1;
     std::int64_t input_len = 128;    // mean (rounded) of input_dist
@@ -502,6 +514,7 @@ struct InferenceConfig {
     std::shared_ptr<const ArrivalTrace> arrivals;
     Disaggregation disaggregation;
     ServingExpertParallel expert_parallel;
+    SharedPrefix shared_prefix;
 };
 
 // What training cost functions read: the model, the system, the layout and the training settings, by

@@ -241,6 +241,7 @@ Json serving_json(const Scenario&, const Estimate& est) {
         j["replicas"] = c.replicas;
         j["iterations"] = c.iterations;
         j["preemptions"] = c.preemptions;
+        j["prefix_hit_fraction"] = c.prefix_hit_fraction;
         j["mean_batch"] = c.mean_batch;
         j["mean_requests_in_system"] = c.mean_in_system;
         j["kv_blocks"] = c.kv_blocks;

@@ -1,5 +1,6 @@
 #include "sim/router.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace llmsim::sim {
@@ -38,6 +39,27 @@ std::size_t power_of_two(const std::vector<ReplicaLoad>& load, std::size_t /*arr
     return load[b].requests < load[a].requests ? b : a;
 }
 
+// SGLang's cache-aware policy: the fewest unfinished requests while the load is uneven; else the replica
+// whose routed prompts match most of this one (the fewest requests among equals), when more than the
+// threshold matches; else the replica with the smallest tree of routed prompts, taken here as the fewest
+// unfinished tokens (the tree is trimmed to its recent prompts).
+std::size_t cache_aware(const std::vector<ReplicaLoad>& load, std::size_t /*arrival*/, std::uint64_t /*draw*/) {
+    const std::size_t fewest = least(load, [](const ReplicaLoad& l) { return l.requests; });
+    std::int64_t most = 0;
+    for (const auto& l : load) most = std::max(most, l.requests);
+    const auto min = load[fewest].requests;
+    if (most - min > kCacheAwareBalanceAbs &&
+        static_cast<double>(most) > kCacheAwareBalanceRel * static_cast<double>(min))
+        return fewest;
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < load.size(); ++i)
+        if (load[i].match > load[best].match ||
+            (load[i].match == load[best].match && load[i].requests < load[best].requests))
+            best = i;
+    if (load[best].match > kCacheAwareThreshold) return best;
+    return least(load, [](const ReplicaLoad& l) { return l.tokens; });
+}
+
 const std::vector<RouterDef> kRouters = {
     {RouterPolicy::round_robin,
      "in turn, whatever the replicas hold (TensorRT-LLM's and vLLM's data-parallel front ends, Kubernetes "
@@ -55,6 +77,10 @@ const std::vector<RouterDef> kRouters = {
      "the fewer unfinished requests of two replicas drawn at random (Mitzenmacher 2001; Ray Serve's "
      "default)",
      power_of_two, true},
+    {RouterPolicy::cache_aware,
+     "to the replica its shared prefix was routed to when more than half the prompt matches there, unless the "
+     "unfinished requests are uneven; else the fewest unfinished tokens (SGLang's cache-aware router)",
+     cache_aware, true, true},
 };
 
 }   // namespace

@@ -46,6 +46,57 @@ Seq ReplicaScheduler::fresh(std::int32_t id) const {
     return q;
 }
 
+std::int64_t ReplicaScheduler::shareable_blocks(const Request& r) const {
+    if (r.group < 0) return 0;
+    return static_cast<std::int64_t>(std::min<double>(static_cast<double>(in_.shared_prefix.tokens), r.input) /
+                                     kKvBlockTokens);
+}
+
+std::int64_t ReplicaScheduler::hit_blocks(const Seq& q) const {
+    const auto& r = reqs_[static_cast<std::size_t>(q.req)];
+    if (r.group < 0 || q.decoding) return 0;
+    const auto it = prefixes_.find(r.group);
+    return it == prefixes_.end() ? 0 : std::min(it->second.blocks, shareable_blocks(r));
+}
+
+void ReplicaScheduler::release(std::int32_t group) {
+    auto& e = prefixes_.at(group);
+    if (--e.refs > 0) return;
+    e.last_use = ++uses_;
+    idle_.emplace(e.last_use, group);
+    idle_blocks_ += e.blocks;
+}
+
+void ReplicaScheduler::evict(std::int64_t need, std::int32_t keep) {
+    for (auto it = idle_.begin(); it != idle_.end() && free_blocks < need;) {
+        if (it->second == keep) {
+            ++it;
+            continue;
+        }
+        const auto e = prefixes_.find(it->second);
+        free_blocks += e->second.blocks;
+        idle_blocks_ -= e->second.blocks;
+        prefixes_.erase(e);
+        it = idle_.erase(it);
+    }
+}
+
+void ReplicaScheduler::prefilled(Seq& q) {
+    const auto& r = reqs_[static_cast<std::size_t>(q.req)];
+    const std::int64_t share = shareable_blocks(r);
+    if (q.cached > 0 || share <= 0 || q.blocks < share || prefixes_.count(r.group) > 0) return;
+    prefixes_.emplace(r.group, CachedPrefix{share, 1, ++uses_});
+    q.blocks -= share;   // the prefix's blocks now belong to the cache, this sequence using them
+    q.cached = share;
+}
+
+void ReplicaScheduler::finish(Seq& q) {
+    free_blocks += q.blocks;
+    q.blocks = 0;
+    if (q.cached > 0) release(reqs_[static_cast<std::size_t>(q.req)].group);
+    q.cached = 0;
+}
+
 void ReplicaScheduler::begin(IterationBatch& b) {
     poll_interrupt();   // every iteration of the serving simulator starts here (a caller's Ctrl-C)
     b = IterationBatch{};
@@ -65,10 +116,17 @@ void ReplicaScheduler::decodes(IterationBatch& b) {
             reqs_[static_cast<std::size_t>(q.req)].input + st_[static_cast<std::size_t>(q.req)].generated;
         // The step fits the blocks held (most steps): nothing to allocate.
         const double after = ctx + step_tokens_;
-        const std::int64_t need =
-            after <= static_cast<double>(q.blocks) * kKvBlockTokens ? 0 : blocks_for(after) - q.blocks;
+        const std::int64_t held = q.blocks + q.cached;
+        const std::int64_t need = after <= static_cast<double>(held) * kKvBlockTokens ? 0 : blocks_for(after) - held;
+        if (need > free && idle_blocks_ > 0) {   // unused cached prefixes go before a running sequence
+            free_blocks = free;
+            evict(need, -1);
+            free = free_blocks;
+        }
         while (need > free && running.size() > i + 1) {
-            free += running.back().blocks;
+            free_blocks = free;
+            finish(running.back());
+            free = free_blocks;
             st_[static_cast<std::size_t>(running.back().req)].kv_held = false;   // its cache is gone
             waiting.push_front(fresh(running.back().req));
             running.pop_back();
@@ -117,17 +175,19 @@ void ReplicaScheduler::prompts(IterationBatch& b) {
 
 // Reserve: the whole request at admission, so a decode never needs a block and nothing is preempted; on
 // demand: the prompt and one step (a request whose KV cache arrived with it: its context and one step).
+// A shared prefix found in the cache is not allocated again.
 std::int64_t ReplicaScheduler::admission_need(const Seq& q) const {
     const auto& r = reqs_[static_cast<std::size_t>(q.req)];
-    if (in_.kv_reserve) return admission_blocks(in_, r.input + r.output);
+    const std::int64_t hit = hit_blocks(q);
+    if (in_.kv_reserve) return admission_blocks(in_, r.input + r.output) - hit;
     const double held = q.decoding ? r.input + st_[static_cast<std::size_t>(q.req)].generated : q.prompt;
-    return blocks_for(held + step_tokens_);
+    return blocks_for(held + step_tokens_) - hit;
 }
 
 bool ReplicaScheduler::can_admit() const {
     if (waiting.empty() || static_cast<std::int64_t>(running.size()) >= seat_cap_) return false;
     if (static_ && !running.empty()) return false;
-    return admission_need(waiting.front()) <= free_blocks;
+    return admission_need(waiting.front()) <= free_blocks + idle_blocks_;
 }
 
 Held ReplicaScheduler::admit(IterationBatch& b, double now) {
@@ -135,13 +195,33 @@ Held ReplicaScheduler::admit(IterationBatch& b, double now) {
     while (!waiting.empty()) {
         if (budget_ <= 0) return Held::tokens;
         if (static_cast<std::int64_t>(running.size()) >= seat_cap_) return Held::seats;
-        const std::int64_t need = admission_need(waiting.front());
+        std::int64_t need = admission_need(waiting.front());
+        if (need > free_blocks && idle_blocks_ > 0) {
+            evict(need, reqs_[static_cast<std::size_t>(waiting.front().req)].group);
+            need = admission_need(waiting.front());
+        }
         if (need > free_blocks) return Held::kv;
-        if (!chunked_ && !fits_whole(waiting.front(), b)) return Held::tokens;
-        Seq q = waiting.front();
+        // Found in the prefix cache: computed already, but for the last token, whose logits it samples.
+        const std::int64_t hit = hit_blocks(waiting.front());
+        Seq probe = waiting.front();
+        if (hit > 0) probe.computed = std::min(static_cast<double>(hit) * kKvBlockTokens, probe.prompt - 1.0);
+        if (!chunked_ && !fits_whole(probe, b)) return Held::tokens;
+        Seq q = probe;
         waiting.pop_front();
         free_blocks -= need;
         q.blocks = need;
+        if (!q.decoding) {
+            prompt_tokens += q.prompt;
+            hit_tokens += q.computed;
+        }
+        if (hit > 0) {
+            auto& e = prefixes_.at(reqs_[static_cast<std::size_t>(q.req)].group);
+            if (e.refs++ == 0) {
+                idle_.erase({e.last_use, reqs_[static_cast<std::size_t>(q.req)].group});
+                idle_blocks_ -= e.blocks;
+            }
+            q.cached = hit;
+        }
         auto& rs = st_[static_cast<std::size_t>(q.req)];
         if (rs.admitted < 0) rs.admitted = now;
         running.push_back(q);

@@ -8,7 +8,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <set>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cost_models/inference.hpp"
@@ -20,6 +23,7 @@ namespace llmsim::sim {
 struct Request {
     double arrival_s = 0;
     std::int32_t input = 0, output = 0;
+    std::int32_t group = -1;   // the shared prefix its prompt begins with (InferenceConfig::shared_prefix); -1: none
 };
 
 // What the stream records of a request while it is served.
@@ -39,7 +43,8 @@ struct Seq {
     double computed = 0;       // of `prompt`, in the KV cache (computed or found in the prefix cache)
     std::int64_t blocks = 0;   // KV blocks held
     bool decoding = false;
-    std::uint8_t role = 0;   // this iteration: 0 idle, 1 decode, 2 prefill chunk
+    std::int64_t cached = 0;   // of its blocks, its group's prefix in the replica's prefix cache (referenced)
+    std::uint8_t role = 0;     // this iteration: 0 idle, 1 decode, 2 prefill chunk
     double chunk = 0;
 };
 
@@ -76,10 +81,35 @@ public:
     double budget() const { return budget_; }
     bool static_batches() const { return static_; }
 
+    // Shared prefixes (InferenceConfig::shared_prefix). A sequence whose prompt has been computed keeps its
+    // group's prefix (its whole KV blocks) in the cache for the requests after it; a request admitted while its
+    // group's prefix is there reuses those blocks and computes the rest of its prompt (at least its last
+    // token, whose logits it samples). A prefix no running sequence uses stays until its blocks are needed,
+    // then the least recently used goes first (vLLM's automatic prefix caching, SGLang's radix cache).
+    void prefilled(Seq& q);
+    // A finished sequence leaves: its KV blocks freed, its reference to a cached prefix dropped.
+    void finish(Seq& q);
+    double prompt_tokens = 0;   // prompt tokens admitted to prefill (each admission)
+    double hit_tokens = 0;      // of them, found in the prefix cache
+
 private:
     bool fits_whole(const Seq& q, const IterationBatch& b) const;
     std::int64_t admission_need(const Seq& q) const;
     void chunk_of(Seq& q, IterationBatch& b);
+
+    // A shared prefix in the cache: its blocks, the running sequences using it, its last use (a counter).
+    struct CachedPrefix {
+        std::int64_t blocks = 0, refs = 0;
+        std::uint64_t last_use = 0;
+    };
+    // Whole KV blocks of `r`'s shared prefix (a partial block is not shared); 0 without one.
+    std::int64_t shareable_blocks(const Request& r) const;
+    // Blocks of `q`'s prompt found in the prefix cache now.
+    std::int64_t hit_blocks(const Seq& q) const;
+    void release(std::int32_t group);
+    // Frees unused cached prefixes, least recently used first, until `need` blocks are free (or none is
+    // left to free); `keep`'s prefix stays.
+    void evict(std::int64_t need, std::int32_t keep);
 
     const InferenceConfig& in_;
     const std::vector<Request>& reqs_;
@@ -87,6 +117,10 @@ private:
     bool chunked_ = false, static_ = false;
     double budget_cap_ = 0, budget_ = 0, step_tokens_ = 1, hit_ = 0;
     std::int64_t seat_cap_ = 0;
+    std::unordered_map<std::int32_t, CachedPrefix> prefixes_;
+    std::set<std::pair<std::uint64_t, std::int32_t>> idle_;   // unused cached prefixes: (last use, group)
+    std::int64_t idle_blocks_ = 0;
+    std::uint64_t uses_ = 0;
 };
 
 // A policy: composes the iteration `b` from the replica's queues at time `now`.

@@ -223,6 +223,26 @@ struct SaturatedRates {
 
 }   // namespace
 
+namespace {
+// Each request's shared prefix (InferenceConfig::shared_prefix): group r of G with probability
+// proportional to 1/r^zipf (uniform at 0), drawn from a stream of its own so that the arrivals and lengths
+// are the same with and without shared prefixes.
+void assign_prefix_groups(const InferenceConfig& in, std::vector<Request>& out) {
+    const auto& p = in.shared_prefix;
+    if (!p.enabled()) return;
+    std::vector<double> cumulative(static_cast<std::size_t>(p.groups));
+    double total = 0;
+    for (std::size_t g = 0; g < cumulative.size(); ++g)
+        cumulative[g] = total += std::pow(static_cast<double>(g + 1), -p.zipf);
+    Rng rng(in.seed ^ 0x9E1F1C5A7B3D2E01ULL);
+    for (auto& r : out) {
+        const double u = rng.uniform() * total;
+        const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
+        r.group = static_cast<std::int32_t>(std::min<std::ptrdiff_t>(it - cumulative.begin(), p.groups - 1));
+    }
+}
+}   // namespace
+
 std::vector<Request> request_stream(const InferenceConfig& in) {
     std::vector<Request> out(static_cast<std::size_t>(in.requests));
     if (in.arrivals && !in.arrivals->rows.empty()) {
@@ -241,6 +261,7 @@ std::vector<Request> request_stream(const InferenceConfig& in) {
             out[i].input = q.input;
             out[i].output = q.output;
         }
+        assign_prefix_groups(in, out);
         return out;
     }
     Rng rng(in.seed);
@@ -253,6 +274,7 @@ std::vector<Request> request_stream(const InferenceConfig& in) {
         r.input = input.length(input.kind == LengthDist::Kind::fixed ? 0.5 : rng.uniform());
         r.output = output.length(output.kind == LengthDist::Kind::fixed ? 0.5 : rng.uniform());
     }
+    assign_prefix_groups(in, out);
     return out;
 }
 
@@ -325,6 +347,7 @@ Progress apply_iteration(ReplicaScheduler& rs, std::vector<RequestState>& st, co
             step.input_tokens += q.chunk;
             if (q.computed >= q.prompt) {
                 q.decoding = true;
+                rs.prefilled(q);
                 if (rq.first_token < 0) {
                     rq.first_token = t;
                     rq.generated = 1;
@@ -337,7 +360,7 @@ Progress apply_iteration(ReplicaScheduler& rs, std::vector<RequestState>& st, co
         }
         if (q.decoding && rq.generated >= r.output) {
             rq.finish = t;
-            rs.free_blocks += q.blocks;
+            rs.finish(q);
             ++done;
             step.requests += 1;
             step.finished_tokens += r.input + r.output;
@@ -431,11 +454,12 @@ public:
 
     // Serves the requests of `order` (in arrival order) on `count` replicas numbered from `first`, each
     // joining the replica `route` picks when it arrives (the first when route is null).
-    void run(const std::vector<std::int32_t>& order, int count, int first, RouteFn route) {
+    void run(const std::vector<std::int32_t>& order, int count, int first, const RouterDef* route) {
         std::vector<Replica> reps;
         reps.reserve(static_cast<std::size_t>(count));
         for (int k = 0; k < count; ++k) reps.emplace_back(in_, pool_.blocks, reqs_, st_);
         std::vector<ReplicaLoad> load(static_cast<std::size_t>(count));
+        std::vector<std::vector<std::uint32_t>> sent;   // per shared prefix: the replicas it was routed to
         using Event = std::pair<double, std::size_t>;   // (time, replica): ties go to the lower replica
         std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
         Rng draws(in_.seed ^ kRouterStream);
@@ -443,7 +467,22 @@ public:
             if (next < order.size() &&
                 (events.empty() || reqs_[static_cast<std::size_t>(order[next])].arrival_s <= events.top().first)) {
                 const auto id = static_cast<std::size_t>(order[next]);
-                const std::size_t k = route ? route(load, next, draws.next()) : 0;
+                const Request& rq = reqs_[id];
+                // Where this request's shared prefix was routed before, as the router's tree of prompts holds it.
+                std::vector<std::uint32_t>* went = nullptr;
+                if (route && route->reads_prefixes && rq.group >= 0) {
+                    if (sent.empty()) sent.resize(static_cast<std::size_t>(in_.shared_prefix.groups));
+                    went = &sent[static_cast<std::size_t>(rq.group)];
+                    const double share =
+                        std::min<double>(static_cast<double>(in_.shared_prefix.tokens), rq.input) / rq.input;
+                    for (const auto r : *went) load[r].match = share;
+                }
+                const std::size_t k = route ? route->route(load, next, draws.next()) : 0;
+                if (went) {
+                    for (const auto r : *went) load[r].match = 0;
+                    if (std::find(went->begin(), went->end(), k) == went->end())
+                        went->push_back(static_cast<std::uint32_t>(k));
+                }
                 ++next;
                 Replica& x = reps[k];
                 x.mine.push_back(static_cast<std::int32_t>(id));
@@ -471,6 +510,8 @@ public:
             if (first + static_cast<int>(k) == 0 && x.t > 0)
                 kv_occupancy_mean_ = x.occ_area / x.t / static_cast<double>(pool_.blocks);
             preemptions_ += x.rs.preemptions;
+            prompt_tokens_ += x.rs.prompt_tokens;
+            hit_tokens_ += x.rs.hit_tokens;
             end_all = std::max(end_all, x.t);
         }
     }
@@ -482,6 +523,7 @@ public:
         res.kv_occupancy_mean = kv_occupancy_mean_;
         res.peak_batch = peak_batch_;
         res.preemptions = preemptions_;
+        res.prefix_hit_fraction = prompt_tokens_ > 0 ? hit_tokens_ / prompt_tokens_ : 0.0;
         res.timeline = std::move(timeline_);
     }
 
@@ -574,6 +616,7 @@ private:
     IterationTotals totals_;
     double kv_occupancy_max_ = 0, kv_occupancy_mean_ = 0;
     std::int64_t peak_batch_ = 0, preemptions_ = 0;
+    double prompt_tokens_ = 0, hit_tokens_ = 0;
     std::vector<ServingIteration> timeline_;
 };
 
@@ -598,7 +641,7 @@ void check_router_work(const InferenceConfig& in, const RouterDef& route, int re
 void serve_stream(ReplicaLoop& loop, const std::vector<std::int32_t>& order, int replicas, const RouterDef& route,
                   int sampled) {
     if (route.uses_load) {
-        loop.run(order, replicas, 0, route.route);
+        loop.run(order, replicas, 0, &route);
         return;
     }
     for (int rep = std::max(0, sampled); rep < (sampled >= 0 ? sampled + 1 : replicas); ++rep) {
@@ -1032,10 +1075,11 @@ std::int64_t capacity_stream_requests(const InferenceConfig& in) {
 
 void refuse_expert_parallel(const Scenario& s, std::string_view who) {
     const auto refuse = [&](const char* pointer, int ep, const char* replicas) {
-        throw ConfigError(fmt::format("{}: {}: {} lays out {} without expert parallelism; expected 1, or `llmsim "
-                                      "estimate` (with --qps max for the capacity) on each expert-parallel "
-                                      "deployment to compare",
-                                      pointer, ep, who, replicas));
+        throw ConfigError(
+            fmt::format("{}: {}: {} lays out {} without expert parallelism; expected 1, or `llmsim "
+                        "estimate` (with --qps max for the capacity) on each expert-parallel "
+                        "deployment to compare",
+                        pointer, ep, who, replicas));
     };
     if (s.inference.disaggregation.prefill_ep > 1)
         refuse("/inference/disaggregation/prefill_ep", s.inference.disaggregation.prefill_ep, "prefill replicas");

@@ -84,6 +84,9 @@ struct ServingResult {
     double mean_batch = 0;   // sequences per iteration, time weighted
     double spec_tokens_per_step = 1;
     std::int64_t requests = 0, iterations = 0, preemptions = 0, kv_blocks = 0, replicas = 0;
+    // Of the prompt tokens admitted to prefill (every admission, a preempted request's again), the share found
+    // in the prefix cache (a stated prefix_cache_hit, or shared prefixes kept by the replicas).
+    double prefix_hit_fraction = 0;
     double prefill_compute_fraction = 0;   // share of prefill-carrying iteration time that is compute-bound
     double decode_compute_fraction = 0;    // same for decode-only iterations
     double prefill_iteration_s = 0;        // summed time of prefill-carrying iterations (all replicas)

@@ -84,6 +84,11 @@ Json context_for(const ScenarioKey& k) {
     if (p == "/parallel/torch_compile") j["parallel"]["framework"] = "torchtitan";
     if (p == "/training/recompute_num_layers") j["training"]["recompute"] = "full";
     if (p == "/inference/arrival_cv") j["inference"]["qps"] = 5;   // a rate whose gaps it spreads
+    // Shared prefixes: a continuous stream, and both required counts beside the key tried.
+    if (p == "/inference/shared_prefix" || o == "/inference/shared_prefix") {
+        j["inference"]["batching"] = "continuous";
+        if (o == "/inference/shared_prefix") j["inference"]["shared_prefix"] = {{"groups", 4}, {"tokens", 64}};
+    }
     // A disaggregation's keys other than its required pool size need that size.
     if (k.object == "/inference/disaggregation" && k.key != "prefill_gpus")
         j["inference"]["disaggregation"] = {{"prefill_gpus", 2}};

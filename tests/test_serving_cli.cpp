@@ -457,3 +457,36 @@ TEST_CASE("p90 SLO flags: written to /inference/slo, a flags-only stream, judged
     CHECK(bad.out.empty());
     CHECK(bad.err.find("--slo-ttft-p90") != std::string::npos);
 }
+
+TEST_CASE("--shared-prefix: GROUPS:TOKENS[:ZIPF] written to /inference/shared_prefix, strict, a stream flag",
+          "[cli][serving][prefix]") {
+    const std::vector<std::string> base = {
+        "estimate", "--model",     "llama-3-8b", "--system",     "dgx-h100", "--gpus",
+        "2",        "--input-len", "2048",       "--output-len", "32",       "--weight-precision",
+        "fp8",      "--requests",  "400",        "--qps",        "4"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto args = base;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_llmsim(args, "prefix");
+    };
+    const auto r = with({"--shared-prefix", "4:1536:1.5", "--router", "cache-aware", "--json"});
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    CHECK(j["scenario"]["inference"]["shared_prefix"] == Json{{"groups", 4}, {"tokens", 1536}, {"zipf", 1.5}});
+    CHECK(j["scenario"]["inference"]["router"] == "cache-aware");
+    // 1,536 tokens are 96 whole blocks of a 2,048-token prompt: at most 75% found, most requests find it.
+    const double hit = j["prefix_hit_fraction"].get<double>();
+    CHECK(hit > 0.6);
+    CHECK(hit <= 0.75);
+    for (const char* bad : {"4", "4:", "4:1536:1:2", "0x4:1536", "04:1536", "4:1536:-1", "4:1536:nan", "a:b"}) {
+        INFO(bad);
+        const auto e = with({"--shared-prefix", bad});
+        CHECK(e.rc == 2);
+        CHECK(e.out.empty());
+        CHECK(e.err.find("--shared-prefix") != std::string::npos);
+    }
+    const auto zero = with({"--shared-prefix", "0:1536"});   // bounded as the key is: named by the flag
+    CHECK(zero.rc == 2);
+    CHECK(zero.err.find("--shared-prefix") != std::string::npos);
+}
