@@ -33,6 +33,13 @@ std::string replicas_text(const Scenario& s, std::int64_t replicas) {
     return t;
 }
 
+std::string shared_prefix_text(const InferenceConfig& in) {
+    const auto& sp = in.shared_prefix;
+    if (!sp.enabled()) return "";
+    return fmt::format(" ({} shared prefix{} of {} tokens{})", sp.groups, sp.groups == 1 ? "" : "es", sp.tokens,
+                       sp.zipf > 0 ? fmt::format(", Zipf {:g}", sp.zipf) : "");
+}
+
 std::string arrival_process_text(const InferenceConfig& in) {
     if (in.arrival_cv == 1.0) return "Poisson";
     if (in.arrival_cv <= 0) return "evenly spaced";
@@ -87,9 +94,7 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     const auto& p = s.parallel;
     std::string lens = fmt::format("{}{} in / {}{} out", in.input_dist.is_fixed() ? "" : "mean ", in.input_len,
                                    in.output_dist.is_fixed() ? "" : "mean ", in.output_len);
-    if (const auto& sp = in.shared_prefix; sp.enabled())
-        lens += fmt::format(" ({} shared prefix{} of {} tokens{})", sp.groups, sp.groups == 1 ? "" : "es", sp.tokens,
-                            sp.zipf > 0 ? fmt::format(", Zipf {:g}", sp.zipf) : "");
+    lens += shared_prefix_text(in);
     if (!e.fit.fits) {
         out += wrap_text(fmt::format(
             "{} serving on {} x {} (tp {}, pp {}, {}, {}, weights {}, KV {})", s.model.name, s.gpus, s.system.name,

@@ -27,6 +27,9 @@ std::string capacity_rate_text(const InferenceConfig& in);
 // The SLO's targets in words: "p99 TTFT 2 s / TPOT 200 ms" (a missing one as "-"), or with a 90th
 // percentile stated, each stated target ("TTFT p90 400 ms, TPOT p90 40 ms").
 std::string slo_text(const ServingSlo& slo);
+// The stream's shared prefixes in words, to follow its lengths: " (512 shared prefixes of 4096 tokens,
+// Zipf 1)"; empty without them.
+std::string shared_prefix_text(const InferenceConfig& in);
 // The arrival process in words: "Poisson", "Gamma gaps, cv 2", "evenly spaced".
 std::string arrival_process_text(const InferenceConfig& in);
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit);

@@ -88,6 +88,7 @@ QpsSweep run_qps_sweep(const ScenarioFlags& flags, const std::vector<double>& ra
         for (const char* k : kKeys)
             if (j.contains(k)) p.row[k] = j[k];
         p.row["e2e_latency_p50_s"] = j["e2e_latency_distribution_s"]["p50"];
+        if (s.inference.shared_prefix.enabled()) p.row["prefix_hit_fraction"] = j["prefix_hit_fraction"];
         p.row["steady"] = p.result.steadiness.steady();
         p.row["keeps_up"] = p.result.steadiness.keeps_up;
         p.within = s.inference.slo.any() ? p.result.slo_met : p.result.requests_per_s >= kSweepCapacityShare * q;
@@ -119,15 +120,17 @@ std::string qps_sweep_text(const QpsSweep& sweep) {
     const std::int64_t replicas = sweep.points.empty() ? 1 : sweep.points.front().result.replicas;
     std::string out = fmt::format(
         "{} serving on {} x {} ({}), continuous batching, {} requests per rate (seed {}), "
-        "{}{} in / {}{} out, weights {}, KV {}",
+        "{}{} in / {}{} out{}, weights {}, KV {}",
         s.model.name, s.gpus, s.system.name, replicas_text(s, replicas), in.requests, in.seed,
         in.input_dist.is_fixed() ? "" : "mean ", in.input_len, in.output_dist.is_fixed() ? "" : "mean ", in.output_len,
-        to_string(in.weight_precision), to_string(in.kv_precision));
+        shared_prefix_text(in), to_string(in.weight_precision), to_string(in.kv_precision));
     if (in.slo.any()) out += "; SLO " + slo_text(in.slo);
     out = wrap_text(out);
     std::vector<std::string> header = {"qps",      "req/s",   "out tok/s/GPU", "TTFT p50",   "TTFT p99", "TPOT p50",
                                        "TPOT p99", "e2e p50", "e2e p99",       "mean batch", "KV peak",  "stream"};
     if (in.slo.any()) header.push_back("SLO");
+    const bool prefixes = in.shared_prefix.enabled();
+    if (prefixes) header.push_back("cached");   // prompt tokens found in the prefix cache
     Table t(header);
     t.left(11);
     if (in.slo.any()) t.left(12);
@@ -149,9 +152,11 @@ std::string qps_sweep_text(const QpsSweep& sweep) {
                                         : !r.steadiness.long_enough ? "too short"
                                                                     : "steady"};
         if (in.slo.any()) row.push_back(r.slo_met ? "met" : "MISSED");
+        if (prefixes) row.push_back(fmt::format("{:.0f}%", 100 * r.prefix_hit_fraction));
         t.row(row);
     }
     out += t.str();
+    if (prefixes) out += wrap_text("cached: the share of admitted prompt tokens found in the prefix cache");
     if (sweep.knee) {
         const auto k = *sweep.knee;
         out += wrap_text(fmt::format("capacity knee: {:g} req/s, the largest swept rate {}", sweep.points[k].qps,

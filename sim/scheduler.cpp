@@ -118,14 +118,12 @@ void ReplicaScheduler::decodes(IterationBatch& b) {
         const double after = ctx + step_tokens_;
         const std::int64_t held = q.blocks + q.cached;
         const std::int64_t need = after <= static_cast<double>(held) * kKvBlockTokens ? 0 : blocks_for(after) - held;
-        if (need > free && idle_blocks_ > 0) {   // unused cached prefixes go before a running sequence
+        while (need > free) {
             free_blocks = free;
-            evict(need, -1);
+            evict(need, -1);   // unused cached prefixes go before a running sequence
             free = free_blocks;
-        }
-        while (need > free && running.size() > i + 1) {
-            free_blocks = free;
-            finish(running.back());
+            if (need <= free || running.size() <= i + 1) break;
+            finish(running.back());   // its prefix, if no one else uses it, is then the first to go
             free = free_blocks;
             st_[static_cast<std::size_t>(running.back().req)].kv_held = false;   // its cache is gone
             waiting.push_front(fresh(running.back().req));
@@ -197,8 +195,15 @@ Held ReplicaScheduler::admit(IterationBatch& b, double now) {
         if (static_cast<std::int64_t>(running.size()) >= seat_cap_) return Held::seats;
         std::int64_t need = admission_need(waiting.front());
         if (need > free_blocks && idle_blocks_ > 0) {
-            evict(need, reqs_[static_cast<std::size_t>(waiting.front().req)].group);
+            // Other prefixes first; its own only if it is still short (a longer prompt of its group may have
+            // left more blocks than it reuses).
+            const std::int32_t group = reqs_[static_cast<std::size_t>(waiting.front().req)].group;
+            evict(need, group);
             need = admission_need(waiting.front());
+            if (need > free_blocks) {
+                evict(need + hit_blocks(waiting.front()), -1);
+                need = admission_need(waiting.front());
+            }
         }
         if (need > free_blocks) return Held::kv;
         // Found in the prefix cache: computed already, but for the last token, whose logits it samples.

@@ -489,4 +489,24 @@ TEST_CASE("--shared-prefix: GROUPS:TOKENS[:ZIPF] written to /inference/shared_pr
     const auto zero = with({"--shared-prefix", "0:1536"});   // bounded as the key is: named by the flag
     CHECK(zero.rc == 2);
     CHECK(zero.err.find("--shared-prefix") != std::string::npos);
+    // A load sweep shows the share found at each rate: a column, and a key of each JSON row.
+    std::vector<std::string> sweep(base.begin(), base.end() - 2);   // without --qps
+    for (const char* a : {"--shared-prefix", "4:1536", "--qps-sweep", "2,4"}) sweep.emplace_back(a);
+    const auto text = run_llmsim(sweep, "prefix-sweep");
+    INFO(text.err);
+    REQUIRE(text.rc == 0);
+    std::string flat;   // the header wraps at 80 columns
+    for (char c : text.out) {
+        if (c == '\n') c = ' ';
+        if (c != ' ' || flat.empty() || flat.back() != ' ') flat += c;
+    }
+    CHECK(flat.find("(4 shared prefixes of 1536 tokens)") != std::string::npos);
+    CHECK(text.out.find("cached") != std::string::npos);
+    sweep.emplace_back("--json");
+    const auto js = run_llmsim(sweep, "prefix-sweep-json");
+    REQUIRE(js.rc == 0);
+    const Json rows = Json::parse(js.out);
+    REQUIRE(rows.is_array());
+    REQUIRE(rows.size() == 2);
+    for (const auto& row : rows) CHECK(row["prefix_hit_fraction"].get<double>() > 0.6);
 }

@@ -132,6 +132,34 @@ TEST_CASE("shared prefix: the cache keeps whole blocks, references them, and fre
     CHECK(rs.free_blocks == 100 - 97);
 }
 
+TEST_CASE("shared prefix: a request frees its own group's prefix when it cannot fit beside it", "[serving][prefix]") {
+    // Reserve admission (prompt + output at once), 100 blocks, prefixes of 1,024 tokens: a 1,024-token prompt
+    // leaves 64 blocks; a 900-token prompt of the same group reuses 56 of them and needs 97 - 56 = 41 more,
+    // more than the 36 free beside the prefix: the prefix goes, and it is admitted with all 97.
+    Json j = stream(1024, 1024, {{"kv_admission", "reserve"}});
+    InferenceConfig in = serving(1, j).inference;
+    std::vector<sim::Request> reqs = {{0, 1024, 4, 0}, {0, 900, 650, 0}};
+    std::vector<sim::RequestState> st(reqs.size());
+    sim::ReplicaScheduler rs(in, 100, reqs, st);
+    IterationBatch b;
+    rs.waiting.push_back(rs.fresh(0));
+    rs.begin(b);
+    REQUIRE(rs.admit(b, 0) == sim::Held::none);
+    auto& first = rs.running.front();
+    first.computed = first.prompt;
+    first.decoding = true;
+    rs.prefilled(first);
+    CHECK(first.cached == 64);
+    rs.finish(first);
+    rs.running.clear();
+    CHECK(rs.free_blocks == 36);
+    rs.waiting.push_back(rs.fresh(1));
+    rs.begin(b);
+    REQUIRE(rs.admit(b, 0) == sim::Held::none);
+    CHECK(rs.running.back().cached == 0);
+    CHECK(rs.free_blocks == 100 - 97);
+}
+
 TEST_CASE("cache-aware routing: where the prefix went unless the load is uneven, else the fewest tokens",
           "[serving][prefix][router]") {
     const auto& route = sim::router(RouterPolicy::cache_aware);
