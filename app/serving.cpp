@@ -128,6 +128,8 @@ ServingFit serving_fit(const Scenario& s) {
 }
 
 std::int64_t stream_requests(const InferenceConfig& in, double qps, double span_s, std::int64_t max_requests) {
+    // A rate profile's stream spans its whole period (every slice judged).
+    if (in.rate_profile.enabled()) span_s = std::max(span_s, in.rate_profile.period_s);
     const double want = std::ceil(qps * span_s * sim::arrival_dispersion(in));
     const double n = std::max(static_cast<double>(in.requests), std::isfinite(want) ? want : 0.0);
     return static_cast<std::int64_t>(std::min(n, static_cast<double>(max_requests)));
@@ -152,7 +154,13 @@ std::vector<std::string> steadiness_notes(const InferenceConfig& in, const sim::
             "past capacity: {:.4g} req/s served of {:.4g} offered in the steady window; the queue grows with the "
             "stream, so these percentiles depend on its length (try qps \"max\" for the largest rate it holds)",
             d.served_qps, d.offered_qps));
-    if (!d.long_enough)
+    if (!d.covers_period)
+        out.push_back(fmt::format(
+            "the stream ends {:.4g} s into the rate profile's {:.4g}-s period: its later slices have no requests "
+            "and the percentiles describe only the part covered: expected about {} requests",
+            d.last_arrival_s, in.rate_profile.period_s,
+            stream_requests(in, in.qps, in.rate_profile.period_s, INT64_MAX)));
+    if (d.arrival_span_s < sim::kSteadySpans * d.warmup_s)
         out.push_back(fmt::format(
             "stream too short for a steady state: {} requests arrive over {:.3g} s, {:.1f} times the mean time in "
             "system ({:.3g} s); warm-up and drain decide the percentiles: expected at least {:g} times (about {} "

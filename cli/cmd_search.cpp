@@ -182,9 +182,13 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
     if (f.json) {
         print_json(report::capacity_search_json(s, fleet, max_gpus));
     } else {
-        std::cout << wrap_text(fmt::format("{} on {} at {:g} req/s, SLO {} ({} configurations, {} simulations)",
-                                           s.model.name, s.system.name, s.inference.qps, slo_text(s.inference.slo),
-                                           r.variants, r.simulations));
+        const auto& in = s.inference;
+        const std::string shape = !in.arrivals && (in.rate_profile.enabled() || in.arrival_cv != 1.0)
+                                      ? fmt::format(" ({})", arrival_process_text(in))
+                                      : std::string();
+        std::cout << wrap_text(fmt::format("{} on {} at {}{:g} req/s{}, SLO {} ({} configurations, {} simulations)",
+                                           s.model.name, s.system.name, in.rate_profile.enabled() ? "a mean " : "",
+                                           in.qps, shape, slo_text(in.slo), r.variants, r.simulations));
         Table t({"gpus", "tp x pp x replicas", "weights/KV", "max batch", "chunk", "TTFT p99", "TPOT p99", "req/s"});
         for (const auto& c : r.best)
             t.row({std::to_string(c.gpus()), fmt::format("{} x {} x {}", c.tp, c.pp, c.replicas),

@@ -93,6 +93,11 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
                     "GROUPS:TOKENS[:ZIPF]: prompts begin with one of GROUPS shared prefixes of TOKENS tokens (Zipf "
                     "popularity, 0 uniform), kept by each replica's prefix cache (docs/serving.md, Shared prefixes)")
         ->group(g);
+    cmd->add_option("--rate-profile", f.rate_profile,
+                    "PERIOD_S:L1,L2,...: the arrival rate over a repeating period, relative levels of equal slices "
+                    "(--qps is their mean); the output adds each slice's latencies (docs/serving.md, A rate that "
+                    "varies)")
+        ->group(g);
     cmd->add_option("--seed", f.seed,
                     "Random stream of arrivals and lengths (continuous batching; seeds are independent replications)")
         ->group(g);
@@ -150,6 +155,33 @@ Json shared_prefix_flag_value(const std::string& text) {
     return o;
 }
 
+// --rate-profile PERIOD_S:L1,L2,..., plain decimal numbers (the reader bounds each); anything else names the flag.
+Json rate_profile_flag_value(const std::string& text) {
+    const auto bad = [&] {
+        return ConfigError(fmt::format(
+            "--rate-profile: '{}': expected PERIOD_S:L1,L2,... (decimal numbers, e.g. 86400:1,1,2,4,4,2)", text));
+    };
+    const auto number = [&](const std::string& t) {
+        char* end = nullptr;
+        if (t.empty() || t.size() > 24 || t.find_first_not_of("0123456789.") != std::string::npos) throw bad();
+        const double v = std::strtod(t.c_str(), &end);
+        if (end != t.c_str() + t.size() || !std::isfinite(v)) throw bad();
+        return v;
+    };
+    const std::size_t colon = text.find(':');
+    if (colon == std::string::npos) throw bad();
+    Json levels = Json::array();
+    const std::string list = text.substr(colon + 1);
+    std::size_t from = 0;
+    for (std::size_t at;; from = at + 1) {
+        at = list.find(',', from);
+        levels.push_back(number(list.substr(from, at == std::string::npos ? std::string::npos : at - from)));
+        if (at == std::string::npos) break;
+        if (levels.size() > 10080) throw bad();   // the reader's bound on slices; no larger array is built
+    }
+    return Json{{"period_s", number(text.substr(0, colon))}, {"levels", std::move(levels)}};
+}
+
 // --qps: "max", or a decimal rate (the reader bounds it); anything else names the flag.
 Json qps_flag_value(const std::string& text) {
     if (text == "max") return Json("max");
@@ -174,6 +206,7 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {f.arrivals.has_value(), "--arrivals"},
         {f.router.has_value(), "--router"},
         {f.shared_prefix.has_value(), "--shared-prefix"},
+        {f.rate_profile.has_value(), "--rate-profile"},
         {f.arrival_cv.has_value(), "--arrival-cv"},
         {f.price_per_gpu_hour.has_value(), "--price-per-gpu-hour"},
         {f.seed.has_value(), "--seed"},
@@ -311,6 +344,8 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/router", "--router", f.router);
         if (f.shared_prefix)
             ov.set("/inference/shared_prefix", "--shared-prefix", shared_prefix_flag_value(*f.shared_prefix));
+        if (f.rate_profile)
+            ov.set("/inference/rate_profile", "--rate-profile", rate_profile_flag_value(*f.rate_profile));
         ov.set("/inference/arrival_cv", "--arrival-cv", f.arrival_cv);
         ov.set("/inference/price_per_gpu_hour", "--price-per-gpu-hour", f.price_per_gpu_hour);
         ov.set("/inference/seed", "--seed", f.seed);
@@ -335,6 +370,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
                              : f.arrivals        ? "--arrivals"
                              : f.router          ? "--router"
                              : f.shared_prefix   ? "--shared-prefix"
+                             : f.rate_profile    ? "--rate-profile"
                              : f.arrival_cv      ? "--arrival-cv"
                              : f.seed            ? "--seed"
                              : f.max_batch       ? "--max-batch"

@@ -33,6 +33,50 @@ std::string replicas_text(const Scenario& s, std::int64_t replicas) {
     return t;
 }
 
+namespace {
+// A time within a rate profile's period: hh:mm over periods of two hours or more, else seconds.
+std::string profile_clock(double t_s, double period_s) {
+    if (period_s < 120) return fmt::format("{:g} s", std::round(t_s * 10) / 10);
+    const bool hours = period_s >= 7200;   // hh:mm, else mm:ss
+    const auto units = static_cast<std::int64_t>(std::llround(hours ? t_s / 60 : t_s));
+    return fmt::format("{:02}:{:02}", units / 60, units % 60);
+}
+constexpr std::size_t kWindowRows = 48;   // a rate profile's slices shown in text (every one in --json)
+}   // namespace
+
+std::string windows_text(const InferenceConfig& in, const std::vector<sim::ServingWindow>& windows) {
+    if (windows.empty()) return {};
+    const double period = in.rate_profile.period_s;
+    std::vector<std::size_t> shown(windows.size());
+    for (std::size_t i = 0; i < shown.size(); ++i) shown[i] = i;
+    if (shown.size() > kWindowRows) {   // the slowest slices (by TTFT p99), in time order
+        std::stable_sort(shown.begin(), shown.end(),
+                         [&](std::size_t a, std::size_t b) { return windows[a].ttft_s.p99 > windows[b].ttft_s.p99; });
+        shown.resize(kWindowRows);
+        std::sort(shown.begin(), shown.end());
+    }
+    const bool slo = in.slo.any();
+    std::vector<std::string> head = {"slice of the period", "req/s", "TTFT p99", "TPOT p99"};
+    if (slo) head.emplace_back("within SLO");
+    Table t(head);
+    for (const std::size_t i : shown) {
+        const auto& w = windows[i];
+        std::vector<std::string> row = {
+            fmt::format("{}-{}", profile_clock(w.start_s, period), profile_clock(w.end_s, period)),
+            fmt::format("{:.4g}", w.offered_qps), w.requests > 0 ? human_seconds(w.ttft_s.p99) : "-",
+            w.requests > 0 ? human_seconds(w.tpot_s.p99) : "-"};
+        if (slo) row.push_back(w.slo_attainment >= 0 ? fmt::format("{:.1f}%", 100 * w.slo_attainment) : "-");
+        t.row(row);
+    }
+    std::string out = "\n" + t.str();
+    if (shown.size() < windows.size())
+        out +=
+            wrap_text(fmt::format("{} of the profile's {} slices shown, those of the longest TTFT p99 (--json "
+                                  "has every slice)",
+                                  shown.size(), windows.size()));
+    return out;
+}
+
 std::string shared_prefix_text(const InferenceConfig& in) {
     const auto& sp = in.shared_prefix;
     if (!sp.enabled()) return "";
@@ -40,14 +84,26 @@ std::string shared_prefix_text(const InferenceConfig& in) {
                        sp.zipf > 0 ? fmt::format(", Zipf {:g}", sp.zipf) : "");
 }
 
+namespace {
+// A rate profile's extremes over its mean (its levels).
+std::string profile_range_text(const RateProfile& p) {
+    const auto [lo, hi] = std::minmax_element(p.levels.begin(), p.levels.end());
+    return fmt::format("{:.3g}-{:.3g}x the mean in {} slices of a {} period", *lo, *hi, p.levels.size(),
+                       human_seconds(p.period_s));
+}
+}   // namespace
+
 std::string arrival_process_text(const InferenceConfig& in) {
-    if (in.arrival_cv == 1.0) return "Poisson";
-    if (in.arrival_cv <= 0) return "evenly spaced";
-    return fmt::format("Gamma gaps, cv {:g}", in.arrival_cv);
+    const std::string shape = in.arrival_cv == 1.0 ? "Poisson"
+                              : in.arrival_cv <= 0 ? "evenly spaced"
+                                                   : fmt::format("Gamma gaps, cv {:g}", in.arrival_cv);
+    if (!in.rate_profile.enabled()) return shape;
+    return fmt::format("{}, the rate {}", shape, profile_range_text(in.rate_profile));
 }
 
 std::string capacity_rate_text(const InferenceConfig& in) {
     if (in.arrivals) return "mean rate of the trace " + in.arrivals->path + " (its times scaled)";
+    if (in.rate_profile.enabled()) return fmt::format("mean rate of the profile ({})", arrival_process_text(in));
     if (in.arrival_cv == 1.0) return "Poisson rate";
     if (in.arrival_cv <= 0) return "rate of evenly spaced arrivals";
     return fmt::format("mean rate of {} arrivals ({})", in.arrival_cv > 1 ? "bursty" : "regular",
@@ -203,6 +259,7 @@ std::string serving_text(const Scenario&, const Estimate& est) {
         u.row({"speculative tokens per target step", fmt::format("{:.2f}", c.spec_tokens_per_step)});
     economics_rows(u, e.economics);
     out += u.str();
+    out += windows_text(in, c.windows);
     if (!(in.qps > 0) && !in.qps_max)
         out += published_range_text(e.throughput_published, "throughput", "output tokens/s per GPU");
     for (const auto& n : e.notes) out += wrap_text("note: " + n);

@@ -30,6 +30,9 @@ std::string slo_text(const ServingSlo& slo);
 // The stream's shared prefixes in words, to follow its lengths: " (512 shared prefixes of 4096 tokens,
 // Zipf 1)"; empty without them.
 std::string shared_prefix_text(const InferenceConfig& in);
+// A rate profile's slices (ServingResult::windows) as a table: rate, TTFT and TPOT p99 and, with an SLO, the
+// share of requests within it; at most 48 rows (the slices of the longest TTFT p99); empty without a profile.
+std::string windows_text(const InferenceConfig& in, const std::vector<sim::ServingWindow>& windows);
 // The arrival process in words: "Poisson", "Gamma gaps, cv 2", "evenly spaced".
 std::string arrival_process_text(const InferenceConfig& in);
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit);

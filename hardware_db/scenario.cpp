@@ -317,6 +317,45 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
                               : nullptr;
         if (why) r.problems().add(r.ptr("arrival_cv"), *r.get("arrival_cv"), why);
     }
+    if (const Json* pj = r.get("rate_profile")) {
+        KeyReader o(*pj, r.ptr("rate_profile"), r.problems(), "/inference/rate_profile");
+        auto& p = in.rate_profile;
+        p.period_s = o.num_key_or("period_s", 86400.0);
+        const ScenarioKey& lk = o.spec("levels");
+        const Json* lj = o.get("levels");
+        if (!lj && o.ok())
+            r.problems().add_raw(fmt::format("{}: missing: expected an array of numbers", o.ptr("levels")));
+        if (lj) {
+            constexpr std::size_t kMaxLevels = 10080;   // one slice per minute of a week
+            bool ok = lj->is_array() && !lj->empty() && lj->size() <= kMaxLevels;
+            double sum = 0;
+            for (std::size_t i = 0; ok && i < lj->size(); ++i) {
+                const Json& v = (*lj)[i];
+                ok = v.is_number() && v.get<double>() >= lk.min && v.get<double>() <= lk.max;
+                if (ok) {
+                    p.levels.push_back(v.get<double>());
+                    sum += p.levels.back();
+                }
+            }
+            if (ok && !(sum > 0)) ok = false;
+            if (!ok) {
+                p.levels.clear();
+                r.problems().add(
+                    o.ptr("levels"), *lj,
+                    fmt::format("an array of 1 to {} numbers in [0, {}], at least one above 0", kMaxLevels, lk.max));
+            } else {
+                const double mean = sum / static_cast<double>(p.levels.size());
+                for (auto& v : p.levels) v /= mean;   // qps is the mean rate
+            }
+        }
+        o.finish();
+        const char* why = in.arrivals ? "no rate_profile with /inference/arrivals (the trace gives every arrival)"
+                          : !in.qps_max && !(in.qps > 0)
+                              ? "rate_profile with a qps (offline, every request arrives at once)"
+                              : nullptr;
+        if (why) r.problems().add(r.ptr("rate_profile"), *pj, why);
+        if (why || p.levels.empty()) p = RateProfile{};
+    }
     if (const Json* sp = r.get("speculative")) {
         KeyReader o(*sp, r.ptr("speculative"), r.problems(), "/inference/speculative");
         auto& spec = in.speculative;
@@ -847,6 +886,8 @@ Json to_json(const InferenceConfig& in) {
                                {"link_GBps", d.link_GBps}};
     if (const auto& p = in.shared_prefix; p.enabled())
         j["shared_prefix"] = {{"groups", p.groups}, {"tokens", p.tokens}, {"zipf", p.zipf}};
+    if (const auto& p = in.rate_profile; p.enabled())
+        j["rate_profile"] = {{"period_s", p.period_s}, {"levels", p.levels}};
     if (const auto& e = in.expert_parallel; e.load_imbalance > 0 || e.two_batch_overlap || e.redundant_experts > 0) {
         Json o = {{"two_batch_overlap", e.two_batch_overlap}, {"redundant_experts", e.redundant_experts}};
         if (e.load_imbalance > 0) o["load_imbalance"] = e.load_imbalance;

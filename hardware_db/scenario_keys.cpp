@@ -39,6 +39,10 @@ constexpr double kMaxExpertImbalance = 64.0;
 constexpr std::int64_t kMaxRedundantExperts = 65536;
 constexpr std::int64_t kMaxPrefixGroups = std::int64_t{1} << 20;   // shared prefixes of one stream
 constexpr double kMaxZipf = 4.0;
+// A rate profile: its period from one second to a year, at most one slice per minute of a week (10,080), each
+// level a relative rate up to 10^6 times another's.
+constexpr double kMaxProfilePeriod_s = 365.0 * 86400.0;
+constexpr double kMaxProfileLevel = 1e6;
 constexpr double kMaxPower_W = 1e9;
 constexpr double kMaxKHalf = 1e9;
 constexpr double kMaxSustained = 1.5;   // a fitted busy share may exceed 1 (docs/calibration.md)
@@ -968,6 +972,13 @@ std::vector<ScenarioKey> build() {
                     .real(kMinArrivalCv, true, kMaxArrivalCv)
                     .dflt("1")
                     .example("3"));
+    t.push_back(K(in, "rate_profile", KT::object, S,
+                  "the arrival rate over a repeating period (a day, an hour), piecewise constant: qps is its mean; "
+                  "the output adds each slice's latencies and share of requests within the SLO; docs/serving.md "
+                  "\"A rate that varies\"")
+                    .ext()
+                    .computed("absent: the rate is qps throughout")
+                    .example("{\"period_s\": 86400, \"levels\": [2, 1, 1, 1, 2, 4, 6, 8, 8, 7, 6, 4]}"));
     t.push_back(K(in, "price_per_gpu_hour", KT::number, G,
                   "dollars per GPU-hour: the output adds the deployment's cost per hour and per million tokens "
                   "(docs/serving.md \"Cost and energy\")")
@@ -1115,6 +1126,20 @@ std::vector<ScenarioKey> build() {
                     .real(0.0, true, kMaxZipf)
                     .dflt("0")
                     .example("1.0"));
+    const std::string rp = "/inference/rate_profile";
+    t.push_back(K(rp, "period_s", KT::number, S, "the period the levels repeat over")
+                    .ext()
+                    .real(1.0, true, kMaxProfilePeriod_s)
+                    .unit("s")
+                    .dflt("86400")
+                    .example("3600"));
+    t.push_back(K(rp, "levels", KT::number_list, S,
+                  "relative arrival rates of equal slices of the period, in order (any unit: they are scaled to "
+                  "mean qps); at least one above 0, at most 10,080")
+                    .ext()
+                    .real(0.0, true, kMaxProfileLevel)
+                    .computed("required")
+                    .example("[1, 3, 2]"));
     const std::string slo = "/inference/slo";
     t.push_back(K(slo, "ttft_p99_s", KT::number, S, "99th-percentile time to first token")
                     .real(0.0, false, kMaxSeconds)
@@ -1278,6 +1303,7 @@ std::string key_type_text(const ScenarioKey& k) {
         case KeyType::choice: return "string (enum)";
         case KeyType::choice_list: return "array of strings (enum)";
         case KeyType::integer_list: return "array of integers";
+        case KeyType::number_list: return "array of numbers";
         case KeyType::object: return "object";
         case KeyType::text_map: return "object of strings";
         case KeyType::model: return "model name, path or object";
@@ -1296,6 +1322,7 @@ std::string key_accepted_text(const ScenarioKey& k) {
         case KeyType::integer_list:
         case KeyType::length:
         case KeyType::batch_range: return fmt::format("[{}, {}]", k.imin, k.imax);
+        case KeyType::number_list:
         case KeyType::number:
             if (k.zero_or_min > 0) return fmt::format("0 or [{}, {}]", bound_text(k.zero_or_min), bound_text(k.max));
             return fmt::format("{}{}, {}]", k.min_inclusive ? "[" : "(", bound_text(k.min), bound_text(k.max));
@@ -1398,6 +1425,7 @@ Json scenario_reference_json() {
             case KeyType::length:
             case KeyType::batch_range: j["range"] = {k.imin, k.imax}; break;
             case KeyType::number:
+            case KeyType::number_list:
             case KeyType::rate:
                 j["range"] = {k.min, k.max};
                 j["min_inclusive"] = k.min_inclusive;

@@ -24,6 +24,7 @@ enum class KeyType {
     choice,         // one of `choices`
     choice_list,    // a non-empty array of `choices`
     integer_list,   // an array of integers in [imin, imax]
+    number_list,    // an array of numbers in [min, max]
     object,         // an object whose keys are listed under its pointer
     text_map,       // an object of key -> source text
     model,          // a model-zoo name, a model / config.json path or a model object (/model)

@@ -471,6 +471,18 @@ struct SharedPrefix {
     std::int64_t tokens = 0;
     double zipf = 0;
     [[nodiscard]] bool enabled() const { return groups > 0; }
+    // Of a prompt of `input` tokens, the tokens its shared prefix covers (a shorter prompt is all prefix).
+    [[nodiscard]] double tokens_of(double input) const { return std::min(static_cast<double>(tokens), input); }
+};
+
+// inference.rate_profile: the arrival rate over a repeating period, piecewise constant over equal slices
+// of it (an hour of a day, a minute of an hour). `levels` are relative (normalised to mean 1 when read),
+// so `qps` stays the mean rate over the period (docs/serving.md "A rate that varies").
+struct RateProfile {
+    double period_s = 0;          // 0: the rate is constant
+    std::vector<double> levels;   // per slice, mean 1
+    [[nodiscard]] bool enabled() const { return period_s > 0 && !levels.empty(); }
+    [[nodiscard]] double slice_s() const { return period_s / static_cast<double>(levels.size()); }
 };
 
 struct InferenceConfig {
@@ -515,6 +527,7 @@ struct InferenceConfig {
     Disaggregation disaggregation;
     ServingExpertParallel expert_parallel;
     SharedPrefix shared_prefix;
+    RateProfile rate_profile;
 };
 
 // What training cost functions read: the model, the system, the layout and the training settings, by

@@ -242,6 +242,21 @@ Json serving_json(const Scenario&, const Estimate& est) {
         j["iterations"] = c.iterations;
         j["preemptions"] = c.preemptions;
         j["prefix_hit_fraction"] = c.prefix_hit_fraction;
+        if (!c.windows.empty()) {
+            Json w = Json::array();
+            for (const auto& x : c.windows) {
+                Json o{{"start_s", x.start_s},
+                       {"end_s", x.end_s},
+                       {"level", x.level},
+                       {"requests", x.requests},
+                       {"offered_qps", x.offered_qps},
+                       {"ttft_distribution_s", distribution_json(x.ttft_s)},
+                       {"tpot_distribution_s", distribution_json(x.tpot_s)}};
+                if (x.slo_attainment >= 0) o["slo_attainment"] = x.slo_attainment;
+                w.push_back(std::move(o));
+            }
+            j["windows"] = std::move(w);
+        }
         j["mean_batch"] = c.mean_batch;
         j["mean_requests_in_system"] = c.mean_in_system;
         j["kv_blocks"] = c.kv_blocks;

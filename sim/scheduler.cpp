@@ -48,8 +48,7 @@ Seq ReplicaScheduler::fresh(std::int32_t id) const {
 
 std::int64_t ReplicaScheduler::shareable_blocks(const Request& r) const {
     if (r.group < 0) return 0;
-    return static_cast<std::int64_t>(std::min<double>(static_cast<double>(in_.shared_prefix.tokens), r.input) /
-                                     kKvBlockTokens);
+    return static_cast<std::int64_t>(in_.shared_prefix.tokens_of(r.input) / kKvBlockTokens);
 }
 
 std::int64_t ReplicaScheduler::hit_blocks(const Seq& q) const {
@@ -174,9 +173,8 @@ void ReplicaScheduler::prompts(IterationBatch& b) {
 // Reserve: the whole request at admission, so a decode never needs a block and nothing is preempted; on
 // demand: the prompt and one step (a request whose KV cache arrived with it: its context and one step).
 // A shared prefix found in the cache is not allocated again.
-std::int64_t ReplicaScheduler::admission_need(const Seq& q) const {
+std::int64_t ReplicaScheduler::admission_need(const Seq& q, std::int64_t hit) const {
     const auto& r = reqs_[static_cast<std::size_t>(q.req)];
-    const std::int64_t hit = hit_blocks(q);
     if (in_.kv_reserve) return admission_blocks(in_, r.input + r.output) - hit;
     const double held = q.decoding ? r.input + st_[static_cast<std::size_t>(q.req)].generated : q.prompt;
     return blocks_for(held + step_tokens_) - hit;
@@ -185,7 +183,7 @@ std::int64_t ReplicaScheduler::admission_need(const Seq& q) const {
 bool ReplicaScheduler::can_admit() const {
     if (waiting.empty() || static_cast<std::int64_t>(running.size()) >= seat_cap_) return false;
     if (static_ && !running.empty()) return false;
-    return admission_need(waiting.front()) <= free_blocks + idle_blocks_;
+    return admission_need(waiting.front(), hit_blocks(waiting.front())) <= free_blocks + idle_blocks_;
 }
 
 Held ReplicaScheduler::admit(IterationBatch& b, double now) {
@@ -193,21 +191,21 @@ Held ReplicaScheduler::admit(IterationBatch& b, double now) {
     while (!waiting.empty()) {
         if (budget_ <= 0) return Held::tokens;
         if (static_cast<std::int64_t>(running.size()) >= seat_cap_) return Held::seats;
-        std::int64_t need = admission_need(waiting.front());
+        std::int64_t hit = hit_blocks(waiting.front());
+        std::int64_t need = admission_need(waiting.front(), hit);
         if (need > free_blocks && idle_blocks_ > 0) {
-            // Other prefixes first; its own only if it is still short (a longer prompt of its group may have
-            // left more blocks than it reuses).
+            // Other prefixes first (its own hit stays); its own only if it is still short (a longer prompt
+            // of its group may have left more blocks than it reuses).
             const std::int32_t group = reqs_[static_cast<std::size_t>(waiting.front().req)].group;
             evict(need, group);
-            need = admission_need(waiting.front());
             if (need > free_blocks) {
-                evict(need + hit_blocks(waiting.front()), -1);
-                need = admission_need(waiting.front());
+                evict(need + hit, -1);
+                hit = hit_blocks(waiting.front());
+                need = admission_need(waiting.front(), hit);
             }
         }
         if (need > free_blocks) return Held::kv;
         // Found in the prefix cache: computed already, but for the last token, whose logits it samples.
-        const std::int64_t hit = hit_blocks(waiting.front());
         Seq probe = waiting.front();
         if (hit > 0) probe.computed = std::min(static_cast<double>(hit) * kKvBlockTokens, probe.prompt - 1.0);
         if (!chunked_ && !fits_whole(probe, b)) return Held::tokens;

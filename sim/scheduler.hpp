@@ -94,7 +94,7 @@ public:
 
 private:
     bool fits_whole(const Seq& q, const IterationBatch& b) const;
-    std::int64_t admission_need(const Seq& q) const;
+    std::int64_t admission_need(const Seq& q, std::int64_t hit) const;   // hit: hit_blocks(q)
     void chunk_of(Seq& q, IterationBatch& b);
 
     // A shared prefix in the cache: its blocks, the running sequences using it, its last use (a counter).

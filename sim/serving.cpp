@@ -92,7 +92,7 @@ Distribution distribution(std::vector<double>& v) {
 // The steady window of a Poisson stream (Steadiness): requests i = first, first + stride, ...; `scale`
 // turns their rates into the deployment's.
 Steadiness steadiness(const std::vector<Request>& reqs, const std::vector<RequestState>& st, std::size_t first,
-                      std::size_t stride, double scale, bool poisson) {
+                      std::size_t stride, double scale, bool poisson, const RateProfile& profile) {
     Steadiness d;
     d.applies = poisson;
     if (!poisson || first >= reqs.size()) return d;
@@ -103,8 +103,10 @@ Steadiness steadiness(const std::vector<Request>& reqs, const std::vector<Reques
         n += 1;
     }
     d.arrival_span_s = t1 - t0;
+    d.last_arrival_s = t1;
     d.warmup_s = e2e / n;
-    d.long_enough = d.arrival_span_s >= kSteadySpans * d.warmup_s;
+    if (profile.enabled()) d.covers_period = t1 >= profile.period_s - profile.slice_s();
+    d.long_enough = d.arrival_span_s >= kSteadySpans * d.warmup_s && d.covers_period;
     // The window: the later half of the arrivals (while the system fills, fewer requests finish than
     // arrive, past capacity or not; a steady stream has filled by then, as it spans many warm-ups).
     const double a = t0 + 0.5 * d.arrival_span_s;
@@ -243,6 +245,24 @@ void assign_prefix_groups(const InferenceConfig& in, std::vector<Request>& out) 
 }
 }   // namespace
 
+ProfileClock::ProfileClock(const RateProfile& p) : p_(p) {
+    if (!p.enabled()) return;
+    cumulative_.assign(p.levels.size() + 1, 0.0);
+    for (std::size_t j = 0; j < p.levels.size(); ++j) cumulative_[j + 1] = cumulative_[j] + p.levels[j] * p.slice_s();
+}
+
+double ProfileClock::operator()(double u) const {
+    if (cumulative_.empty() || !(u > 0)) return u;
+    const double period = p_.period_s, w = p_.slice_s();
+    const double k = std::floor(u / cumulative_.back());   // whole periods (their mean-rate seconds: period_s)
+    const double r = u - k * cumulative_.back();
+    // The slice whose mean-rate seconds hold r (a slice at level 0 holds none: it is skipped).
+    const auto j =
+        static_cast<std::size_t>(std::upper_bound(cumulative_.begin(), cumulative_.end(), r) - cumulative_.begin()) - 1;
+    if (j >= p_.levels.size()) return (k + 1.0) * period;   // rounding at the period's end
+    return k * period + static_cast<double>(j) * w + std::min(w, (r - cumulative_[j]) / p_.levels[j]);
+}
+
 std::vector<Request> request_stream(const InferenceConfig& in) {
     std::vector<Request> out(static_cast<std::size_t>(in.requests));
     if (in.arrivals && !in.arrivals->rows.empty()) {
@@ -266,10 +286,11 @@ std::vector<Request> request_stream(const InferenceConfig& in) {
     }
     Rng rng(in.seed);
     const auto input = length_sampling(in.input_dist), output = length_sampling(in.output_dist);
+    const ProfileClock clock(in.rate_profile);
     double t = 0;
     for (auto& r : out) {
         if (in.qps > 0) t += unit_gap(rng, in.arrival_cv) / in.qps;
-        r.arrival_s = t;
+        r.arrival_s = clock(t);
         // A fixed length draws nothing, so the arrivals of a stream do not depend on it.
         r.input = input.length(input.kind == LengthDist::Kind::fixed ? 0.5 : rng.uniform());
         r.output = output.length(output.kind == LengthDist::Kind::fixed ? 0.5 : rng.uniform());
@@ -377,6 +398,55 @@ Progress apply_iteration(ReplicaScheduler& rs, std::vector<RequestState>& st, co
 struct RequestMeasures {
     double output_tokens = 0, input_tokens = 0;
 };
+// Whether a request met every stated target's time (its own TTFT, and TPOT over more than one token).
+bool within_slo(const ServingSlo& slo, const Request& r, const RequestState& s) {
+    for (const auto& t : slo.targets()) {
+        if (t.ttft && s.first_token - r.arrival_s > t.seconds) return false;
+        if (!t.ttft && r.output > 1 && (s.finish - s.first_token) / (r.output - 1) > t.seconds) return false;
+    }
+    return true;
+}
+
+// The rate profile's slices (ServingResult::windows) over requests first, first + stride, ...; `scale` turns
+// their counts into the deployment's.
+std::vector<ServingWindow> profile_windows(const InferenceConfig& in, const std::vector<Request>& reqs,
+                                           const std::vector<RequestState>& st, std::size_t first, std::size_t stride,
+                                           double scale) {
+    const auto& p = in.rate_profile;
+    std::vector<ServingWindow> out;
+    if (!p.enabled() || first >= reqs.size()) return out;
+    const std::size_t n = p.levels.size();
+    const double w = p.slice_s();
+    std::vector<std::vector<double>> ttft(n), tpot(n);
+    std::vector<double> within(n, 0.0);
+    double last = 0;
+    for (std::size_t i = first; i < reqs.size(); i += stride) {
+        const auto& r = reqs[i];
+        last = std::max(last, r.arrival_s);
+        const double at = std::fmod(r.arrival_s, p.period_s);
+        const std::size_t j = std::min(n - 1, static_cast<std::size_t>(at / w));
+        ttft[j].push_back(st[i].first_token - r.arrival_s);
+        if (r.output > 1) tpot[j].push_back((st[i].finish - st[i].first_token) / (r.output - 1));
+        if (within_slo(in.slo, r, st[i])) within[j] += 1;
+    }
+    // The time of slice j the stream spans: whole periods, then the part of the last one up to `last`.
+    const double periods = std::floor(last / p.period_s), rest = last - periods * p.period_s;
+    for (std::size_t j = 0; j < n; ++j) {
+        ServingWindow x;
+        x.start_s = static_cast<double>(j) * w;
+        x.end_s = x.start_s + w;
+        x.level = p.levels[j];
+        x.requests = static_cast<std::int64_t>(ttft[j].size());
+        const double spanned = periods * w + std::clamp(rest - x.start_s, 0.0, w);
+        if (spanned > 0) x.offered_qps = scale * static_cast<double>(x.requests) / spanned;
+        if (in.slo.any() && x.requests > 0) x.slo_attainment = within[j] / static_cast<double>(x.requests);
+        x.ttft_s = distribution(ttft[j]);
+        x.tpot_s = distribution(tpot[j]);
+        out.push_back(x);
+    }
+    return out;
+}
+
 RequestMeasures request_measures(const std::vector<Request>& reqs, const std::vector<RequestState>& st,
                                  std::size_t first, std::size_t stride, ServingResult& res) {
     std::vector<double> ttft, tpot, e2e, queue;
@@ -473,8 +543,7 @@ public:
                 if (route && route->reads_prefixes && rq.group >= 0) {
                     if (sent.empty()) sent.resize(static_cast<std::size_t>(in_.shared_prefix.groups));
                     went = &sent[static_cast<std::size_t>(rq.group)];
-                    const double share =
-                        std::min<double>(static_cast<double>(in_.shared_prefix.tokens), rq.input) / rq.input;
+                    const double share = in_.shared_prefix.tokens_of(rq.input) / rq.input;
                     for (const auto r : *went) load[r].match = share;
                 }
                 const std::size_t k = route ? route->route(load, next, draws.next()) : 0;
@@ -736,7 +805,8 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const RequestMeasures m = request_measures(reqs, st, first, stride, res);
     const double simulated = static_cast<double>(res.requests);
     const double out_tokens = m.output_tokens, in_tokens = m.input_tokens;
-    res.steadiness = steadiness(reqs, st, first, stride, scale, in.qps > 0);
+    res.steadiness = steadiness(reqs, st, first, stride, scale, in.qps > 0, in.rate_profile);
+    res.windows = profile_windows(in, reqs, st, first, stride, scale);
     res.makespan_s = end_all;
     res.iterations = iterations;
     if (end_all > 0) {
@@ -875,7 +945,8 @@ ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions
     }
 
     const RequestMeasures m = request_measures(reqs, st, 0, 1, res);
-    res.steadiness = steadiness(reqs, st, 0, 1, 1.0, in.qps > 0);
+    res.steadiness = steadiness(reqs, st, 0, 1, 1.0, in.qps > 0, in.rate_profile);
+    res.windows = profile_windows(in, reqs, st, 0, 1, 1.0);
     const double end_all = std::max(pre.end_all, dec.end_all);
     res.makespan_s = end_all;
     double in_system = 0;
@@ -1068,7 +1139,9 @@ double arrival_dispersion(const InferenceConfig& in) {
 }
 
 std::int64_t capacity_stream_requests(const InferenceConfig& in) {
-    const double want = std::ceil(in.qps * kCapacityStreamS * arrival_dispersion(in));
+    // A rate profile's stream spans its whole period (every slice judged).
+    const double span_s = std::max(kCapacityStreamS, in.rate_profile.enabled() ? in.rate_profile.period_s : 0.0);
+    const double want = std::ceil(in.qps * span_s * arrival_dispersion(in));
     return static_cast<std::int64_t>(
         std::min(std::max(static_cast<double>(in.requests), want), static_cast<double>(kCapacityMaxRequests)));
 }

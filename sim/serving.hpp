@@ -44,18 +44,35 @@ struct Steadiness {
     // its rates are measured while requests wait (ServingResult), and long_enough says they could be.
     bool applies = false;
     double arrival_span_s = 0;   // first to last arrival
+    double last_arrival_s = 0;   // the last arrival's time
     double saturated_s = 0;      // offline: how long every replica had a request waiting
     double warmup_s = 0;         // mean time in system
     double offered_qps = 0;      // arrivals per second in the window (deployment)
     double served_qps = 0;       // completions per second in the same window (deployment)
-    bool long_enough = true;     // arrival_span_s >= kSteadySpans * warmup_s
-    bool keeps_up = true;        // served_qps >= (1 - kKeepUpShortfall) * offered_qps
+    bool long_enough = true;     // arrival_span_s >= kSteadySpans * warmup_s, and the profile's slices reached
+    // A rate profile (InferenceConfig::rate_profile): the arrivals reach its last slice (percentiles over part
+    // of the period describe only that part).
+    bool covers_period = true;
+    bool keeps_up = true;   // served_qps >= (1 - kKeepUpShortfall) * offered_qps
     bool steady() const { return long_enough && keeps_up; }
 };
 inline constexpr double kSteadySpans = 10.0;
 // Offline: completions (in batches of the replica's largest) its saturated window must hold to be measured.
 inline constexpr double kSaturatedBatches = 2.0;
 inline constexpr double kKeepUpShortfall = 0.02;
+
+// One slice of a rate profile (ServingResult::windows): the requests arriving in it, in every period the
+// stream spans.
+struct ServingWindow {
+    double start_s = 0, end_s = 0;   // within the period
+    double level = 1;                // its rate over the mean (the profile's level)
+    std::int64_t requests = 0;       // arrived in it (simulated)
+    double offered_qps = 0;          // arrivals per second of the slice's time the stream spans (deployment)
+    Distribution ttft_s, tpot_s;
+    // Share of its requests within every stated SLO target's time (TTFT, and TPOT where a request has more
+    // than one output token; DistServe's per-request attainment); -1 without an SLO.
+    double slo_attainment = -1;
+};
 
 // A disaggregated deployment's pools (ServingResult::disaggregated).
 struct PoolStats {
@@ -104,6 +121,8 @@ struct ServingResult {
     // A disaggregated deployment (inference.disaggregation): its pools and transfers. Its rates are the whole
     // deployment's, per GPU over both pools; `replicas`, `mean_batch`, KV occupancy are the decode pool's.
     std::optional<DisaggregatedPools> disaggregated;
+    // A rate profile's slices, in order (empty without one).
+    std::vector<ServingWindow> windows;
 };
 
 struct ServingOptions {
@@ -134,6 +153,18 @@ struct ServingOptions {
 
 // Requests and their lengths as the simulator draws them (seeded; for tests and the bench).
 [[nodiscard]] std::vector<Request> request_stream(const InferenceConfig& in);
+// A rate profile's clock: the time by which a stream at the profile's rates has had `u` seconds' worth of
+// arrivals at its mean rate (the stationary stream's time u run on the profile's clock: the time-rescaling
+// theorem, Brown et al. 2002, Neural Computation 14(2):325); u itself without a profile.
+class ProfileClock {
+public:
+    explicit ProfileClock(const RateProfile& p);
+    [[nodiscard]] double operator()(double u) const;
+
+private:
+    const RateProfile& p_;
+    std::vector<double> cumulative_;   // mean-rate seconds up to each slice's start
+};
 
 // KV blocks a request of `tokens` (input + output) takes to be admitted on its own: its tokens and the
 // decode step in flight (under kv_admission reserve, taken whole at admission, plus one step of

@@ -89,6 +89,11 @@ Json context_for(const ScenarioKey& k) {
         j["inference"]["batching"] = "continuous";
         if (o == "/inference/shared_prefix") j["inference"]["shared_prefix"] = {{"groups", 4}, {"tokens", 64}};
     }
+    // A rate profile: a rate to shape, and the required levels beside the key tried.
+    if (p == "/inference/rate_profile" || o == "/inference/rate_profile") {
+        j["inference"]["qps"] = 5;
+        if (o == "/inference/rate_profile") j["inference"]["rate_profile"] = {{"levels", {1, 2}}};
+    }
     // A disaggregation's keys other than its required pool size need that size.
     if (k.object == "/inference/disaggregation" && k.key != "prefill_gpus")
         j["inference"]["disaggregation"] = {{"prefill_gpus", 2}};

@@ -510,3 +510,48 @@ TEST_CASE("--shared-prefix: GROUPS:TOKENS[:ZIPF] written to /inference/shared_pr
     REQUIRE(rows.size() == 2);
     for (const auto& row : rows) CHECK(row["prefix_hit_fraction"].get<double>() > 0.6);
 }
+
+TEST_CASE("--rate-profile: PERIOD_S:LEVELS written to /inference/rate_profile, strict, each slice reported",
+          "[cli][serving][profile]") {
+    const std::vector<std::string> base = {
+        "estimate", "--model",     "llama-3-8b", "--system",       "dgx-h100", "--gpus",
+        "1",        "--input-len", "500",        "--output-len",   "50",       "--weight-precision",
+        "fp8",      "--qps",       "20",         "--slo-ttft-p99", "0.5"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto args = base;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_llmsim(args, "profile");
+    };
+    // Two-minute period, four slices at 0.5x, 1x, 1.5x, 1x of 20 req/s; 2,400 requests reach its end.
+    const auto r = with({"--rate-profile", "120:1,2,3,2", "--requests", "2400", "--json"});
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    const Json p = j["scenario"]["inference"]["rate_profile"];
+    CHECK(p["period_s"] == 120.0);
+    CHECK(p["levels"][0].get<double>() == Approx(0.5));
+    REQUIRE(j["windows"].size() == 4);
+    CHECK(j["windows"][2]["start_s"] == 60.0);
+    CHECK(j["windows"][2]["level"].get<double>() == Approx(1.5));
+    CHECK(j["windows"][2]["offered_qps"].get<double>() == Approx(30).epsilon(0.2));
+    CHECK(j["windows"][0]["slo_attainment"].get<double>() == Approx(1.0));
+    const auto text = with({"--rate-profile", "120:1,2,3,2", "--requests", "2400"});
+    REQUIRE(text.rc == 0);
+    CHECK(text.out.find("slice of the period") != std::string::npos);
+    CHECK(text.out.find("01:00-01:30") != std::string::npos);   // mm:ss under two hours
+    CHECK(text.out.find("within SLO") != std::string::npos);
+    // A stream that ends early in the period says so.
+    const auto short_stream = with({"--rate-profile", "3600:1,1", "--requests", "500"});
+    REQUIRE(short_stream.rc == 0);
+    CHECK(short_stream.out.find("into the rate profile's") != std::string::npos);
+    for (const char* bad : {"120", "120:", "120:1,,2", "120:-1", "120:1e3", "0x10:1", "a:1", "120:1;2"}) {
+        INFO(bad);
+        const auto e = with({"--rate-profile", bad});
+        CHECK(e.rc == 2);
+        CHECK(e.out.empty());
+        CHECK(e.err.find("--rate-profile") != std::string::npos);
+    }
+    const auto zeros = with({"--rate-profile", "120:0,0"});   // bounded as the key is: named by the flag
+    CHECK(zeros.rc == 2);
+    CHECK(zeros.err.find("--rate-profile") != std::string::npos);
+}

@@ -1,0 +1,176 @@
+// A rate that varies (inference.rate_profile): the arrival rate piecewise constant over equal slices of a
+// repeating period, qps its mean; the stream is the stationary one with its clock changed, and the result
+// reports each slice (docs/serving.md "A rate that varies").
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "hardware_db/errors.hpp"
+#include "hardware_db/scenario.hpp"
+#include "sim/serving.hpp"
+
+using namespace llmsim;
+
+namespace {
+
+Scenario serving(Json inference) {
+    Json j = {{"model", "llama-3-8b"},
+              {"system", "dgx-h100"},
+              {"gpus", 1},
+              {"parallel", {{"tp", 1}, {"pp", 1}}},
+              {"inference", std::move(inference)}};
+    return parse_scenario(j);
+}
+
+Json stream(double qps, std::int64_t requests, Json profile) {
+    Json in = {{"batching", "continuous"},
+               {"weight_precision", "fp8"},
+               {"kv_precision", "fp8"},
+               {"input_len", {{"mean", 500}, {"dist", "exponential"}}},
+               {"output_len", 100},
+               {"requests", requests},
+               {"qps", qps}};
+    if (!profile.is_null()) in["rate_profile"] = std::move(profile);
+    return in;
+}
+
+std::string problems(Json inference) {
+    try {
+        (void)serving(std::move(inference));
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}   // namespace
+
+TEST_CASE("rate profile: levels are read relative, scaled to mean 1, and echoed", "[serving][profile]") {
+    const Scenario s = serving(stream(10, 100, {{"period_s", 100}, {"levels", {2, 6}}}));
+    const auto& p = s.inference.rate_profile;
+    REQUIRE(p.enabled());
+    CHECK(p.period_s == 100);
+    REQUIRE(p.levels.size() == 2);
+    CHECK(p.levels[0] == Approx(0.5));
+    CHECK(p.levels[1] == Approx(1.5));
+    CHECK(p.slice_s() == 50);
+    const Json echo = to_json(s)["inference"]["rate_profile"];
+    CHECK(echo["period_s"] == 100.0);
+    CHECK(echo["levels"][1].get<double>() == Approx(1.5));
+    // The period defaults to a day.
+    CHECK(serving(stream(10, 100, {{"levels", {1, 1, 2}}})).inference.rate_profile.period_s == 86400);
+}
+
+TEST_CASE("rate profile: bad values name their pointer", "[serving][profile][errors]") {
+    struct Bad {
+        Json profile;
+        const char* pointer;
+    };
+    const std::vector<Bad> bad = {
+        {{{"period_s", 100}, {"levels", Json::array()}}, "/inference/rate_profile/levels"},
+        {{{"period_s", 100}, {"levels", {1, -1}}}, "/inference/rate_profile/levels"},
+        {{{"period_s", 100}, {"levels", {0, 0}}}, "/inference/rate_profile/levels"},
+        {{{"period_s", 100}, {"levels", {1, "2"}}}, "/inference/rate_profile/levels"},
+        {{{"period_s", 100}, {"levels", 3}}, "/inference/rate_profile/levels"},
+        {{{"period_s", 100}}, "/inference/rate_profile/levels: missing"},
+        {{{"period_s", 0}, {"levels", {1}}}, "/inference/rate_profile/period_s"},
+        {{{"period_s", 100}, {"levels", {1}}, {"shape", "sine"}}, "/inference/rate_profile/shape"},
+    };
+    for (const auto& b : bad) {
+        INFO(b.profile.dump());
+        CHECK_THAT(problems(stream(10, 100, b.profile)), Catch::Contains(b.pointer));
+    }
+    std::vector<double> many(10081, 1.0);
+    CHECK_THAT(problems(stream(10, 100, {{"levels", many}})), Catch::Contains("/inference/rate_profile/levels"));
+    // Offline: no rate to vary.
+    Json offline = stream(10, 100, {{"levels", {1, 2}}});
+    offline.erase("qps");
+    CHECK_THAT(problems(offline), Catch::Contains("/inference/rate_profile") && Catch::Contains("offline"));
+}
+
+TEST_CASE("rate profile: the clock change of the stationary stream, by hand", "[serving][profile]") {
+    RateProfile p;
+    p.period_s = 100;
+    p.levels = {0.5, 1.5};   // slices of 50 s holding 25 and 75 mean-rate seconds
+    const sim::ProfileClock clock(p);
+    CHECK(clock(0) == 0);
+    CHECK(clock(25) == Approx(50));   // the first slice's 25 s of mean-rate arrivals take its 50 s
+    CHECK(clock(40) == Approx(50 + 15 / 1.5));
+    CHECK(clock(100) == Approx(100));     // one period
+    CHECK(clock(112.5) == Approx(125));   // into the next period's first slice
+    RateProfile z;
+    z.period_s = 100;
+    z.levels = {0.0, 2.0};   // no arrivals in the first half
+    const sim::ProfileClock zc(z);
+    CHECK(zc(0.5) == Approx(50.25));
+    CHECK(zc(150) == Approx(175));
+    const RateProfile none;
+    CHECK(sim::ProfileClock(none)(12.5) == 12.5);
+}
+
+TEST_CASE("rate profile: arrivals follow the levels, the mean rate and the lengths are kept", "[serving][profile]") {
+    // 10 req/s mean, a quarter of the period at 0.5x, a quarter at 1.5x, half at 1x: 40 periods of 100 s.
+    const Scenario s = serving(stream(10, 40000, {{"period_s", 100}, {"levels", {1, 3, 2, 2}}}));
+    const Scenario flat = serving(stream(10, 40000, nullptr));
+    const auto reqs = sim::request_stream(s.inference);
+    const auto same = sim::request_stream(flat.inference);
+    REQUIRE(reqs.size() == same.size());
+    std::vector<double> per_slice(4, 0.0);
+    bool lengths_kept = true;
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+        per_slice[static_cast<std::size_t>(std::fmod(reqs[i].arrival_s, 100.0) / 25.0)] += 1;
+        lengths_kept = lengths_kept && reqs[i].input == same[i].input && reqs[i].output == same[i].output;
+    }
+    CHECK(lengths_kept);
+    CHECK(std::is_sorted(reqs.begin(), reqs.end(),
+                         [](const sim::Request& a, const sim::Request& b) { return a.arrival_s < b.arrival_s; }));
+    // The stream spans ~40 periods at a mean of 10 req/s (Poisson counts: 1% is several sigma here).
+    CHECK(reqs.back().arrival_s == Approx(same.back().arrival_s).epsilon(0.01));
+    const double total = static_cast<double>(reqs.size());
+    CHECK(per_slice[0] / total == Approx(0.125).epsilon(0.04));
+    CHECK(per_slice[1] / total == Approx(0.375).epsilon(0.02));
+    CHECK(per_slice[2] / total == Approx(0.25).epsilon(0.03));
+}
+
+TEST_CASE("rate profile: each slice reported; a peak past capacity misses only there", "[serving][profile]") {
+    // One H100 replica of Llama-3-8B: ~104 req/s offline at 500 in / 100 out. A quiet half at 0.25x and a
+    // peak half at 1.75x of 64 req/s mean: 16 and 112 req/s, the peak past what the replica holds.
+    Json in = stream(64, 38000, {{"period_s", 600}, {"levels", {1, 7}}});   // one period
+    in["slo"] = {{"ttft_p99_s", 0.25}};
+    const auto r = sim::simulate_serving(serving(in).serving_job());
+    REQUIRE(r.windows.size() == 2);
+    const auto& quiet = r.windows[0];
+    const auto& peak = r.windows[1];
+    CHECK(quiet.start_s == 0);
+    CHECK(quiet.end_s == 300);
+    CHECK(peak.end_s == 600);
+    CHECK(quiet.level == Approx(0.25));
+    CHECK(quiet.requests + peak.requests == r.requests);
+    CHECK(quiet.offered_qps == Approx(16).epsilon(0.05));
+    CHECK(peak.offered_qps == Approx(112).epsilon(0.03));
+    CHECK(quiet.slo_attainment > 0.99);
+    CHECK(peak.ttft_s.p99 > 10 * quiet.ttft_s.p99);
+    CHECK(peak.slo_attainment < quiet.slo_attainment);
+    CHECK(!r.slo_met);
+    // Without an SLO there is no attainment.
+    in.erase("slo");
+    const auto u = sim::simulate_serving(serving(in).serving_job());
+    CHECK(u.windows[0].slo_attainment == -1);
+}
+
+TEST_CASE("rate profile: a stream that ends inside the period says so", "[serving][profile]") {
+    // 20 req/s mean over an hour wants ~72,000 requests; 2,000 reach about 100 s into it.
+    const auto r =
+        sim::simulate_serving(serving(stream(20, 2000, {{"period_s", 3600}, {"levels", {1, 1, 1, 1}}})).serving_job());
+    CHECK(!r.steadiness.covers_period);
+    CHECK(!r.steadiness.long_enough);
+    REQUIRE(r.windows.size() == 4);
+    CHECK(r.windows[0].requests == 2000);
+    CHECK(r.windows[3].requests == 0);
+    CHECK(r.windows[3].offered_qps == 0);
+    const auto whole =
+        sim::simulate_serving(serving(stream(20, 80000, {{"period_s", 3600}, {"levels", {1, 1, 1, 1}}})).serving_job());
+    CHECK(whole.steadiness.covers_period);
+}
