@@ -299,11 +299,11 @@ std::string guess_system_preset(const std::string& gpu_name) {
     return "";
 }
 
-Calibration calibrate(const CalibrateInputs& in) {
-    Calibration c;
-    c.nominal = in.nominal;
+namespace {
+
+// Where the measurements were taken (Calibration::measured_on, from the probe's file and the logs).
+void record_measured_on(Calibration& c, const CalibrateInputs& in) {
     const RawMeasurements* raw = in.raw;
-    // ---- where it was measured ----
     std::string gpu = raw ? raw->gpu_name() : std::string();
     std::string nccl = raw ? raw->nccl_version : std::string();
     std::string host = raw ? raw->host : std::string();
@@ -325,9 +325,11 @@ Calibration calibrate(const CalibrateInputs& in) {
     json logs = json::array();
     for (const auto& l : in.logs) logs.push_back(fmt::format("{}:{}", l.source_file, l.first_line));
     if (!logs.empty()) c.measured_on["nccl_tests_logs"] = logs;
-    const std::string date = date_of(c);
+}
 
-    // ---- collectives ----
+// The collectives' alpha-beta fits, and the network keys derived from them.
+void fit_collectives(Calibration& c, const CalibrateInputs& in) {
+    const RawMeasurements* raw = in.raw;
     {
         std::vector<std::string> gpus;
         auto add = [&](const std::string& g) {
@@ -359,117 +361,138 @@ Calibration calibrate(const CalibrateInputs& in) {
         c.collectives.push_back(std::move(r));
     }
     derive_network_keys(c);
+}
 
-    if (raw) {
-        // ---- GEMM ----
-        const int sm =
-            !raw->gpus.empty() && raw->gpus.front().sm_count > 0 ? raw->gpus.front().sm_count : in.nominal.sm_count;
-        if (!raw->gpus.empty() && raw->gpus.front().sm_count > 0 && in.nominal.sm_count > 0 &&
-            raw->gpus.front().sm_count != in.nominal.sm_count)
+// The GEMM efficiency of every measured precision, and one k_half (bf16's, else fp16's, else the first).
+void fit_gemms(Calibration& c, const CalibrateInputs& in, const RawMeasurements& r, const std::string& gpu,
+               const std::string& date) {
+    const RawMeasurements* raw = &r;
+    // ---- GEMM ----
+    const int sm =
+        !raw->gpus.empty() && raw->gpus.front().sm_count > 0 ? raw->gpus.front().sm_count : in.nominal.sm_count;
+    if (!raw->gpus.empty() && raw->gpus.front().sm_count > 0 && in.nominal.sm_count > 0 &&
+        raw->gpus.front().sm_count != in.nominal.sm_count)
+        c.notes.push_back(
+            fmt::format("the measured GPU has {} SMs, the preset {} has {}: the measured count is used "
+                        "for wave quantisation; is --system right?",
+                        raw->gpus.front().sm_count, in.nominal.preset, in.nominal.sm_count));
+    std::vector<GemmPoint> pts;
+    std::vector<std::string> precisions;
+    for (const auto& g : raw->gemm) {
+        pts.push_back(g.point);
+        if (std::find(precisions.begin(), precisions.end(), g.point.precision) == precisions.end())
+            precisions.push_back(g.point.precision);
+    }
+    for (const auto& p : precisions) {
+        auto pk = in.nominal.peak_flops.find(p);
+        if (pk == in.nominal.peak_flops.end() || pk->second <= 0) {
             c.notes.push_back(
-                fmt::format("the measured GPU has {} SMs, the preset {} has {}: the measured count is used "
-                            "for wave quantisation; is --system right?",
-                            raw->gpus.front().sm_count, in.nominal.preset, in.nominal.sm_count));
-        std::vector<GemmPoint> pts;
-        std::vector<std::string> precisions;
-        for (const auto& g : raw->gemm) {
-            pts.push_back(g.point);
-            if (std::find(precisions.begin(), precisions.end(), g.point.precision) == precisions.end())
-                precisions.push_back(g.point.precision);
+                fmt::format("gemm {}: the preset {} has no {} peak; not fitted", p, in.nominal.preset, p));
+            continue;
         }
-        for (const auto& p : precisions) {
-            auto pk = in.nominal.peak_flops.find(p);
-            if (pk == in.nominal.peak_flops.end() || pk->second <= 0) {
+        GemmGeometry geo;
+        geo.peak_flops = pk->second;
+        geo.sm_count = sm;
+        geo.tile_m = in.nominal.tile_m;
+        geo.tile_n = in.nominal.tile_n;
+        geo.hbm_GBps = in.nominal.hbm_GBps;
+        geo.hbm_efficiency = in.nominal.hbm_efficiency;
+        geo.k_half = in.nominal.gemm_k_half;
+        geo.element_bytes = element_bytes(p);
+        try {
+            auto f = fit_gemm(p, pts, geo, in.robust);
+            if (!(f.gemm_max > 0) || f.gemm_max > 1.0) {
                 c.notes.push_back(
-                    fmt::format("gemm {}: the preset {} has no {} peak; not fitted", p, in.nominal.preset, p));
-                continue;
-            }
-            GemmGeometry geo;
-            geo.peak_flops = pk->second;
-            geo.sm_count = sm;
-            geo.tile_m = in.nominal.tile_m;
-            geo.tile_n = in.nominal.tile_n;
-            geo.hbm_GBps = in.nominal.hbm_GBps;
-            geo.hbm_efficiency = in.nominal.hbm_efficiency;
-            geo.k_half = in.nominal.gemm_k_half;
-            geo.element_bytes = element_bytes(p);
-            try {
-                auto f = fit_gemm(p, pts, geo, in.robust);
-                if (!(f.gemm_max > 0) || f.gemm_max > 1.0) {
-                    c.notes.push_back(
-                        fmt::format("gemm {}: fitted gemm_max {} is outside (0, 1]; not used", p, fmt_g(f.gemm_max)));
-                } else {
-                    set_key(c, "gpu.efficiency.gemm_max." + p, f.gemm_max,
-                            fmt::format(
-                                "fit of {} cuBLASLt GEMMs on {}, peak {} TFLOP/s ({}), R²={:.4f}, {} outlier{}, {}",
+                    fmt::format("gemm {}: fitted gemm_max {} is outside (0, 1]; not used", p, fmt_g(f.gemm_max)));
+            } else {
+                set_key(
+                    c, "gpu.efficiency.gemm_max." + p, f.gemm_max,
+                    fmt::format("fit of {} cuBLASLt GEMMs on {}, peak {} TFLOP/s ({}), R²={:.4f}, {} outlier{}, {}",
                                 f.points.size(), gpu.empty() ? "unknown GPU" : gpu, fmt_g(geo.peak_flops / 1e12),
                                 in.nominal.preset, f.fit.r2, f.fit.outliers(), f.fit.outliers() == 1 ? "" : "s", date));
-                }
-                c.gemm.push_back(std::move(f));
-            } catch (const std::invalid_argument& e) {
-                c.notes.push_back(fmt::format("gemm {}: not fitted: {}", p, e.what()));
             }
+            c.gemm.push_back(std::move(f));
+        } catch (const std::invalid_argument& e) {
+            c.notes.push_back(fmt::format("gemm {}: not fitted: {}", p, e.what()));
         }
-        // One k_half in the cost model: bf16's, else fp16's, else the first fitted.
-        const GemmFit* kh = nullptr;
-        for (const char* p : {"bf16", "fp16", "tf32", "fp8"})
-            for (const auto& f : c.gemm)
-                if (!kh && f.precision == p && f.gemm_max > 0 && f.gemm_max <= 1.0) kh = &f;
-        if (kh) {
-            if (kh->k_half >= 0) {
-                set_key(
-                    c, "gpu.efficiency.gemm_k_half", kh->k_half,
+    }
+    // One k_half in the cost model: bf16's, else fp16's, else the first fitted.
+    const GemmFit* kh = nullptr;
+    for (const char* p : {"bf16", "fp16", "tf32", "fp8"})
+        for (const auto& f : c.gemm)
+            if (!kh && f.precision == p && f.gemm_max > 0 && f.gemm_max <= 1.0) kh = &f;
+    if (kh) {
+        if (kh->k_half >= 0) {
+            set_key(c, "gpu.efficiency.gemm_k_half", kh->k_half,
                     fmt::format("fit of {} {} cuBLASLt GEMMs on {} (slope/intercept of y vs split/K), R²={:.4f}, {}",
                                 kh->points.size(), kh->precision, gpu.empty() ? "unknown GPU" : gpu, kh->fit.r2, date));
-            } else {
-                c.notes.push_back(fmt::format("gemm {}: fitted k_half {} < 0 (no K dependence); not used",
-                                              kh->precision, fmt_g(kh->k_half)));
-            }
+        } else {
+            c.notes.push_back(fmt::format("gemm {}: fitted k_half {} < 0 (no K dependence); not used", kh->precision,
+                                          fmt_g(kh->k_half)));
         }
-        // ---- HBM ----
-        // The cost model's memory-bound bytes are reads plus writes, so the efficiency comes from the
-        // kernels that do both (copy, triad); read-only and write-only sweeps (probe >= 2026-11) are
-        // reported by the probe but not fitted (on an H100 they run 5-10% faster than copy).
-        std::vector<BandwidthPoint> hbm_rw;
-        for (const auto& p : raw->hbm)
-            if (p.kernel != "read" && p.kernel != "write") hbm_rw.push_back(p);
-        if (!hbm_rw.empty()) {
-            auto f = fit_best_bandwidth(hbm_rw, in.nominal.hbm_GBps);
-            if (f.efficiency > 0) {
-                const double eff = clamp_efficiency(c, "gpu.efficiency.hbm_efficiency", f.efficiency);
-                std::vector<std::string> used;
-                for (const auto& u : f.used) used.push_back(fmt::format("{} {} GB/s", u.kernel, fmt_g(u.GBps)));
-                set_key(
-                    c, "gpu.efficiency.hbm_efficiency", eff,
+    }
+}
+
+// HBM and PCIe bandwidths and the kernel launch time.
+void fit_bandwidths_and_launch(Calibration& c, const CalibrateInputs& in, const RawMeasurements& r,
+                               const std::string& gpu, const std::string& date) {
+    const RawMeasurements* raw = &r;
+    // ---- HBM ----
+    // The cost model's memory-bound bytes are reads plus writes, so the efficiency comes from the
+    // kernels that do both (copy, triad); read-only and write-only sweeps (probe >= 2026-11) are
+    // reported by the probe but not fitted (on an H100 they run 5-10% faster than copy).
+    std::vector<BandwidthPoint> hbm_rw;
+    for (const auto& p : raw->hbm)
+        if (p.kernel != "read" && p.kernel != "write") hbm_rw.push_back(p);
+    if (!hbm_rw.empty()) {
+        auto f = fit_best_bandwidth(hbm_rw, in.nominal.hbm_GBps);
+        if (f.efficiency > 0) {
+            const double eff = clamp_efficiency(c, "gpu.efficiency.hbm_efficiency", f.efficiency);
+            std::vector<std::string> used;
+            for (const auto& u : f.used) used.push_back(fmt::format("{} {} GB/s", u.kernel, fmt_g(u.GBps)));
+            set_key(c, "gpu.efficiency.hbm_efficiency", eff,
                     fmt::format("median of the largest-size stream kernels ({}) = {} GB/s / nominal {} GB/s on {}, {}",
                                 fmt::join(used, ", "), fmt_g(f.best_GBps), fmt_g(in.nominal.hbm_GBps), gpu, date));
-            }
-            c.hbm = std::move(f);
         }
-        // ---- PCIe ----
-        if (!raw->pcie.empty()) {
-            auto f = fit_best_bandwidth(raw->pcie, in.nominal.pcie_GBps);
-            if (f.best_GBps > 0) {
-                set_key(
-                    c, "pcie_GBps", f.best_GBps,
+        c.hbm = std::move(f);
+    }
+    // ---- PCIe ----
+    if (!raw->pcie.empty()) {
+        auto f = fit_best_bandwidth(raw->pcie, in.nominal.pcie_GBps);
+        if (f.best_GBps > 0) {
+            set_key(c, "pcie_GBps", f.best_GBps,
                     fmt::format("median of pinned host<->device copies at the largest size ({} transfers) on {}, {}",
                                 f.used.size(), gpu, date));
-            }
-            c.pcie = std::move(f);
         }
-        // ---- launch ----
-        c.launch_samples_us = raw->launch_samples_us;
-        if (!raw->launch_samples_us.empty())
-            c.kernel_launch_us = median(raw->launch_samples_us);
-        else if (raw->launch_median_us)
-            c.kernel_launch_us = *raw->launch_median_us;
-        if (c.kernel_launch_us && *c.kernel_launch_us > 0) {
-            set_key(c, "gpu.efficiency.kernel_launch_us", *c.kernel_launch_us,
-                    fmt::format("median of {} empty-kernel launch samples on {}, {}",
-                                raw->launch_samples_us.empty() ? std::size_t{1} : raw->launch_samples_us.size(), gpu,
-                                date));
-        }
-        for (const auto& n : raw->notes) c.notes.push_back("probe: " + n);
+        c.pcie = std::move(f);
+    }
+    // ---- launch ----
+    c.launch_samples_us = raw->launch_samples_us;
+    if (!raw->launch_samples_us.empty())
+        c.kernel_launch_us = median(raw->launch_samples_us);
+    else if (raw->launch_median_us)
+        c.kernel_launch_us = *raw->launch_median_us;
+    if (c.kernel_launch_us && *c.kernel_launch_us > 0) {
+        set_key(
+            c, "gpu.efficiency.kernel_launch_us", *c.kernel_launch_us,
+            fmt::format("median of {} empty-kernel launch samples on {}, {}",
+                        raw->launch_samples_us.empty() ? std::size_t{1} : raw->launch_samples_us.size(), gpu, date));
+    }
+}
+
+}   // namespace
+
+Calibration calibrate(const CalibrateInputs& in) {
+    Calibration c;
+    c.nominal = in.nominal;
+    record_measured_on(c, in);
+    const std::string gpu = c.measured_on["gpu"].get<std::string>();
+    const std::string date = date_of(c);
+    fit_collectives(c, in);
+    if (in.raw) {
+        fit_gemms(c, in, *in.raw, gpu, date);
+        fit_bandwidths_and_launch(c, in, *in.raw, gpu, date);
+        for (const auto& n : in.raw->notes) c.notes.push_back("probe: " + n);
     }
     if (c.keys.empty()) c.notes.push_back("no system key could be fitted from these measurements");
     return c;

@@ -115,14 +115,14 @@ void training_binding(Explanation& e) {
             mem.headroom_bytes / kGiB);
 }
 
-// Every training lever, each re-run through the closed form, appended to e.levers.
-void training_levers(const Scenario& s, Explanation& e) {
-    const auto& mem = e.base.memory;
-    const bool memory_binds = !mem.fits;
-    const auto& p0 = s.parallel;
-    const auto& t0 = s.training;
-    auto lever = [&](std::string name, std::string change, std::string tradeoff,
-                     const std::function<void(Scenario&)>& apply) {
+// Appends a lever to e.levers: the scenario changed by `apply`, re-run through the closed form (a change
+// the readers would refuse, or one whose estimate fails, is left out).
+struct LeverAdder {
+    const Scenario& s;
+    Explanation& e;
+    bool memory_binds = false;
+    void operator()(std::string name, std::string change, std::string tradeoff,
+                    const std::function<void(Scenario&)>& apply) const {
         Scenario x = s;
         apply(x);
         x.gpus = x.parallel.world();
@@ -148,7 +148,12 @@ void training_levers(const Scenario& s, Explanation& e) {
         l.improves = l.binding_after < e.binding_value * (1 - 1e-9);
         l.scenario = std::move(x);
         e.levers.push_back(std::move(l));
-    };
+    }
+};
+
+// The layout's levers: tensor, sequence, pipeline and context parallelism.
+void layout_levers(const Scenario& s, const LeverAdder& lever) {
+    const auto& p0 = s.parallel;
     const int domain = s.system.scaleup_domain;
     if (p0.dp % 2 == 0 && p0.tp * 2 <= domain)
         lever("more tensor parallelism", fmt::format("tp {} -> {}, dp {} -> {}", p0.tp, p0.tp * 2, p0.dp, p0.dp / 2),
@@ -191,6 +196,12 @@ void training_levers(const Scenario& s, Explanation& e) {
                   x.parallel.cp *= 2;
                   x.parallel.dp /= 2;
               });
+}
+
+// Recompute, ZeRO stage and micro-batch levers.
+void state_levers(const Scenario& s, const LeverAdder& lever) {
+    const auto& p0 = s.parallel;
+    const auto& t0 = s.training;
     if (t0.recompute != Recompute::selective)
         lever("selective recompute", fmt::format("recompute {} -> selective", to_string(t0.recompute)),
               t0.recompute == Recompute::full ? "stores more activations, recomputes only attention internals"
@@ -229,6 +240,13 @@ void training_levers(const Scenario& s, Explanation& e) {
     lever("larger micro-batch", fmt::format("micro_batch {} -> {}", t0.micro_batch, t0.micro_batch * 2),
           "larger GEMMs, fewer micro-batches (a larger bubble share); more activations",
           [](Scenario& x) { x.training.micro_batch *= 2; });
+}
+
+// The levers sized to fit: Megatron's partial recompute and activation offload at the fewest layers that fit.
+void fitting_levers(const Scenario& s, const LeverAdder& lever) {
+    const bool memory_binds = lever.memory_binds;
+    const auto& p0 = s.parallel;
+    const auto& t0 = s.training;
     // The fewest layers that fit (memory falls with n), or 0 when even `hi` does not. `gpu_only`: the
     // GPU's memory alone (host memory rises with offloaded layers: checked by the lever).
     auto fewest_fitting = [&](int hi, const std::function<void(Scenario&, int)>& set, bool gpu_only = false) {
@@ -277,6 +295,12 @@ void training_levers(const Scenario& s, Explanation& e) {
                               n, s.system.pcie_GBps),
                   [&set, n](Scenario& x) { set(x, n); });
     }
+}
+
+// Offload and precision levers.
+void precision_levers(const Scenario& s, const LeverAdder& lever) {
+    const auto& p0 = s.parallel;
+    const auto& t0 = s.training;
     if (t0.offload == Offload::none)
         lever("optimizer offload", "offload none -> optimizer",
               "optimizer states and step on the host; PCIe traffic and a CPU Adam step each iteration",
@@ -309,6 +333,16 @@ void training_levers(const Scenario& s, Explanation& e) {
         lever("FP8 training", fmt::format("precision {} -> fp8", to_string(t0.precision)),
               "about 2x GEMM peak on Hopper and later; needs scaling recipes and convergence checks",
               [](Scenario& x) { x.training.precision = Precision::fp8; });
+}
+
+// Every training lever, each re-run through the closed form, appended to e.levers.
+void training_levers(const Scenario& s, Explanation& e) {
+    const LeverAdder lever{s, e, !e.base.memory.fits};
+    layout_levers(s, lever);
+    state_levers(s, lever);
+    fitting_levers(s, lever);
+    precision_levers(s, lever);
+    const auto& p0 = s.parallel;
     lever("more GPUs", fmt::format("dp {} -> {} ({} GPUs)", p0.dp, p0.dp * 2, 2 * p0.world()),
           "shorter steps at the same global batch; more money and a smaller batch per GPU",
           [](Scenario& x) { x.parallel.dp *= 2; });

@@ -331,6 +331,177 @@ void rlhf_time(const Scenario& base, const Candidate& c, const TrainingFlops& fl
     t.mfu = r.ppo_epochs * fl.model_flops_per_step / (t.step_time_s * peak);
 }
 
+// One leaf of a unit below its schedule: the layout, its global and micro-batch, sequence parallelism and
+// recompute, with the state, FLOPs and layer costs (per overlap policy) the evaluator cached for them.
+struct Leaf {
+    int gpus = 0, tp = 0, cp = 0, pp = 0, dp = 0, ep = 0, zero = 0;
+    Offload off = Offload::none;
+    std::int64_t gb = 0, mb = 0, m = 0;   // m: micro-batches per step
+    bool spv = false;
+    Recompute rc = Recompute::none;
+    const FastEvaluator::StateEntry* st = nullptr;
+    const TrainingFlops* fl = nullptr;
+    const FastEvaluator::LayerEntry* les[2] = {};
+    OverlapPolicy ovs[2] = {};
+    int nov = 1;
+    const FastEvaluator::EdgeEntry** edges = nullptr;   // this (mb, sp)'s two edge slots: [overlaps p2p]
+};
+
+// A leaf on one schedule (vp chunks): its memory, the levers that make a layout too large fit, its price.
+class LeafPricer {
+public:
+    LeafPricer(const Ctx& cx, FastEvaluator& ev, ThreadState& ts, std::size_t keep, const Leaf& L,
+               const ScheduleDef* sched, int vp)
+        : cx_(cx), ev_(ev), ts_(ts), keep_(keep), L_(L), sched_(sched), vp_(vp) {}
+
+    void run() {
+        if (sched_->m_multiple_of_p && L_.m % L_.pp != 0) {
+            ++ts_.reasons[kInterleavedM];
+            return;
+        }
+        const FastMemory mem = memory(*L_.les[0]);
+        if (mem.total_bytes > cx_.limit) {
+            if (const auto lever = fitting_lever()) {
+                report_leaf(lever->c.recompute, lever->c.recompute_layers, lever->c.offload_layers, true);
+                keep_entry(*lever);
+                return;
+            }
+            report_leaf(L_.rc, 0, 0, false);
+            const std::size_t idx = static_cast<std::size_t>(mem.stage) * kMemoryParts + mem.dominant;
+            if (ts_.oom.size() <= idx) ts_.oom.resize(idx + 1, 0);
+            ++ts_.oom[idx];
+            return;
+        }
+        report_leaf(L_.rc, 0, 0, mem.host_fits);
+        if (!mem.host_fits) {
+            ++ts_.reasons[kHostMemory];
+            return;
+        }
+        keep_entry(price_layout(L_.les, L_.rc, 0, 0, mem));
+    }
+
+private:
+    FastMemory memory(const FastEvaluator::LayerEntry& le) const {
+        return ev_.memory(*L_.st, le, L_.tp, L_.cp, L_.pp, vp_, *sched_, L_.spv, L_.mb, L_.m);
+    }
+    Candidate candidate(Recompute rcv, int rl, int ol) const {
+        return Candidate{L_.gpus, L_.tp, L_.pp, L_.dp, L_.cp,  L_.ep, vp_,   L_.zero,  L_.spv,
+                         sched_,  rcv,   rl,    ol,    L_.off, L_.mb, L_.gb, L_.ovs[0]};
+    }
+    // The leaf as the hook sees it (the search's tests count leaves with it).
+    void report_leaf(Recompute rcv, int rl, int ol, bool fits) const {
+        if (cx_.opt.on_leaf) cx_.opt.on_leaf(candidate(rcv, rl, ol), fits);
+    }
+    void keep_entry(const SearchEntry& e) {
+        ++ts_.evaluated;
+        add_top(ts_, e, keep_);
+        add_pareto(ts_, e);
+    }
+    // Prices a layout that fits (rl: recompute_num_layers, ol: activation_offload_layers), the cheaper
+    // overlap policy kept.
+    SearchEntry price_layout(const FastEvaluator::LayerEntry* const* lv, Recompute rcv, int rl, int ol,
+                             const FastMemory& memv) {
+        auto& edge = L_.edges[sched_->overlaps_p2p ? 1 : 0];
+        if (!edge) edge = &ev_.edge(L_.tp, L_.cp, L_.dp, L_.pp, L_.mb, L_.spv, *sched_);
+        SearchEntry e;
+        const Candidate lc = candidate(rcv, rl, ol);
+        auto price = [&](int oi) {
+            FastTime t = ev_.time(*L_.st, *lv[oi], *edge, L_.gpus, vp_, *sched_, L_.m, *L_.fl, L_.ovs[oi]);
+            if (cx_.rlhf) {
+                Candidate ci = lc;
+                ci.overlap = L_.ovs[oi];
+                rlhf_time(ev_.base(), ci, *L_.fl, t);
+            }
+            return t;
+        };
+        e.time = price(0);
+        int best_ov = 0;
+        for (int oi = 1; oi < L_.nov; ++oi) {
+            const FastTime t = price(oi);
+            if (t.step_time_s < e.time.step_time_s) {
+                e.time = t;
+                best_ov = oi;
+            }
+        }
+        e.memory = memv;
+        e.c = lc;
+        e.c.overlap = L_.ovs[best_ov];
+        e.objective = objective_value(cx_.opt.objective, e.c, e.time, L_.fl->tokens_per_step);
+        return e;
+    }
+    // A layout too large without recompute is evaluated with the cheaper of two Megatron levers, each at
+    // the fewest layers that fit (memory falls and time rises with them; docs/search.md): partial
+    // recompute (--recompute-num-layers, when full recompute is allowed) and, with one stage, activation
+    // offload (cpu_offloading_num_layers); none when neither fits (out of memory).
+    std::optional<SearchEntry> fitting_lever() {
+        std::optional<SearchEntry> lever;
+        auto consider = [&](const SearchEntry& e) {
+            if (!lever || e.objective < lever->objective) lever = e;
+        };
+        if (L_.rc != Recompute::none) return lever;
+        const int layers = cx_.base.model.layers;
+        const FastEvaluator::LayerEntry* lv[2] = {};
+        FastEvaluator::LayerEntry alt[2];
+        if (cx_.partial_recompute) {
+            ParallelConfig pc;
+            pc.pp = L_.pp;
+            pc.vp = vp_;
+            pc.schedule = sched_;
+            const int most = max_layers_per_chunk(layers, pc);
+            FastEvaluator::LayerEntry full_les[2];
+            for (int oi = 0; oi < L_.nov; ++oi)
+                full_les[oi] =
+                    ev_.layer(L_.tp, L_.cp, L_.ep, L_.mb, L_.spv, Recompute::full, L_.zero, L_.dp, L_.ovs[oi]);
+            auto blend_at = [&](int n, int oi) {
+                TrainingConfig t;
+                t.recompute = Recompute::full;
+                t.recompute_num_layers = n;
+                return FastEvaluator::blend(*L_.les[oi], full_les[oi], full_recompute_share(layers, pc, t));
+            };
+            // most recomputes every layer: full recompute's own leaf.
+            const int n = fewest_satisfying(most - 1, [&](int k) {
+                const FastMemory mm = memory(blend_at(k, 0));
+                return mm.total_bytes <= cx_.limit && mm.host_fits;
+            });
+            if (n > 0) {
+                for (int oi = 0; oi < L_.nov; ++oi) {
+                    alt[oi] = blend_at(n, oi);
+                    lv[oi] = &alt[oi];
+                }
+                consider(price_layout(lv, Recompute::full, n, 0, memory(alt[0])));
+            }
+        }
+        if (L_.pp == 1 && cx_.activation_offload) {
+            auto off_at = [&](int k, int oi) {
+                TrainingConfig t;
+                t.activation_offload_layers = k;
+                return ev_.offloaded(*L_.les[oi], activation_offload_share(layers, t));
+            };
+            // GPU memory falls and host memory rises with the layers offloaded: the fewest that fit the GPU,
+            // then the host.
+            const int n =
+                fewest_satisfying(layers - 1, [&](int k) { return memory(off_at(k, 0)).total_bytes <= cx_.limit; });
+            if (n > 0) {
+                for (int oi = 0; oi < L_.nov; ++oi) {
+                    alt[oi] = off_at(n, oi);
+                    lv[oi] = &alt[oi];
+                }
+                const FastMemory mm = memory(alt[0]);
+                if (mm.host_fits) consider(price_layout(lv, Recompute::none, 0, n, mm));
+            }
+        }
+        return lever;
+    }
+
+    const Ctx& cx_;
+    FastEvaluator& ev_;
+    ThreadState& ts_;
+    std::size_t keep_;
+    const Leaf& L_;
+    const ScheduleDef* sched_;
+    int vp_;
+};
+
 void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, std::size_t keep) {
     const int gpus = u.gpus, tp = u.tp, cp = u.cp, pp = u.pp;
     const int dp = gpus / (tp * cp * pp);
@@ -364,177 +535,41 @@ void run_unit(const Ctx& cx, FastEvaluator& ev, const Unit& u, ThreadState& ts, 
                 continue;
             }
             for (Offload off : cx.offloads(zero)) {
-                const auto& st = ev.state(tp, cp, pp, dp, ep, zero, off);
+                Leaf L;
+                L.gpus = gpus, L.tp = tp, L.cp = cp, L.pp = pp, L.dp = dp, L.ep = ep, L.zero = zero, L.off = off;
+                L.nov = nov;
+                L.st = &ev.state(tp, cp, pp, dp, ep, zero, off);
                 for (auto gb : sp.global_batches) {
                     if (const LayoutRules r = batch_rules(gb, 1, dp)) {
                         ts.reasons[reason(first_rule(r))] += after_mb;
                         continue;
                     }
-                    const auto& fl = ev.flops(gb);
+                    L.gb = gb;
+                    L.fl = &ev.flops(gb);
                     for (auto mb : cx.micro_batches(gb / dp)) {
                         const std::size_t mi =
                             static_cast<std::size_t>(std::lower_bound(mbs.begin(), mbs.end(), mb) - mbs.begin());
-                        const std::int64_t m = gb / (mb * dp);
+                        L.mb = mb;
+                        L.m = gb / (mb * dp);
                         for (int si = 0; si < nsp; ++si) {
-                            const bool spv = cx.sp_value(tp, si);
+                            L.spv = cx.sp_value(tp, si);
+                            L.edges = &edges[(mi * 2 + static_cast<std::size_t>(si)) * 2];
                             for (int ri = 0; ri < nrc; ++ri) {
-                                const Recompute rc = sp.recompute[ri];
+                                L.rc = sp.recompute[static_cast<std::size_t>(ri)];
                                 // Layer costs per overlap policy (activations, hence memory, are the same).
-                                const FastEvaluator::LayerEntry* les[2] = {};
-                                OverlapPolicy ovs[2];
                                 for (int oi = 0; oi < nov; ++oi) {
-                                    ovs[oi] = cx.overlap_value(tp, spv, oi);
-                                    auto& lp = layers[(((mi * 2 + si) * nrc + ri) * 3 +
+                                    L.ovs[oi] = cx.overlap_value(tp, L.spv, oi);
+                                    auto& lp = layers[(((mi * 2 + static_cast<std::size_t>(si)) * nrc +
+                                                        static_cast<std::size_t>(ri)) *
+                                                           3 +
                                                        static_cast<std::size_t>(std::max(0, zero - 1))) *
                                                           2 +
                                                       static_cast<std::size_t>(oi)];
-                                    if (!lp) lp = &ev.layer(tp, cp, ep, mb, spv, rc, zero, dp, ovs[oi]);
-                                    les[oi] = lp;
+                                    if (!lp) lp = &ev.layer(tp, cp, ep, mb, L.spv, L.rc, zero, dp, L.ovs[oi]);
+                                    L.les[oi] = lp;
                                 }
-                                for (const auto& sv : scheds) {
-                                    // Named copies: a lambda below captures them (clang 14 cannot
-                                    // capture structured bindings).
-                                    const auto sched = sv.first;
-                                    const int vp = sv.second;
-                                    const bool inter = sched->overlaps_p2p;
-                                    if (sched->m_multiple_of_p && m % pp != 0) {
-                                        ++ts.reasons[kInterleavedM];
-                                        continue;
-                                    }
-                                    const FastMemory mem = ev.memory(st, *les[0], tp, cp, pp, vp, *sched, spv, mb, m);
-                                    // The leaf as the hook sees it (the search's tests count leaves with it).
-                                    auto report_leaf = [&](Recompute rcv, int rl, int ol, bool fits) {
-                                        if (!cx.opt.on_leaf) return;
-                                        const Candidate c{gpus,  tp,  pp, dp, cp,  ep, vp, zero,  spv,
-                                                          sched, rcv, rl, ol, off, mb, gb, ovs[0]};
-                                        cx.opt.on_leaf(c, fits);
-                                    };
-                                    // Prices a layout that fits (rl: recompute_num_layers, ol: activation_offload_layers).
-                                    auto price_layout = [&](const FastEvaluator::LayerEntry* const* lv, Recompute rcv,
-                                                            int rl, int ol, const FastMemory& memv) {
-                                        auto& ep_ = edges[(mi * 2 + si) * 2 + (inter ? 1 : 0)];
-                                        if (!ep_) ep_ = &ev.edge(tp, cp, dp, pp, mb, spv, *sched);
-                                        SearchEntry e;
-                                        const Candidate lc{gpus,  tp,  pp, dp, cp,  ep, vp, zero,  spv,
-                                                           sched, rcv, rl, ol, off, mb, gb, ovs[0]};
-                                        auto price = [&](int oi) {
-                                            FastTime t = ev.time(st, *lv[oi], *ep_, gpus, vp, *sched, m, fl, ovs[oi]);
-                                            if (cx.rlhf) {
-                                                Candidate ci = lc;
-                                                ci.overlap = ovs[oi];
-                                                rlhf_time(ev.base(), ci, fl, t);
-                                            }
-                                            return t;
-                                        };
-                                        e.time = price(0);
-                                        int best_ov = 0;
-                                        for (int oi = 1; oi < nov; ++oi) {
-                                            const FastTime t = price(oi);
-                                            if (t.step_time_s < e.time.step_time_s) {
-                                                e.time = t;
-                                                best_ov = oi;
-                                            }
-                                        }
-                                        e.memory = memv;
-                                        e.c = lc;
-                                        e.c.overlap = ovs[best_ov];
-                                        e.objective =
-                                            objective_value(cx.opt.objective, e.c, e.time, fl.tokens_per_step);
-                                        return e;
-                                    };
-                                    auto keep_entry = [&](const SearchEntry& e) {
-                                        ++ts.evaluated;
-                                        add_top(ts, e, keep);
-                                        add_pareto(ts, e);
-                                    };
-                                    if (mem.total_bytes > cx.limit) {
-                                        // A layout too large without recompute is evaluated with the cheaper of two Megatron levers, each
-                                        // at the fewest layers that fit (memory falls and time rises with them; docs/search.md): partial
-                                        // recompute (--recompute-num-layers, when full recompute is allowed) and, with one stage, activation
-                                        // offload (cpu_offloading_num_layers); only if neither fits is it out of memory.
-                                        std::optional<SearchEntry> lever;
-                                        auto consider = [&](const SearchEntry& e) {
-                                            if (!lever || e.objective < lever->objective) lever = e;
-                                        };
-                                        const FastEvaluator::LayerEntry* lv[2] = {};
-                                        FastEvaluator::LayerEntry alt[2];
-                                        if (rc == Recompute::none && cx.partial_recompute) {
-                                            ParallelConfig pc;
-                                            pc.pp = pp;
-                                            pc.vp = vp;
-                                            pc.schedule = sched;
-                                            const int most = max_layers_per_chunk(cx.base.model.layers, pc);
-                                            FastEvaluator::LayerEntry full_les[2];
-                                            for (int oi = 0; oi < nov; ++oi)
-                                                full_les[oi] =
-                                                    ev.layer(tp, cp, ep, mb, spv, Recompute::full, zero, dp, ovs[oi]);
-                                            auto blend_at = [&](int n, int oi) {
-                                                TrainingConfig t;
-                                                t.recompute = Recompute::full;
-                                                t.recompute_num_layers = n;
-                                                return FastEvaluator::blend(
-                                                    *les[oi], full_les[oi],
-                                                    full_recompute_share(cx.base.model.layers, pc, t));
-                                            };
-                                            // most recomputes every layer: full recompute's own leaf.
-                                            const int n = fewest_satisfying(most - 1, [&](int k) {
-                                                const FastMemory mm =
-                                                    ev.memory(st, blend_at(k, 0), tp, cp, pp, vp, *sched, spv, mb, m);
-                                                return mm.total_bytes <= cx.limit && mm.host_fits;
-                                            });
-                                            if (n > 0) {
-                                                for (int oi = 0; oi < nov; ++oi) {
-                                                    alt[oi] = blend_at(n, oi);
-                                                    lv[oi] = &alt[oi];
-                                                }
-                                                consider(price_layout(
-                                                    lv, Recompute::full, n, 0,
-                                                    ev.memory(st, alt[0], tp, cp, pp, vp, *sched, spv, mb, m)));
-                                            }
-                                        }
-                                        if (rc == Recompute::none && pp == 1 && cx.activation_offload) {
-                                            auto off_at = [&](int k, int oi) {
-                                                TrainingConfig t;
-                                                t.activation_offload_layers = k;
-                                                return ev.offloaded(*les[oi],
-                                                                    activation_offload_share(cx.base.model.layers, t));
-                                            };
-                                            // GPU memory falls and host memory rises with the layers offloaded: the fewest that fit the GPU,
-                                            // then the host.
-                                            const int n = fewest_satisfying(cx.base.model.layers - 1, [&](int k) {
-                                                return ev.memory(st, off_at(k, 0), tp, cp, pp, vp, *sched, spv, mb, m)
-                                                           .total_bytes <= cx.limit;
-                                            });
-                                            if (n > 0) {
-                                                for (int oi = 0; oi < nov; ++oi) {
-                                                    alt[oi] = off_at(n, oi);
-                                                    lv[oi] = &alt[oi];
-                                                }
-                                                const FastMemory mm =
-                                                    ev.memory(st, alt[0], tp, cp, pp, vp, *sched, spv, mb, m);
-                                                if (mm.host_fits) consider(price_layout(lv, Recompute::none, 0, n, mm));
-                                            }
-                                        }
-                                        if (lever) {
-                                            report_leaf(lever->c.recompute, lever->c.recompute_layers,
-                                                        lever->c.offload_layers, true);
-                                            keep_entry(*lever);
-                                            continue;
-                                        }
-                                        report_leaf(rc, 0, 0, false);
-                                        const std::size_t idx =
-                                            static_cast<std::size_t>(mem.stage) * kMemoryParts + mem.dominant;
-                                        if (ts.oom.size() <= idx) ts.oom.resize(idx + 1, 0);
-                                        ++ts.oom[idx];
-                                        continue;
-                                    }
-                                    report_leaf(rc, 0, 0, mem.host_fits);
-                                    if (!mem.host_fits) {
-                                        ++ts.reasons[kHostMemory];
-                                        continue;
-                                    }
-                                    keep_entry(price_layout(les, rc, 0, 0, mem));
-                                }
+                                for (const auto& sv : scheds)
+                                    LeafPricer(cx, ev, ts, keep, L, sv.first, sv.second).run();
                             }
                         }
                     }
@@ -551,18 +586,8 @@ bool dominates3(const SearchEntry& a, const SearchEntry& b) {
     return a.c < b.c;
 }
 
-}   // namespace
-
-SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const SearchOptions& opt) {
-    const auto t0 = std::chrono::steady_clock::now();
-    SearchSpace space = space_in;
-    if (base.system.shards_activations_over_tp()) space.sequence_parallel = true;   // as parse_scenario
-    if (base.system.gpu.peak(base.training.precision) <= 0)
-        throw ConfigError(fmt::format("/training/precision: \"{}\": expected a precision {} supports",
-                                      to_string(base.training.precision), base.system.gpu.name));
-    if (space.global_batches.empty()) throw ConfigError("search: no global batch to search (--global-batch)");
-    if (space.recompute.empty() || space.offload.empty())
-        throw ConfigError("search: an empty set of recompute or offload choices");
+// The GPU counts a space searches, ascending (stated counts, or every 2^k and 3*2^k up to max_gpus).
+std::vector<int> searched_gpu_counts(const SearchSpace& space) {
     std::vector<int> counts = space.gpu_counts;
     if (counts.empty() && space.max_gpus > 0) counts = gpu_counts_up_to(space.max_gpus, space.min_gpus);
     if (space.max_gpus > 0)
@@ -571,15 +596,14 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
     std::sort(counts.begin(), counts.end());
     counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
     if (counts.empty()) throw ConfigError("search: no GPU count to search (--gpus or --max-gpus)");
+    return counts;
+}
 
-    Ctx cx(base, space, opt);
-    SearchResult res;
-    res.gpu_counts = counts;
-    res.overlap_searched = !space.tp_comm_overlap || !space.overlap_grad_reduce || !space.overlap_param_gather;
-    res.rlhf = cx.rlhf;
-    std::int64_t pre[kReasons] = {};
-
-    // Serial part: the (gpus, tp, cp, pp) units and the rules that reject whole subtrees.
+// The serial part: the (gpus, tp, cp, pp) units, largest first, and the rules that reject whole subtrees
+// (counted into `pre`). Refuses a space past the layout work limit before any layout is evaluated.
+std::vector<Unit> search_units(const Ctx& cx, const std::vector<int>& counts, std::int64_t* pre) {
+    const auto& space = cx.sp;
+    const Scenario& base = cx.base;
     std::vector<Unit> units;
     for (int gpus : counts) {
         for (int tp : divisors(gpus)) {
@@ -620,17 +644,19 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
             "--tp, --pp, --micro-batch)",
             total_leaves, counts.size(), counts.size() == 1 ? "" : "s", counts.front(), counts.back(),
             space.global_batches.size(), space.global_batches.size() == 1 ? "" : "es", limits::kSearchLayouts));
+    return units;
+}
 
-    int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::thread::hardware_concurrency());
-    threads = std::max(1, std::min<int>(threads, std::max<std::size_t>(1, units.size())));
-    res.threads = threads;
-    const std::size_t keep = static_cast<std::size_t>(std::max(opt.top_k, opt.confirm));
-    FastEvaluator ev(base);
+// The units evaluated on `threads` threads (each its own state; units handed out largest first), progress
+// reported from the calling thread when asked.
+std::vector<ThreadState> evaluate_units(const Ctx& cx, FastEvaluator& ev, const std::vector<Unit>& units, int threads,
+                                        std::size_t keep) {
+    std::int64_t total_leaves = 0;
+    for (const auto& u : units) total_leaves += u.leaves;
     std::vector<ThreadState> states(static_cast<std::size_t>(threads));
     std::atomic<std::size_t> next{0};
     std::atomic<std::int64_t> done_leaves{0};
     std::atomic<int> running{threads};
-    const auto t1 = std::chrono::steady_clock::now();
     auto worker = [&](int id) {
         auto& ts = states[static_cast<std::size_t>(id)];
         for (;;) {
@@ -643,32 +669,36 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
     };
     std::vector<std::thread> pool;
     for (int i = 1; i < threads; ++i) pool.emplace_back(worker, i);
-    if (opt.progress) {
+    if (cx.opt.progress) {
         // The calling thread reports progress; worker 0 runs on its own thread then.
         std::thread w0(worker, 0);
         while (running.load() > 0) {
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
             if (total_leaves > 0)
-                opt.progress(static_cast<double>(done_leaves.load()) / static_cast<double>(total_leaves));
+                cx.opt.progress(static_cast<double>(done_leaves.load()) / static_cast<double>(total_leaves));
         }
         w0.join();
     } else {
         worker(0);
     }
     for (auto& t : pool) t.join();
-    res.eval_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    return states;
+}
 
-    // Merge (order-independent: totals, a total order on the top-k, a set-defined Pareto front).
+// The threads' states merged (order-independent: totals, a total order on the top-k, a set-defined
+// Pareto front): the rejections into `res`, the best `keep` in order, the candidates of each GPU count's front.
+std::vector<SearchEntry> merge_states(const Ctx& cx, const std::vector<ThreadState>& states, std::int64_t* pre,
+                                      std::size_t keep, SearchResult& res,
+                                      std::map<int, std::vector<SearchEntry>>& fronts) {
     std::vector<SearchEntry> all_top;
-    std::map<int, std::vector<SearchEntry>> fronts;
     std::vector<std::int64_t> oom;
-    for (auto& ts : states) {
+    for (const auto& ts : states) {
         res.evaluated += ts.evaluated;
         for (int r = 0; r < kReasons; ++r) pre[r] += ts.reasons[r];
         if (oom.size() < ts.oom.size()) oom.resize(ts.oom.size(), 0);
         for (std::size_t i = 0; i < ts.oom.size(); ++i) oom[i] += ts.oom[i];
         all_top.insert(all_top.end(), ts.top.begin(), ts.top.end());
-        for (auto& [g, f] : ts.pareto) {
+        for (const auto& [g, f] : ts.pareto) {
             fronts[g].insert(fronts[g].end(), f.front.begin(), f.front.end());
             fronts[g].insert(fronts[g].end(), f.pending.begin(), f.pending.end());
         }
@@ -686,23 +716,12 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
         }
     std::sort(all_top.begin(), all_top.end(), better);
     if (all_top.size() > keep) all_top.resize(keep);
+    return all_top;
+}
 
-    // Confirmation on the simulator: re-rank the best `confirm` by the simulated step time.
-    // (RLHF: the simulator plays one training step, not the PPO iteration; not confirmed.)
-    if (opt.confirm > 0 && opt.confirm_step_time && !all_top.empty() && !cx.rlhf) {
-        const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(opt.confirm), all_top.size());
-        for (std::size_t i = 0; i < n; ++i) {
-            auto& e = all_top[i];
-            const double t = opt.confirm_step_time(apply_candidate(base, e.c));
-            e.confirmed_step_time_s = t;
-            if (t > 0) e.objective *= t / e.time.step_time_s;
-        }
-        std::sort(all_top.begin(), all_top.begin() + static_cast<std::ptrdiff_t>(n), better);
-        res.confirmed = true;
-    }
-    if (all_top.size() > static_cast<std::size_t>(opt.top_k)) all_top.resize(static_cast<std::size_t>(opt.top_k));
-    res.top = std::move(all_top);
-
+// The Pareto front over (time per token, memory, GPUs) of the per-count fronts, fastest first, thinned to
+// `limit` entries (both ends and an even spread) when longer.
+std::vector<SearchEntry> pareto_front(std::map<int, std::vector<SearchEntry>>& fronts, std::size_t limit) {
     std::vector<SearchEntry> union2d;
     for (auto& [g, v] : fronts) {
         prune_front_2d(v);
@@ -723,14 +742,64 @@ SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const
         if (ta != tb) return ta < tb;
         return a.c < b.c;
     });
-    if (front.size() > opt.pareto_limit && opt.pareto_limit > 1) {
-        // Keep the ends and an even spread in between.
+    if (front.size() > limit && limit > 1) {
         std::vector<SearchEntry> thin;
-        const std::size_t n = opt.pareto_limit;
-        for (std::size_t i = 0; i < n; ++i) thin.push_back(front[i * (front.size() - 1) / (n - 1)]);
+        for (std::size_t i = 0; i < limit; ++i) thin.push_back(front[i * (front.size() - 1) / (limit - 1)]);
         front.swap(thin);
     }
-    res.pareto = std::move(front);
+    return front;
+}
+
+}   // namespace
+
+SearchResult run_search(const Scenario& base, const SearchSpace& space_in, const SearchOptions& opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    SearchSpace space = space_in;
+    if (base.system.shards_activations_over_tp()) space.sequence_parallel = true;   // as parse_scenario
+    if (base.system.gpu.peak(base.training.precision) <= 0)
+        throw ConfigError(fmt::format("/training/precision: \"{}\": expected a precision {} supports",
+                                      to_string(base.training.precision), base.system.gpu.name));
+    if (space.global_batches.empty()) throw ConfigError("search: no global batch to search (--global-batch)");
+    if (space.recompute.empty() || space.offload.empty())
+        throw ConfigError("search: an empty set of recompute or offload choices");
+    const std::vector<int> counts = searched_gpu_counts(space);
+
+    Ctx cx(base, space, opt);
+    SearchResult res;
+    res.gpu_counts = counts;
+    res.overlap_searched = !space.tp_comm_overlap || !space.overlap_grad_reduce || !space.overlap_param_gather;
+    res.rlhf = cx.rlhf;
+    std::int64_t pre[kReasons] = {};
+    const std::vector<Unit> units = search_units(cx, counts, pre);
+
+    int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::thread::hardware_concurrency());
+    threads = std::max(1, std::min<int>(threads, std::max<std::size_t>(1, units.size())));
+    res.threads = threads;
+    const std::size_t keep = static_cast<std::size_t>(std::max(opt.top_k, opt.confirm));
+    FastEvaluator ev(base);
+    const auto t1 = std::chrono::steady_clock::now();
+    const std::vector<ThreadState> states = evaluate_units(cx, ev, units, threads, keep);
+    res.eval_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+
+    std::map<int, std::vector<SearchEntry>> fronts;
+    std::vector<SearchEntry> all_top = merge_states(cx, states, pre, keep, res, fronts);
+
+    // Confirmation on the simulator: re-rank the best `confirm` by the simulated step time.
+    // (RLHF: the simulator plays one training step, not the PPO iteration; not confirmed.)
+    if (opt.confirm > 0 && opt.confirm_step_time && !all_top.empty() && !cx.rlhf) {
+        const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(opt.confirm), all_top.size());
+        for (std::size_t i = 0; i < n; ++i) {
+            auto& e = all_top[i];
+            const double t = opt.confirm_step_time(apply_candidate(base, e.c));
+            e.confirmed_step_time_s = t;
+            if (t > 0) e.objective *= t / e.time.step_time_s;
+        }
+        std::sort(all_top.begin(), all_top.begin() + static_cast<std::ptrdiff_t>(n), better);
+        res.confirmed = true;
+    }
+    if (all_top.size() > static_cast<std::size_t>(opt.top_k)) all_top.resize(static_cast<std::size_t>(opt.top_k));
+    res.top = std::move(all_top);
+    res.pareto = pareto_front(fronts, opt.pareto_limit);
     res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return res;
 }
