@@ -98,6 +98,10 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
                     "(--qps is their mean); the output adds each slice's latencies (docs/serving.md, A rate that "
                     "varies)")
         ->group(g);
+    cmd->add_option("--window-s", f.window_s,
+                    "Report the stream in windows of this many seconds from its start: each one's rate, TTFT and "
+                    "TPOT p99 and share within the SLO (docs/serving.md, A rate that varies)")
+        ->group(g);
     cmd->add_option("--seed", f.seed,
                     "Random stream of arrivals and lengths (continuous batching; seeds are independent replications)")
         ->group(g);
@@ -208,6 +212,7 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {f.shared_prefix.has_value(), "--shared-prefix"},
         {f.rate_profile.has_value(), "--rate-profile"},
         {f.arrival_cv.has_value(), "--arrival-cv"},
+        {f.window_s.has_value(), "--window-s"},
         {f.price_per_gpu_hour.has_value(), "--price-per-gpu-hour"},
         {f.seed.has_value(), "--seed"},
         {!f.weight_precision.empty(), "--weight-precision"},
@@ -347,6 +352,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         if (f.rate_profile)
             ov.set("/inference/rate_profile", "--rate-profile", rate_profile_flag_value(*f.rate_profile));
         ov.set("/inference/arrival_cv", "--arrival-cv", f.arrival_cv);
+        ov.set("/inference/window_s", "--window-s", f.window_s);
         ov.set("/inference/price_per_gpu_hour", "--price-per-gpu-hour", f.price_per_gpu_hour);
         ov.set("/inference/seed", "--seed", f.seed);
         ov.set("/inference/qps", f.qps_flag, f.qps);
@@ -372,6 +378,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
                              : f.shared_prefix   ? "--shared-prefix"
                              : f.rate_profile    ? "--rate-profile"
                              : f.arrival_cv      ? "--arrival-cv"
+                             : f.window_s        ? "--window-s"
                              : f.seed            ? "--seed"
                              : f.max_batch       ? "--max-batch"
                              : f.chunk           ? "--chunk"

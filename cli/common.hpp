@@ -27,7 +27,7 @@ struct ScenarioFlags {
     // Serving what-if (written under /inference; a serving flag makes the scenario a serving one).
     std::optional<std::int64_t> batch, input_len, output_len, requests, max_batch, chunk, spec_tokens, seed;
     std::optional<double> qps, acceptance, slo_ttft_p99, slo_tpot_p99, slo_ttft_p90, slo_tpot_p90, host_per_sequence_us,
-        arrival_cv, price_per_gpu_hour;
+        arrival_cv, price_per_gpu_hour, window_s;
     std::optional<std::string> qps_text;        // --qps as given: a rate or "max" (qps, when set, wins)
     std::optional<std::string> arrivals;        // --arrivals: a trace to replay (inference.arrivals)
     std::optional<std::string> router;          // --router: how requests spread over replicas (inference.router)

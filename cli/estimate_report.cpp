@@ -46,7 +46,9 @@ constexpr std::size_t kWindowRows = 48;   // a rate profile's slices shown in te
 
 std::string windows_text(const InferenceConfig& in, const std::vector<sim::ServingWindow>& windows) {
     if (windows.empty()) return {};
-    const double period = in.rate_profile.period_s;
+    // A profile's slices are times within its period; windows of window_s, times from the stream's start.
+    const bool slices = windows.front().level >= 0;
+    const double period = slices ? in.rate_profile.period_s : windows.back().end_s;
     std::vector<std::size_t> shown(windows.size());
     for (std::size_t i = 0; i < shown.size(); ++i) shown[i] = i;
     if (shown.size() > kWindowRows) {   // the slowest slices (by TTFT p99), in time order
@@ -56,7 +58,9 @@ std::string windows_text(const InferenceConfig& in, const std::vector<sim::Servi
         std::sort(shown.begin(), shown.end());
     }
     const bool slo = in.slo.any();
-    std::vector<std::string> head = {"slice of the period", "req/s", "TTFT p99", "TPOT p99"};
+    const char* clock = period < 120 ? "" : period < 7200 ? " (mm:ss)" : " (hh:mm)";   // as profile_clock writes
+    std::vector<std::string> head = {fmt::format("{}{}", slices ? "slice of the period" : "window", clock), "req/s",
+                                     "TTFT p99", "TPOT p99"};
     if (slo) head.emplace_back("within SLO");
     Table t(head);
     for (const std::size_t i : shown) {
@@ -70,10 +74,8 @@ std::string windows_text(const InferenceConfig& in, const std::vector<sim::Servi
     }
     std::string out = "\n" + t.str();
     if (shown.size() < windows.size())
-        out +=
-            wrap_text(fmt::format("{} of the profile's {} slices shown, those of the longest TTFT p99 (--json "
-                                  "has every slice)",
-                                  shown.size(), windows.size()));
+        out += wrap_text(fmt::format("{} of the {} {} shown, those of the longest TTFT p99 (--json has every one)",
+                                     shown.size(), windows.size(), slices ? "profile's slices" : "windows"));
     return out;
 }
 

@@ -472,6 +472,14 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     apply_engine_defaults(in, s.system.gpu, s.model, stated);
     // A trace replays at its own rate unless `qps` rescales it.
     if (in.arrivals && !r.has("qps")) in.qps = in.arrivals->rate_qps(static_cast<std::size_t>(in.requests));
+    if (r.has("window_s")) {
+        in.window_s = r.num_key_or("window_s", 0.0);
+        if (!in.qps_max && !(in.qps > 0)) {
+            r.problems().add(r.ptr("window_s"), *r.get("window_s"),
+                             "window_s with a qps or a trace (offline, every request arrives at once)");
+            in.window_s = 0;
+        }
+    }
     if (in.qps_max && !in.slo.any())
         r.problems().add(r.ptr("qps"), Json("max"),
                          "a number, or \"max\" with /inference/slo (ttft_p99_s, tpot_p99_s, ttft_p90_s and/or "
@@ -886,6 +894,7 @@ Json to_json(const InferenceConfig& in) {
                                {"link_GBps", d.link_GBps}};
     if (const auto& p = in.shared_prefix; p.enabled())
         j["shared_prefix"] = {{"groups", p.groups}, {"tokens", p.tokens}, {"zipf", p.zipf}};
+    if (in.window_s > 0) j["window_s"] = in.window_s;
     if (const auto& p = in.rate_profile; p.enabled())
         j["rate_profile"] = {{"period_s", p.period_s}, {"levels", p.levels}};
     if (const auto& e = in.expert_parallel; e.load_imbalance > 0 || e.two_batch_overlap || e.redundant_experts > 0) {

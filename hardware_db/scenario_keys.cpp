@@ -43,6 +43,7 @@ constexpr double kMaxZipf = 4.0;
 // level a relative rate up to 10^6 times another's.
 constexpr double kMaxProfilePeriod_s = 365.0 * 86400.0;
 constexpr double kMaxProfileLevel = 1e6;
+constexpr double kMinWindow_s = 1e-3;   // a report window: at least a millisecond
 constexpr double kMaxPower_W = 1e9;
 constexpr double kMaxKHalf = 1e9;
 constexpr double kMaxSustained = 1.5;   // a fitted busy share may exceed 1 (docs/calibration.md)
@@ -979,6 +980,14 @@ std::vector<ScenarioKey> build() {
                     .ext()
                     .computed("absent: the rate is qps throughout")
                     .example("{\"period_s\": 86400, \"levels\": [2, 1, 1, 1, 2, 4, 6, 8, 8, 7, 6, 4]}"));
+    t.push_back(K(in, "window_s", KT::number, S,
+                  "report the stream in windows of this length from its start (their rate, TTFT and TPOT p99 and "
+                  "share within the SLO: hour by hour for a day's trace); docs/serving.md \"A rate that varies\"")
+                    .ext()
+                    .real(kMinWindow_s, true, kMaxSeconds)
+                    .unit("s")
+                    .computed("absent: the rate profile's slices, else none")
+                    .example("3600"));
     t.push_back(K(in, "price_per_gpu_hour", KT::number, G,
                   "dollars per GPU-hour: the output adds the deployment's cost per hour and per million tokens "
                   "(docs/serving.md \"Cost and energy\")")

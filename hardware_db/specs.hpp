@@ -528,6 +528,9 @@ struct InferenceConfig {
     ServingExpertParallel expert_parallel;
     SharedPrefix shared_prefix;
     RateProfile rate_profile;
+    // inference.window_s: the stream reported in windows of this length from t = 0 (hourly SLO attainment of a
+    // trace or a long stream); 0: the rate profile's slices, or no windows.
+    double window_s = 0;
 };
 
 // What training cost functions read: the model, the system, the layout and the training settings, by

@@ -247,11 +247,11 @@ Json serving_json(const Scenario&, const Estimate& est) {
             for (const auto& x : c.windows) {
                 Json o{{"start_s", x.start_s},
                        {"end_s", x.end_s},
-                       {"level", x.level},
                        {"requests", x.requests},
                        {"offered_qps", x.offered_qps},
                        {"ttft_distribution_s", distribution_json(x.ttft_s)},
                        {"tpot_distribution_s", distribution_json(x.tpot_s)}};
+                if (x.level >= 0) o["level"] = x.level;
                 if (x.slo_attainment >= 0) o["slo_attainment"] = x.slo_attainment;
                 w.push_back(std::move(o));
             }

@@ -407,35 +407,65 @@ bool within_slo(const ServingSlo& slo, const Request& r, const RequestState& s) 
     return true;
 }
 
-// The rate profile's slices (ServingResult::windows) over requests first, first + stride, ...; `scale` turns
-// their counts into the deployment's.
-std::vector<ServingWindow> profile_windows(const InferenceConfig& in, const std::vector<Request>& reqs,
-                                           const std::vector<RequestState>& st, std::size_t first, std::size_t stride,
-                                           double scale) {
-    const auto& p = in.rate_profile;
+// The windows a result reports (ServingResult::windows): window_s's from t = 0 over the whole stream, else the
+// rate profile's slices folded over its periods; none without either.
+struct WindowPlan {
+    double width_s = 0;
+    double period_s = 0;   // > 0: folded over this period (a profile's slices)
+    std::size_t count = 0;
+};
+constexpr std::size_t kMaxWindows = 10080;   // as many as a profile's slices
+
+WindowPlan window_plan(const InferenceConfig& in, const std::vector<Request>& reqs) {
+    WindowPlan w;
+    if (in.window_s > 0) {
+        const double last = reqs.empty() ? 0.0 : reqs.back().arrival_s;
+        const double n = std::max(1.0, std::ceil(last / in.window_s));
+        if (n > static_cast<double>(kMaxWindows))
+            throw ConfigError(
+                fmt::format("/inference/window_s: {:g}: the stream's arrivals span {:.4g} s, {:.4g} "
+                            "windows: expected at most {} (a longer window)",
+                            in.window_s, last, n, kMaxWindows));
+        w.width_s = in.window_s;
+        w.count = static_cast<std::size_t>(n);
+    } else if (in.rate_profile.enabled()) {
+        w.width_s = in.rate_profile.slice_s();
+        w.period_s = in.rate_profile.period_s;
+        w.count = in.rate_profile.levels.size();
+    }
+    return w;
+}
+
+// The windows of `plan` over requests first, first + stride, ...; `scale` turns their counts into the
+// deployment's.
+std::vector<ServingWindow> stream_windows(const InferenceConfig& in, const WindowPlan& plan,
+                                          const std::vector<Request>& reqs, const std::vector<RequestState>& st,
+                                          std::size_t first, std::size_t stride, double scale) {
     std::vector<ServingWindow> out;
-    if (!p.enabled() || first >= reqs.size()) return out;
-    const std::size_t n = p.levels.size();
-    const double w = p.slice_s();
+    if (plan.count == 0 || first >= reqs.size()) return out;
+    const std::size_t n = plan.count;
+    const double w = plan.width_s;
     std::vector<std::vector<double>> ttft(n), tpot(n);
     std::vector<double> within(n, 0.0);
     double last = 0;
     for (std::size_t i = first; i < reqs.size(); i += stride) {
         const auto& r = reqs[i];
         last = std::max(last, r.arrival_s);
-        const double at = std::fmod(r.arrival_s, p.period_s);
+        const double at = plan.period_s > 0 ? std::fmod(r.arrival_s, plan.period_s) : r.arrival_s;
         const std::size_t j = std::min(n - 1, static_cast<std::size_t>(at / w));
         ttft[j].push_back(st[i].first_token - r.arrival_s);
         if (r.output > 1) tpot[j].push_back((st[i].finish - st[i].first_token) / (r.output - 1));
         if (within_slo(in.slo, r, st[i])) within[j] += 1;
     }
-    // The time of slice j the stream spans: whole periods, then the part of the last one up to `last`.
-    const double periods = std::floor(last / p.period_s), rest = last - periods * p.period_s;
+    // The time of window j the stream spans: folded, whole periods then the part of the last one up to
+    // `last`; else the part of the window before `last` (the last window is partly spanned).
+    const double periods = plan.period_s > 0 ? std::floor(last / plan.period_s) : 0.0;
+    const double rest = last - periods * plan.period_s;
     for (std::size_t j = 0; j < n; ++j) {
         ServingWindow x;
         x.start_s = static_cast<double>(j) * w;
         x.end_s = x.start_s + w;
-        x.level = p.levels[j];
+        if (plan.period_s > 0) x.level = in.rate_profile.levels[j];
         x.requests = static_cast<std::int64_t>(ttft[j].size());
         const double spanned = periods * w + std::clamp(rest - x.start_s, 0.0, w);
         if (spanned > 0) x.offered_qps = scale * static_cast<double>(x.requests) / spanned;
@@ -777,6 +807,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const auto& in = job.inference;
     ServingResult res;
     const auto reqs = request_stream(in);
+    const WindowPlan windows = window_plan(in, reqs);   // refused before anything runs when too many
     const int replicas = job.replicas();
     res.replicas = replicas;
     res.requests = static_cast<std::int64_t>(reqs.size());
@@ -806,7 +837,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const double simulated = static_cast<double>(res.requests);
     const double out_tokens = m.output_tokens, in_tokens = m.input_tokens;
     res.steadiness = steadiness(reqs, st, first, stride, scale, in.qps > 0, in.rate_profile);
-    res.windows = profile_windows(in, reqs, st, first, stride, scale);
+    res.windows = stream_windows(in, windows, reqs, st, first, stride, scale);
     res.makespan_s = end_all;
     res.iterations = iterations;
     if (end_all > 0) {
@@ -839,11 +870,38 @@ namespace {
 // the slower side's bytes per GPU over the link's rate; the request joins the decode pool when it lands,
 // admitted with its cache (it decodes at once) and generating the rest of its output. TTFT is the prefill
 // pool's; TPOT spans the transfer and the decode pool's queue.
+// A disaggregated deployment's iteration statistics from its pools': the decode pool's batch and KV cache,
+// the held shares weighted by each pool's iteration time, the decode replicas' timeline tracks after the
+// prefill replicas'.
+void merge_pools(ServingResult& res, ServingResult& pr, const ServingResult& dr, int prefill_replicas) {
+    res.mean_batch = dr.mean_batch;
+    res.kv_occupancy_mean = dr.kv_occupancy_mean;
+    res.kv_occupancy_max = dr.kv_occupancy_max;
+    res.peak_batch = dr.peak_batch;
+    res.preemptions = pr.preemptions + dr.preemptions;
+    res.prefill_compute_fraction = pr.prefill_compute_fraction;
+    res.decode_compute_fraction = dr.decode_compute_fraction;
+    res.prefill_iteration_s = pr.prefill_iteration_s + dr.prefill_iteration_s;
+    res.decode_iteration_s = pr.decode_iteration_s + dr.decode_iteration_s;
+    const double tp = pr.prefill_iteration_s + pr.decode_iteration_s;
+    const double td = dr.prefill_iteration_s + dr.decode_iteration_s;
+    auto mix = [&](double a, double b) { return tp + td > 0 ? (a * tp + b * td) / (tp + td) : 0.0; };
+    res.kv_held_fraction = mix(pr.kv_held_fraction, dr.kv_held_fraction);
+    res.seats_held_fraction = mix(pr.seats_held_fraction, dr.seats_held_fraction);
+    res.budget_held_fraction = mix(pr.budget_held_fraction, dr.budget_held_fraction);
+    res.timeline = std::move(pr.timeline);
+    for (auto it : dr.timeline) {
+        it.replica += prefill_replicas;
+        res.timeline.push_back(it);
+    }
+}
+
 ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions& opt) {
     const auto& in = job.inference;
     const auto& dg = in.disaggregation;
     ServingResult res;
     const auto reqs = request_stream(in);
+    const WindowPlan windows = window_plan(in, reqs);   // refused before anything runs when too many
     const std::size_t n = reqs.size();
     res.requests = static_cast<std::int64_t>(n);
     const bool offline = in.qps <= 0;
@@ -920,33 +978,12 @@ ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions
     ServingResult pr, dr;
     pre.into(pr);
     dec.into(dr);
-    res.mean_batch = dr.mean_batch;
-    res.kv_occupancy_mean = dr.kv_occupancy_mean;
-    res.kv_occupancy_max = dr.kv_occupancy_max;
-    res.peak_batch = dr.peak_batch;
-    res.preemptions = pr.preemptions + dr.preemptions;
+    merge_pools(res, pr, dr, prefill_replicas);
     res.iterations = pre.iterations + dec.iterations;
-    res.prefill_compute_fraction = pr.prefill_compute_fraction;
-    res.decode_compute_fraction = dr.decode_compute_fraction;
-    res.prefill_iteration_s = pr.prefill_iteration_s + dr.prefill_iteration_s;
-    res.decode_iteration_s = pr.decode_iteration_s + dr.decode_iteration_s;
-    {
-        const double tp = pr.prefill_iteration_s + pr.decode_iteration_s;
-        const double td = dr.prefill_iteration_s + dr.decode_iteration_s;
-        auto mix = [&](double a, double b) { return tp + td > 0 ? (a * tp + b * td) / (tp + td) : 0.0; };
-        res.kv_held_fraction = mix(pr.kv_held_fraction, dr.kv_held_fraction);
-        res.seats_held_fraction = mix(pr.seats_held_fraction, dr.seats_held_fraction);
-        res.budget_held_fraction = mix(pr.budget_held_fraction, dr.budget_held_fraction);
-    }
-    res.timeline = std::move(pr.timeline);
-    for (auto& it : dr.timeline) {   // the decode replicas' tracks after the prefill replicas'
-        it.replica += prefill_replicas;
-        res.timeline.push_back(it);
-    }
 
     const RequestMeasures m = request_measures(reqs, st, 0, 1, res);
     res.steadiness = steadiness(reqs, st, 0, 1, 1.0, in.qps > 0, in.rate_profile);
-    res.windows = profile_windows(in, reqs, st, 0, 1, 1.0);
+    res.windows = stream_windows(in, windows, reqs, st, 0, 1, 1.0);
     const double end_all = std::max(pre.end_all, dec.end_all);
     res.makespan_s = end_all;
     double in_system = 0;

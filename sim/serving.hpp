@@ -61,11 +61,11 @@ inline constexpr double kSteadySpans = 10.0;
 inline constexpr double kSaturatedBatches = 2.0;
 inline constexpr double kKeepUpShortfall = 0.02;
 
-// One slice of a rate profile (ServingResult::windows): the requests arriving in it, in every period the
-// stream spans.
+// A window of the stream (ServingResult::windows): the requests arriving in it. A rate profile's slice
+// gathers every period the stream spans; a window of window_s is one span of time from the start.
 struct ServingWindow {
-    double start_s = 0, end_s = 0;   // within the period
-    double level = 1;                // its rate over the mean (the profile's level)
+    double start_s = 0, end_s = 0;   // within the period (a profile's slice), or from the stream's start
+    double level = -1;               // a profile's slice: its rate over the mean; -1 otherwise
     std::int64_t requests = 0;       // arrived in it (simulated)
     double offered_qps = 0;          // arrivals per second of the slice's time the stream spans (deployment)
     Distribution ttft_s, tpot_s;
@@ -121,7 +121,7 @@ struct ServingResult {
     // A disaggregated deployment (inference.disaggregation): its pools and transfers. Its rates are the whole
     // deployment's, per GPU over both pools; `replicas`, `mean_batch`, KV occupancy are the decode pool's.
     std::optional<DisaggregatedPools> disaggregated;
-    // A rate profile's slices, in order (empty without one).
+    // The stream's windows in order (inference.window_s, else a rate profile's slices; empty without either).
     std::vector<ServingWindow> windows;
 };
 

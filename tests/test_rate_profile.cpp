@@ -174,3 +174,42 @@ TEST_CASE("rate profile: a stream that ends inside the period says so", "[servin
         sim::simulate_serving(serving(stream(20, 80000, {{"period_s", 3600}, {"levels", {1, 1, 1, 1}}})).serving_job());
     CHECK(whole.steadiness.covers_period);
 }
+
+TEST_CASE("window_s: the stream reported in windows from its start, bounded", "[serving][profile]") {
+    // 10 req/s for ~100 s in 30-s windows: four windows, the last partly spanned; no profile levels.
+    Json in = stream(10, 1000, nullptr);
+    in["window_s"] = 30;
+    in["slo"] = {{"ttft_p99_s", 1.0}};
+    const Scenario s = serving(in);
+    CHECK(to_json(s)["inference"]["window_s"] == 30.0);
+    const auto reqs = sim::request_stream(s.inference);
+    const auto r = sim::simulate_serving(s.serving_job());
+    const auto n = static_cast<std::size_t>(std::ceil(reqs.back().arrival_s / 30.0));
+    REQUIRE(r.windows.size() == n);
+    std::int64_t total = 0;
+    for (const auto& w : r.windows) {
+        total += w.requests;
+        CHECK(w.level == -1);
+        CHECK(w.end_s - w.start_s == 30);
+    }
+    CHECK(total == r.requests);
+    CHECK(r.windows[0].offered_qps == Approx(10).epsilon(0.25));   // ~300 Poisson arrivals
+    CHECK(r.windows[0].slo_attainment == Approx(1.0));
+    // The last window's rate counts only the part of it the arrivals span.
+    const double spanned = reqs.back().arrival_s - r.windows.back().start_s;
+    CHECK(r.windows.back().offered_qps == Approx(static_cast<double>(r.windows.back().requests) / spanned));
+    // Windows are bounded as a profile's slices are (10,080): refused before anything runs, naming the key.
+    in["window_s"] = 0.001;
+    try {
+        (void)sim::simulate_serving(serving(in).serving_job());
+        FAIL("expected a ConfigError");
+    } catch (const ConfigError& e) {
+        CHECK_THAT(e.what(), Catch::Contains("/inference/window_s") && Catch::Contains("10080"));
+    }
+    Json offline = stream(10, 100, nullptr);
+    offline.erase("qps");
+    offline["window_s"] = 10;
+    CHECK_THAT(problems(offline), Catch::Contains("/inference/window_s"));
+    offline["window_s"] = 0;
+    CHECK_THAT(problems(offline), Catch::Contains("/inference/window_s"));
+}

@@ -84,6 +84,7 @@ Json context_for(const ScenarioKey& k) {
     if (p == "/parallel/torch_compile") j["parallel"]["framework"] = "torchtitan";
     if (p == "/training/recompute_num_layers") j["training"]["recompute"] = "full";
     if (p == "/inference/arrival_cv") j["inference"]["qps"] = 5;   // a rate whose gaps it spreads
+    if (p == "/inference/window_s") j["inference"]["qps"] = 5;     // a stream in time to cut
     // Shared prefixes: a continuous stream, and both required counts beside the key tried.
     if (p == "/inference/shared_prefix" || o == "/inference/shared_prefix") {
         j["inference"]["batching"] = "continuous";

@@ -554,4 +554,21 @@ TEST_CASE("--rate-profile: PERIOD_S:LEVELS written to /inference/rate_profile, s
     const auto zeros = with({"--rate-profile", "120:0,0"});   // bounded as the key is: named by the flag
     CHECK(zeros.rc == 2);
     CHECK(zeros.err.find("--rate-profile") != std::string::npos);
+    // --window-s: windows from the start of any stream (here without a profile), named by the flag when bad.
+    const auto win = with({"--requests", "1200", "--window-s", "20", "--json"});
+    INFO(win.err);
+    REQUIRE(win.rc == 0);
+    const Json w = Json::parse(win.out);
+    CHECK(w["scenario"]["inference"]["window_s"] == 20.0);
+    REQUIRE(w["windows"].size() >= 3);
+    CHECK(!w["windows"][0].contains("level"));
+    CHECK(w["windows"][1]["start_s"] == 20.0);
+    const auto wtext = with({"--requests", "1200", "--window-s", "20"});
+    CHECK(wtext.out.find("window ") != std::string::npos);
+    for (const char* bad : {"0", "-5", "abc"}) {
+        INFO(bad);
+        const auto e = with({"--window-s", bad});
+        CHECK(e.rc == 2);
+        CHECK(e.err.find("--window-s") != std::string::npos);
+    }
 }
