@@ -218,6 +218,10 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
         c.why_none = "the deployment completes no request offline";
         return c;
     }
+    // A rate profile: every probe's stream must span the period, up to the offline rate (the search's range).
+    if (in.rate_profile.enabled() &&
+        c.offline_qps * in.rate_profile.period_s * sim::arrival_dispersion(in) > static_cast<double>(o.max_requests))
+        sim::refuse_uncovered_profile(in, c.offline_qps, o.max_requests);
     struct Probe {
         bool meets = false;
         std::int64_t requests = 0;
@@ -286,6 +290,9 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
         lo *= 1.0 - 2.0 * o.tolerance;
         at = run(lo, stream_requests(in, lo, o.stream_s, o.max_requests), all);
     }
+    // A rate profile's answer judged on part of its period could miss a later peak: refused, not answered.
+    if (refused.empty() && in.rate_profile.enabled() && !at.r.steadiness.covers_period)
+        sim::refuse_uncovered_profile(in, lo, o.max_requests);
     if (!at.meets) {
         c.why_none = refused.empty()
                          ? fmt::format("the whole deployment misses at {:.4g} req/s: {}", lo, slo_misses(in, at.r))

@@ -864,12 +864,6 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
 
 namespace {
 
-// Disaggregated prefill and decode (docs/serving.md "Disaggregated prefill and decode"): the stream's
-// prompts are served by the prefill pool (each request prefilled, its first token sampled there); each
-// prompt's KV cache then leaves over its prefill replica's links, one transfer at a time per replica, at
-// the slower side's bytes per GPU over the link's rate; the request joins the decode pool when it lands,
-// admitted with its cache (it decodes at once) and generating the rest of its output. TTFT is the prefill
-// pool's; TPOT spans the transfer and the decode pool's queue.
 // A disaggregated deployment's iteration statistics from its pools': the decode pool's batch and KV cache,
 // the held shares weighted by each pool's iteration time, the decode replicas' timeline tracks after the
 // prefill replicas'.
@@ -896,6 +890,12 @@ void merge_pools(ServingResult& res, ServingResult& pr, const ServingResult& dr,
     }
 }
 
+// Disaggregated prefill and decode (docs/serving.md "Disaggregated prefill and decode"): the stream's
+// prompts are served by the prefill pool (each request prefilled, its first token sampled there); each
+// prompt's KV cache then leaves over its prefill replica's links, one transfer at a time per replica, at
+// the slower side's bytes per GPU over the link's rate; the request joins the decode pool when it lands,
+// admitted with its cache (it decodes at once) and generating the rest of its output. TTFT is the prefill
+// pool's; TPOT spans the transfer and the decode pool's queue.
 ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions& opt) {
     const auto& in = job.inference;
     const auto& dg = in.disaggregation;
@@ -1175,10 +1175,21 @@ double arrival_dispersion(const InferenceConfig& in) {
     return in.arrivals ? 1.0 : std::max(1.0, in.arrival_cv * in.arrival_cv);
 }
 
+void refuse_uncovered_profile(const InferenceConfig& in, double qps, std::int64_t max_requests) {
+    throw ConfigError(fmt::format(
+        "/inference/rate_profile/period_s: {:g}: a stream spanning the period at {:.4g} req/s needs about {:.3g} "
+        "requests, past the {} one judged simulation may take, so its later slices would go unjudged: expected a "
+        "shorter period (the same levels over an hour: each slice still spans many times the time in system)",
+        in.rate_profile.period_s, qps, std::ceil(qps * in.rate_profile.period_s * arrival_dispersion(in)),
+        max_requests));
+}
+
 std::int64_t capacity_stream_requests(const InferenceConfig& in) {
-    // A rate profile's stream spans its whole period (every slice judged).
+    // A rate profile's stream spans its whole period (every slice judged), or the question is refused.
     const double span_s = std::max(kCapacityStreamS, in.rate_profile.enabled() ? in.rate_profile.period_s : 0.0);
     const double want = std::ceil(in.qps * span_s * arrival_dispersion(in));
+    if (in.rate_profile.enabled() && want > static_cast<double>(kCapacityMaxRequests))
+        refuse_uncovered_profile(in, in.qps, kCapacityMaxRequests);
     return static_cast<std::int64_t>(
         std::min(std::max(static_cast<double>(in.requests), want), static_cast<double>(kCapacityMaxRequests)));
 }

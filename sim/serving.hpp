@@ -230,7 +230,12 @@ void refuse_expert_parallel(const Scenario& s, std::string_view who);
 // arrival_dispersion), at most 2,000,000 requests (a bound on the work of one simulation whatever the rate).
 inline constexpr double kCapacityStreamS = 600;
 inline constexpr std::int64_t kCapacityMaxRequests = 2'000'000;
+// (With a rate profile the stream spans its period; past kCapacityMaxRequests the question is refused.)
 [[nodiscard]] std::int64_t capacity_stream_requests(const InferenceConfig& in);
+// A capacity question whose judged stream cannot span the rate profile's period within `max_requests` at
+// `qps`: a ConfigError naming /inference/rate_profile/period_s (its later slices would go unjudged, the answer
+// too high where the peak comes late). One sentence for every capacity search.
+[[noreturn]] void refuse_uncovered_profile(const InferenceConfig& in, double qps, std::int64_t max_requests);
 // How many times longer than a Poisson stream's a stream must be for its counts to settle as well: a
 // renewal process's index of dispersion, the variance of the arrivals in a long window over their mean,
 // is the square of its gaps' coefficient of variation (Cox 1962, "Renewal Theory", Sec. 3.3), so bursty

@@ -213,3 +213,21 @@ TEST_CASE("window_s: the stream reported in windows from its start, bounded", "[
     offline["window_s"] = 0;
     CHECK_THAT(problems(offline), Catch::Contains("/inference/window_s"));
 }
+
+TEST_CASE("rate profile: a capacity stream that cannot span the period is refused, not judged on part of it",
+          "[serving][profile]") {
+    // 100 req/s over a day's period: 8.64 million requests per judged stream, past the 2,000,000 bound.
+    Json in = stream(100, 1000, {{"levels", {1, 3}}});
+    in["slo"] = {{"ttft_p99_s", 1.0}};
+    const Scenario day = serving(in);
+    try {
+        (void)sim::capacity_stream_requests(day.inference);
+        FAIL("expected a ConfigError");
+    } catch (const ConfigError& e) {
+        CHECK_THAT(e.what(), Catch::Contains("/inference/rate_profile/period_s") && Catch::Contains("shorter period") &&
+                                 Catch::Contains("2000000"));
+    }
+    // The same levels over an hour span it: 360,000 requests.
+    in["rate_profile"]["period_s"] = 3600;
+    CHECK(sim::capacity_stream_requests(serving(in).inference) == 360000);
+}

@@ -554,6 +554,16 @@ TEST_CASE("--rate-profile: PERIOD_S:LEVELS written to /inference/rate_profile, s
     const auto zeros = with({"--rate-profile", "120:0,0"});   // bounded as the key is: named by the flag
     CHECK(zeros.rc == 2);
     CHECK(zeros.err.find("--rate-profile") != std::string::npos);
+    // A capacity whose probes could not span a day's period at the offline rate is refused up front.
+    const auto day = run_llmsim({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "1",
+                                 "--input-len", "500", "--output-len", "50", "--weight-precision", "fp8", "--qps",
+                                 "max", "--slo-ttft-p99", "0.5", "--rate-profile", "86400:1,2"},
+                                "profile-day");
+    INFO(day.err);
+    CHECK(day.rc == 2);
+    CHECK(day.out.empty());
+    CHECK(day.err.find("period_s") != std::string::npos);
+    CHECK(day.err.find("shorter period") != std::string::npos);
     // --window-s: windows from the start of any stream (here without a profile), named by the flag when bad.
     const auto win = with({"--requests", "1200", "--window-s", "20", "--json"});
     INFO(win.err);
