@@ -128,9 +128,7 @@ ServingFit serving_fit(const Scenario& s) {
 }
 
 std::int64_t stream_requests(const InferenceConfig& in, double qps, double span_s, std::int64_t max_requests) {
-    // A rate profile's stream spans its whole period (every slice judged).
-    if (in.rate_profile.enabled()) span_s = std::max(span_s, in.rate_profile.period_s);
-    const double want = std::ceil(qps * span_s * sim::arrival_dispersion(in));
+    const double want = std::ceil(qps * sim::judged_span_s(in, span_s) * sim::arrival_dispersion(in));
     const double n = std::max(static_cast<double>(in.requests), std::isfinite(want) ? want : 0.0);
     return static_cast<std::int64_t>(std::min(n, static_cast<double>(max_requests)));
 }

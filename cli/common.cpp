@@ -181,7 +181,7 @@ Json rate_profile_flag_value(const std::string& text) {
         at = list.find(',', from);
         levels.push_back(number(list.substr(from, at == std::string::npos ? std::string::npos : at - from)));
         if (at == std::string::npos) break;
-        if (levels.size() > 10080) throw bad();   // the reader's bound on slices; no larger array is built
+        if (levels.size() > RateProfile::kMaxSlices) throw bad();   // the reader's bound; no larger array is built
     }
     return Json{{"period_s", number(text.substr(0, colon))}, {"levels", std::move(levels)}};
 }

@@ -34,14 +34,15 @@ std::string replicas_text(const Scenario& s, std::int64_t replicas) {
 }
 
 namespace {
-// A time within a rate profile's period: hh:mm over periods of two hours or more, else seconds.
+// A time within a window report's span (a profile's period, or all the windows): hh:mm from two hours,
+// mm:ss from two minutes, else seconds.
 std::string profile_clock(double t_s, double period_s) {
     if (period_s < 120) return fmt::format("{:g} s", std::round(t_s * 10) / 10);
     const bool hours = period_s >= 7200;   // hh:mm, else mm:ss
     const auto units = static_cast<std::int64_t>(std::llround(hours ? t_s / 60 : t_s));
     return fmt::format("{:02}:{:02}", units / 60, units % 60);
 }
-constexpr std::size_t kWindowRows = 48;   // a rate profile's slices shown in text (every one in --json)
+constexpr std::size_t kWindowRows = 48;   // slices or windows shown in text (every one in --json)
 }   // namespace
 
 std::string windows_text(const InferenceConfig& in, const std::vector<sim::ServingWindow>& windows) {

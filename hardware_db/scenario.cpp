@@ -326,7 +326,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         if (!lj && o.ok())
             r.problems().add_raw(fmt::format("{}: missing: expected an array of numbers", o.ptr("levels")));
         if (lj) {
-            constexpr std::size_t kMaxLevels = 10080;   // one slice per minute of a week
+            constexpr std::size_t kMaxLevels = RateProfile::kMaxSlices;
             bool ok = lj->is_array() && !lj->empty() && lj->size() <= kMaxLevels;
             double sum = 0;
             for (std::size_t i = 0; ok && i < lj->size(); ++i) {

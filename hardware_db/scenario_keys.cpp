@@ -39,7 +39,7 @@ constexpr double kMaxExpertImbalance = 64.0;
 constexpr std::int64_t kMaxRedundantExperts = 65536;
 constexpr std::int64_t kMaxPrefixGroups = std::int64_t{1} << 20;   // shared prefixes of one stream
 constexpr double kMaxZipf = 4.0;
-// A rate profile: its period from one second to a year, at most one slice per minute of a week (10,080), each
+// A rate profile: its period from one second to a year, at most RateProfile::kMaxSlices slices, each
 // level a relative rate up to 10^6 times another's.
 constexpr double kMaxProfilePeriod_s = 365.0 * 86400.0;
 constexpr double kMaxProfileLevel = 1e6;
@@ -1143,8 +1143,9 @@ std::vector<ScenarioKey> build() {
                     .dflt("86400")
                     .example("3600"));
     t.push_back(K(rp, "levels", KT::number_list, S,
-                  "relative arrival rates of equal slices of the period, in order (any unit: they are scaled to "
-                  "mean qps); at least one above 0, at most 10,080")
+                  fmt::format("relative arrival rates of equal slices of the period, in order (any unit: they are "
+                              "scaled to mean qps); at least one above 0, at most {}",
+                              RateProfile::kMaxSlices))
                     .ext()
                     .real(0.0, true, kMaxProfileLevel)
                     .computed("required")

@@ -479,6 +479,8 @@ struct SharedPrefix {
 // of it (an hour of a day, a minute of an hour). `levels` are relative (normalised to mean 1 when read),
 // so `qps` stays the mean rate over the period (docs/serving.md "A rate that varies").
 struct RateProfile {
+    // At most one slice per minute of a week; also the bound on a stream's report windows (window_s).
+    static constexpr std::size_t kMaxSlices = 10080;
     double period_s = 0;          // 0: the rate is constant
     std::vector<double> levels;   // per slice, mean 1
     [[nodiscard]] bool enabled() const { return period_s > 0 && !levels.empty(); }

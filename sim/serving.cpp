@@ -414,7 +414,7 @@ struct WindowPlan {
     double period_s = 0;   // > 0: folded over this period (a profile's slices)
     std::size_t count = 0;
 };
-constexpr std::size_t kMaxWindows = 10080;   // as many as a profile's slices
+constexpr std::size_t kMaxWindows = RateProfile::kMaxSlices;
 
 WindowPlan window_plan(const InferenceConfig& in, const std::vector<Request>& reqs) {
     WindowPlan w;
@@ -1184,9 +1184,13 @@ void refuse_uncovered_profile(const InferenceConfig& in, double qps, std::int64_
         max_requests));
 }
 
+double judged_span_s(const InferenceConfig& in, double span_s) {
+    return in.rate_profile.enabled() ? std::max(span_s, in.rate_profile.period_s) : span_s;
+}
+
 std::int64_t capacity_stream_requests(const InferenceConfig& in) {
     // A rate profile's stream spans its whole period (every slice judged), or the question is refused.
-    const double span_s = std::max(kCapacityStreamS, in.rate_profile.enabled() ? in.rate_profile.period_s : 0.0);
+    const double span_s = judged_span_s(in, kCapacityStreamS);
     const double want = std::ceil(in.qps * span_s * arrival_dispersion(in));
     if (in.rate_profile.enabled() && want > static_cast<double>(kCapacityMaxRequests))
         refuse_uncovered_profile(in, in.qps, kCapacityMaxRequests);

@@ -230,6 +230,9 @@ void refuse_expert_parallel(const Scenario& s, std::string_view who);
 // arrival_dispersion), at most 2,000,000 requests (a bound on the work of one simulation whatever the rate).
 inline constexpr double kCapacityStreamS = 600;
 inline constexpr std::int64_t kCapacityMaxRequests = 2'000'000;
+// The arrivals a judged stream spans: `span_s`, or a rate profile's whole period when longer (every slice
+// judged). One rule for the capacity searches here and in app/serving.
+[[nodiscard]] double judged_span_s(const InferenceConfig& in, double span_s);
 // (With a rate profile the stream spans its period; past kCapacityMaxRequests the question is refused.)
 [[nodiscard]] std::int64_t capacity_stream_requests(const InferenceConfig& in);
 // A capacity question whose judged stream cannot span the rate profile's period within `max_requests` at
