@@ -109,6 +109,11 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
     cmd->add_option("--kv-precision", f.kv_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4")->group(g);
     cmd->add_option("--max-batch,--max-num-seqs", f.max_batch, "Most sequences in flight per replica (continuous)")
         ->group(g);
+    cmd->add_option("--kv-admission", f.kv_admission,
+                    "on_demand | reserve: KV blocks for the prompt at admission, preempting when a decode finds "
+                    "none (vLLM, TensorRT-LLM MAX_UTILIZATION), or for the prompt and its output limit, never "
+                    "preempting (TensorRT-LLM GUARANTEED_NO_EVICT); default: the engine's")
+        ->group(g);
     cmd->add_option("--chunk,--max-num-batched-tokens", f.chunk,
                     "Token budget per iteration: chunked prefill (max_batch_tokens)")
         ->group(g);
@@ -218,6 +223,7 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {!f.weight_precision.empty(), "--weight-precision"},
         {!f.kv_precision.empty(), "--kv-precision"},
         {f.max_batch.has_value(), "--max-batch"},
+        {f.kv_admission.has_value(), "--kv-admission"},
         {f.chunk.has_value(), "--chunk"},
         {!f.spec_draft.empty(), "--spec-draft"},
         {f.spec_tokens.has_value(), "--spec-tokens"},
@@ -360,6 +366,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/weight_precision", "--weight-precision", f.weight_precision);
         ov.set("/inference/kv_precision", "--kv-precision", f.kv_precision);
         ov.set("/inference/max_batch", "--max-batch", f.max_batch);
+        ov.set("/inference/kv_admission", "--kv-admission", f.kv_admission);
         ov.set("/inference/max_batch_tokens", "--chunk", f.chunk);
         ov.set("/inference/speculative/draft_model", "--spec-draft", f.spec_draft);
         ov.set("/inference/speculative/tokens", "--spec-tokens", f.spec_tokens);
@@ -381,6 +388,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
                              : f.window_s        ? "--window-s"
                              : f.seed            ? "--seed"
                              : f.max_batch       ? "--max-batch"
+                             : f.kv_admission    ? "--kv-admission"
                              : f.chunk           ? "--chunk"
                              : f.slo_ttft_p99    ? "--slo-ttft-p99"
                              : f.slo_tpot_p99    ? "--slo-tpot-p99"

@@ -97,9 +97,9 @@ std::string profile_range_text(const RateProfile& p) {
 }   // namespace
 
 std::string arrival_process_text(const InferenceConfig& in) {
-    const std::string shape = in.arrival_cv == 1.0 ? "Poisson"
-                              : in.arrival_cv <= 0 ? "evenly spaced"
-                                                   : fmt::format("Gamma gaps, cv {:g}", in.arrival_cv);
+    std::string shape = in.arrival_cv == 1.0 ? "Poisson"
+                        : in.arrival_cv <= 0 ? "evenly spaced"
+                                             : fmt::format("Gamma gaps, cv {:g}", in.arrival_cv);
     if (!in.rate_profile.enabled()) return shape;
     return fmt::format("{}, the rate {}", shape, profile_range_text(in.rate_profile));
 }
@@ -248,6 +248,8 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     u.row({"KV blocks per replica", fmt::format("{} x {} tokens", with_commas(c.kv_blocks), kKvBlockTokens)});
     u.row({"KV occupancy mean / max",
            fmt::format("{:.0f}% / {:.0f}%", 100 * c.kv_occupancy_mean, 100 * c.kv_occupancy_max)});
+    // The admission policy decides whether a full cache preempts or holds requests back (docs/serving.md).
+    u.row({"KV admission", in.kv_reserve ? "reserve: prompt + output limit" : "on demand: preempt when full"});
     u.row({"preemptions (recomputed)", std::to_string(c.preemptions)});
     if (in.shared_prefix.enabled() || in.prefix_cache_hit > 0)
         u.row({"prompt tokens found in the prefix cache", fmt::format("{:.1f}%", 100 * c.prefix_hit_fraction)});

@@ -51,6 +51,7 @@ struct Defaults {
     double prompt_budget_tokens = kTensorRtLlmMaxNumTokens;   // whole prompts: the most prompt tokens per iteration
     std::int64_t max_batch = 0;                               // sequences per replica; 0: as many as the KV cache holds
     bool cuda_graphs = false;
+    bool kv_reserve = false;   // KV blocks for the whole request at admission (no preemption)
     DecodeAttention decode_attention = DecodeAttention::grouped;
 };
 
@@ -71,6 +72,11 @@ Defaults tensorrt_llm(const std::optional<EngineVersion>& v) {
     if (v && *v >= EngineVersion{0, 11, 0}) d.max_batch = *v < EngineVersion{0, 14, 0} ? 256 : 2048;
     if (!v) d.max_batch = 2048;
     d.cuda_graphs = false;   // ExtendedRuntimePerfKnobConfig cudaGraphMode = false
+    // The capacity scheduler's default, GUARANTEED_NO_EVICT (executor/types.h; the Triton backend when
+    // batch_scheduler_policy is unset; trtllm-bench throughput 0.12-0.20, whose tables validation/ holds):
+    // a request is admitted only when blocks for its prompt and its max_new_tokens are free, so nothing
+    // is evicted. MAX_UTILIZATION (MLPerf's harness sets it) is kv_admission "on_demand".
+    d.kv_reserve = true;
     // XQA, the grouped-query decode kernel, from 0.7.0 (CHANGELOG 0.7.0/0.7.1); before it the masked
     // multi-head attention kernel runs one thread block per query head.
     if (before(v, {0, 7, 0})) d.decode_attention = DecodeAttention::per_query_head;
@@ -130,6 +136,7 @@ void apply_engine_defaults(InferenceConfig& in, const AcceleratorSpec& gpu, cons
     if (!stated.max_batch_tokens) in.max_batch_tokens = d.chunk_tokens;
     if (!stated.max_batch) in.max_batch = d.max_batch;
     if (!stated.cuda_graphs) in.cuda_graphs = d.cuda_graphs;
+    if (!stated.kv_admission) in.kv_reserve = d.kv_reserve;
     in.prompt_budget_tokens = d.prompt_budget_tokens;
     in.decode_attention = d.decode_attention;
 }

@@ -24,12 +24,13 @@ std::string to_string(const EngineVersion& v);
 
 // The inference keys a scenario stated (the engine's defaults fill the others).
 struct EngineStated {
-    bool max_batch = false, max_batch_tokens = false, cuda_graphs = false, scheduler = false;
+    bool max_batch = false, max_batch_tokens = false, cuda_graphs = false, scheduler = false, kv_admission = false;
 };
 
 // Fills the behaviours of `in.engine` at its release on `gpu` (docs/serving.md "Engines", each with its
-// source): the scheduler policy, chunked prefill and its token budget, the whole-prompt budget, the
-// sequence cap, CUDA graphs and the decode attention kernel; keys the scenario stated are kept.
+// source): the scheduler policy, the KV admission policy, chunked prefill and its token budget, the
+// whole-prompt budget, the sequence cap, CUDA graphs and the decode attention kernel; keys the scenario
+// stated are kept.
 void apply_engine_defaults(InferenceConfig& in, const AcceleratorSpec& gpu, const ModelSpec& model,
                            const EngineStated& stated);
 

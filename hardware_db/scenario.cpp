@@ -463,6 +463,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     stated.max_batch = r.has("max_batch");
     stated.max_batch_tokens = r.has("max_batch_tokens");
     stated.cuda_graphs = r.has("cuda_graphs");
+    stated.kv_admission = r.has("kv_admission");
     if (const auto p = r.choice_key("scheduler")) {
         stated.scheduler = true;
         in.scheduler = scheduler_policy_from_string(*p).value_or(SchedulerPolicy::inflight);

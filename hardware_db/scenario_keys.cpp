@@ -936,12 +936,12 @@ std::vector<ScenarioKey> build() {
                     .example("\"least-requests\""));
     t.push_back(K(in, "kv_admission", KT::choice, S,
                   "on_demand: a request is admitted when its prompt's KV blocks are free and the youngest sequence is "
-                  "preempted when a decode finds none (vLLM, TensorRT-LLM MAX_UTILIZATION); reserve: blocks for the "
-                  "prompt and the whole output are taken at admission, nothing is preempted (TensorRT-LLM "
-                  "GUARANTEED_NO_EVICT)")
+                  "preempted when a decode finds none (vLLM, SGLang, TensorRT-LLM MAX_UTILIZATION as MLPerf's "
+                  "harness sets it); reserve: blocks for the prompt and its output limit (output_len max, else its "
+                  "length) are taken at admission, nothing is preempted (TensorRT-LLM GUARANTEED_NO_EVICT)")
                     .ext()
                     .one_of({"on_demand", "reserve"})
-                    .dflt("\"on_demand\"")
+                    .computed("the engine's: reserve for TensorRT-LLM (its default), on_demand for vLLM and SGLang")
                     .example("\"reserve\""));
     t.push_back(K(in, "max_batch", KT::integer, S, "most sequences in flight per replica")
                     .range(1, kMaxRequests)

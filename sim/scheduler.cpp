@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "hardware_db/limits.hpp"
 #include "sim/interrupt.hpp"
 #include "sim/scheduler_impl/impl.hpp"
 
@@ -14,6 +15,14 @@ std::int64_t blocks_for(double tokens) { return static_cast<std::int64_t>(std::c
 
 std::int64_t admission_blocks(const InferenceConfig& in, double tokens) {
     return blocks_for(tokens + (in.kv_reserve ? 2.0 : 1.0) * decode_step_tokens(in.speculative));
+}
+
+double reserved_output_tokens(const InferenceConfig& in, const Request& r, double pool_tokens) {
+    const double drawn = r.output;
+    const auto& d = in.output_dist;
+    if (in.arrivals || d.is_fixed() || !(d.max < static_cast<double>(limits::kSeqLen))) return drawn;
+    const double room = pool_tokens - r.input - 2.0 * decode_step_tokens(in.speculative);
+    return std::max(drawn, std::min(d.max, room));
 }
 
 ReplicaScheduler::ReplicaScheduler(const InferenceConfig& in, std::int64_t kv_blocks, const std::vector<Request>& reqs,
@@ -30,6 +39,7 @@ ReplicaScheduler::ReplicaScheduler(const InferenceConfig& in, std::int64_t kv_bl
     seat_cap_ = static_ ? in.batch : in.max_batch > 0 ? in.max_batch : std::numeric_limits<std::int64_t>::max();
     step_tokens_ = decode_step_tokens(in.speculative);
     hit_ = in.prefix_cache_hit;
+    pool_tokens_ = static_cast<double>(kv_blocks) * kKvBlockTokens;
 }
 
 Seq ReplicaScheduler::fresh(std::int32_t id) const {
@@ -175,7 +185,7 @@ void ReplicaScheduler::prompts(IterationBatch& b) {
 // A shared prefix found in the cache is not allocated again.
 std::int64_t ReplicaScheduler::admission_need(const Seq& q, std::int64_t hit) const {
     const auto& r = reqs_[static_cast<std::size_t>(q.req)];
-    if (in_.kv_reserve) return admission_blocks(in_, r.input + r.output) - hit;
+    if (in_.kv_reserve) return admission_blocks(in_, r.input + reserved_output_tokens(in_, r, pool_tokens_)) - hit;
     const double held = q.decoding ? r.input + st_[static_cast<std::size_t>(q.req)].generated : q.prompt;
     return blocks_for(held + step_tokens_) - hit;
 }

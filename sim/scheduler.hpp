@@ -48,6 +48,14 @@ struct Seq {
     double chunk = 0;
 };
 
+// The output tokens kv_admission "reserve" holds blocks for at admission: the request's output limit, as
+// TensorRT-LLM's GUARANTEED_NO_EVICT reserves prompt + max_new_tokens (getRemainingBlocksToCompletion), not
+// the length it will turn out to have. The limit is the scenario's output_len max when its lengths are
+// drawn from a distribution with one (MLPerf's max_new_tokens 1,024), else the request's own length (fixed
+// lengths, a trace: the client's max_tokens is the length, as trtllm-bench sets it); never more than the
+// cache holds beside the prompt (the engine caps max_new_tokens at its max sequence length).
+double reserved_output_tokens(const InferenceConfig& in, const Request& r, double pool_tokens);
+
 // Why waiting requests were held back in an iteration.
 enum class Held { none, kv, seats, tokens };
 
@@ -116,6 +124,7 @@ private:
     std::vector<RequestState>& st_;
     bool chunked_ = false, static_ = false;
     double budget_cap_ = 0, budget_ = 0, step_tokens_ = 1, hit_ = 0;
+    double pool_tokens_ = 0;   // the replica's KV cache, tokens
     std::int64_t seat_cap_ = 0;
     std::unordered_map<std::int32_t, CachedPrefix> prefixes_;
     std::set<std::pair<std::uint64_t, std::int32_t>> idle_;   // unused cached prefixes: (last use, group)

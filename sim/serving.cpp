@@ -147,6 +147,7 @@ Steadiness steadiness(const std::vector<Request>& reqs, const std::vector<Reques
 struct Progress {
     double t = 0, output_tokens = 0, input_tokens = 0, requests = 0;
     double finished_tokens = 0;   // prompt + output tokens of the requests finished (a router's load)
+    double finished_output = 0;   // of them, output tokens
 };
 
 // A replica's cumulated progress at every iteration's end, thinned to every other point when it grows
@@ -159,6 +160,8 @@ public:
         sum_.output_tokens += step.output_tokens;
         sum_.input_tokens += step.input_tokens;
         sum_.requests += step.requests;
+        sum_.finished_tokens += step.finished_tokens;
+        sum_.finished_output += step.finished_output;
         if (++since_ < stride_) return;
         since_ = 0;
         points_.push_back(sum_);
@@ -181,8 +184,12 @@ public:
             if (p.t >= t) {
                 const double f = p.t > lo.t ? (t - lo.t) / (p.t - lo.t) : 1.0;
                 auto mix = [f](double a, double b) { return a + f * (b - a); };
-                return {t, mix(lo.output_tokens, p.output_tokens), mix(lo.input_tokens, p.input_tokens),
-                        mix(lo.requests, p.requests), 0.0};
+                return {t,
+                        mix(lo.output_tokens, p.output_tokens),
+                        mix(lo.input_tokens, p.input_tokens),
+                        mix(lo.requests, p.requests),
+                        mix(lo.finished_tokens, p.finished_tokens),
+                        mix(lo.finished_output, p.finished_output)};
             }
             lo = p;
         }
@@ -196,12 +203,14 @@ private:
     std::int64_t stride_ = 1, since_ = 0;
 };
 
-// The offline rates of the replicas simulated: each replica's progress per second over its saturated
-// span [0, t_saturated] once its first batch has turned over (as many requests finished as its largest
-// batch held: the fill is over, and a stream of equal lengths, which runs in waves, is measured from a
-// wave's end). A replica whose window then holds fewer completions than kSaturatedBatches batches
-// measures nothing: every rate stays the batch's own (its requests over the makespan) and the stream is said to
-// be too short.
+// The offline rates of the replicas simulated: each replica's completions per second over its saturated
+// span, from the moment its first batch has turned over (as many requests finished as its largest batch
+// held: the fill is over) to its last completion before the queue ran dry. Requests and their tokens are
+// counted as they finish, so the window's requests and tokens are the same requests (equal lengths finish
+// in waves: tokens counted as generated would add the part of a wave still in flight at the window's end
+// and none of its requests). A replica whose window then holds fewer completions than kSaturatedBatches
+// batches measures nothing: every rate stays the batch's own (its requests over the makespan) and the
+// stream is said to be too short.
 struct SaturatedRates {
     Progress rates{};    // per second, summed over the replicas
     double span_s = 0;   // the shortest replica's saturated span
@@ -210,15 +219,17 @@ struct SaturatedRates {
 
     void add(const ProgressSeries& s, double t_saturated, double peak_batch) {
         span_s = replicas++ == 0 ? t_saturated : std::min(span_s, t_saturated);
-        const double a = s.time_of_requests(std::max(1.0, peak_batch)), b = t_saturated;
+        const double a = s.time_of_requests(std::max(1.0, peak_batch));
+        const double b = s.time_of_requests(std::floor(s.at(t_saturated).requests));
         const Progress pa = s.at(a), pb = s.at(b);
         const double finished = pb.requests - pa.requests;
         if (!(b > a) || !(finished >= kSaturatedBatches * std::max(1.0, peak_batch))) {
             measured = false;
             return;
         }
-        rates.output_tokens += (pb.output_tokens - pa.output_tokens) / (b - a);
-        rates.input_tokens += (pb.input_tokens - pa.input_tokens) / (b - a);
+        const double output = pb.finished_output - pa.finished_output;
+        rates.output_tokens += output / (b - a);
+        rates.input_tokens += (pb.finished_tokens - pa.finished_tokens - output) / (b - a);
         rates.requests += finished / (b - a);
     }
 };
@@ -385,6 +396,7 @@ Progress apply_iteration(ReplicaScheduler& rs, std::vector<RequestState>& st, co
             ++done;
             step.requests += 1;
             step.finished_tokens += r.input + r.output;
+            step.finished_output += r.output;
             in_system_area += t - r.arrival_s;
             continue;
         }

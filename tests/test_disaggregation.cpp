@@ -82,8 +82,10 @@ TEST_CASE("disaggregation: a one-token request ends on the prefill pool; every r
     CHECK(r.e2e_latency_s.max == Approx(r.ttft_s.max));
     CHECK(r.disaggregated->decode.iterations == 0);
     // Lognormal lengths, a load-reading router on both pools, a tight decode KV cache (Llama-3-70B fp16
-    // at tp 2 leaves a few GiB per GPU) that preempts: every request still finishes, after its first token.
+    // at tp 2 leaves a few GiB per GPU) that preempts (on-demand admission, TensorRT-LLM's MAX_UTILIZATION):
+    // every request still finishes, after its first token.
     Json tight = deployment(4, {{"input_len", {{"mean", 1500}, {"dist", "lognormal"}, {"stdev", 600}}},
+                                {"kv_admission", "on_demand"},
                                 {"output_len", {{"mean", 1500}, {"dist", "lognormal"}, {"stdev", 600}}},
                                 {"weight_precision", "bf16"},
                                 {"kv_precision", "bf16"},

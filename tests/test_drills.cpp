@@ -392,13 +392,20 @@ TEST_CASE(
         return in;
     };
     const Case cases[] = {
-        // 70B in bf16 on tp 2 leaves 11.7 GiB of KV per GPU: about 16 requests of 4,500 tokens.
+        // 70B in bf16 on tp 2 leaves 11.7 GiB of KV per GPU: about 16 requests of 4,500 tokens, admitted on
+        // demand and preempted when a decode finds no block.
         {"KV capacity (online)",
          serving_scenario("llama-3-70b", 2, 2,
-                          with({{"input_len", 4000}, {"output_len", 500}, {"qps", 0.5}, {"requests", 500}})),
+                          with({{"input_len", 4000},
+                                {"output_len", 500},
+                                {"qps", 0.5},
+                                {"requests", 500},
+                                {"kv_admission", "on_demand"}})),
          "KV capacity", "TTFT p99"},
         {"KV capacity (offline)",
-         serving_scenario("llama-3-70b", 2, 2, with({{"input_len", 4000}, {"output_len", 500}, {"requests", 300}})),
+         serving_scenario(
+             "llama-3-70b", 2, 2,
+             with({{"input_len", 4000}, {"output_len", 500}, {"requests", 300}, {"kv_admission", "on_demand"}})),
          "KV capacity", "output tokens/s per GPU"},
         // 21 req/s on one H100 whose offline capacity for 1000/250-token requests is about 22 req/s.
         {"queueing",

@@ -19,6 +19,7 @@
 #include "hardware_db/scenario.hpp"
 #include "sim/length_dist.hpp"
 #include "sim/router.hpp"
+#include "sim/scheduler.hpp"
 #include "sim/serving.hpp"
 
 using namespace llmsim;
@@ -645,11 +646,99 @@ TEST_CASE("host time per sequence: every running sequence adds host_per_sequence
     CHECK(slow.output_tokens_per_s > 0.5 * fast.output_tokens_per_s);
 }
 
+TEST_CASE(
+    "kv_admission: TensorRT-LLM reserves by default (GUARANTEED_NO_EVICT), vLLM and SGLang admit on demand; "
+    "a stated policy is kept",
+    "[serving][engine]") {
+    const Json base = {{"batching", "continuous"}, {"input_len", 512}, {"output_len", 128}};
+    auto admission = [&](const Json& engine, const char* stated) {
+        Json in = base;
+        if (!engine.is_null()) in["engine"] = engine;
+        if (stated) in["kv_admission"] = stated;
+        return serving("llama-3-8b", 1, 1, in).inference.kv_reserve;
+    };
+    CHECK(admission(nullptr, nullptr));   // absent: a current TensorRT-LLM-class engine
+    CHECK(admission({{"name", "tensorrt-llm"}, {"version", "0.17.0"}}, nullptr));
+    CHECK(admission({{"name", "tensorrt-llm"}, {"version", "0.6.1"}}, nullptr));
+    CHECK_FALSE(admission({{"name", "vllm"}}, nullptr));
+    CHECK_FALSE(admission({{"name", "sglang"}}, nullptr));
+    CHECK_FALSE(admission({{"name", "tensorrt-llm"}}, "on_demand"));   // MLPerf's harness: MAX_UTILIZATION
+    CHECK(admission({{"name", "vllm"}}, "reserve"));
+    // The echo says what ran.
+    CHECK(to_json(serving("llama-3-8b", 1, 1, base))["inference"]["kv_admission"] == "reserve");
+}
+
+TEST_CASE(
+    "kv_admission reserve holds the output limit: output_len max for drawn lengths, else the length, "
+    "never more than the cache holds beside the prompt",
+    "[serving][sim]") {
+    const sim::Request r{0.0, 200, 150, -1};
+    // Drawn lengths with a stated max (MLPerf: max_new_tokens 1,024): the limit, not the length drawn.
+    InferenceConfig drawn =
+        serving("llama-3-8b", 1, 1,
+                {{"batching", "continuous"},
+                 {"input_len", 200},
+                 {"output_len", {{"mean", 300}, {"dist", "lognormal"}, {"stdev", 200}, {"max", 1024}}}})
+            .inference;
+    CHECK(sim::reserved_output_tokens(drawn, r, 1e6) == 1024.0);
+    // The cache caps it: 1,000 tokens of pool beside a 200-token prompt and the step in flight (2 tokens).
+    CHECK(sim::reserved_output_tokens(drawn, r, 1000.0) == Approx(1000.0 - 200.0 - 2.0));
+    // ... but never below the request's own length.
+    CHECK(sim::reserved_output_tokens(drawn, r, 300.0) == 150.0);
+    // No max stated: nothing bounds the client's max_tokens but the length itself.
+    InferenceConfig unbounded = serving("llama-3-8b", 1, 1,
+                                        {{"batching", "continuous"},
+                                         {"input_len", 200},
+                                         {"output_len", {{"mean", 300}, {"dist", "lognormal"}, {"stdev", 200}}}})
+                                    .inference;
+    CHECK(sim::reserved_output_tokens(unbounded, r, 1e6) == 150.0);
+    // Fixed lengths (trtllm-bench sets max_tokens to the length): exact.
+    InferenceConfig fixed =
+        serving("llama-3-8b", 1, 1, {{"batching", "continuous"}, {"input_len", 200}, {"output_len", 150}}).inference;
+    CHECK(sim::reserved_output_tokens(fixed, r, 1e6) == 150.0);
+    // In the simulator: with the limit reserved, fewer sequences run at once than with the lengths drawn.
+    Json in = {{"batching", "continuous"},
+               {"input_len", 2000},
+               {"output_len", {{"mean", 300}, {"dist", "lognormal"}, {"stdev", 200}, {"max", 4000}}},
+               {"requests", 400}};
+    const auto limit = sim::simulate_serving(serving("llama-3-70b", 2, 2, in).serving_job());
+    in["output_len"].erase("max");
+    const auto length = sim::simulate_serving(serving("llama-3-70b", 2, 2, in).serving_job());
+    CHECK(limit.preemptions == 0);
+    CHECK(limit.peak_batch < length.peak_batch);
+}
+
+TEST_CASE(
+    "offline saturated rates: requests and tokens are counted over the same completions (equal lengths: "
+    "output tokens/s = requests/s x output length)",
+    "[serving][sim]") {
+    // Equal lengths finish in waves; a window ending inside a wave used to count its tokens and none of
+    // its requests (Llama-3.1-70B tp 4, 467/256 tokens: 345 output tokens per request measured).
+    for (const char* admission : {"reserve", "on_demand"}) {
+        INFO(admission);
+        const auto r = sim::simulate_serving(serving("llama-3.1-70b", 4, 4,
+                                                     {{"batching", "continuous"},
+                                                      {"weight_precision", "bf16"},
+                                                      {"input_len", 467},
+                                                      {"output_len", 256},
+                                                      {"requests", 9000},
+                                                      {"kv_admission", admission}})
+                                                 .serving_job());
+        REQUIRE(r.steadiness.long_enough);
+        CHECK(r.output_tokens_per_s == Approx(256.0 * r.requests_per_s).epsilon(1e-9));
+        CHECK(r.input_tokens_per_s == Approx(467.0 * r.requests_per_s).epsilon(1e-9));
+    }
+}
+
 TEST_CASE("kv_admission reserve: blocks for the whole request at admission, never a preemption", "[serving][sim]") {
     // Llama 3 70B on tp 2 in bf16 holds ~76k tokens of KV: 4,000 + 500-token requests oversubscribe it
     // under on-demand admission (preemptions), while reserving 4,501 tokens each runs at most
     // floor(blocks / 282) of them and preempts none.
-    Json in = {{"batching", "continuous"}, {"input_len", 4000}, {"output_len", 500}, {"requests", 100}};
+    Json in = {{"batching", "continuous"},
+               {"input_len", 4000},
+               {"output_len", 500},
+               {"requests", 100},
+               {"kv_admission", "on_demand"}};
     const auto od = serving("llama-3-70b", 2, 2, in);
     in["kv_admission"] = "reserve";
     const auto rs = serving("llama-3-70b", 2, 2, in);
