@@ -183,9 +183,8 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
         print_json(report::capacity_search_json(s, fleet, max_gpus));
     } else {
         const auto& in = s.inference;
-        const std::string shape = !in.arrivals && (in.rate_profile.enabled() || in.arrival_cv != 1.0)
-                                      ? fmt::format(" ({})", arrival_process_text(in))
-                                      : std::string();
+        const std::string shape =
+            arrival_shape_worth_naming(in) ? fmt::format(" ({})", arrival_process_text(in)) : std::string();
         std::cout << wrap_text(fmt::format("{} on {} at {}{:g} req/s{}, SLO {} ({} configurations, {} simulations)",
                                            s.model.name, s.system.name, in.rate_profile.enabled() ? "a mean " : "",
                                            in.qps, shape, slo_text(in.slo), r.variants, r.simulations));

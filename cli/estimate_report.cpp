@@ -96,6 +96,10 @@ std::string profile_range_text(const RateProfile& p) {
 }
 }   // namespace
 
+bool arrival_shape_worth_naming(const InferenceConfig& in) {
+    return !in.arrivals && (in.rate_profile.enabled() || in.arrival_cv != 1.0);
+}
+
 std::string arrival_process_text(const InferenceConfig& in) {
     std::string shape = in.arrival_cv == 1.0 ? "Poisson"
                         : in.arrival_cv <= 0 ? "evenly spaced"

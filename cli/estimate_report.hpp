@@ -35,6 +35,9 @@ std::string shared_prefix_text(const InferenceConfig& in);
 std::string windows_text(const InferenceConfig& in, const std::vector<sim::ServingWindow>& windows);
 // The arrival process in words: "Poisson", "Gamma gaps, cv 2", "evenly spaced".
 std::string arrival_process_text(const InferenceConfig& in);
+// Whether a header names the arrival shape: a generated stream other than a constant-rate Poisson one (a
+// trace's own times, and Poisson, go unsaid).
+bool arrival_shape_worth_naming(const InferenceConfig& in);
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit);
 
 }   // namespace llmsim::cli

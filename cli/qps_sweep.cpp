@@ -124,8 +124,7 @@ std::string qps_sweep_text(const QpsSweep& sweep) {
         s.model.name, s.gpus, s.system.name, replicas_text(s, replicas), in.requests, in.seed,
         in.input_dist.is_fixed() ? "" : "mean ", in.input_len, in.output_dist.is_fixed() ? "" : "mean ", in.output_len,
         shared_prefix_text(in), to_string(in.weight_precision), to_string(in.kv_precision));
-    if (!in.arrivals && (in.rate_profile.enabled() || in.arrival_cv != 1.0))
-        out += "; arrivals: " + arrival_process_text(in);
+    if (arrival_shape_worth_naming(in)) out += "; arrivals: " + arrival_process_text(in);
     if (in.slo.any()) out += "; SLO " + slo_text(in.slo);
     out = wrap_text(out);
     std::vector<std::string> header = {"qps",      "req/s",   "out tok/s/GPU", "TTFT p50",   "TTFT p99", "TPOT p50",
