@@ -511,8 +511,8 @@ bool read_line(std::istream& in, std::string& line, bool& too_long) {
 // Streams the pieces in index order: with out == nullptr only checks them (every problem collected),
 // else writes the merged rows (the pieces were checked: nothing half-written on a bad piece).
 void merge_pass(const std::vector<std::string>& names,
-                const std::function<std::unique_ptr<std::istream>(std::size_t)>& open, std::ostream* out,
-                std::vector<std::string>& problems) {
+                const std::function<std::unique_ptr<std::istream>(std::size_t)>& open,
+                const std::function<void(const std::string&)>* out, std::vector<std::string>& problems) {
     std::optional<std::string> header;
     std::optional<bool> csv;
     std::optional<std::size_t> total;
@@ -554,7 +554,7 @@ void merge_pass(const std::vector<std::string>& names,
                                     p.name, p.line_no));
                 if (!header) {
                     header = line;
-                    if (out) *out << line << "\n";
+                    if (out) (*out)(line);
                 }
                 continue;
             }
@@ -610,7 +610,7 @@ void merge_pass(const std::vector<std::string>& names,
             if (i > next && missing == 0) first_missing = next;
             missing += i - next;
             next = i + 1;
-            if (out) *out << best->line << "\n";
+            if (out) (*out)(best->line);
         }
         advance(*best);
     }
@@ -626,12 +626,18 @@ void merge_pass(const std::vector<std::string>& names,
 }   // namespace
 
 void merge_files(const std::vector<std::string>& names,
-                 const std::function<std::unique_ptr<std::istream>(std::size_t)>& open, std::ostream& out) {
+                 const std::function<std::unique_ptr<std::istream>(std::size_t)>& open,
+                 const std::function<void(const std::string&)>& write) {
     std::vector<std::string> problems;
     merge_pass(names, open, nullptr, problems);
     if (!problems.empty()) throw ConfigError(problems);
-    merge_pass(names, open, &out, problems);
+    merge_pass(names, open, &write, problems);
     if (!problems.empty()) throw ConfigError(problems);   // a piece changed between the passes
+}
+
+void merge_files(const std::vector<std::string>& names,
+                 const std::function<std::unique_ptr<std::istream>(std::size_t)>& open, std::ostream& out) {
+    merge_files(names, open, [&out](const std::string& line) { out << line << "\n"; });
 }
 
 std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces) {

@@ -175,5 +175,9 @@ std::string merge(const std::vector<std::pair<std::string, std::string>>& pieces
 // to `out` when a piece is bad. Rows must be in the order llmsim run writes them (increasing index).
 void merge_files(const std::vector<std::string>& names,
                  const std::function<std::unique_ptr<std::istream>(std::size_t)>& open, std::ostream& out);
+// The same, each line of the merged output (a CSV header, then the rows; no newline) given to `write`.
+void merge_files(const std::vector<std::string>& names,
+                 const std::function<std::unique_ptr<std::istream>(std::size_t)>& open,
+                 const std::function<void(const std::string&)>& write);
 
 }   // namespace llmsim::batch

@@ -207,12 +207,46 @@ void setup_run(CLI::App* cmd, Context& ctx) {
     });
 }
 
+namespace {
+
+// merge --json: the merged JSON-lines rows as `run --json` prints a run's rows, {"results": [ROW, ...]} with
+// print_json's indentation, streamed a row at a time (each row printed alone, then indented as the array's
+// element). CSV pieces are refused before anything is written: their header is the first line.
+class ResultsWriter {
+public:
+    explicit ResultsWriter(std::ostream& out) : out_(out) {}
+    void operator()(const std::string& line) {
+        if (line.empty() || line.front() != '{')
+            throw ConfigError(
+                "--json: the pieces are CSV rows: expected JSON lines (llmsim run --shard K/N -o FILE.jsonl)");
+        const Json parsed = Json::parse(line, nullptr, false);
+        if (parsed.is_discarded())
+            throw ConfigError("--json: a row is not JSON: expected the JSON lines of llmsim run");
+        const std::string row = parsed.dump(2, ' ', false, Json::error_handler_t::replace);
+        out_ << (rows_++ == 0 ? "{\n  \"results\": [\n" : ",\n") << "    ";
+        for (const char c : row) {
+            out_ << c;
+            if (c == '\n') out_ << "    ";
+        }
+    }
+    void finish() { out_ << (rows_ == 0 ? "{\n  \"results\": []\n}\n" : "\n  ]\n}\n"); }
+
+private:
+    std::ostream& out_;
+    std::size_t rows_ = 0;
+};
+
+}   // namespace
+
 void setup_merge(CLI::App* cmd, Context& ctx) {
     auto files = std::make_shared<std::vector<std::string>>();
     auto output = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
     cmd->add_option("pieces", *files, "Outputs of llmsim run --shard K/N (any order)")->required();
     cmd->add_option("-o,--output", *output, "Write the merged rows here (default: stdout)");
-    cmd->callback([files, output, &ctx] {
+    cmd->add_flag("--json", *json,
+                  "Print the merged rows (JSON lines pieces) as run --json prints them: {\"results\": [rows]}");
+    cmd->callback([files, output, json, &ctx] {
         // Streamed (batch::merge_files): one row per piece in memory, whatever the pieces' sizes.
         for (const auto& file : *files) (void)check_input_file(file, INT64_MAX, "an output of llmsim run");
         const auto open = [&](std::size_t i) -> std::unique_ptr<std::istream> {
@@ -221,13 +255,19 @@ void setup_merge(CLI::App* cmd, Context& ctx) {
                 throw ConfigError(fmt::format("{}: cannot be read: expected an output of llmsim run", (*files)[i]));
             return in;
         };
+        const auto merge_to = [&](std::ostream& out) {
+            if (!*json) return batch::merge_files(*files, open, out);
+            ResultsWriter results(out);
+            batch::merge_files(*files, open, [&](const std::string& line) { results(line); });
+            results.finish();
+        };
         if (output->empty()) {
-            batch::merge_files(*files, open, std::cout);
+            merge_to(std::cout);
         } else {
             std::ofstream out(*output, std::ios::binary);
             if (!out) throw ConfigError(fmt::format("-o: {}: cannot be written", *output));
             try {
-                batch::merge_files(*files, open, out);   // writes only once every piece checked out
+                merge_to(out);   // writes only once every piece checked out
             } catch (const ConfigError&) {
                 out.close();
                 std::error_code ec;

@@ -280,6 +280,7 @@ void setup_search(CLI::App* cmd, Context& ctx) {
                   std::pair{f->memory_headroom_bytes.has_value(), "--memory-headroom-bytes"},
                   std::pair{!f->framework.empty(), "--framework"},
                   std::pair{!f->torch_compile.empty(), "--torch-compile"},
+                  std::pair{!f->grad_precision.empty(), "--grad-precision"},
                   std::pair{!f->sp.empty(), "--sp"},
                   std::pair{!f->tp_comm_overlap.empty(), "--tp-comm-overlap"},
                   std::pair{!f->overlap_grad_reduce.empty(), "--overlap-grad-reduce"},

@@ -61,6 +61,8 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
                     "torch.compile on (true) or eager PyTorch (false, the default) under --framework torchtitan, "
                     "deepspeed or llm-foundry")
         ->check(true_or_false());
+    cmd->add_option("--grad-precision", f.grad_precision,
+                    "fp32 | fp16 | bf16: precision of the main gradients (training; default fp32, Megatron's)");
     cmd->add_option("--token-budget", f.token_budget, "Tokens to train on (reports days and GPU-hours)")
         ->check(number_in(0, limits::kMaxTokens, false));
     add_serving_flags(cmd, f, "Serving");
@@ -68,8 +70,12 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
 
 void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
     cmd->add_option("--batch", f.batch, "Static batch (sequences)")->group(g);
-    cmd->add_option("--input-len", f.input_len, "Prompt tokens per request")->group(g);
-    cmd->add_option("--output-len", f.output_len, "Generated tokens per request")->group(g);
+    cmd->add_option("--input-len", f.input_len,
+                    "Prompt tokens per request: TOKENS, or drawn per request (continuous batching) as "
+                    "DIST:MEAN[,STDEV[,MIN,MAX]] (DIST normal, lognormal, exponential, uniform; e.g. "
+                    "lognormal:1000,400,1,4096) or uniform:MIN,MAX")
+        ->group(g);
+    cmd->add_option("--output-len", f.output_len, "Generated tokens per request: as --input-len")->group(g);
     cmd->add_option("--batching", f.batching, "static | continuous (default continuous with --qps/--requests/...)")
         ->group(g);
     cmd->add_option("--qps", f.qps_text,
@@ -104,6 +110,20 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
         ->group(g);
     cmd->add_option("--seed", f.seed,
                     "Random stream of arrivals and lengths (continuous batching; seeds are independent replications)")
+        ->group(g);
+    cmd->add_option("--engine", f.engine,
+                    "NAME[@VERSION]: the serving engine whose kernels, scheduler and defaults the deployment runs "
+                    "(tensorrt-llm, vllm, sglang; e.g. vllm@0.6.3; docs/serving.md, Engines)")
+        ->group(g);
+    cmd->add_option("--scheduler", f.scheduler,
+                    "inflight | prefill-first: how a replica composes an iteration (default: the engine's)")
+        ->group(g);
+    cmd->add_option("--cuda-graphs", f.cuda_graphs,
+                    "Kernels replayed from CUDA graphs (true) or launched one by one (false); default: the engine's")
+        ->check(true_or_false())
+        ->group(g);
+    cmd->add_option("--prefix-cache-hit", f.prefix_cache_hit,
+                    "Share of prompt tokens found in the prefix cache, not recomputed (0 to 0.999)")
         ->group(g);
     cmd->add_option("--weight-precision", f.weight_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4 | nf4")->group(g);
     cmd->add_option("--kv-precision", f.kv_precision, "bf16 | fp16 | fp8 | int8 | int4 | fp4")->group(g);
@@ -191,6 +211,59 @@ Json rate_profile_flag_value(const std::string& text) {
     return Json{{"period_s", number(text.substr(0, colon))}, {"levels", std::move(levels)}};
 }
 
+// --input-len / --output-len: TOKENS (every request the same), DIST:MEAN[,STDEV[,MIN,MAX]], or uniform:MIN,MAX
+// (the contract's uniform given by its bounds); decimal numbers, which the reader bounds (its errors name the
+// flag); anything else names the flag here.
+Json length_flag_value(const char* flag, const std::string& text) {
+    const auto bad = [&] {
+        return ConfigError(
+            fmt::format("{}: {}: expected TOKENS (a decimal integer), DIST:MEAN[,STDEV[,MIN,MAX]] with "
+                        "DIST normal, lognormal, exponential or uniform (e.g. lognormal:1000,400,1,4096), "
+                        "or uniform:MIN,MAX",
+                        flag, json_brief(Json(text))));
+    };
+    const std::size_t colon = text.find(':');
+    if (colon == std::string::npos) {
+        const auto n = parse_int(text);
+        if (!n) throw bad();
+        return Json(*n);
+    }
+    const std::string dist = text.substr(0, colon);
+    if (dist != "normal" && dist != "lognormal" && dist != "exponential" && dist != "uniform") throw bad();
+    const auto items = split_list(text.substr(colon + 1));
+    std::vector<double> v;
+    for (const auto& item : items) {
+        const auto x = parse_number(item);
+        if (!x || items.size() > 4) throw bad();
+        v.push_back(*x);
+    }
+    Json o = {{"dist", dist}};
+    if (dist == "uniform" && v.size() == 2) {
+        o["min"] = v[0];
+        o["max"] = v[1];
+        return o;
+    }
+    if (v.empty() || v.size() == 3) throw bad();
+    o["mean"] = v[0];
+    if (v.size() >= 2) o["stdev"] = v[1];
+    if (v.size() == 4) {
+        o["min"] = v[2];
+        o["max"] = v[3];
+    }
+    return o;
+}
+
+// --engine NAME[@VERSION]: the object of inference.engine (the reader checks the name and the version).
+Json engine_flag_value(const std::string& text) {
+    const std::size_t at = text.find('@');
+    if (text.empty() || at == 0 || (at != std::string::npos && at + 1 == text.size()))
+        throw ConfigError(fmt::format("--engine: {}: expected NAME or NAME@VERSION (e.g. vllm or tensorrt-llm@0.17.0)",
+                                      json_brief(Json(text))));
+    Json o = {{"name", text.substr(0, at)}};
+    if (at != std::string::npos) o["version"] = text.substr(at + 1);
+    return o;
+}
+
 // --qps: "max", or a decimal rate (the reader bounds it); anything else names the flag.
 Json qps_flag_value(const std::string& text) {
     if (text == "max") return Json("max");
@@ -220,6 +293,10 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {f.window_s.has_value(), "--window-s"},
         {f.price_per_gpu_hour.has_value(), "--price-per-gpu-hour"},
         {f.seed.has_value(), "--seed"},
+        {f.engine.has_value(), "--engine"},
+        {f.scheduler.has_value(), "--scheduler"},
+        {f.cuda_graphs.has_value(), "--cuda-graphs"},
+        {f.prefix_cache_hit.has_value(), "--prefix-cache-hit"},
         {!f.weight_precision.empty(), "--weight-precision"},
         {!f.kv_precision.empty(), "--kv-precision"},
         {f.max_batch.has_value(), "--max-batch"},
@@ -340,6 +417,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
               std::pair{f.activation_offload_layers.has_value(), "--activation-offload-layers"},
               std::pair{!f.precision.empty(), "--precision"}, std::pair{!f.offload.empty(), "--offload"},
               std::pair{f.token_budget.has_value(), "--token-budget"}, std::pair{!f.framework.empty(), "--framework"},
+              std::pair{!f.grad_precision.empty(), "--grad-precision"},
               std::pair{f.torch_compile.has_value(), "--torch-compile"}})
             if (given)
                 lines.push_back(
@@ -348,8 +426,13 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
                                 flag, what, flag));
         if (!lines.empty()) throw ConfigError(lines);
         ov.set("/inference/batch", "--batch", f.batch);
-        ov.set("/inference/input_len", "--input-len", f.input_len);
-        ov.set("/inference/output_len", "--output-len", f.output_len);
+        if (f.input_len) ov.set("/inference/input_len", "--input-len", length_flag_value("--input-len", *f.input_len));
+        if (f.output_len)
+            ov.set("/inference/output_len", "--output-len", length_flag_value("--output-len", *f.output_len));
+        if (f.engine) ov.set("/inference/engine", "--engine", engine_flag_value(*f.engine));
+        ov.set("/inference/scheduler", "--scheduler", f.scheduler);
+        ov.set("/inference/cuda_graphs", "--cuda-graphs", f.cuda_graphs);
+        ov.set("/inference/prefix_cache_hit", "--prefix-cache-hit", f.prefix_cache_hit);
         ov.set("/inference/requests", "--requests", f.requests);
         ov.set("/inference/arrivals", "--arrivals", f.arrivals);
         ov.set("/inference/router", "--router", f.router);
@@ -377,24 +460,31 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
         ov.set("/inference/slo/tpot_p90_s", "--slo-tpot-p90", f.slo_tpot_p90);
         ov.set("/inference/batching", "--batching", f.batching);
         ov.set("/inference/host_per_sequence_us", "--host-per-sequence-us", f.host_per_sequence_us);
-        // A stream flag asks for continuous batching unless the scenario or --batching says otherwise.
-        const char* stream = f.qps || f.qps_text ? f.qps_flag
-                             : f.requests        ? "--requests"
-                             : f.arrivals        ? "--arrivals"
-                             : f.router          ? "--router"
-                             : f.shared_prefix   ? "--shared-prefix"
-                             : f.rate_profile    ? "--rate-profile"
-                             : f.arrival_cv      ? "--arrival-cv"
-                             : f.window_s        ? "--window-s"
-                             : f.seed            ? "--seed"
-                             : f.max_batch       ? "--max-batch"
-                             : f.kv_admission    ? "--kv-admission"
-                             : f.chunk           ? "--chunk"
-                             : f.slo_ttft_p99    ? "--slo-ttft-p99"
-                             : f.slo_tpot_p99    ? "--slo-tpot-p99"
-                             : f.slo_ttft_p90    ? "--slo-ttft-p90"
-                             : f.slo_tpot_p90    ? "--slo-tpot-p90"
-                                                 : nullptr;
+        // A stream flag asks for continuous batching unless the scenario or --batching says otherwise; so does
+        // a length drawn per request (a distribution).
+        const auto drawn = [](const std::optional<std::string>& len) {
+            return len && len->find(':') != std::string::npos;
+        };
+        const char* stream = f.qps || f.qps_text   ? f.qps_flag
+                             : f.requests          ? "--requests"
+                             : f.arrivals          ? "--arrivals"
+                             : f.router            ? "--router"
+                             : f.shared_prefix     ? "--shared-prefix"
+                             : f.rate_profile      ? "--rate-profile"
+                             : f.arrival_cv        ? "--arrival-cv"
+                             : f.window_s          ? "--window-s"
+                             : f.seed              ? "--seed"
+                             : f.scheduler         ? "--scheduler"
+                             : drawn(f.input_len)  ? "--input-len"
+                             : drawn(f.output_len) ? "--output-len"
+                             : f.max_batch         ? "--max-batch"
+                             : f.kv_admission      ? "--kv-admission"
+                             : f.chunk             ? "--chunk"
+                             : f.slo_ttft_p99      ? "--slo-ttft-p99"
+                             : f.slo_tpot_p99      ? "--slo-tpot-p99"
+                             : f.slo_ttft_p90      ? "--slo-ttft-p90"
+                             : f.slo_tpot_p90      ? "--slo-tpot-p90"
+                                                   : nullptr;
         const bool file_batching = file_inference && j["inference"].is_object() && j["inference"].contains("batching");
         if (stream && f.batching.empty() && !file_batching)
             ov.set("/inference/batching", stream, std::string("continuous"));
@@ -413,6 +503,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
     ov.set("/training/activation_offload_layers", "--activation-offload-layers", f.activation_offload_layers);
     ov.set("/training/precision", "--precision", f.precision);
     ov.set("/training/offload", "--offload", f.offload);
+    ov.set("/training/grad_precision", "--grad-precision", f.grad_precision);
     ov.set("/parallel/framework", "--framework", f.framework);
     ov.set("/parallel/torch_compile", "--torch-compile", f.torch_compile);
     ov.set("/training/token_budget", "--token-budget", f.token_budget);

@@ -19,13 +19,19 @@ namespace llmsim::cli {
 
 struct ScenarioFlags {
     std::string scenario;
-    std::string model, system, precision, recompute, schedule, offload, framework;
+    std::string model, system, precision, recompute, schedule, offload, framework, grad_precision;
     std::optional<int> gpus, tp, pp, dp, cp, ep, vp, zero;
     std::optional<std::int64_t> micro_batch, global_batch, seq_len, recompute_num_layers, activation_offload_layers;
     std::optional<double> token_budget;
     std::optional<bool> sp, torch_compile;
     // Serving what-if (written under /inference; a serving flag makes the scenario a serving one).
-    std::optional<std::int64_t> batch, input_len, output_len, requests, max_batch, chunk, spec_tokens, seed;
+    std::optional<std::int64_t> batch, requests, max_batch, chunk, spec_tokens, seed;
+    // --input-len / --output-len: TOKENS, DIST:MEAN[,STDEV[,MIN,MAX]] or uniform:MIN,MAX (length_flag_value)
+    std::optional<std::string> input_len, output_len;
+    std::optional<std::string> engine;        // --engine NAME[@VERSION] (inference.engine)
+    std::optional<std::string> scheduler;     // --scheduler inflight | prefill-first (inference.scheduler)
+    std::optional<bool> cuda_graphs;          // --cuda-graphs (inference.cuda_graphs)
+    std::optional<double> prefix_cache_hit;   // --prefix-cache-hit (inference.prefix_cache_hit)
     std::optional<double> qps, acceptance, slo_ttft_p99, slo_tpot_p99, slo_ttft_p90, slo_tpot_p90, host_per_sequence_us,
         arrival_cv, price_per_gpu_hour, window_s;
     std::optional<std::string> qps_text;        // --qps as given: a rate or "max" (qps, when set, wins)

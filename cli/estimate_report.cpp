@@ -9,6 +9,7 @@
 
 #include "cost_models/inference.hpp"
 #include "cost_models/step_time.hpp"
+#include "hardware_db/engines.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "hardware_db/scenario.hpp"
@@ -252,6 +253,13 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     u.row({"KV blocks per replica", fmt::format("{} x {} tokens", with_commas(c.kv_blocks), kKvBlockTokens)});
     u.row({"KV occupancy mean / max",
            fmt::format("{:.0f}% / {:.0f}%", 100 * c.kv_occupancy_mean, 100 * c.kv_occupancy_max)});
+    // The engine and the behaviours it sets here (docs/serving.md "Engines"), stated or its defaults.
+    u.row({"engine", fmt::format("{} ({})", to_string(in.engine.kind),
+                                 !in.engine.stated   ? "the default"
+                                 : in.engine.version ? to_string(*in.engine.version)
+                                                     : "current")});
+    u.row({"scheduler, kernels",
+           fmt::format("{}, {}", to_string(in.scheduler), in.cuda_graphs ? "CUDA graphs" : "launched one by one")});
     // The admission policy decides whether a full cache preempts or holds requests back (docs/serving.md).
     u.row({"KV admission", in.kv_reserve ? "reserve: prompt + output limit" : "on demand: preempt when full"});
     u.row({"preemptions (recomputed)", std::to_string(c.preemptions)});

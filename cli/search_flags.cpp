@@ -57,6 +57,9 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
     cmd->add_option(
         "--framework", f.framework,
         fmt::format("{}: the framework every layout runs on (not searched)", fmt::join(framework_names(), " | ")));
+    cmd->add_option("--grad-precision", f.grad_precision,
+                    "fp32 | fp16 | bf16: main-gradient precision of every layout (default fp32, Megatron's; not "
+                    "searched)");
     cmd->add_option("--torch-compile", f.torch_compile,
                     "torch.compile on every layout: true | false (default false; --framework torchtitan, deepspeed "
                     "or llm-foundry; not searched)")
@@ -122,6 +125,7 @@ void apply_search_flags(const SearchFlags& f, std::string& base_dir, FlagOverlay
         }
     if (!f.schedules.empty()) ov.set("/parallel/schedule", "--schedules", Json(split_list(f.schedules)));
     ov.set("/parallel/framework", "--framework", f.framework);
+    ov.set("/training/grad_precision", "--grad-precision", f.grad_precision);
     const std::tuple<const std::string*, const char*, const char*> bools[] = {
         {&f.sp, "--sp", "sequence_parallel"},
         {&f.tp_comm_overlap, "--tp-comm-overlap", "tp_comm_overlap"},

@@ -22,7 +22,7 @@ struct SearchFlags {
     bool allow_cross_node_tp = false;
     std::optional<bool> activation_offload;
     std::string tp, pp, cp, ep, vp, dp, zero, micro_batch, recompute, offload, schedules, sp;
-    std::string tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, framework, torch_compile;
+    std::string tp_comm_overlap, overlap_grad_reduce, overlap_param_gather, framework, torch_compile, grad_precision;
     bool json = false;
 };
 

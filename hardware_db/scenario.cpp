@@ -228,7 +228,10 @@ LengthDist read_length(KeyReader& r, const std::string& key, double dflt) {
         // The lengths are drawn within [min, max] with this mean (sim/length_dist.hpp).
         r.problems().add(at + "/mean", Json(d.mean), fmt::format("within [min, max] = [{}, {}]", d.min, d.max));
     }
-    if (spread && d.stdev <= 0 && o.has("dist"))
+    // (Not again for a stdev the reader refused above, nor for one the bounds gave: their problem is said.)
+    const Json* given_stdev = v->contains("stdev") ? &(*v)["stdev"] : nullptr;
+    const bool stdev_refused = given_stdev && !(given_stdev->is_number() && given_stdev->get<double>() >= 0);
+    if (spread && d.stdev <= 0 && o.has("dist") && !by_bounds && !stdev_refused)
         r.problems().add(at + "/stdev", Json(d.stdev), fmt::format("> 0 for a {} distribution", kind));
     return d;
 }

@@ -241,6 +241,50 @@ TEST_CASE("--framework: estimate and search take it like parallel.framework; ser
     CHECK(search.out.find("zero3") != std::string::npos);
 }
 
+TEST_CASE("--grad-precision: estimate and search take it like training.grad_precision; serving refuses it",
+          "[cli][estimate]") {
+    const std::vector<std::string> base = {
+        "estimate", "--model", "gpt3-6.7b",      "--system", "dgx-h100",      "--gpus", "8",
+        "--zero",   "0",       "--global-batch", "64",       "--micro-batch", "1",      "--json"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto a = base;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return llmsim_cli(a);
+    };
+    const auto fp32 = with({});
+    const auto bf16 = with({"--grad-precision", "bf16"});
+    REQUIRE(fp32.rc == 0);
+    REQUIRE(bf16.rc == 0);
+    const Json a = Json::parse(fp32.out), b = Json::parse(bf16.out);
+    CHECK(a["scenario"]["training"]["grad_precision"] == "fp32");
+    CHECK(b["scenario"]["training"]["grad_precision"] == "bf16");
+    // Unsharded main gradients: 4 bytes per parameter in fp32, 2 in bf16.
+    CHECK(b["memory"]["gradients_bytes"].get<double>() == Approx(a["memory"]["gradients_bytes"].get<double>() / 2));
+    const auto bad = with({"--grad-precision", "fp8"});
+    CHECK(bad.rc == 2);
+    CHECK(bad.out.empty());
+    CHECK(bad.err.find("--grad-precision: \"fp8\": expected one of") != std::string::npos);
+    const auto serving = llmsim_cli({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "100",
+                                     "--grad-precision", "bf16"});
+    CHECK(serving.rc == 2);
+    CHECK(serving.err.find("--grad-precision: given with --input-len") != std::string::npos);
+    const auto search = llmsim_cli({"search", "--model", "gpt3-6.7b", "--system", "dgx-h100", "--gpus", "32",
+                                    "--global-batch", "256", "--grad-precision", "bf16", "--confirm", "0", "--json"});
+    INFO(search.err);
+    REQUIRE(search.rc == 0);
+    const auto search32 = llmsim_cli({"search", "--model", "gpt3-6.7b", "--system", "dgx-h100", "--gpus", "32",
+                                      "--global-batch", "256", "--confirm", "0", "--json"});
+    REQUIRE(search32.rc == 0);
+    const Json w16 = Json::parse(search.out)["results"][0], w32 = Json::parse(search32.out)["results"][0];
+    REQUIRE(w16["layout"] == w32["layout"]);
+    CHECK(w16["memory"]["gradients_bytes"].get<double>() == Approx(w32["memory"]["gradients_bytes"].get<double>() / 2));
+    const auto sbad = llmsim_cli({"search", "--model", "gpt3-6.7b", "--system", "dgx-h100", "--gpus", "32",
+                                  "--global-batch", "256", "--grad-precision", "int8"});
+    CHECK(sbad.rc == 2);
+    CHECK(sbad.out.empty());
+    CHECK(sbad.err.find("--grad-precision") != std::string::npos);
+}
+
 TEST_CASE("--torch-compile: estimate and search take it like parallel.torch_compile; eager is slower",
           "[cli][estimate]") {
     const std::vector<std::string> base = {

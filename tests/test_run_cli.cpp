@@ -153,3 +153,34 @@ TEST_CASE("run --shard K/N partitions a sweep and merge restores it byte for byt
     CHECK(bad.rc == 2);
     CHECK(bad.err.find("--shard") != std::string::npos);
 }
+
+TEST_CASE("merge --json prints the shards' rows as run --json prints the whole run, byte for byte", "[cli][run]") {
+    const auto dir = test::temp_dir("merge-json");
+    const auto sweep = write_sweep(dir);
+    const auto whole = llmsim_cli({"run", sweep.string(), "--fast", "--json", "-j", "1"});
+    REQUIRE(whole.rc == 1);   // tp 3 does not divide the layout: its row says why, the others run
+    std::vector<std::string> merge_args{"merge", "--json"};
+    for (int k = 1; k <= 2; ++k) {
+        const auto part = dir / fmt_part(k, ".jsonl");
+        llmsim_cli({"run", sweep.string(), "--fast", "--shard", std::to_string(k) + "/2", "-o", part.string()});
+        merge_args.push_back(part.string());
+    }
+    const auto m = llmsim_cli(merge_args);
+    INFO(m.err);
+    CHECK(m.rc == 0);
+    CHECK(m.out == whole.out);
+    CHECK(Json::parse(m.out)["results"].size() == 8);
+    // To a file too; CSV pieces are refused before anything is written (exit 2, nothing on stdout, no file).
+    const auto file = dir / "merged.json";
+    merge_args.insert(merge_args.end(), {"-o", file.string()});
+    REQUIRE(llmsim_cli(merge_args).rc == 0);
+    CHECK(test::slurp(file) == whole.out);
+    const auto csv = dir / "whole.csv";
+    llmsim_cli({"run", sweep.string(), "--fast", "-o", csv.string()});
+    const auto out = dir / "refused.json";
+    const auto refused = llmsim_cli({"merge", "--json", csv.string(), "-o", out.string()});
+    CHECK(refused.rc == 2);
+    CHECK(refused.out.empty());
+    CHECK(refused.err.find("--json: the pieces are CSV rows") != std::string::npos);
+    CHECK_FALSE(fs::exists(out));
+}

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -580,5 +582,81 @@ TEST_CASE("--rate-profile: PERIOD_S:LEVELS written to /inference/rate_profile, s
         const auto e = with({"--window-s", bad});
         CHECK(e.rc == 2);
         CHECK(e.err.find("--window-s") != std::string::npos);
+    }
+}
+
+TEST_CASE(
+    "--input-len/--output-len distributions, --engine, --scheduler, --cuda-graphs, --prefix-cache-hit: "
+    "written to their keys, strict",
+    "[cli][serving][flags]") {
+    const std::vector<std::string> base = {"estimate", "--model",    "llama-3-8b", "--system",
+                                           "dgx-h100", "--requests", "200"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto args = base;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_llmsim(args, "serving-flags");
+    };
+    // A drawn length asks for continuous batching (offline here: no rate), like the other stream flags.
+    const auto r = with({"--input-len", "lognormal:1000,400,1,4096", "--output-len", "uniform:100,300", "--engine",
+                         "vllm@0.6.3", "--cuda-graphs", "false", "--prefix-cache-hit", "0.25", "--json"});
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json in = Json::parse(r.out)["scenario"]["inference"];
+    CHECK(in["batching"] == "continuous");
+    CHECK(in["input_len"]["dist"] == "lognormal");
+    CHECK(in["input_len"]["mean"].get<double>() == 1000.0);
+    CHECK(in["input_len"]["stdev"].get<double>() == 400.0);
+    CHECK(in["input_len"]["min"].get<double>() == 1.0);
+    CHECK(in["input_len"]["max"].get<double>() == 4096.0);
+    // uniform:MIN,MAX is the contract's uniform given by its bounds: mean their midpoint, stdev (max - min)/sqrt(12).
+    CHECK(in["output_len"]["dist"] == "uniform");
+    CHECK(in["output_len"]["mean"].get<double>() == 200.0);
+    CHECK(in["output_len"]["stdev"].get<double>() == Approx(200.0 / std::sqrt(12.0)));
+    CHECK(in["engine"] == Json{{"name", "vllm"}, {"version", "0.6.3"}});
+    CHECK(in["scheduler"] == "prefill-first");   // vLLM V0's, the engine's default
+    CHECK(in["cuda_graphs"] == false);           // stated over vLLM's default (true)
+    CHECK(in["prefix_cache_hit"].get<double>() == 0.25);
+    // A stated scheduler wins over the engine's; the text names the engine and what it sets.
+    const auto t = with({"--input-len", "500", "--output-len", "50", "--qps", "2", "--engine", "vllm@0.6.3",
+                         "--scheduler", "inflight"});
+    REQUIRE(t.rc == 0);
+    CHECK(t.out.find("vllm (0.6.3)") != std::string::npos);
+    CHECK(t.out.find("inflight, CUDA graphs") != std::string::npos);
+    // Every malformed value exits 2 naming its flag, nothing on stdout; values the reader bounds are named by the
+    // flag too (its sub-key after it).
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"--input-len", "010"},
+        {"--input-len", "0x10"},
+        {"--input-len", "lognormal:"},
+        {"--input-len", "lognormal:1000,400,1"},   // three numbers: ambiguous
+        {"--input-len", "lognormal:1000,400,1,4096,5"},
+        {"--input-len", "gamma:1000,400"},
+        {"--input-len", "normal:1e400,3"},
+        {"--input-len", ":5"},
+        {"--input-len", "lognormal:1000"},   // no spread: the reader's "> 0", named by the flag
+        {"--output-len", "uniform:300,100"},
+        {"--output-len", "uniform:100,100"},
+        {"--output-len", "lognormal:100,-4"},
+        {"--engine", "foo"},
+        {"--engine", "vllm@"},
+        {"--engine", "@0.6.3"},
+        {"--engine", "vllm@abc"},
+        {"--scheduler", "lazy"},
+        {"--cuda-graphs", "yes"},
+        {"--prefix-cache-hit", "1"},
+        {"--prefix-cache-hit", "-0.1"},
+    };
+    for (const auto& [flag, value] : bad) {
+        INFO(flag << " " << value);
+        auto args = std::vector<std::string>{flag, value};
+        if (flag != "--input-len") args.insert(args.end(), {"--input-len", "500"});
+        if (flag != "--output-len") args.insert(args.end(), {"--output-len", "50"});
+        args.insert(args.end(), {"--qps", "2"});
+        const auto e = with(args);
+        CHECK(e.rc == 2);
+        CHECK(e.out.empty());
+        CHECK(e.err.find(flag) != std::string::npos);
+        // One problem, said once (a refused stdev is not reported again as "> 0").
+        CHECK(std::count(e.err.begin(), e.err.end(), '\n') == 1);
     }
 }
