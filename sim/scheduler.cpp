@@ -13,15 +13,24 @@ namespace llmsim::sim {
 
 std::int64_t blocks_for(double tokens) { return static_cast<std::int64_t>(std::ceil(tokens / kKvBlockTokens)); }
 
+namespace {
+// The decode steps' tokens an admission keeps free beside a request's blocks: one step on demand (the
+// step that follows), two under reservation (that step and the next, so a reserved request never waits
+// on a block in flight). One rule for admission_blocks and the room reserved_output_tokens leaves.
+double admission_slack_tokens(const InferenceConfig& in) {
+    return (in.kv_reserve ? 2.0 : 1.0) * decode_step_tokens(in.speculative);
+}
+}   // namespace
+
 std::int64_t admission_blocks(const InferenceConfig& in, double tokens) {
-    return blocks_for(tokens + (in.kv_reserve ? 2.0 : 1.0) * decode_step_tokens(in.speculative));
+    return blocks_for(tokens + admission_slack_tokens(in));
 }
 
 double reserved_output_tokens(const InferenceConfig& in, const Request& r, double pool_tokens) {
     const double drawn = r.output;
     const auto& d = in.output_dist;
     if (in.arrivals || d.is_fixed() || !(d.max < static_cast<double>(limits::kSeqLen))) return drawn;
-    const double room = pool_tokens - r.input - 2.0 * decode_step_tokens(in.speculative);
+    const double room = pool_tokens - r.input - admission_slack_tokens(in);
     return std::max(drawn, std::min(d.max, room));
 }
 

@@ -142,26 +142,27 @@ Steadiness steadiness(const std::vector<Request>& reqs, const std::vector<Reques
     return d;
 }
 
-// One replica's progress: at time t, the output tokens emitted, prompt tokens prefilled and requests
-// finished (in one iteration, or cumulated).
+// One iteration's progress on a replica, ending at time t: the output tokens emitted and the requests
+// finished.
 struct Progress {
-    double t = 0, output_tokens = 0, input_tokens = 0, requests = 0;
+    double t = 0, output_tokens = 0, requests = 0;
     double finished_tokens = 0;   // prompt + output tokens of the requests finished (a router's load)
     double finished_output = 0;   // of them, output tokens
 };
 
-// A replica's cumulated progress at every iteration's end, thinned to every other point when it grows
-// past kMaxPoints (a command's memory stays bounded; the rates read from it over a window of many
-// iterations move by less than one iteration's progress).
-class ProgressSeries {
+// A replica's completions cumulated at every iteration's end (requests finished and their prompt and output
+// tokens), thinned to every other point when it grows past kMaxPoints (a command's memory stays bounded; the
+// rates read from it over a window of many iterations move by less than one iteration's progress).
+class CompletionSeries {
 public:
+    struct Point {
+        double t = 0, requests = 0, input_tokens = 0, output_tokens = 0;
+    };
     void add(const Progress& step) {
         sum_.t = step.t;
-        sum_.output_tokens += step.output_tokens;
-        sum_.input_tokens += step.input_tokens;
         sum_.requests += step.requests;
-        sum_.finished_tokens += step.finished_tokens;
-        sum_.finished_output += step.finished_output;
+        sum_.input_tokens += step.finished_tokens - step.finished_output;
+        sum_.output_tokens += step.finished_output;
         if (++since_ < stride_) return;
         since_ = 0;
         points_.push_back(sum_);
@@ -177,19 +178,15 @@ public:
             if (p.requests >= requests) return p.t;
         return std::numeric_limits<double>::infinity();
     }
-    // The cumulated progress at time t (linear between the kept points; zero at t = 0).
-    [[nodiscard]] Progress at(double t) const {
-        Progress lo{};
+    // The completions cumulated by time t (linear between the kept points; zero at t = 0).
+    [[nodiscard]] Point at(double t) const {
+        Point lo{};
         for (const auto& p : points_) {
             if (p.t >= t) {
                 const double f = p.t > lo.t ? (t - lo.t) / (p.t - lo.t) : 1.0;
                 auto mix = [f](double a, double b) { return a + f * (b - a); };
-                return {t,
-                        mix(lo.output_tokens, p.output_tokens),
-                        mix(lo.input_tokens, p.input_tokens),
-                        mix(lo.requests, p.requests),
-                        mix(lo.finished_tokens, p.finished_tokens),
-                        mix(lo.finished_output, p.finished_output)};
+                return {t, mix(lo.requests, p.requests), mix(lo.input_tokens, p.input_tokens),
+                        mix(lo.output_tokens, p.output_tokens)};
             }
             lo = p;
         }
@@ -198,8 +195,8 @@ public:
 
 private:
     static constexpr std::size_t kMaxPoints = std::size_t{1} << 15;
-    std::vector<Progress> points_;
-    Progress sum_{};
+    std::vector<Point> points_;
+    Point sum_{};
     std::int64_t stride_ = 1, since_ = 0;
 };
 
@@ -212,24 +209,23 @@ private:
 // batches measures nothing: every rate stays the batch's own (its requests over the makespan) and the
 // stream is said to be too short.
 struct SaturatedRates {
-    Progress rates{};    // per second, summed over the replicas
-    double span_s = 0;   // the shortest replica's saturated span
+    CompletionSeries::Point rates{};   // per second, summed over the replicas (t unused)
+    double span_s = 0;                 // the shortest replica's saturated span
     bool measured = true;
     int replicas = 0;
 
-    void add(const ProgressSeries& s, double t_saturated, double peak_batch) {
+    void add(const CompletionSeries& s, double t_saturated, double peak_batch) {
         span_s = replicas++ == 0 ? t_saturated : std::min(span_s, t_saturated);
         const double a = s.time_of_requests(std::max(1.0, peak_batch));
         const double b = s.time_of_requests(std::floor(s.at(t_saturated).requests));
-        const Progress pa = s.at(a), pb = s.at(b);
+        const auto pa = s.at(a), pb = s.at(b);
         const double finished = pb.requests - pa.requests;
         if (!(b > a) || !(finished >= kSaturatedBatches * std::max(1.0, peak_batch))) {
             measured = false;
             return;
         }
-        const double output = pb.finished_output - pa.finished_output;
-        rates.output_tokens += output / (b - a);
-        rates.input_tokens += (pb.finished_tokens - pa.finished_tokens - output) / (b - a);
+        rates.output_tokens += (pb.output_tokens - pa.output_tokens) / (b - a);
+        rates.input_tokens += (pb.input_tokens - pa.input_tokens) / (b - a);
         rates.requests += finished / (b - a);
     }
 };
@@ -376,7 +372,6 @@ Progress apply_iteration(ReplicaScheduler& rs, std::vector<RequestState>& st, co
         const auto& r = reqs[static_cast<std::size_t>(q.req)];
         if (q.role == 2) {
             q.computed += q.chunk;
-            step.input_tokens += q.chunk;
             if (q.computed >= q.prompt) {
                 q.decoding = true;
                 rs.prefilled(q);
@@ -662,7 +657,7 @@ private:
         double occ_area = 0;      // KV blocks in use x time
         double t_saturated = 0;   // end of the last iteration that began with a request waiting
         double peak = 0;          // most sequences in one of its iterations
-        ProgressSeries progress;
+        CompletionSeries progress;
     };
 
     // The replica at its time t: the iteration in flight applied, the requests arrived by t queued, and the
