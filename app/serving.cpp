@@ -315,9 +315,10 @@ std::optional<PublishedRange> capacity_range(const Scenario& s, double qps) {
 }
 }   // namespace
 
-ServingEconomics serving_economics(const Scenario& s, double output_tokens_per_s, double input_tokens_per_s) {
+ServingEconomics serving_economics(const Scenario& s, double output_tokens_per_s, double input_tokens_per_s,
+                                   double gpus_held) {
     ServingEconomics e;
-    const double gpus = s.gpus;
+    const double gpus = gpus_held > 0 ? gpus_held : s.gpus;
     e.board_power_W = gpus * s.system.gpu.tdp_W;
     if (output_tokens_per_s > 0) e.joules_per_output_token_max = e.board_power_W / output_tokens_per_s;
     const double price = s.inference.price_per_gpu_hour;
@@ -408,9 +409,13 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
             published_range(builtin_residuals(), "output_tokens_per_s_per_gpu", "offline", to_string(in.engine.kind),
                             s.system.gpu.name, e.continuous->output_tokens_per_s_per_gpu);
     for (auto& n : steadiness_notes(e.scenario.inference, *e.continuous)) e.notes.push_back(std::move(n));
-    if (e.continuous)
+    if (e.continuous) {
+        // An autoscaled deployment pays for the GPUs it held, on average over the stream.
+        const auto& a = e.continuous->autoscale;
+        const double held = a ? a->mean_replicas * s.parallel.tp * s.parallel.pp : 0.0;
         e.economics =
-            serving_economics(e.scenario, e.continuous->output_tokens_per_s, e.continuous->input_tokens_per_s);
+            serving_economics(e.scenario, e.continuous->output_tokens_per_s, e.continuous->input_tokens_per_s, held);
+    }
     return e;
 }
 
@@ -428,6 +433,7 @@ void require_slo(const InferenceConfig& in) {
 CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const CapacityOptions& o, int threads,
                                        const std::function<void(std::size_t, std::size_t)>& progress) {
     sim::refuse_expert_parallel(base, "the serving search");
+    sim::refuse_autoscale(base, "the serving search");
     require_slo(base.inference);
     CapacityPerGpu out;
     std::vector<sim::CapacityCandidate> layouts = sim::capacity_groups(base, max_gpus);
@@ -460,6 +466,7 @@ CapacityPerGpu capacity_per_gpu_search(const Scenario& base, int max_gpus, const
 FleetSizing serving_fleet_search(const Scenario& base, int max_gpus, int threads,
                                  const std::function<void(std::size_t, std::size_t)>& progress) {
     sim::refuse_expert_parallel(base, "the serving search");
+    sim::refuse_autoscale(base, "the serving search");
     FleetSizing out;
     out.search = sim::serving_capacity_search(base, max_gpus, threads, progress);
     if (out.search.best.empty()) return out;
@@ -496,6 +503,7 @@ Scenario colocated_of(const Scenario& base, int gpus) {
 PoolSizing disaggregated_fleet_search(const Scenario& base, int max_gpus, int threads,
                                       const std::function<void(std::size_t, std::size_t)>& progress) {
     sim::refuse_expert_parallel(base, "the pool search");
+    sim::refuse_autoscale(base, "the pool search");
     PoolSizing out;
     out.colocated = serving_fleet_search(colocated_of(base, base.gpus), max_gpus, threads, progress);
     out.pools = sim::fewest_pools(base, max_gpus);
@@ -505,6 +513,7 @@ PoolSizing disaggregated_fleet_search(const Scenario& base, int max_gpus, int th
 SplitCapacities split_capacities(const Scenario& base, const CapacityOptions& o, int threads,
                                  const std::function<void(std::size_t, std::size_t)>& progress) {
     sim::refuse_expert_parallel(base, "the pool search");
+    sim::refuse_autoscale(base, "the pool search");
     require_slo(base.inference);
     SplitCapacities out;
     const int gp = std::max(1, base.inference.disaggregation.prefill_tp);

@@ -66,8 +66,9 @@ struct ServingEconomics {
     double usd_per_million_output_tokens = 0;
     double usd_per_million_tokens = 0;   // prompt and output tokens together
 };
+// `gpus_held`: the GPUs held on average (an autoscaled deployment's); 0: all of the scenario's, throughout.
 [[nodiscard]] ServingEconomics serving_economics(const Scenario& s, double output_tokens_per_s,
-                                                 double input_tokens_per_s);
+                                                 double input_tokens_per_s, double gpus_held = 0);
 // A capacity-search answer's economics when it serves `traffic_qps`: `c` was simulated at `at`'s qps (a
 // fleet sized for a higher rate serves the traffic asked for, its tokens scaled by the rates).
 [[nodiscard]] ServingEconomics candidate_economics(const Scenario& at, const sim::CapacityCandidate& c,

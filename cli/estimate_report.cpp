@@ -64,6 +64,8 @@ std::string windows_text(const InferenceConfig& in, const std::vector<sim::Servi
     std::vector<std::string> head = {fmt::format("{}{}", slices ? "slice of the period" : "window", clock), "req/s",
                                      "TTFT p99", "TPOT p99"};
     if (slo) head.emplace_back("within SLO");
+    const bool scaled = std::any_of(windows.begin(), windows.end(), [](const auto& w) { return w.mean_replicas >= 0; });
+    if (scaled) head.emplace_back("replicas");
     Table t(head);
     for (const std::size_t i : shown) {
         const auto& w = windows[i];
@@ -72,6 +74,7 @@ std::string windows_text(const InferenceConfig& in, const std::vector<sim::Servi
             fmt::format("{:.4g}", w.offered_qps), w.requests > 0 ? human_seconds(w.ttft_s.p99) : "-",
             w.requests > 0 ? human_seconds(w.tpot_s.p99) : "-"};
         if (slo) row.push_back(w.slo_attainment >= 0 ? fmt::format("{:.1f}%", 100 * w.slo_attainment) : "-");
+        if (scaled) row.push_back(w.mean_replicas >= 0 ? fmt::format("{:.1f}", w.mean_replicas) : "-");
         t.row(row);
     }
     std::string out = "\n" + t.str();
@@ -263,6 +266,13 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     // The admission policy decides whether a full cache preempts or holds requests back (docs/serving.md).
     u.row({"KV admission", in.kv_reserve ? "reserve: prompt + output limit" : "on demand: preempt when full"});
     u.row({"preemptions (recomputed)", std::to_string(c.preemptions)});
+    if (const auto& a = c.autoscale) {   // inference.autoscale (docs/serving.md "Autoscaling")
+        u.row({"replicas: mean / peak (autoscaled)",
+               fmt::format("{:.2f} / {} of {}", a->mean_replicas, a->peak_replicas, c.replicas)});
+        u.row({"GPU-hours held", fmt::format("{:.4g}", a->gpu_hours)});
+        u.row({"scale-ups / downs, cold start",
+               fmt::format("{} / {}, {}", a->scale_ups, a->scale_downs, human_seconds(a->cold_start_s))});
+    }
     if (in.shared_prefix.enabled() || in.prefix_cache_hit > 0)
         u.row({"prompt tokens found in the prefix cache", fmt::format("{:.1f}%", 100 * c.prefix_hit_fraction)});
     if (e.utilisation > 0)

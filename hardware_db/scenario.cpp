@@ -427,6 +427,29 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
             r.problems().add(o.ptr("prefill_gpus"), Json(d.prefill_gpus),
                              fmt::format("a multiple of prefill_tp ({}): whole prefill replicas", d.prefill_tp));
     }
+    if (const Json* aj = r.get("autoscale")) {
+        KeyReader o(*aj, r.ptr("autoscale"), r.problems(), "/inference/autoscale");
+        auto& a = in.autoscale;
+        a.target_outstanding = o.required_num_key("target_outstanding");
+        a.min_replicas = static_cast<int>(o.int_key_or("min_replicas", 1));
+        a.max_replicas = static_cast<int>(o.int_key_or("max_replicas", 0));
+        a.storage_GBps = o.required_num_key("storage_GBps");
+        a.engine_start_s = o.num_key_or("engine_start_s", 0.0);
+        a.interval_s = o.num_key_or("interval_s", 2.0);
+        a.window_s = o.num_key_or("window_s", 60.0);
+        a.scale_down_delay_s = o.num_key_or("scale_down_delay_s", 300.0);
+        o.finish();
+        const char* why = in.qps_max ? "no autoscale with qps \"max\" (a capacity is a fixed deployment's)"
+                          : !(in.qps > 0) && !in.arrivals
+                              ? "autoscale with a qps or arrivals (offline, every request arrives at once)"
+                          : in.disaggregation.enabled() ? "no autoscale with disaggregation (one pool of replicas)"
+                                                        : nullptr;
+        if (why) r.problems().add(r.ptr("autoscale"), *aj, why);
+        if (a.max_replicas > 0 && a.min_replicas > a.max_replicas)
+            r.problems().add(o.ptr("min_replicas"), Json(a.min_replicas),
+                             fmt::format("at most max_replicas ({})", a.max_replicas));
+        if (why || !o.ok()) a = Autoscale{};
+    }
     if (const Json* ej = r.get("expert_parallel")) {
         KeyReader o(*ej, r.ptr("expert_parallel"), r.problems(), "/inference/expert_parallel");
         auto& e = in.expert_parallel;
@@ -766,6 +789,17 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
         for (auto& l : more.lines)
             if (l.rfind("/training/global_batch", 0) != 0) pr.add_raw(l);
     }
+    if (pr.empty() && s.is_inference && s.inference.autoscale.enabled()) {
+        // The deployment's replicas bound the fleet the policy may run.
+        auto& a = s.inference.autoscale;
+        if (a.max_replicas > p.dp)
+            pr.add("/inference/autoscale/max_replicas", Json(a.max_replicas),
+                   fmt::format("at most the deployment's replicas (/parallel/dp = {})", p.dp));
+        else if (a.min_replicas > p.dp)
+            pr.add("/inference/autoscale/min_replicas", Json(a.min_replicas),
+                   fmt::format("at most the deployment's replicas (/parallel/dp = {})", p.dp));
+        if (a.max_replicas == 0) a.max_replicas = p.dp;
+    }
     if (pr.empty()) {
         check_layout(s.model, s.gpus - prefill_gpus, p, s.training, pr, s.is_inference, redundant);
         if (prefill_gpus > 0) check_disaggregation(s, pr);
@@ -899,6 +933,15 @@ Json to_json(const InferenceConfig& in) {
     if (const auto& p = in.shared_prefix; p.enabled())
         j["shared_prefix"] = {{"groups", p.groups}, {"tokens", p.tokens}, {"zipf", p.zipf}};
     if (in.window_s > 0) j["window_s"] = in.window_s;
+    if (const auto& a = in.autoscale; a.enabled())
+        j["autoscale"] = {{"target_outstanding", a.target_outstanding},
+                          {"min_replicas", a.min_replicas},
+                          {"max_replicas", a.max_replicas},
+                          {"storage_GBps", a.storage_GBps},
+                          {"engine_start_s", a.engine_start_s},
+                          {"interval_s", a.interval_s},
+                          {"window_s", a.window_s},
+                          {"scale_down_delay_s", a.scale_down_delay_s}};
     if (const auto& p = in.rate_profile; p.enabled())
         j["rate_profile"] = {{"period_s", p.period_s}, {"levels", p.levels}};
     if (const auto& e = in.expert_parallel; e.load_imbalance > 0 || e.two_batch_overlap || e.redundant_experts > 0) {

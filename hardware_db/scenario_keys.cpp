@@ -980,6 +980,14 @@ std::vector<ScenarioKey> build() {
                     .ext()
                     .computed("absent: the rate is qps throughout")
                     .example("{\"period_s\": 86400, \"levels\": [2, 1, 1, 1, 2, 4, 6, 8, 8, 7, 6, 4]}"));
+    t.push_back(K(in, "autoscale", KT::object, S,
+                  "replicas added and removed with the load: every interval_s, ceil(requests in the system averaged "
+                  "over window_s / target_outstanding) replicas within [min_replicas, max_replicas]; a new one "
+                  "serves after its cold start; the output adds GPU-hours and replicas over time; docs/serving.md "
+                  "\"Autoscaling\" (below)")
+                    .ext()
+                    .computed("absent: every replica serves throughout")
+                    .example("{\"target_outstanding\": 64, \"storage_GBps\": 2, \"min_replicas\": 1}"));
     t.push_back(K(in, "window_s", KT::number, S,
                   "report the stream in windows of this length from its start (their rate, TTFT and TPOT p99 and "
                   "share within the SLO: hour by hour for a day's trace); docs/serving.md \"A rate that varies\"")
@@ -1150,6 +1158,59 @@ std::vector<ScenarioKey> build() {
                     .real(0.0, true, kMaxProfileLevel)
                     .computed("required")
                     .example("[1, 3, 2]"));
+    const std::string as = "/inference/autoscale";
+    t.push_back(K(as, "target_outstanding", KT::number, S,
+                  "requests in the system (queued and running) per replica the policy aims at (Knative's "
+                  "concurrency target)")
+                    .ext()
+                    .real(0.0, false, static_cast<double>(kMaxRequests))
+                    .computed("required")
+                    .example("64"));
+    t.push_back(K(as, "min_replicas", KT::integer, S, "fewest replicas serving (the first ones, warm at t = 0)")
+                    .ext()
+                    .range(1, limits::kGpus)
+                    .dflt("1")
+                    .example("1"));
+    t.push_back(K(as, "max_replicas", KT::integer, S, "most replicas serving or starting")
+                    .ext()
+                    .range(1, limits::kGpus)
+                    .computed("the deployment's replicas (/parallel/dp)")
+                    .example("8"));
+    t.push_back(K(as, "storage_GBps", KT::number, S,
+                  "read bandwidth of a starting replica's weights (all its GPUs' shards) from storage")
+                    .ext()
+                    .real(limits::kMinRate, true, limits::kMaxRate)
+                    .unit("GB/s")
+                    .computed("required")
+                    .example("2"));
+    t.push_back(K(as, "engine_start_s", KT::number, S,
+                  "engine start after the weights are read (process start, CUDA graph capture, warm-up)")
+                    .ext()
+                    .real(0.0, true, kMaxSeconds)
+                    .unit("s")
+                    .dflt("0")
+                    .example("30"));
+    t.push_back(K(as, "interval_s", KT::number, S, "time between two decisions (Knative's tick, 2 s)")
+                    .ext()
+                    .real(kMinWindow_s, true, kMaxSeconds)
+                    .unit("s")
+                    .dflt("2")
+                    .example("2"));
+    t.push_back(K(as, "scale_down_delay_s", KT::number, S,
+                  "fewer replicas only when every decision of this past time asked for no more (Kubernetes HPA's "
+                  "scale-down stabilization window, 300 s)")
+                    .ext()
+                    .real(0.0, true, kMaxSeconds)
+                    .unit("s")
+                    .dflt("300")
+                    .example("300"));
+    t.push_back(K(as, "window_s", KT::number, S,
+                  "the requests in the system are averaged over this past time (Knative's stable window, 60 s)")
+                    .ext()
+                    .real(kMinWindow_s, true, kMaxSeconds)
+                    .unit("s")
+                    .dflt("60")
+                    .example("60"));
     const std::string slo = "/inference/slo";
     t.push_back(K(slo, "ttft_p99_s", KT::number, S, "99th-percentile time to first token")
                     .real(0.0, false, kMaxSeconds)

@@ -487,6 +487,27 @@ struct RateProfile {
     [[nodiscard]] double slice_s() const { return period_s / static_cast<double>(levels.size()); }
 };
 
+// inference.autoscale: replicas added and removed with the load (docs/serving.md "Autoscaling"). Every
+// interval_s the policy averages the requests in the system (queued and running, all replicas) over the
+// last window_s and asks for ceil(that / target_outstanding) replicas within [min, max] (Knative's
+// concurrency autoscaler: its stable window and 2 s tick; fewer only as HPA's scale-down stabilization
+// allows); a new replica serves after its cold start
+// (its weights read at storage_GBps, then engine_start_s); a removed one takes no more requests and is
+// released when its last one finishes.
+struct Autoscale {
+    int min_replicas = 1;
+    int max_replicas = 0;            // 0: unset (the deployment's replicas, parallel.dp)
+    double target_outstanding = 0;   // requests in the system per replica aimed at; 0: no autoscaling
+    double interval_s = 2.0;
+    double window_s = 60.0;
+    // Fewer replicas only when every decision of the past scale_down_delay_s asked for no more (Kubernetes
+    // HPA's scale-down stabilization window, 300 s by default): a load at a boundary does not flap.
+    double scale_down_delay_s = 300.0;
+    double storage_GBps = 0;   // read bandwidth of a replica's weights at a cold start
+    double engine_start_s = 0;
+    [[nodiscard]] bool enabled() const { return target_outstanding > 0; }
+};
+
 struct InferenceConfig {
     std::int64_t batch = 1;
     std::int64_t input_len = 128;    // mean (rounded) of input_dist
@@ -530,6 +551,7 @@ struct InferenceConfig {
     ServingExpertParallel expert_parallel;
     SharedPrefix shared_prefix;
     RateProfile rate_profile;
+    Autoscale autoscale;
     // inference.window_s: the stream reported in windows of this length from t = 0 (hourly SLO attainment of a
     // trace or a long stream); 0: the rate profile's slices, or no windows.
     double window_s = 0;

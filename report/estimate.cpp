@@ -253,9 +253,18 @@ Json serving_json(const Scenario&, const Estimate& est) {
                        {"tpot_distribution_s", distribution_json(x.tpot_s)}};
                 if (x.level >= 0) o["level"] = x.level;
                 if (x.slo_attainment >= 0) o["slo_attainment"] = x.slo_attainment;
+                if (x.mean_replicas >= 0) o["mean_replicas"] = x.mean_replicas;
                 w.push_back(std::move(o));
             }
             j["windows"] = std::move(w);
+        }
+        if (const auto& a = c.autoscale) {
+            Json held = Json::array();
+            for (const auto& [t, n] : a->held) held.push_back({{"t_s", t}, {"replicas", n}});
+            j["autoscale"] = {{"cold_start_s", a->cold_start_s},   {"replica_hours", a->replica_hours},
+                              {"gpu_hours", a->gpu_hours},         {"mean_replicas", a->mean_replicas},
+                              {"peak_replicas", a->peak_replicas}, {"scale_ups", a->scale_ups},
+                              {"scale_downs", a->scale_downs},     {"replicas_held", std::move(held)}};
         }
         j["mean_batch"] = c.mean_batch;
         j["mean_requests_in_system"] = c.mean_in_system;

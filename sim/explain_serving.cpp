@@ -503,6 +503,7 @@ ServingExplanation explain_serving(const Scenario& s) {
             "/inference/disaggregation: explain reads colocated deployments; `llmsim estimate` reports each pool of a "
             "disaggregated one (time iterating, batch, KV transfers), and `--qps max` its capacity");
     refuse_expert_parallel(s, "explain's levers (replicas, tp)");
+    refuse_autoscale(s, "explain's levers (replicas, tp)");
     ServingExplanation e;
     e.base = measure_serving(s);
     const auto& b = e.base;

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <queue>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "sim/length_dist.hpp"
@@ -539,6 +542,144 @@ struct IterationTotals {
     }
 };
 
+// The replicas an autoscaler holds (inference.autoscale; docs/serving.md "Autoscaling"): which serve, which
+// start (their cold start), which drain (no new requests; released when their last one finishes), the
+// requests in the system sampled at each decision over the policy's window, and the replica-time held.
+class Fleet {
+public:
+    enum class State : std::uint8_t { off, starting, serving, draining };
+
+    Fleet(const Autoscale& a, int replicas, double cold_start_s)
+        : a_(a),
+          state_(static_cast<std::size_t>(replicas), State::off),
+          since_(static_cast<std::size_t>(replicas), 0.0),
+          ready_(static_cast<std::size_t>(replicas), 0.0) {
+        r_.cold_start_s = cold_start_s;
+        for (int k = 0; k < a.min_replicas; ++k) state_[static_cast<std::size_t>(k)] = State::serving;
+        note(0.0);
+    }
+
+    [[nodiscard]] bool serving(std::size_t k) const { return state_[k] == State::serving; }
+    // The next decision's time, and the first starting replica's ready time (infinity when none).
+    [[nodiscard]] double next_tick() const { return ticks_ * a_.interval_s; }
+    [[nodiscard]] double next_ready() const {
+        double t = std::numeric_limits<double>::infinity();
+        for (std::size_t k = 0; k < state_.size(); ++k)
+            if (state_[k] == State::starting) t = std::min(t, ready_[k]);
+        return t;
+    }
+    // The starting replicas ready by t begin to serve.
+    void make_ready(double t) {
+        for (std::size_t k = 0; k < state_.size(); ++k)
+            if (state_[k] == State::starting && ready_[k] <= t) state_[k] = State::serving;
+    }
+    // A draining replica with nothing routed to it and nothing running is released at t.
+    void release_if_idle(std::size_t k, const ReplicaLoad& load, bool running, double t) {
+        if (state_[k] != State::draining || load.requests > 0 || running) return;
+        free_slot(k, t);
+        note(t);
+    }
+    // The decision at t: the requests in the system (`outstanding`) averaged over the window give the
+    // replicas wanted; more are taken from the draining ones, then started; fewer drop the starting ones,
+    // then drain the least loaded.
+    void decide(double t, double outstanding, const std::vector<ReplicaLoad>& load,
+                const std::function<bool(std::size_t)>& running) {
+        if (++ticks_ > kMaxTicks)
+            throw ConfigError(
+                fmt::format("/inference/autoscale/interval_s: {:g}: the stream needs more than {} "
+                            "decisions: expected a longer interval",
+                            a_.interval_s, kMaxTicks));
+        samples_.emplace_back(t, outstanding);
+        sum_ += outstanding;
+        while (!samples_.empty() && samples_.front().first <= t - a_.window_s) {
+            sum_ -= samples_.front().second;
+            samples_.pop_front();
+        }
+        const double mean = sum_ / static_cast<double>(samples_.size());
+        const int asked = std::clamp(static_cast<int>(std::min(1e9, std::ceil(mean / a_.target_outstanding - 1e-9))),
+                                     a_.min_replicas, a_.max_replicas);
+        // Up at once; down to the most any decision of the past scale_down_delay_s asked for (HPA's window).
+        while (!asked_.empty() && asked_.back().second <= asked) asked_.pop_back();
+        asked_.emplace_back(t, asked);
+        while (asked_.front().first <= t - a_.scale_down_delay_s && asked_.size() > 1) asked_.pop_front();
+        const int want = asked_.front().second;
+        int held = 0;
+        for (const State x : state_) held += x == State::starting || x == State::serving;
+        bool changed = false;
+        for (std::size_t k = 0; k < state_.size() && held < want; ++k)
+            if (state_[k] == State::draining) {
+                state_[k] = State::serving;
+                ++held;
+                ++r_.scale_ups;
+            }
+        for (std::size_t k = 0; k < state_.size() && held < want; ++k)
+            if (state_[k] == State::off) {
+                state_[k] = State::starting;
+                since_[k] = t;
+                ready_[k] = t + r_.cold_start_s;
+                ++held;
+                ++r_.scale_ups;
+                changed = true;
+            }
+        for (std::size_t k = state_.size(); k-- > 0 && held > want;)
+            if (state_[k] == State::starting) {
+                free_slot(k, t);
+                --held;
+                ++r_.scale_downs;
+                changed = true;
+            }
+        while (held > want) {
+            std::size_t pick = state_.size();
+            for (std::size_t k = 0; k < state_.size(); ++k)
+                if (state_[k] == State::serving && (pick == state_.size() || load[k].requests < load[pick].requests))
+                    pick = k;
+            state_[pick] = State::draining;
+            --held;
+            ++r_.scale_downs;
+            if (load[pick].requests == 0 && !running(pick)) free_slot(pick, t);
+            changed = true;
+        }
+        if (changed) note(t);
+    }
+    // Every replica still held is released at `end` (the last finish); the totals for `gpus_per_replica`.
+    AutoscaleResult finish(double end, int gpus_per_replica) {
+        for (std::size_t k = 0; k < state_.size(); ++k)
+            if (state_[k] != State::off) held_s_ += std::max(0.0, end - since_[k]);
+        r_.replica_hours = held_s_ / 3600.0;
+        r_.gpu_hours = r_.replica_hours * gpus_per_replica;
+        r_.mean_replicas = end > 0 ? held_s_ / end : static_cast<double>(a_.min_replicas);
+        return std::move(r_);
+    }
+
+private:
+    // Decisions per simulation: a day at Knative's 2 s tick is 43,200.
+    static constexpr std::int64_t kMaxTicks = 10'000'000;
+
+    void free_slot(std::size_t k, double t) {
+        held_s_ += std::max(0.0, t - since_[k]);
+        state_[k] = State::off;
+    }
+    void note(double t) {
+        int held = 0;
+        for (const State x : state_) held += x != State::off;
+        r_.peak_replicas = std::max(r_.peak_replicas, held);
+        if (!r_.held.empty() && r_.held.back().second == held) return;
+        if (!r_.held.empty() && r_.held.back().first == t)
+            r_.held.back().second = held;
+        else if (r_.held.size() < kMaxTicks)
+            r_.held.emplace_back(t, held);
+    }
+
+    const Autoscale& a_;
+    std::vector<State> state_;
+    std::vector<double> since_, ready_;
+    std::deque<std::pair<double, double>> samples_;
+    std::deque<std::pair<double, int>> asked_;   // decisions of the delay, decreasing: its front the most
+    double sum_ = 0, held_s_ = 0;
+    std::int64_t ticks_ = 0;
+    AutoscaleResult r_;
+};
+
 // The replicas of a deployment served over time: the requests routed to them as they arrive, each
 // replica's iterations composed by the scheduler policy (sim/scheduler) and priced (cost_models/inference
 // iteration_cost). Events in time order: an arrival is routed before an iteration that ends at the same
@@ -557,7 +698,14 @@ public:
           policy_(scheduler(job.inference.scheduler)),
           price_(job),
           emitted_(speculative_tokens_per_step(job.inference.speculative)),
-          offline_(offline) {}
+          offline_(offline) {
+        if (const auto& a = in_.autoscale; a.enabled() && !offline_) {
+            // A starting replica reads its weights (every GPU's shard) at storage_GBps, then starts its engine.
+            const auto mem = inference_memory(job.model, job.system, job.parallel, in_);
+            const double replica_weights_bytes = mem.weights_bytes * job.parallel.tp * job.parallel.pp;
+            cold_start_s_ = replica_weights_bytes / (a.storage_GBps * 1e9) + a.engine_start_s;
+        }
+    }
 
     // Serves the requests of `order` (in arrival order) on `count` replicas numbered from `first`, each
     // joining the replica `route` picks when it arrives (the first when route is null).
@@ -570,7 +718,31 @@ public:
         using Event = std::pair<double, std::size_t>;   // (time, replica): ties go to the lower replica
         std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
         Rng draws(in_.seed ^ kRouterStream);
+        // Autoscaling: only the serving replicas take arrivals (the router sees them alone); decisions and
+        // cold starts ending are events before the arrivals and iterations of the same time.
+        std::optional<Fleet> fleet;
+        if (in_.autoscale.enabled() && !offline_) fleet.emplace(in_.autoscale, count, cold_start_s_);
+        std::vector<std::size_t> serving_idx;
+        std::vector<ReplicaLoad> serving_load;
+        constexpr double kNever = std::numeric_limits<double>::infinity();
         for (std::size_t next = 0;;) {
+            if (fleet) {
+                const double t_arrival =
+                    next < order.size() ? reqs_[static_cast<std::size_t>(order[next])].arrival_s : kNever;
+                const double t_now = std::min(t_arrival, events.empty() ? kNever : events.top().first);
+                const double t_ready = fleet->next_ready();
+                const double t_tick = next < order.size() || !events.empty() ? fleet->next_tick() : kNever;
+                if (t_ready < kNever && t_ready <= t_now && t_ready <= t_tick) {
+                    fleet->make_ready(t_ready);
+                    continue;
+                }
+                if (t_tick < kNever && t_tick <= t_now) {
+                    double outstanding = 0;
+                    for (const auto& l : load) outstanding += static_cast<double>(l.requests);
+                    fleet->decide(t_tick, outstanding, load, [&](std::size_t k) { return reps[k].scheduled; });
+                    continue;
+                }
+            }
             if (next < order.size() &&
                 (events.empty() || reqs_[static_cast<std::size_t>(order[next])].arrival_s <= events.top().first)) {
                 const auto id = static_cast<std::size_t>(order[next]);
@@ -583,7 +755,19 @@ public:
                     const double share = in_.shared_prefix.tokens_of(rq.input) / rq.input;
                     for (const auto r : *went) load[r].match = share;
                 }
-                const std::size_t k = route ? route->route(load, next, draws.next()) : 0;
+                std::size_t k = 0;
+                if (fleet) {
+                    serving_idx.clear();
+                    serving_load.clear();
+                    for (std::size_t r = 0; r < load.size(); ++r)
+                        if (fleet->serving(r)) {
+                            serving_idx.push_back(r);
+                            serving_load.push_back(load[r]);
+                        }
+                    k = serving_idx[route->route(serving_load, next, draws.next())];
+                } else if (route) {
+                    k = route->route(load, next, draws.next());
+                }
                 if (went) {
                     for (const auto r : *went) load[r].match = 0;
                     if (std::find(went->begin(), went->end(), k) == went->end())
@@ -608,6 +792,7 @@ public:
             Replica& x = reps[k];
             x.scheduled = boundary(x, first + static_cast<int>(k), load[k]);
             if (x.scheduled) events.emplace(x.t, k);
+            if (fleet) fleet->release_if_idle(k, load[k], x.scheduled, x.t);
         }
         for (std::size_t k = 0; k < reps.size(); ++k) {
             const Replica& x = reps[k];
@@ -620,6 +805,7 @@ public:
             hit_tokens_ += x.rs.hit_tokens;
             end_all = std::max(end_all, x.t);
         }
+        if (fleet) autoscale_ = fleet->finish(end_all, job_.parallel.tp * job_.parallel.pp);
     }
 
     // The iteration totals, KV occupancy, peak batch, preemptions and timeline, into `res`.
@@ -631,6 +817,7 @@ public:
         res.preemptions = preemptions_;
         res.prefix_hit_fraction = prompt_tokens_ > 0 ? hit_tokens_ / prompt_tokens_ : 0.0;
         res.timeline = std::move(timeline_);
+        res.autoscale = std::move(autoscale_);
     }
 
     SaturatedRates saturated;    // offline: the replicas' saturated rates
@@ -724,17 +911,52 @@ private:
     std::int64_t peak_batch_ = 0, preemptions_ = 0;
     double prompt_tokens_ = 0, hit_tokens_ = 0;
     std::vector<ServingIteration> timeline_;
+    double cold_start_s_ = 0;
+    std::optional<AutoscaleResult> autoscale_;
 };
 
 }   // namespace
 
 namespace {
 
+// Under autoscaling, each window's replicas held averaged over its time up to `end` (a profile's slice over
+// every period the stream spans): the step function `held` integrated through its running area. Left at -1
+// when the windows times the periods spanned pass kMaxWindowCells (a command's work stays bounded).
+void replicas_per_window(const std::vector<std::pair<double, int>>& held, const WindowPlan& plan, double end,
+                         std::vector<ServingWindow>& windows) {
+    constexpr double kMaxWindowCells = 1e7;
+    if (held.empty() || windows.empty() || !(end > 0)) return;
+    std::vector<double> area(held.size(), 0.0);   // of held over [0, held[i].first)
+    for (std::size_t i = 1; i < held.size(); ++i)
+        area[i] = area[i - 1] + (held[i].first - held[i - 1].first) * held[i - 1].second;
+    const auto upto = [&](double t) {   // of held over [0, t)
+        const auto it = std::upper_bound(held.begin(), held.end(), t,
+                                         [](double x, const std::pair<double, int>& h) { return x < h.first; });
+        if (it == held.begin()) return 0.0;
+        const auto i = static_cast<std::size_t>(it - held.begin()) - 1;
+        return area[i] + (t - held[i].first) * held[i].second;
+    };
+    const double periods = plan.period_s > 0 ? std::ceil(end / plan.period_s) : 1.0;
+    if (periods * static_cast<double>(windows.size()) > kMaxWindowCells) return;
+    const double period = plan.period_s > 0 ? plan.period_s : 0.0;
+    for (std::size_t j = 0; j < windows.size(); ++j) {
+        const double start = static_cast<double>(j) * plan.width_s;
+        double sum = 0, span = 0;
+        for (double p = 0; p < periods; p += 1) {
+            const double a = p * period + start, b = std::min(a + plan.width_s, end);
+            if (!(b > a)) continue;
+            sum += upto(b) - upto(a);
+            span += b - a;
+        }
+        if (span > 0) windows[j].mean_replicas = sum / span;
+    }
+}
+
 // Each arrival reads every replica's load: bounded as the sequence-steps are, before anything runs.
 void check_router_work(const InferenceConfig& in, const RouterDef& route, int replicas, std::size_t requests,
-                       const ServingOptions& opt) {
+                       const ServingOptions& opt, bool autoscaled = false) {
     const double loads_read = static_cast<double>(replicas) * static_cast<double>(requests);
-    if (route.uses_load && loads_read > opt.max_sequence_steps)
+    if ((route.uses_load || autoscaled) && loads_read > opt.max_sequence_steps)
         throw ConfigError(fmt::format(
             "/inference/router: \"{}\" over {} replicas and {} requests reads {:.3g} replica loads, past the "
             "serving simulator's work limit ({:.3g}): expected fewer requests or replicas, or \"round-robin\"",
@@ -745,8 +967,8 @@ void check_router_work(const InferenceConfig& in, const RouterDef& route, int re
 // replica runs alone on its share (only `sampled`'s when it is >= 0). A router that reads the replicas'
 // load runs them together, every replica simulated.
 void serve_stream(ReplicaLoop& loop, const std::vector<std::int32_t>& order, int replicas, const RouterDef& route,
-                  int sampled) {
-    if (route.uses_load) {
+                  int sampled, bool autoscaled = false) {
+    if (route.uses_load || autoscaled) {   // an autoscaler's replicas share the stream as the fleet changes
         loop.run(order, replicas, 0, &route);
         return;
     }
@@ -823,15 +1045,18 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const auto& sp = in.speculative;
     res.spec_tokens_per_step = speculative_tokens_per_step(sp);   // produced per decode sequence
     const RouterDef& route = router(in.router);
-    check_router_work(in, route, replicas, reqs.size(), opt);
+    const bool offline = in.qps <= 0;
+    // An offline run (the deployment's throughput, which the reports compare a stream with) holds every replica.
+    const bool autoscaled = in.autoscale.enabled() && !offline;
+    check_router_work(in, route, replicas, reqs.size(), opt, autoscaled);
     check_stream(in, reqs, pool, decode_step_tokens(sp), res.spec_tokens_per_step, opt);
 
-    const bool offline = in.qps <= 0;
     std::vector<RequestState> st(reqs.size());
     ReplicaLoop loop(job, reqs, st, pool, opt, offline);
-    const int sampled = route.uses_load ? -1 : (opt.sample_replica >= 0 ? opt.sample_replica % replicas : -1);
+    const int sampled =
+        route.uses_load || autoscaled ? -1 : (opt.sample_replica >= 0 ? opt.sample_replica % replicas : -1);
     res.sampled_replica = sampled;
-    serve_stream(loop, in_order(reqs.size()), replicas, route, sampled);
+    serve_stream(loop, in_order(reqs.size()), replicas, route, sampled, autoscaled);
     loop.into(res);
     const SaturatedRates& saturated = loop.saturated;
     const double end_all = loop.end_all, in_system_area = loop.in_system_area;
@@ -845,6 +1070,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const double out_tokens = m.output_tokens, in_tokens = m.input_tokens;
     res.steadiness = steadiness(reqs, st, first, stride, scale, in.qps > 0, in.rate_profile);
     res.windows = stream_windows(in, windows, reqs, st, first, stride, scale);
+    if (res.autoscale) replicas_per_window(res.autoscale->held, windows, end_all, res.windows);
     res.makespan_s = end_all;
     res.iterations = iterations;
     if (end_all > 0) {
@@ -1216,6 +1442,14 @@ void refuse_expert_parallel(const Scenario& s, std::string_view who) {
     if (s.inference.disaggregation.prefill_ep > 1)
         refuse("/inference/disaggregation/prefill_ep", s.inference.disaggregation.prefill_ep, "prefill replicas");
     if (s.parallel.ep > 1) refuse("/parallel/ep", s.parallel.ep, "replicas");
+}
+
+void refuse_autoscale(const Scenario& s, std::string_view who) {
+    if (s.inference.autoscale.enabled())
+        throw ConfigError(
+            fmt::format("/inference/autoscale: {} sizes fixed deployments: expected no autoscale "
+                        "(`llmsim estimate` runs the autoscaled fleet on a stream)",
+                        who));
 }
 
 std::vector<CapacityCandidate> capacity_groups(const Scenario& base, int max_gpus) {

@@ -72,6 +72,7 @@ struct ServingWindow {
     // Share of its requests within every stated SLO target's time (TTFT, and TPOT where a request has more
     // than one output token; DistServe's per-request attainment); -1 without an SLO.
     double slo_attainment = -1;
+    double mean_replicas = -1;   // under autoscaling: replicas held, averaged over the window's time; else -1
 };
 
 // A disaggregated deployment's pools (ServingResult::disaggregated).
@@ -88,6 +89,18 @@ struct DisaggregatedPools {
     double link_GBps = 0;             // per GPU, as resolved
     double transfer_bytes_mean = 0;   // per GPU of the slower side, per request
     double link_busy_fraction = 0;    // prefill replicas' link time over replicas x makespan
+};
+
+// What the autoscaler did (ServingResult::autoscale, inference.autoscale).
+struct AutoscaleResult {
+    double cold_start_s = 0;      // a replica's: its weights over storage_GBps, plus engine_start_s
+    double replica_hours = 0;     // replicas held (starting, serving or draining) x time, to the last finish
+    double gpu_hours = 0;         // replica_hours x GPUs per replica
+    double mean_replicas = 0;     // replica_hours over the makespan
+    int peak_replicas = 0;        // most held at once
+    std::int64_t scale_ups = 0;   // replicas started or kept from draining
+    std::int64_t scale_downs = 0;
+    std::vector<std::pair<double, int>> held;   // (time, replicas held from then), at t = 0 and each change
 };
 
 struct ServingResult {
@@ -123,6 +136,7 @@ struct ServingResult {
     std::optional<DisaggregatedPools> disaggregated;
     // The stream's windows in order (inference.window_s, else a rate profile's slices; empty without either).
     std::vector<ServingWindow> windows;
+    std::optional<AutoscaleResult> autoscale;   // inference.autoscale
 };
 
 struct ServingOptions {
@@ -224,6 +238,9 @@ struct CapacityResult {
 // /parallel/ep or /inference/disaggregation/prefill_ep when ep > 1, `who` saying which command refuses
 // ("the serving search"). One sentence for all of them.
 void refuse_expert_parallel(const Scenario& s, std::string_view who);
+// The same for an autoscaled deployment (inference.autoscale): a search sizes fixed deployments, and a fleet
+// that changes has no one capacity; `who` names the caller.
+void refuse_autoscale(const Scenario& s, std::string_view who);
 // The scenario of a candidate: its layout, replicas, precisions, max_batch and chunk; continuous batching.
 [[nodiscard]] Scenario capacity_scenario(const Scenario& base, const CapacityCandidate& c);
 // The streams a capacity is judged on: 600 s of arrivals (MLPerf loadgen's minimum run duration; times

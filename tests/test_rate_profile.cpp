@@ -3,10 +3,13 @@
 // reports each slice (docs/serving.md "A rate that varies").
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
 #include "sim/serving.hpp"
@@ -230,4 +233,106 @@ TEST_CASE("rate profile: a capacity stream that cannot span the period is refuse
     // The same levels over an hour span it: 360,000 requests.
     in["rate_profile"]["period_s"] = 3600;
     CHECK(sim::capacity_stream_requests(serving(in).inference) == 360000);
+}
+
+namespace {
+
+// Four H100 replicas of Llama-3-8B fp8 under a 10-minute period: a quiet first half (a quarter of the mean
+// rate), a busy second half (1.75x), each replica aimed at `target` requests in the system.
+Scenario autoscaled(double qps, std::int64_t requests, Json autoscale) {
+    Json in = stream(qps, requests, {{"period_s", 600}, {"levels", {1, 7}}});
+    in["autoscale"] = std::move(autoscale);
+    Json j = {{"model", "llama-3-8b"},
+              {"system", "dgx-h100"},
+              {"gpus", 4},
+              {"parallel", {{"tp", 1}, {"pp", 1}}},
+              {"inference", std::move(in)}};
+    return parse_scenario(j);
+}
+
+}   // namespace
+
+TEST_CASE("autoscale: replicas follow the load after their cold start; GPU-hours are those held",
+          "[serving][autoscale]") {
+    const Json policy = {{"target_outstanding", 8}, {"storage_GBps", 2}, {"engine_start_s", 20}};
+    const Scenario s = autoscaled(24, 14400, policy);   // one 600-s period
+    REQUIRE(s.inference.autoscale.enabled());
+    CHECK(s.inference.autoscale.max_replicas == 4);   // unset: the deployment's replicas
+    CHECK(to_json(s)["inference"]["autoscale"]["max_replicas"] == 4);
+    sim::ServingOptions opt;
+    opt.timeline = true;
+    const auto r = sim::simulate_serving(s.serving_job(), opt);
+    REQUIRE(r.autoscale);
+    const auto& a = *r.autoscale;
+    // The cold start: the replica's weights (every GPU's shard) at 2 GB/s, then the engine's 20 s.
+    const auto mem = inference_memory(s.model, s.system, s.parallel, s.inference);
+    CHECK(a.cold_start_s == Approx(mem.weights_bytes / 2e9 + 20.0));
+    CHECK(a.cold_start_s > 20.0);
+    // One replica at t = 0 (min_replicas), more when the busy half comes, all held at its height.
+    REQUIRE(a.held.size() >= 2);
+    CHECK(a.held.front() == std::pair<double, int>{0.0, 1});
+    CHECK(a.peak_replicas == 4);
+    CHECK(a.scale_ups >= 3);
+    REQUIRE(r.windows.size() == 2);
+    CHECK(r.windows[0].mean_replicas == Approx(1.0).margin(0.2));
+    CHECK(r.windows[1].mean_replicas > 2.5);
+    // A replica started at t serves nothing before t + its cold start.
+    const double first_up = a.held[1].first;
+    double first_start = std::numeric_limits<double>::infinity();   // of any iteration off replica 0
+    for (const auto& it : r.timeline)
+        if (it.replica > 0) first_start = std::min(first_start, it.start_s);
+    CHECK(first_start >= first_up + a.cold_start_s - 1e-9);
+    CHECK(first_start < 600.0);
+    // Held replica-time, summed, is the GPU-hours; fewer than the fixed deployment's four for the makespan.
+    CHECK(a.gpu_hours == Approx(a.replica_hours));   // tp 1, pp 1
+    CHECK(a.mean_replicas == Approx(a.replica_hours * 3600 / r.makespan_s));
+    CHECK(a.mean_replicas < 4.0);
+    CHECK(a.mean_replicas > 1.0);
+    // Every request served; the same seed gives the same fleet.
+    CHECK(r.requests == 14400);
+    const auto again = sim::simulate_serving(s.serving_job(), opt);
+    CHECK(again.autoscale->held == a.held);
+    CHECK(again.ttft_s.p99 == r.ttft_s.p99);
+}
+
+TEST_CASE("autoscale: a load under one replica's target never scales; the bounds hold", "[serving][autoscale]") {
+    // At 1 req/s a replica holds about one request: one replica throughout, its GPU-hours the makespan's.
+    const auto r =
+        sim::simulate_serving(autoscaled(1, 600, {{"target_outstanding", 64}, {"storage_GBps", 2}}).serving_job());
+    REQUIRE(r.autoscale);
+    CHECK(r.autoscale->scale_ups == 0);
+    CHECK(r.autoscale->peak_replicas == 1);
+    CHECK(r.autoscale->replica_hours == Approx(r.makespan_s / 3600));
+    // max_replicas caps the fleet whatever the load asks.
+    const auto capped = sim::simulate_serving(
+        autoscaled(24, 14400, {{"target_outstanding", 1}, {"storage_GBps", 2}, {"max_replicas", 2}}).serving_job());
+    CHECK(capped.autoscale->peak_replicas == 2);
+}
+
+TEST_CASE("autoscale: bad values and combinations name their pointer", "[serving][autoscale][errors]") {
+    auto err = [](Json policy, double qps = 10) {
+        try {
+            (void)autoscaled(qps, 100, std::move(policy));
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK(err({{"storage_GBps", 2}}).find("/inference/autoscale/target_outstanding: missing") != std::string::npos);
+    CHECK(err({{"target_outstanding", 8}}).find("/inference/autoscale/storage_GBps: missing") != std::string::npos);
+    CHECK(err({{"target_outstanding", 0}, {"storage_GBps", 2}}).find("/inference/autoscale/target_outstanding: 0") !=
+          std::string::npos);
+    CHECK(err({{"target_outstanding", 8}, {"storage_GBps", 2}, {"max_replicas", 5}})
+              .find("/inference/autoscale/max_replicas: 5: expected at most the deployment's replicas") !=
+          std::string::npos);
+    CHECK(err({{"target_outstanding", 8}, {"storage_GBps", 2}, {"min_replicas", 3}, {"max_replicas", 2}})
+              .find("/inference/autoscale/min_replicas: 3: expected at most max_replicas (2)") != std::string::npos);
+    CHECK(err({{"target_outstanding", 8}, {"storage_GBps", 2}, {"surge", 1}}).find("unknown key \"surge\"") !=
+          std::string::npos);
+    // Offline there is no stream to follow (the rate profile is refused there too, each named).
+    CHECK(err({{"target_outstanding", 8}, {"storage_GBps", 2}}, 0).find("/inference/autoscale") != std::string::npos);
+    // A search sizes fixed deployments.
+    const Scenario s = autoscaled(10, 100, {{"target_outstanding", 8}, {"storage_GBps", 2}});
+    CHECK_THROWS_WITH(sim::refuse_autoscale(s, "the serving search"),
+                      Catch::Contains("/inference/autoscale: the serving search sizes fixed deployments"));
 }

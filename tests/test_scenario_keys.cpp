@@ -95,6 +95,11 @@ Json context_for(const ScenarioKey& k) {
         j["inference"]["qps"] = 5;
         if (o == "/inference/rate_profile") j["inference"]["rate_profile"] = {{"levels", {1, 2}}};
     }
+    // Autoscaling: a stream to follow, and the required target and storage bandwidth beside the key tried.
+    if (p == "/inference/autoscale" || o == "/inference/autoscale") {
+        j["inference"]["qps"] = 5;
+        if (o == "/inference/autoscale") j["inference"]["autoscale"] = {{"target_outstanding", 8}, {"storage_GBps", 2}};
+    }
     // A disaggregation's keys other than its required pool size need that size.
     if (k.object == "/inference/disaggregation" && k.key != "prefill_gpus")
         j["inference"]["disaggregation"] = {{"prefill_gpus", 2}};
