@@ -259,12 +259,23 @@ Json serving_json(const Scenario&, const Estimate& est) {
             j["windows"] = std::move(w);
         }
         if (const auto& a = c.autoscale) {
+            // Every change, thinned to at most kMaxHeldPoints (every stride-th and the last) so that a fleet
+            // that changes at each of 10^7 decisions does not write gigabytes.
+            constexpr std::size_t kMaxHeldPoints = 10'000;
+            const std::size_t stride = (a->held.size() + kMaxHeldPoints - 1) / kMaxHeldPoints;
             Json held = Json::array();
-            for (const auto& [t, n] : a->held) held.push_back({{"t_s", t}, {"replicas", n}});
-            j["autoscale"] = {{"cold_start_s", a->cold_start_s},   {"replica_hours", a->replica_hours},
-                              {"gpu_hours", a->gpu_hours},         {"mean_replicas", a->mean_replicas},
-                              {"peak_replicas", a->peak_replicas}, {"scale_ups", a->scale_ups},
-                              {"scale_downs", a->scale_downs},     {"replicas_held", std::move(held)}};
+            for (std::size_t i = 0; i < a->held.size(); ++i)
+                if (i % std::max<std::size_t>(1, stride) == 0 || i + 1 == a->held.size())
+                    held.push_back({{"t_s", a->held[i].first}, {"replicas", a->held[i].second}});
+            j["autoscale"] = {{"cold_start_s", a->cold_start_s},
+                              {"replica_hours", a->replica_hours},
+                              {"gpu_hours", a->gpu_hours},
+                              {"mean_replicas", a->mean_replicas},
+                              {"peak_replicas", a->peak_replicas},
+                              {"scale_ups", a->scale_ups},
+                              {"scale_downs", a->scale_downs},
+                              {"replicas_held", std::move(held)},
+                              {"replicas_held_stride", std::max<std::size_t>(1, stride)}};
         }
         j["mean_batch"] = c.mean_batch;
         j["mean_requests_in_system"] = c.mean_in_system;
