@@ -228,8 +228,8 @@ Json length_flag_value(const char* flag, const std::string& text) {
         if (!n) throw bad();
         return Json(*n);
     }
-    const std::string dist = text.substr(0, colon);
-    if (dist != "normal" && dist != "lognormal" && dist != "exponential" && dist != "uniform") throw bad();
+    const std::string dist = text.substr(0, colon);   // the reader checks the name against its families
+    if (dist.empty()) throw bad();
     const auto items = split_list(text.substr(colon + 1));
     std::vector<double> v;
     for (const auto& item : items) {

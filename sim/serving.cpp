@@ -562,16 +562,12 @@ public:
     [[nodiscard]] bool serving(std::size_t k) const { return state_[k] == State::serving; }
     // The next decision's time, and the first starting replica's ready time (infinity when none).
     [[nodiscard]] double next_tick() const { return ticks_ * a_.interval_s; }
-    [[nodiscard]] double next_ready() const {
-        double t = std::numeric_limits<double>::infinity();
-        for (std::size_t k = 0; k < state_.size(); ++k)
-            if (state_[k] == State::starting) t = std::min(t, ready_[k]);
-        return t;
-    }
+    [[nodiscard]] double next_ready() const { return next_ready_; }
     // The starting replicas ready by t begin to serve.
     void make_ready(double t) {
         for (std::size_t k = 0; k < state_.size(); ++k)
             if (state_[k] == State::starting && ready_[k] <= t) state_[k] = State::serving;
+        update_next_ready();
     }
     // A draining replica with nothing routed to it and nothing running is released at t.
     void release_if_idle(std::size_t k, const ReplicaLoad& load, bool running, double t) {
@@ -640,6 +636,7 @@ public:
             changed = true;
         }
         if (changed) note(t);
+        update_next_ready();
     }
     // Every replica still held is released at `end` (the last finish); the totals for `gpus_per_replica`.
     AutoscaleResult finish(double end, int gpus_per_replica) {
@@ -655,6 +652,12 @@ private:
     // Decisions per simulation: a day at Knative's 2 s tick is 43,200.
     static constexpr std::int64_t kMaxTicks = 10'000'000;
 
+    // Kept as the starting set changes (decide, make_ready), not scanned at every event of the loop.
+    void update_next_ready() {
+        next_ready_ = std::numeric_limits<double>::infinity();
+        for (std::size_t k = 0; k < state_.size(); ++k)
+            if (state_[k] == State::starting) next_ready_ = std::min(next_ready_, ready_[k]);
+    }
     void free_slot(std::size_t k, double t) {
         held_s_ += std::max(0.0, t - since_[k]);
         state_[k] = State::off;
@@ -676,6 +679,7 @@ private:
     std::deque<std::pair<double, double>> samples_;
     std::deque<std::pair<double, int>> asked_;   // decisions of the delay, decreasing: its front the most
     double sum_ = 0, held_s_ = 0;
+    double next_ready_ = std::numeric_limits<double>::infinity();   // the first starting replica's
     std::int64_t ticks_ = 0;
     AutoscaleResult r_;
 };
