@@ -51,8 +51,9 @@ Scenario at_rate(const Scenario& s, double qps, std::int64_t requests) {
 
 std::string slo_misses(const InferenceConfig& in, const sim::ServingResult& r) {
     std::vector<std::string> parts;
-    for (const auto& m : sim::slo_misses(in.slo, r.ttft_s, r.tpot_s))
-        parts.push_back(fmt::format("{} {:.3g} s > {:.3g} s", m.target.name(), m.measured_s, m.target.seconds));
+    for (const auto& [cls, m] : sim::stream_slo_misses(in, r))
+        parts.push_back(fmt::format("{}{} {:.3g} s > {:.3g} s", cls.empty() ? "" : cls + " ", m.target.name(),
+                                    m.measured_s, m.target.seconds));
     if (!r.steadiness.keeps_up)
         parts.push_back(fmt::format("served {:.4g} of {:.4g} req/s offered (the queue grows)", r.steadiness.served_qps,
                                     r.steadiness.offered_qps));

@@ -84,6 +84,38 @@ std::string windows_text(const InferenceConfig& in, const std::vector<sim::Servi
     return out;
 }
 
+std::string classes_text(const InferenceConfig& in, const std::vector<sim::ClassResult>& classes) {
+    if (classes.empty()) return {};
+    const bool slo = in.slo.any();
+    std::vector<std::string> head = {"class", "share", "requests", "mean in / out", "TTFT p99", "TPOT p99"};
+    if (slo) {
+        head.emplace_back("within SLO");
+        head.emplace_back("SLO");
+    }
+    Table t(head);
+    std::string misses;
+    for (std::size_t k = 0; k < classes.size(); ++k) {
+        const auto& c = classes[k];
+        std::vector<std::string> row = {c.name,
+                                        fmt::format("{:.3g}%", 100 * c.share),
+                                        with_commas(c.requests),
+                                        fmt::format("{:.0f} / {:.0f}", c.mean_input, c.mean_output),
+                                        c.requests > 0 ? human_seconds(c.ttft_s.p99) : "-",
+                                        c.requests > 0 ? human_seconds(c.tpot_s.p99) : "-"};
+        if (slo) {
+            row.push_back(c.slo_attainment >= 0 ? fmt::format("{:.1f}%", 100 * c.slo_attainment) : "-");
+            row.emplace_back(c.slo_met ? "met" : "MISSED");
+            for (const auto& m : sim::slo_misses(in.classes[k].slo, c.ttft_s, c.tpot_s))
+                misses += fmt::format("{}{} {} {} > {}", misses.empty() ? "" : "; ", c.name, m.target.name(),
+                                      human_seconds(m.measured_s), human_seconds(m.target.seconds));
+        }
+        t.row(row);
+    }
+    std::string out = "\n" + t.str();
+    if (!misses.empty()) out += wrap_text("missed: " + misses);
+    return out;
+}
+
 std::string shared_prefix_text(const InferenceConfig& in) {
     const auto& sp = in.shared_prefix;
     if (!sp.enabled()) return "";
@@ -227,7 +259,15 @@ std::string serving_text(const Scenario&, const Estimate& est) {
         fmt::format("{} output tokens/s ({} per GPU)", fixed_commas(c.output_tokens_per_s, 0),
                     fixed_commas(c.output_tokens_per_s_per_gpu, 0)),
         fmt::format("TTFT p99 {}  TPOT p99 {}", human_seconds(c.ttft_s.p99), human_seconds(c.tpot_s.p99))};
-    if (in.slo.any()) headline.emplace_back(c.slo_met ? "SLO met" : "SLO MISSED");
+    if (in.slo.any()) {
+        std::vector<std::string> missed;   // the classes that miss their own SLO
+        for (const auto& x : c.classes)
+            if (!x.slo_met) missed.push_back(x.name);
+        headline.emplace_back(c.classes.empty() ? (c.slo_met ? "SLO met" : "SLO MISSED")
+                              : c.slo_met       ? "every class's SLO met"
+                              : missed.empty()  ? "SLO MISSED"
+                                                : fmt::format("SLO MISSED ({})", fmt::join(missed, ", ")));
+    }
     out += join_fields(headline) + "\n";
     Table t({"latency", "mean", "p50", "p90", "p99"});
     auto row = [&](const char* name, const sim::Distribution& d) {
@@ -237,7 +277,8 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     row("time per output token", c.tpot_s);
     row("end to end", c.e2e_latency_s);
     row("queueing delay", c.queue_s);
-    out += t.str() + "\n";
+    out += t.str();
+    out += classes_text(in, c.classes) + "\n";
     Table u({"deployment", "value"});
     u.row({"makespan", human_seconds(c.makespan_s)});
     u.row({"iterations (all replicas)", with_commas(c.iterations)});

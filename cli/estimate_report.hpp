@@ -33,6 +33,9 @@ std::string shared_prefix_text(const InferenceConfig& in);
 // A rate profile's slices (ServingResult::windows) as a table: rate, TTFT and TPOT p99 and, with an SLO, the
 // share of requests within it; at most 48 rows (the slices of the longest TTFT p99); empty without a profile.
 std::string windows_text(const InferenceConfig& in, const std::vector<sim::ServingWindow>& windows);
+// The request classes of a stream (inference.classes): each class's share, requests, lengths, latencies and
+// whether it meets its own SLO; "" without classes.
+std::string classes_text(const InferenceConfig& in, const std::vector<sim::ClassResult>& classes);
 // The arrival process in words: "Poisson", "Gamma gaps, cv 2", "evenly spaced".
 std::string arrival_process_text(const InferenceConfig& in);
 // Whether a header names the arrival shape: a generated stream other than a constant-rate Poisson one (a

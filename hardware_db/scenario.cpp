@@ -279,6 +279,109 @@ void read_arrivals(KeyReader& r, InferenceConfig& in, const std::string& base_di
     if (!r.has("requests")) in.requests = static_cast<std::int64_t>(in.arrivals->rows.size());
 }
 
+// An SLO object (/inference/slo, a class's slo): its keys are /inference/slo's wherever it is.
+ServingSlo read_slo(const Json& v, const std::string& at, Problems& problems) {
+    KeyReader o(v, at, problems, "/inference/slo");
+    ServingSlo slo;
+    slo.ttft_p99_s = o.num_key("ttft_p99_s");
+    slo.tpot_p99_s = o.num_key("tpot_p99_s");
+    slo.ttft_p90_s = o.num_key("ttft_p90_s");
+    slo.tpot_p90_s = o.num_key("tpot_p90_s");
+    o.finish();
+    return slo;
+}
+
+// A class name: 1 to 32 letters, digits, '-', '_' or '.', so that it reads the same in a JSON pointer, a
+// table and a file name.
+bool valid_class_name(const std::string& name) {
+    return !name.empty() && name.size() <= 32 && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+               c == '.';
+    });
+}
+
+// The moments of a mixture of lengths (the classes' by share): its mean, its spread by the law of total
+// variance, its bounds the classes' widest; a fixed length when every class draws the same one.
+LengthDist mixture(const std::vector<RequestClass>& classes, LengthDist RequestClass::*len) {
+    LengthDist d;
+    double mean = 0, second = 0;
+    d.min = 1e300;
+    d.max = 0;
+    for (const auto& c : classes) {
+        const LengthDist& x = c.*len;
+        mean += c.share * x.mean;
+        second += c.share * (x.stdev * x.stdev + x.mean * x.mean);
+        d.min = std::min(d.min, x.is_fixed() ? x.mean : x.min);
+        d.max = std::max(d.max, x.is_fixed() ? x.mean : x.max);
+    }
+    d.mean = mean;
+    d.stdev = std::sqrt(std::max(0.0, second - mean * mean));
+    d.kind = d.stdev > 1e-9 * std::max(1.0, mean) ? LengthDist::Kind::lognormal : LengthDist::Kind::fixed;
+    if (d.kind == LengthDist::Kind::fixed) {
+        d.stdev = 0;
+        d.min = 1;
+        d.max = 1e9;
+    }
+    return d;
+}
+
+// inference.classes: each class's share (normalised to sum 1), its lengths (the scenario's unless stated)
+// and its SLO (the scenario's unless stated; a class may state one only beside the scenario's, which is the
+// question's switch). The scenario's input_dist and output_dist become the mixture's.
+void read_classes(KeyReader& r, InferenceConfig& in) {
+    const Json* v = r.get("classes");
+    if (!v) return;
+    const std::string at = r.ptr("classes");
+    if (!v->is_object() || v->empty() || v->size() > RequestClass::kMaxClasses) {
+        r.problems().add(at, *v,
+                         fmt::format("an object of 1 to {} classes by name, each {{\"share\", \"input_len\", "
+                                     "\"output_len\", \"slo\"}}",
+                                     RequestClass::kMaxClasses));
+        return;
+    }
+    if (in.arrivals) {
+        r.problems().add(at, *v, "no classes with /inference/arrivals (the trace gives every request's lengths)");
+        return;
+    }
+    double total = 0;
+    for (const auto& [name, c] : v->items()) {
+        const std::string ptr = at + "/" + name;
+        if (!valid_class_name(name)) {
+            r.problems().add_raw(fmt::format("{}: a class named {}: expected 1 to 32 letters, digits, '-', '_' or '.'",
+                                             at, Json(name).dump()));
+            continue;
+        }
+        if (!c.is_object()) {
+            r.problems().add(ptr, c, "an object {\"share\", \"input_len\", \"output_len\", \"slo\"}");
+            continue;
+        }
+        KeyReader o(c, ptr, r.problems(), "/inference/classes/NAME");
+        RequestClass rc;
+        rc.name = name;
+        rc.share = o.required_num_key("share");
+        rc.input_dist = o.has("input_len") ? read_length(o, "input_len", 128) : in.input_dist;
+        rc.output_dist = o.has("output_len") ? read_length(o, "output_len", 128) : in.output_dist;
+        rc.slo = in.slo;
+        if (const Json* sl = o.get("slo")) {
+            if (!in.slo.any())
+                r.problems().add(o.ptr("slo"), *sl,
+                                 "no class SLO without /inference/slo (the default of the classes that state none, "
+                                 "and what makes the question one of latency)");
+            else
+                rc.slo = read_slo(*sl, o.ptr("slo"), r.problems());
+        }
+        o.finish();
+        if (rc.share > 0) total += rc.share;
+        in.classes.push_back(std::move(rc));
+    }
+    if (!(total > 0) || in.classes.empty()) return;
+    for (auto& c : in.classes) c.share /= total;
+    in.input_dist = mixture(in.classes, &RequestClass::input_dist);
+    in.output_dist = mixture(in.classes, &RequestClass::output_dist);
+    in.input_len = std::max<std::int64_t>(1, std::llround(in.input_dist.mean));
+    in.output_len = std::max<std::int64_t>(1, std::llround(in.output_dist.mean));
+}
+
 void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::string& base_dir) {
     auto& in = s.inference;
     in.batch = r.int_key_or("batch", 1);
@@ -405,14 +508,8 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         }
         o.finish();
     }
-    if (const Json* sl = r.get("slo")) {
-        KeyReader o(*sl, r.ptr("slo"), r.problems(), "/inference/slo");
-        in.slo.ttft_p99_s = o.num_key("ttft_p99_s");
-        in.slo.tpot_p99_s = o.num_key("tpot_p99_s");
-        in.slo.ttft_p90_s = o.num_key("ttft_p90_s");
-        in.slo.tpot_p90_s = o.num_key("tpot_p90_s");
-        o.finish();
-    }
+    if (const Json* sl = r.get("slo")) in.slo = read_slo(*sl, r.ptr("slo"), r.problems());
+    read_classes(r, in);
     if (const Json* dj = r.get("disaggregation")) {
         KeyReader o(*dj, r.ptr("disaggregation"), r.problems(), "/inference/disaggregation");
         auto& d = in.disaggregation;
@@ -897,6 +994,15 @@ static Json to_json(const LengthDist& d) {
             {"max", d.max}};
 }
 
+static Json to_json(const ServingSlo& slo) {
+    Json o = Json::object();
+    if (slo.ttft_p99_s) o["ttft_p99_s"] = *slo.ttft_p99_s;
+    if (slo.tpot_p99_s) o["tpot_p99_s"] = *slo.tpot_p99_s;
+    if (slo.ttft_p90_s) o["ttft_p90_s"] = *slo.ttft_p90_s;
+    if (slo.tpot_p90_s) o["tpot_p90_s"] = *slo.tpot_p90_s;
+    return o;
+}
+
 Json to_json(const InferenceConfig& in) {
     Json j = {{"batch", in.batch},
               {"input_len", to_json(in.input_dist)},
@@ -962,13 +1068,15 @@ Json to_json(const InferenceConfig& in) {
         if (in.engine.version) e["version"] = to_string(*in.engine.version);
         j["engine"] = e;
     }
-    if (in.slo.any()) {
+    if (in.slo.any()) j["slo"] = to_json(in.slo);
+    if (!in.classes.empty()) {
         Json o = Json::object();
-        if (in.slo.ttft_p99_s) o["ttft_p99_s"] = *in.slo.ttft_p99_s;
-        if (in.slo.tpot_p99_s) o["tpot_p99_s"] = *in.slo.tpot_p99_s;
-        if (in.slo.ttft_p90_s) o["ttft_p90_s"] = *in.slo.ttft_p90_s;
-        if (in.slo.tpot_p90_s) o["tpot_p90_s"] = *in.slo.tpot_p90_s;
-        j["slo"] = o;
+        for (const auto& c : in.classes) {
+            Json x = {{"share", c.share}, {"input_len", to_json(c.input_dist)}, {"output_len", to_json(c.output_dist)}};
+            if (c.slo.any()) x["slo"] = to_json(c.slo);
+            o[c.name] = x;
+        }
+        j["classes"] = o;
     }
     return j;
 }

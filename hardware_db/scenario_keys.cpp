@@ -43,6 +43,8 @@ constexpr double kMaxZipf = 4.0;
 // level a relative rate up to 10^6 times another's.
 constexpr double kMaxProfilePeriod_s = 365.0 * 86400.0;
 constexpr double kMaxProfileLevel = 1e6;
+// A request class's share: relative, like a profile's levels (one class up to 10^6 times another's share).
+constexpr double kMaxClassShare = 1e6;
 constexpr double kMinWindow_s = 1e-3;   // a report window: at least a millisecond
 constexpr double kMaxPower_W = 1e9;
 constexpr double kMaxKHalf = 1e9;
@@ -1029,6 +1031,15 @@ std::vector<ScenarioKey> build() {
                     .ext()
                     .computed("absent: every prompt its own")
                     .example("{\"groups\": 16, \"tokens\": 1024}"));
+    t.push_back(
+        K(in, "classes", KT::object_map, S,
+          fmt::format("kinds of request in one stream, by name (letters, digits, - _ .; at most {}): each "
+                      "its share of the arrivals, lengths and SLO; docs/serving.md \"Request classes\" "
+                      "(below)",
+                      RequestClass::kMaxClasses))
+            .ext()
+            .computed("absent: one kind of request (input_len, output_len, slo)")
+            .example(R"({"chat": {"share": 3, "output_len": 200}, "summary": {"share": 1, "input_len": 4000}})"));
     t.push_back(K(in, "slo", KT::object, S, "latency targets; the output says whether they are met (below)")
                     .computed("absent")
                     .example("{\"ttft_p99_s\": 2.0}"));
@@ -1143,6 +1154,30 @@ std::vector<ScenarioKey> build() {
                     .real(0.0, true, kMaxZipf)
                     .dflt("0")
                     .example("1.0"));
+    const std::string rc = "/inference/classes/NAME";   // NAME: each class's name
+    t.push_back(
+        K(rc, "share", KT::number, S, "the class's share of the arrivals (any unit: the shares are scaled to sum 1)")
+            .ext()
+            .real(0.0, false, kMaxClassShare)
+            .computed("required")
+            .example("0.25"));
+    t.push_back(K(rc, "input_len", KT::length, S, "the class's prompt tokens: an integer or a distribution object")
+                    .ext()
+                    .range(1, limits::kSeqLen)
+                    .unit("tokens")
+                    .computed("/inference/input_len")
+                    .example("4000"));
+    t.push_back(K(rc, "output_len", KT::length, S, "the class's generated tokens: an integer or a distribution object")
+                    .ext()
+                    .range(1, limits::kSeqLen)
+                    .unit("tokens")
+                    .computed("/inference/output_len")
+                    .example("200"));
+    t.push_back(K(rc, "slo", KT::object, S,
+                  "the class's latency targets, keys as /inference/slo's (which must be stated: it is the default)")
+                    .ext()
+                    .computed("/inference/slo")
+                    .example("{\"ttft_p99_s\": 10}"));
     const std::string rp = "/inference/rate_profile";
     t.push_back(K(rp, "period_s", KT::number, S, "the period the levels repeat over")
                     .ext()
@@ -1377,6 +1412,7 @@ std::string key_type_text(const ScenarioKey& k) {
         case KeyType::number_list: return "array of numbers";
         case KeyType::object: return "object";
         case KeyType::text_map: return "object of strings";
+        case KeyType::object_map: return "object of name -> object";
         case KeyType::model: return "model name, path or object";
         case KeyType::system: return "system name or object";
         case KeyType::accelerator: return "accelerator name or object";

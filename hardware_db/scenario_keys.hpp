@@ -27,6 +27,7 @@ enum class KeyType {
     number_list,    // an array of numbers in [min, max]
     object,         // an object whose keys are listed under its pointer
     text_map,       // an object of key -> source text
+    object_map,     // an object of name -> object whose keys are listed under <pointer>/NAME
     model,          // a model-zoo name, a model / config.json path or a model object (/model)
     system,         // a system name or object (/system)
     accelerator,    // an accelerator name or object (/system/gpu)

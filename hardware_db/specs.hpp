@@ -508,11 +508,25 @@ struct Autoscale {
     [[nodiscard]] bool enabled() const { return target_outstanding > 0; }
 };
 
+// inference.classes: one kind of request of a mixed stream (chat turns beside long summaries, say), with its
+// share of the arrivals, its own lengths and its own latency targets (docs/serving.md "Request classes").
+// Each request of the stream is of one class, drawn by share; every class is judged on its own SLO.
+struct RequestClass {
+    static constexpr std::size_t kMaxClasses = 64;
+    std::string name;
+    double share = 1;   // of the arrivals, the shares normalised to sum 1 when read
+    LengthDist input_dist, output_dist;
+    ServingSlo slo;   // stated, else the scenario's
+};
+
 struct InferenceConfig {
     std::int64_t batch = 1;
     std::int64_t input_len = 128;    // mean (rounded) of input_dist
     std::int64_t output_len = 128;   // mean (rounded) of output_dist
+    // With request classes: the mixture's mean, spread and bounds (what the closed form and the bounds read);
+    // each request's lengths are drawn from its class's.
     LengthDist input_dist, output_dist;
+    std::vector<RequestClass> classes;   // empty: one kind of request (input_dist, output_dist, slo)
     std::int64_t requests = 1000;
     double qps = 0;                      // 0: offline (every request at t = 0)
     bool qps_max = false;                // qps "max": the question is the largest rate meeting `slo`

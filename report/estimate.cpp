@@ -258,6 +258,25 @@ Json serving_json(const Scenario&, const Estimate& est) {
             }
             j["windows"] = std::move(w);
         }
+        if (!c.classes.empty()) {
+            Json cl = Json::array();
+            for (const auto& x : c.classes) {
+                Json o{{"name", x.name},
+                       {"share", x.share},
+                       {"requests", x.requests},
+                       {"mean_input_tokens", x.mean_input},
+                       {"mean_output_tokens", x.mean_output},
+                       {"ttft_distribution_s", distribution_json(x.ttft_s)},
+                       {"tpot_distribution_s", distribution_json(x.tpot_s)},
+                       {"e2e_latency_distribution_s", distribution_json(x.e2e_latency_s)}};
+                if (s.inference.slo.any()) {
+                    o["slo_met"] = x.slo_met;
+                    o["slo_attainment"] = x.slo_attainment;
+                }
+                cl.push_back(std::move(o));
+            }
+            j["classes"] = std::move(cl);
+        }
         if (const auto& a = c.autoscale) {
             // Every change, thinned to at most kMaxHeldPoints (every stride-th and the last) so that a fleet
             // that changes at each of 10^7 decisions does not write gigabytes.

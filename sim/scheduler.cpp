@@ -28,7 +28,7 @@ std::int64_t admission_blocks(const InferenceConfig& in, double tokens) {
 
 double reserved_output_tokens(const InferenceConfig& in, const Request& r, double pool_tokens) {
     const double drawn = r.output;
-    const auto& d = in.output_dist;
+    const auto& d = output_dist_of(in, r);
     if (in.arrivals || d.is_fixed() || !(d.max < static_cast<double>(limits::kSeqLen))) return drawn;
     const double room = pool_tokens - r.input - admission_slack_tokens(in);
     return std::max(drawn, std::min(d.max, room));

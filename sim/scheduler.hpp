@@ -24,7 +24,17 @@ struct Request {
     double arrival_s = 0;
     std::int32_t input = 0, output = 0;
     std::int32_t group = -1;   // the shared prefix its prompt begins with (InferenceConfig::shared_prefix); -1: none
+    std::int32_t cls = -1;     // its request class (InferenceConfig::classes); -1: the stream has none
 };
+
+// The latency targets a request is judged on: its class's (InferenceConfig::classes), else the scenario's.
+[[nodiscard]] inline const ServingSlo& slo_of(const InferenceConfig& in, const Request& r) {
+    return r.cls >= 0 ? in.classes[static_cast<std::size_t>(r.cls)].slo : in.slo;
+}
+// Its output length's distribution: its class's, else the stream's.
+[[nodiscard]] inline const LengthDist& output_dist_of(const InferenceConfig& in, const Request& r) {
+    return r.cls >= 0 ? in.classes[static_cast<std::size_t>(r.cls)].output_dist : in.output_dist;
+}
 
 // What the stream records of a request while it is served.
 struct RequestState {

@@ -295,12 +295,28 @@ std::vector<Request> request_stream(const InferenceConfig& in) {
         return out;
     }
     Rng rng(in.seed);
-    const auto input = length_sampling(in.input_dist), output = length_sampling(in.output_dist);
+    // One pair of samplings per class (the stream's own without classes), and the classes' cumulative shares.
+    std::vector<std::pair<LengthSampling, LengthSampling>> lengths;
+    std::vector<double> cumulative;
+    if (in.classes.empty()) lengths.emplace_back(length_sampling(in.input_dist), length_sampling(in.output_dist));
+    for (const auto& c : in.classes) {
+        lengths.emplace_back(length_sampling(c.input_dist), length_sampling(c.output_dist));
+        cumulative.push_back((cumulative.empty() ? 0.0 : cumulative.back()) + c.share);
+    }
     const ProfileClock clock(in.rate_profile);
     double t = 0;
     for (auto& r : out) {
         if (in.qps > 0) t += unit_gap(rng, in.arrival_cv) / in.qps;
         r.arrival_s = clock(t);
+        std::size_t k = 0;
+        if (!cumulative.empty()) {   // a class by share (the last when rounding leaves the draw past the sum)
+            const double u = rng.uniform() * cumulative.back();
+            k = std::min(cumulative.size() - 1,
+                         static_cast<std::size_t>(std::upper_bound(cumulative.begin(), cumulative.end(), u) -
+                                                  cumulative.begin()));
+            r.cls = static_cast<std::int32_t>(k);
+        }
+        const auto& [input, output] = lengths[k];
         // A fixed length draws nothing, so the arrivals of a stream do not depend on it.
         r.input = input.length(input.kind == LengthDist::Kind::fixed ? 0.5 : rng.uniform());
         r.output = output.length(output.kind == LengthDist::Kind::fixed ? 0.5 : rng.uniform());
@@ -465,7 +481,7 @@ std::vector<ServingWindow> stream_windows(const InferenceConfig& in, const Windo
         const std::size_t j = std::min(n - 1, static_cast<std::size_t>(at / w));
         ttft[j].push_back(st[i].first_token - r.arrival_s);
         if (r.output > 1) tpot[j].push_back((st[i].finish - st[i].first_token) / (r.output - 1));
-        if (within_slo(in.slo, r, st[i])) within[j] += 1;
+        if (within_slo(slo_of(in, r), r, st[i])) within[j] += 1;
     }
     // The time of window j the stream spans: folded, whole periods then the part of the last one up to
     // `last`; else the part of the window before `last` (the last window is partly spanned).
@@ -510,6 +526,43 @@ RequestMeasures request_measures(const std::vector<Request>& reqs, const std::ve
     res.e2e_latency_s = distribution(e2e);
     res.queue_s = distribution(queue);
     return m;
+}
+
+// Each request class's latencies over the requests first, first + stride, ... (ServingResult::classes).
+std::vector<ClassResult> class_results(const InferenceConfig& in, const std::vector<Request>& reqs,
+                                       const std::vector<RequestState>& st, std::size_t first, std::size_t stride) {
+    const std::size_t n = in.classes.size();
+    std::vector<ClassResult> out(n);
+    if (n == 0) return out;
+    std::vector<std::vector<double>> ttft(n), tpot(n), e2e(n);
+    std::vector<double> within(n, 0.0), input(n, 0.0), output(n, 0.0);
+    for (std::size_t i = first; i < reqs.size(); i += stride) {
+        const auto& r = reqs[i];
+        if (r.cls < 0) continue;
+        const auto k = static_cast<std::size_t>(r.cls);
+        ttft[k].push_back(st[i].first_token - r.arrival_s);
+        e2e[k].push_back(st[i].finish - r.arrival_s);
+        if (r.output > 1) tpot[k].push_back((st[i].finish - st[i].first_token) / (r.output - 1));
+        if (within_slo(in.classes[k].slo, r, st[i])) within[k] += 1;
+        input[k] += r.input;
+        output[k] += r.output;
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+        auto& c = out[k];
+        c.name = in.classes[k].name;
+        c.share = in.classes[k].share;
+        c.requests = static_cast<std::int64_t>(e2e[k].size());
+        if (c.requests > 0) {
+            c.mean_input = input[k] / static_cast<double>(c.requests);
+            c.mean_output = output[k] / static_cast<double>(c.requests);
+            if (in.classes[k].slo.any()) c.slo_attainment = within[k] / static_cast<double>(c.requests);
+        }
+        c.ttft_s = distribution(ttft[k]);
+        c.tpot_s = distribution(tpot[k]);
+        c.e2e_latency_s = distribution(e2e[k]);
+        c.slo_met = slo_misses(in.classes[k].slo, c.ttft_s, c.tpot_s).empty();
+    }
+    return out;
 }
 
 // Iteration time summed over the replicas: by kind (carrying a prefill or decode only, compute-bound),
@@ -987,7 +1040,7 @@ void serve_stream(ReplicaLoop& loop, const std::vector<std::int32_t>& order, int
 
 // Whether the measured percentiles meet the scenario's SLO (into res.slo_met).
 void judge_slo(const InferenceConfig& in, ServingResult& res) {
-    if (!slo_misses(in.slo, res.ttft_s, res.tpot_s).empty()) res.slo_met = false;
+    if (!stream_slo_misses(in, res).empty()) res.slo_met = false;
     // Past capacity the percentiles grow with the stream's length: no SLO is met there, whatever it names.
     if (in.slo.any() && !res.steadiness.keeps_up) res.slo_met = false;
 }
@@ -1011,6 +1064,26 @@ std::vector<SloMiss> slo_misses(const ServingSlo& slo, const Distribution& ttft_
         if (measured > t.seconds) out.push_back({t, measured});
     }
     return out;
+}
+
+std::vector<StreamSloMiss> stream_slo_misses(const InferenceConfig& in, const ServingResult& r) {
+    std::vector<StreamSloMiss> out;
+    if (r.classes.empty()) {
+        for (const auto& m : slo_misses(in.slo, r.ttft_s, r.tpot_s)) out.push_back({"", m});
+        return out;
+    }
+    for (std::size_t k = 0; k < r.classes.size() && k < in.classes.size(); ++k)
+        for (const auto& m : slo_misses(in.classes[k].slo, r.classes[k].ttft_s, r.classes[k].tpot_s))
+            out.push_back({r.classes[k].name, m});
+    return out;
+}
+
+double stream_slo_ratio(const InferenceConfig& in, bool ttft, const ServingResult& r) {
+    if (r.classes.empty()) return slo_ratio(in.slo, ttft, r.ttft_s, r.tpot_s);
+    double worst = 0;
+    for (std::size_t k = 0; k < r.classes.size() && k < in.classes.size(); ++k)
+        worst = std::max(worst, slo_ratio(in.classes[k].slo, ttft, r.classes[k].ttft_s, r.classes[k].tpot_s));
+    return worst;
 }
 
 double slo_ratio(const ServingSlo& slo, bool ttft, const Distribution& ttft_s, const Distribution& tpot_s) {
@@ -1070,6 +1143,7 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     const std::size_t stride = sampled >= 0 ? static_cast<std::size_t>(replicas) : 1;
     const double scale = sampled >= 0 ? replicas : 1.0;   // a sampled replica's rates to the deployment's
     const RequestMeasures m = request_measures(reqs, st, first, stride, res);
+    res.classes = class_results(in, reqs, st, first, stride);
     const double simulated = static_cast<double>(res.requests);
     const double out_tokens = m.output_tokens, in_tokens = m.input_tokens;
     res.steadiness = steadiness(reqs, st, first, stride, scale, in.qps > 0, in.rate_profile);
@@ -1219,6 +1293,7 @@ ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions
     res.iterations = pre.iterations + dec.iterations;
 
     const RequestMeasures m = request_measures(reqs, st, 0, 1, res);
+    res.classes = class_results(in, reqs, st, 0, 1);
     res.steadiness = steadiness(reqs, st, 0, 1, 1.0, in.qps > 0, in.rate_profile);
     res.windows = stream_windows(in, windows, reqs, st, 0, 1, 1.0);
     const double end_all = std::max(pre.end_all, dec.end_all);
@@ -1619,7 +1694,7 @@ PoolSearch fewest_pools(const Scenario& base, int max_gpus) {
     // 1. The prefill pool, the decode pool given every GPU left.
     const auto prefill = fewest((max_gpus - gd) / gp, [&](int p) {
         const auto c = judge(p, (max_gpus - p * gp) / gd);
-        return c.result.steadiness.keeps_up && slo_ratio(in.slo, true, c.result.ttft_s, c.result.tpot_s) <= 1;
+        return c.result.steadiness.keeps_up && stream_slo_ratio(in, true, c.result) <= 1;
     });
     if (!prefill) {
         out.why_none = fmt::format("no prefill pool within {} GPUs meets the TTFT target and keeps up at {:.4g} req/s",

@@ -103,6 +103,18 @@ struct AutoscaleResult {
     std::vector<std::pair<double, int>> held;   // (time, replicas held from then), at t = 0 and each change
 };
 
+// One request class of the stream (ServingResult::classes, inference.classes): its requests' latencies and
+// whether they meet its own SLO.
+struct ClassResult {
+    std::string name;
+    double share = 0;                         // of the arrivals, as stated (normalised)
+    std::int64_t requests = 0;                // measured (simulated)
+    double mean_input = 0, mean_output = 0;   // tokens, as drawn
+    Distribution ttft_s, tpot_s, e2e_latency_s;
+    double slo_attainment = -1;   // share of its requests within every target of its SLO; -1 without one
+    bool slo_met = true;          // its percentiles meet its SLO
+};
+
 struct ServingResult {
     Distribution ttft_s, tpot_s, e2e_latency_s, queue_s;
     double requests_per_s = 0, output_tokens_per_s = 0, output_tokens_per_s_per_gpu = 0;
@@ -137,6 +149,9 @@ struct ServingResult {
     // The stream's windows in order (inference.window_s, else a rate profile's slices; empty without either).
     std::vector<ServingWindow> windows;
     std::optional<AutoscaleResult> autoscale;   // inference.autoscale
+    // Per request class (inference.classes), in the scenario's order; empty without classes. The stream's
+    // slo_met then asks that every class meet its own SLO.
+    std::vector<ClassResult> classes;
 };
 
 struct ServingOptions {
@@ -297,9 +312,18 @@ struct SloMiss {
 };
 [[nodiscard]] std::vector<SloMiss> slo_misses(const ServingSlo& slo, const Distribution& ttft_s,
                                               const Distribution& tpot_s);
+// The misses of a result: the stream's against the scenario's SLO, or with request classes each class's
+// against its own (`cls` naming the class; empty otherwise).
+struct StreamSloMiss {
+    std::string cls;
+    SloMiss miss;
+};
+[[nodiscard]] std::vector<StreamSloMiss> stream_slo_misses(const InferenceConfig& in, const ServingResult& r);
 // The largest measured / target ratio over the stated TTFT targets (ttft) or TPOT targets; 0 without one.
 [[nodiscard]] double slo_ratio(const ServingSlo& slo, bool ttft, const Distribution& ttft_s,
                                const Distribution& tpot_s);
+// The same over a result: the stream's, or with request classes the largest of the classes' own.
+[[nodiscard]] double stream_slo_ratio(const InferenceConfig& in, bool ttft, const ServingResult& r);
 
 // Writes the iterations as a Chrome/Perfetto trace (one track per replica).
 void write_serving_trace(std::ostream& os, const ServingResult& r);

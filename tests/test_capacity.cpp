@@ -281,3 +281,35 @@ TEST_CASE("step time range: the residuals compiled in are validation/training.js
     CHECK(h->low_ratio < 1.0);
     CHECK(h->high_ratio > 1.0);
 }
+
+TEST_CASE("qps max with request classes: every class meets its own SLO when fed back", "[capacity][serving][classes]") {
+    // Three quarters chat turns on the README's lengths and SLO, a quarter long summaries whose own SLO
+    // allows a slower first token: the capacity is judged per class, not on the mixed percentiles.
+    const Json classes = {{"chat", {{"share", 3}}},
+                          {"summary",
+                           {{"share", 1},
+                            {"input_len", 6000},
+                            {"output_len", 400},
+                            {"slo", {{"ttft_p99_s", 3.0}, {"tpot_p99_s", 0.03}}}}}};
+    const Scenario s = parse_scenario(readme({{"qps", "max"}, {"classes", classes}}));
+    const auto e = app::evaluate_serving(s);
+    REQUIRE(e.capacity);
+    const auto& c = *e.capacity;
+    INFO(c.why_none);
+    REQUIRE(c.qps > 0);
+    const auto r = at(readme({{"classes", classes}}), c.qps, c.requests);
+    REQUIRE(r.classes.size() == 2);
+    CHECK(r.slo_met);
+    CHECK(r.classes[0].ttft_s.p99 <= 0.5);
+    CHECK(r.classes[0].tpot_s.p99 <= 0.03);
+    CHECK(r.classes[1].ttft_s.p99 <= 3.0);
+    CHECK(r.classes[1].tpot_s.p99 <= 0.03);
+    // The summaries' long prompts wait longer for their first token than the chat turns do.
+    CHECK(r.classes[1].ttft_s.p99 > r.classes[0].ttft_s.p99);
+    const auto over = at(readme({{"classes", classes}}), 1.05 * c.qps,
+                         app::stream_requests(s.inference, 1.05 * c.qps, 600, 2'000'000));
+    CHECK_FALSE(over.slo_met);
+    // The miss at +5% names the class that missed.
+    CHECK((c.above_misses.find("chat ") != std::string::npos || c.above_misses.find("summary ") != std::string::npos ||
+           c.above_misses.find("served") != std::string::npos));
+}

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
@@ -335,4 +337,121 @@ TEST_CASE("autoscale: bad values and combinations name their pointer", "[serving
     const Scenario s = autoscaled(10, 100, {{"target_outstanding", 8}, {"storage_GBps", 2}});
     CHECK_THROWS_WITH(sim::refuse_autoscale(s, "the serving search"),
                       Catch::Contains("/inference/autoscale: the serving search sizes fixed deployments"));
+}
+
+namespace {
+// Chat turns (the stream's lengths) beside long summaries with their own lengths and SLO.
+Json classes_stream(double qps, std::int64_t requests, Json summary_slo = {{"ttft_p99_s", 10.0}}) {
+    Json in = {{"batching", "continuous"},
+               {"weight_precision", "fp8"},
+               {"kv_precision", "fp8"},
+               {"input_len", 300},
+               {"output_len", 100},
+               {"requests", requests},
+               {"qps", qps},
+               {"slo", {{"ttft_p99_s", 0.5}}}};
+    in["classes"] = {{"chat", {{"share", 3}}},
+                     {"summary", {{"share", 1}, {"input_len", 3000}, {"output_len", 200}, {"slo", summary_slo}}}};
+    return in;
+}
+}   // namespace
+
+TEST_CASE("classes: shares normalised, lengths the scenario's unless stated, the mixture's moments, echoed",
+          "[serving][classes]") {
+    const Scenario s = serving(classes_stream(5, 100));
+    const auto& c = s.inference.classes;
+    REQUIRE(c.size() == 2);
+    CHECK(c[0].name == "chat");
+    CHECK(c[0].share == Approx(0.75));
+    CHECK(c[1].share == Approx(0.25));
+    CHECK(c[0].input_dist.mean == 300);   // the scenario's
+    CHECK(c[1].input_dist.mean == 3000);
+    CHECK(*c[0].slo.ttft_p99_s == 0.5);   // the scenario's
+    CHECK(*c[1].slo.ttft_p99_s == 10.0);
+    // The mixture: mean 0.75·300 + 0.25·3000 = 975; variance 0.75·300² + 0.25·3000² − 975² = 1,366,875.
+    CHECK(s.inference.input_dist.mean == Approx(975));
+    CHECK(s.inference.input_dist.stdev == Approx(std::sqrt(1366875.0)));
+    CHECK(s.inference.input_len == 975);
+    CHECK(s.inference.output_dist.mean == Approx(125));
+    CHECK(s.inference.input_dist.min == 300);
+    CHECK(s.inference.input_dist.max == 3000);
+    const Json echo = to_json(s);
+    CHECK(echo["inference"]["classes"]["chat"]["share"].get<double>() == Approx(0.75));
+    CHECK(echo["inference"]["classes"]["summary"]["input_len"].get<double>() == 3000);
+    CHECK(echo["inference"]["classes"]["summary"]["slo"]["ttft_p99_s"].get<double>() == 10.0);
+    CHECK(echo["inference"]["classes"]["chat"]["slo"]["ttft_p99_s"].get<double>() == 0.5);   // the scenario's
+}
+
+TEST_CASE("classes: each request drawn by share with its class's lengths", "[serving][classes]") {
+    const Scenario s = serving(classes_stream(5, 20000));
+    const auto reqs = sim::request_stream(s.inference);
+    double summaries = 0;
+    for (const auto& r : reqs) {
+        REQUIRE((r.cls == 0 || r.cls == 1));
+        CHECK(r.input == (r.cls == 0 ? 300 : 3000));
+        CHECK(r.output == (r.cls == 0 ? 100 : 200));
+        summaries += r.cls == 1 ? 1 : 0;
+    }
+    // A quarter, within four binomial standard deviations (sqrt(20000·0.25·0.75) = 61).
+    CHECK(std::fabs(summaries - 5000) < 4 * 61.3);
+    // Without classes no request has one.
+    for (const auto& r : sim::request_stream(serving(stream(5, 50, nullptr)).inference)) CHECK(r.cls == -1);
+}
+
+TEST_CASE("classes: every class judged on its own SLO; the stream meets it only when every class does",
+          "[serving][classes]") {
+    const Scenario s = serving(classes_stream(4, 3000));
+    const auto r = sim::simulate_serving(s.serving_job());
+    REQUIRE(r.classes.size() == 2);
+    CHECK(r.classes[0].requests + r.classes[1].requests == r.requests);
+    CHECK(r.classes[0].mean_input == 300);
+    CHECK(r.classes[1].mean_input == 3000);
+    // Long prompts wait longer for their first token.
+    CHECK(r.classes[1].ttft_s.p99 > r.classes[0].ttft_s.p99);
+    for (std::size_t k = 0; k < 2; ++k)
+        CHECK(r.classes[k].slo_met == (r.classes[k].ttft_s.p99 <= *s.inference.classes[k].slo.ttft_p99_s));
+    CHECK(r.slo_met == (r.classes[0].slo_met && r.classes[1].slo_met && r.steadiness.keeps_up));
+    // A target no summary can meet: the stream misses, and the miss names the class.
+    const Scenario strict = serving(classes_stream(4, 3000, {{"ttft_p99_s", 0.001}}));
+    const auto m = sim::simulate_serving(strict.serving_job());
+    CHECK_FALSE(m.slo_met);
+    CHECK_FALSE(m.classes[1].slo_met);
+    const auto misses = sim::stream_slo_misses(strict.inference, m);
+    REQUIRE_FALSE(misses.empty());
+    CHECK(misses.front().cls == "summary");
+    CHECK(m.classes[1].slo_attainment < 0.01);
+}
+
+TEST_CASE("classes: bad values and combinations name their pointer", "[serving][classes][errors]") {
+    auto with = [](Json classes, Json extra = Json::object()) {
+        Json in = stream(5, 100, nullptr);
+        in["slo"] = {{"ttft_p99_s", 1}};
+        in["classes"] = std::move(classes);
+        for (auto it = extra.begin(); it != extra.end(); ++it) in[it.key()] = *it;
+        return problems(in);
+    };
+    CHECK_THAT(with(Json::array()), Catch::Contains("/inference/classes: []"));
+    CHECK_THAT(with(Json::object()), Catch::Contains("/inference/classes: {}"));
+    CHECK_THAT(with({{"a b", {{"share", 1}}}}), Catch::Contains("/inference/classes: a class named \"a b\""));
+    CHECK_THAT(with({{"x", {{"share", 0}}}}), Catch::Contains("/inference/classes/x/share: 0"));
+    CHECK_THAT(with({{"x", {{"share", -1}}}}), Catch::Contains("/inference/classes/x/share: -1"));
+    CHECK_THAT(with({{"x", Json::object()}}), Catch::Contains("/inference/classes/x/share"));
+    CHECK_THAT(with({{"x", 3}}), Catch::Contains("/inference/classes/x: 3"));
+    CHECK_THAT(with({{"x", {{"share", 1}, {"color", 1}}}}), Catch::Contains("/inference/classes/x/color"));
+    CHECK_THAT(with({{"x", {{"share", 1}, {"input_len", 0}}}}), Catch::Contains("/inference/classes/x/input_len: 0"));
+    CHECK_THAT(with({{"x", {{"share", 1}, {"slo", {{"ttft_p99_s", -1}}}}}}),
+               Catch::Contains("/inference/classes/x/slo/ttft_p99_s: -1"));
+    // A class SLO beside no scenario SLO.
+    Json in = stream(5, 100, nullptr);
+    in["classes"] = {{"x", {{"share", 1}, {"slo", {{"ttft_p99_s", 1}}}}}};
+    CHECK_THAT(problems(in), Catch::Contains("/inference/classes/x/slo"));
+    // With a trace, whose rows give every request's lengths.
+    Json tr = {{"batching", "continuous"},
+               {"arrivals", std::string(LLMSIM_SOURCE_DIR) + "/scenarios/traces/chat-day.csv"},
+               {"classes", {{"x", {{"share", 1}}}}}};
+    CHECK_THAT(problems(tr), Catch::Contains("/inference/classes"));
+    // Too many classes.
+    Json many = Json::object();
+    for (int i = 0; i <= 64; ++i) many[fmt::format("c{}", i)] = {{"share", 1}};
+    CHECK_THAT(with(many), Catch::Contains("/inference/classes"));
 }

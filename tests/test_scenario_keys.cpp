@@ -100,6 +100,13 @@ Json context_for(const ScenarioKey& k) {
         j["inference"]["qps"] = 5;
         if (o == "/inference/autoscale") j["inference"]["autoscale"] = {{"target_outstanding", 8}, {"storage_GBps", 2}};
     }
+    // A request class: a stream, the required share beside the key tried, and the scenario's SLO a class's
+    // own replaces.
+    if (o == "/inference/classes/NAME") {
+        j["inference"]["batching"] = "continuous";
+        j["inference"]["classes"] = {{"NAME", {{"share", 1}}}};
+        j["inference"]["slo"] = {{"ttft_p99_s", 1}};
+    }
     // A disaggregation's keys other than its required pool size need that size.
     if (k.object == "/inference/disaggregation" && k.key != "prefill_gpus")
         j["inference"]["disaggregation"] = {{"prefill_gpus", 2}};
