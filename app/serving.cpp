@@ -396,6 +396,12 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
         }
         if (in.qps > 0 && fits_longest_offline(s, o.capacity.max_requests)) {
             e.offline_qps = offline_capacity_qps(s, o.capacity.max_requests);
+            // An autoscaled fleet's load is against the replicas it held on average, not every one it may hold.
+            if (e.continuous && e.continuous->autoscale && e.continuous->replicas > 0 &&
+                e.continuous->autoscale->mean_replicas > 0) {
+                e.offline_qps *= e.continuous->autoscale->mean_replicas / static_cast<double>(e.continuous->replicas);
+                e.offline_of_held = true;
+            }
             if (e.offline_qps > 0) e.utilisation = in.qps / e.offline_qps;
             if (e.utilisation >= kFragileUtilisation)
                 e.notes.push_back(fmt::format(

@@ -85,6 +85,9 @@ struct ServingEvaluation {
     // deployment's saturated throughput, the capacity an SLO-free stream could reach). From kFragileUtilisation on, a note says the
     // latencies are fragile: a few percent more load moves them severalfold.
     double offline_qps = 0, utilisation = 0;
+    // Autoscaled (inference.autoscale): offline_qps is that of the replicas held on average (their mean over
+    // the deployment's replicas times its offline throughput), and the load is against it.
+    bool offline_of_held = false;
     // Output tokens/s per GPU of the continuous run against what the published runs most like it
     // measured (app/accuracy), when the validation residuals give a range.
     std::optional<PublishedRange> throughput_published;

@@ -170,7 +170,11 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
     cmd->callback([flags, &ctx] {
         const Scenario s = resolve_scenario(*flags);
         if (s.is_inference) {
-            explain_serving(s, flags->json);
+            try {
+                explain_serving(s, flags->json);
+            } catch (const ConfigError& err) {   // a refusal or work limit names an input: its flag or the file's
+                throw locate_problems(*flags, err);
+            }
             ctx.exit_code = 0;
             return;
         }

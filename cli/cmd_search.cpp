@@ -310,7 +310,12 @@ void setup_search(CLI::App* cmd, Context& ctx) {
             sf.scenario = f->scenario;
             sf.model = f->model;
             sf.system = f->system;
-            ctx.exit_code = serving_capacity(*f, resolve_scenario(sf));
+            const Scenario s = resolve_scenario(sf);
+            try {
+                ctx.exit_code = serving_capacity(*f, s);
+            } catch (const ConfigError& err) {   // a refusal or work limit names an input: its flag or the file's
+                throw locate_problems(sf, err);
+            }
             return;
         }
         auto req = resolve_search_request(*f);

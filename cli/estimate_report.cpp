@@ -317,7 +317,7 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     if (in.shared_prefix.enabled() || in.prefix_cache_hit > 0)
         u.row({"prompt tokens found in the prefix cache", fmt::format("{:.1f}%", 100 * c.prefix_hit_fraction)});
     if (e.utilisation > 0)
-        u.row({"load / offline throughput",
+        u.row({e.offline_of_held ? "load / offline throughput of replicas held" : "load / offline throughput",
                fmt::format("{:.0f}% of {:.4g} req/s", 100.0 * e.utilisation, e.offline_qps)});
     u.row({"prefill / decode bound by", fmt::format("{} / {}", c.prefill_compute_fraction >= 0.5 ? "compute" : "memory",
                                                     c.decode_compute_fraction >= 0.5 ? "compute" : "memory")});

@@ -359,7 +359,8 @@ void read_classes(KeyReader& r, InferenceConfig& in) {
         RequestClass rc;
         rc.name = name;
         rc.share = o.required_num_key("share");
-        rc.input_dist = o.has("input_len") ? read_length(o, "input_len", 128) : in.input_dist;
+        rc.input_stated = o.has("input_len");
+        rc.input_dist = rc.input_stated ? read_length(o, "input_len", 128) : in.input_dist;
         rc.output_dist = o.has("output_len") ? read_length(o, "output_len", 128) : in.output_dist;
         rc.slo = in.slo;
         if (const Json* sl = o.get("slo")) {
@@ -651,6 +652,15 @@ void check_context_length(const Scenario& s, Problems& pr) {
         return;
     }
     const auto& in = s.inference;
+    // Request classes: each class's request (its means) must fit; the scenario's lengths are their mixture.
+    for (const auto& c : in.classes)
+        if (c.input_dist.mean + c.output_dist.mean > static_cast<double>(m.max_seq_len))
+            pr.add(
+                c.input_stated ? "/inference/classes/" + c.name + "/input_len" : std::string("/inference/input_len"),
+                Json(c.input_dist.mean),
+                fmt::format("a prompt that, with class {}'s {:g} output tokens{}, fits {}", c.name, c.output_dist.mean,
+                            c.input_dist.is_fixed() && c.output_dist.is_fixed() ? "" : " (means)", context));
+    if (!in.classes.empty()) return;
     const double tokens = in.input_dist.mean + in.output_dist.mean;
     if (tokens > static_cast<double>(m.max_seq_len)) {
         const bool mean = !in.input_dist.is_fixed() || !in.output_dist.is_fixed();

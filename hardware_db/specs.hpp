@@ -516,7 +516,8 @@ struct RequestClass {
     std::string name;
     double share = 1;   // of the arrivals, the shares normalised to sum 1 when read
     LengthDist input_dist, output_dist;
-    ServingSlo slo;   // stated, else the scenario's
+    bool input_stated = false;   // input_len stated by the class (else the scenario's)
+    ServingSlo slo;              // stated, else the scenario's
 };
 
 struct InferenceConfig {

@@ -212,6 +212,7 @@ Json serving_json(const Scenario&, const Estimate& est) {
     if (e.utilisation > 0) {
         j["offline_qps"] = e.offline_qps;
         j["utilisation"] = e.utilisation;
+        if (e.offline_of_held) j["offline_qps_of"] = "replicas held on average (autoscale.mean_replicas)";
     }
     if (e.throughput_stream_requests > 0) j["throughput_stream_requests"] = e.throughput_stream_requests;
     if (const auto& x = e.economics; x.board_power_W > 0 || x.usd_per_hour > 0) j["economics"] = economics_json(x);

@@ -313,3 +313,17 @@ TEST_CASE("qps max with request classes: every class meets its own SLO when fed 
     CHECK((c.above_misses.find("chat ") != std::string::npos || c.above_misses.find("summary ") != std::string::npos ||
            c.above_misses.find("served") != std::string::npos));
 }
+
+TEST_CASE("an autoscaled fleet's load is against the replicas it held on average", "[capacity][serving][autoscale]") {
+    const Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-8b-h100-autoscaled.json");
+    const auto e = app::evaluate_serving(s);
+    REQUIRE(e.continuous);
+    REQUIRE(e.continuous->autoscale);
+    const auto& a = *e.continuous->autoscale;
+    CHECK(e.offline_of_held);
+    // The whole deployment's offline rate, scaled to the replicas held: mean / replicas of it.
+    const double whole = app::offline_capacity_qps(s, app::CapacityOptions{}.max_requests);
+    CHECK(e.offline_qps == Approx(whole * a.mean_replicas / static_cast<double>(e.continuous->replicas)));
+    CHECK(e.utilisation == Approx(s.inference.qps / e.offline_qps));
+    CHECK(e.utilisation > s.inference.qps / whole);
+}

@@ -455,3 +455,10 @@ TEST_CASE("classes: bad values and combinations name their pointer", "[serving][
     for (int i = 0; i <= 64; ++i) many[fmt::format("c{}", i)] = {{"share", 1}};
     CHECK_THAT(with(many), Catch::Contains("/inference/classes"));
 }
+
+TEST_CASE("classes: a class whose request cannot fit the model's context is named", "[serving][classes][errors]") {
+    Json in = classes_stream(5, 100);
+    in["classes"]["summary"]["input_len"] = 9000;   // Llama-3-8B: 8,192 tokens of context
+    CHECK_THAT(problems(in), Catch::Contains("/inference/classes/summary/input_len: 9000"));
+    CHECK_THAT(problems(in), !Catch::Contains("/inference/classes/chat"));
+}

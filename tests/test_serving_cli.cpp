@@ -660,3 +660,19 @@ TEST_CASE(
         CHECK(std::count(e.err.begin(), e.err.end(), '\n') == 1);
     }
 }
+
+TEST_CASE("a refusal the simulator or a search makes names the scenario file and the pointer", "[cli][serving]") {
+    // An autoscaled fleet has no one capacity: the serving search and explain refuse it, naming the file's key
+    // as the reader's own errors do.
+    const std::string autoscaled = std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-8b-h100-autoscaled.json";
+    const std::vector<std::vector<std::string>> cases = {{"search", "--scenario", autoscaled, "--qps", "10"},
+                                                         {"explain", "--scenario", autoscaled},
+                                                         {"estimate", "--scenario", autoscaled, "--qps", "max"}};
+    for (const auto& args : cases) {
+        INFO(args[0]);
+        const auto r = run_llmsim(args, "refusal");
+        CHECK(r.rc == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.find("llama3-8b-h100-autoscaled.json#/inference/autoscale: ") != std::string::npos);
+    }
+}
