@@ -1,6 +1,7 @@
 #include "cost_models/inference.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "cost_models/collectives.hpp"
@@ -218,17 +219,43 @@ IterationPricer::IterationPricer(const ServingJob& s)
             context_rows_ = true;
 }
 
+std::size_t IterationPricer::DoubleHash::mix(double v) noexcept {
+    // splitmix64's finaliser over the value's bits (std::hash<double> hashes its bytes one by one: a tenth
+    // of a serving simulation's time). +0.0 makes -0.0, equal to 0.0, hash as it does.
+    auto x = std::bit_cast<std::uint64_t>(v + 0.0);
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return static_cast<std::size_t>(x ^ (x >> 31));
+}
+
 std::size_t IterationPricer::KeyHash::operator()(const Key& k) const noexcept {
-    const std::hash<double> h;
-    std::size_t x = h(k.tokens);
-    x ^= h(k.decode_tokens) + 0x9e3779b97f4a7c15ULL + (x << 6) + (x >> 2);
-    x ^= h(k.context) + 0x9e3779b97f4a7c15ULL + (x << 6) + (x >> 2);
-    return x;
+    using D = DoubleHash;
+    return D::mix(k.tokens) ^ std::rotl(D::mix(k.decode_tokens), 21) ^ std::rotl(D::mix(k.context), 42);
+}
+
+KernelTime IterationPricer::head(double rows) {
+    if (const auto it = head_memo_.find(rows); it != head_memo_.end()) return it->second;
+    GemmSpec g;
+    g.m = rows;
+    g.n = static_cast<double>(s_.model.vocab) / s_.parallel.tp;
+    g.k = static_cast<double>(s_.model.hidden);
+    g.launches = 0;
+    g.sustained = false;
+    const KernelTime k = gemm_time(s_.system.gpu, g);
+    head_memo_.emplace(rows, k);
+    return k;
 }
 
 IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, double M, double dtok) {
     const Key key{M, dtok, context_rows_ && b.prefill_tokens > 0 ? b.prefill_kv_tokens : 0.0};
-    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
+    // Decode-only batches (most iterations of a stream) by their whole token count, in a table.
+    const bool decode_only = key.context == 0 && dtok == M && M >= 1 && M < kDecodeMemoRows && M == std::floor(M);
+    const auto row = decode_only ? static_cast<std::size_t>(M) : 0;
+    if (decode_only && row < decode_memo_.size() && decode_memo_[row].kernels > 0) return decode_memo_[row];
+    if (!decode_only)
+        if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
     ServingLayer layer(s_, b, desc_, fused_);
     // The routed experts this GPU runs and the rows of its busiest one: one share for the expert GEMMs,
     // their activation and the dispatch's imbalance.
@@ -262,6 +289,11 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
         g.ep_comm_s =
             layer.experts.imbalance * (expert_all_to_all_time(s_.system, grp, tokens, k, h * out_bytes, mode) +
                                        expert_all_to_all_time(s_.system, grp, tokens, k, h * 2.0, mode));
+    }
+    if (decode_only) {
+        if (row >= decode_memo_.size()) decode_memo_.resize(row + 1);
+        decode_memo_[row] = g;
+        return g;
     }
     // A bounded memo: batch shapes repeat within a stream, but a command's work stays bounded.
     if (memo_.size() >= (std::size_t{1} << 16)) memo_.clear();
@@ -311,13 +343,7 @@ IterationCost IterationPricer::operator()(const IterationBatch& whole) {
     }
     double t = pp * layers_ * layer_s;
     // LM head on each token that samples (the last of a finished prompt, every decode token), 16-bit.
-    GemmSpec head;
-    head.m = std::max(1.0, whole.prefill_seqs + whole.decode_seqs * whole.decode_tokens_per_seq);
-    head.n = static_cast<double>(m.vocab) / tp;
-    head.k = h;
-    head.launches = 0;
-    head.sustained = false;
-    const auto hk = gemm_time(a, head);
+    const auto hk = head(std::max(1.0, whole.prefill_seqs + whole.decode_seqs * whole.decode_tokens_per_seq));
     t += hk.time_s;
     (hk.compute_bound ? r.compute_s : r.memory_s) += hk.time_s;
     const double kernels = pp * layers_ * layer.kernels + 2.0;   // + embedding, head

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <unordered_map>
+#include <vector>
 
 #include "cost_models/layer/layer.hpp"
 #include "cost_models/memory.hpp"
+#include "cost_models/roofline.hpp"
 #include "hardware_db/specs.hpp"
 
 namespace llmsim {
@@ -85,11 +87,20 @@ private:
         double tokens, decode_tokens, context;
         bool operator==(const Key&) const = default;
     };
+    struct DoubleHash {
+        static std::size_t mix(double v) noexcept;
+        std::size_t operator()(double v) const noexcept { return mix(v); }
+    };
     struct KeyHash {
         std::size_t operator()(const Key& k) const noexcept;
     };
     std::unordered_map<Key, LayerGemms, KeyHash> memo_;
+    static constexpr double kDecodeMemoRows = 1 << 16;
+    std::vector<LayerGemms> decode_memo_;   // decode-only batches by tokens (kernels 0: not priced yet)
     LayerGemms gemms(const IterationBatch& b, double M, double dtok);
+    // The LM head's GEMM by its rows (the sampling tokens of an iteration): one pricing per count.
+    std::unordered_map<double, KernelTime, DoubleHash> head_memo_;
+    KernelTime head(double rows);
 };
 
 // Micro-batches a pipeline of `pp` stages keeps in flight for `sequences` running sequences:
