@@ -104,6 +104,11 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
                     "(--qps is their mean); the output adds each slice's latencies (docs/serving.md, A rate that "
                     "varies)")
         ->group(g);
+    cmd->add_option("--autoscale", f.autoscale,
+                    "TARGET:STORAGE_GBPS[:ENGINE_START_S[:MIN:MAX]]: replicas added and removed with the load, "
+                    "aiming at TARGET requests in the system each; a new one serves after its weights are read at "
+                    "STORAGE_GBPS and the engine starts (docs/serving.md, Autoscaling)")
+        ->group(g);
     cmd->add_option("--window-s", f.window_s,
                     "Report the stream in windows of this many seconds from its start: each one's rate, TTFT and "
                     "TPOT p99 and share within the SLO (docs/serving.md, A rate that varies)")
@@ -180,6 +185,44 @@ Json shared_prefix_flag_value(const std::string& text) {
             !std::isfinite(v))
             throw bad();
         o["zipf"] = v;
+    }
+    return o;
+}
+
+// --autoscale TARGET:STORAGE_GBPS[:ENGINE_START_S[:MIN:MAX]], decimal numbers (the reader bounds each, and its
+// errors name the flag); anything else names the flag.
+Json autoscale_flag_value(const std::string& text) {
+    const auto bad = [&] {
+        return ConfigError(fmt::format(
+            "--autoscale: '{}': expected TARGET:STORAGE_GBPS[:ENGINE_START_S[:MIN:MAX]] (decimal numbers: requests "
+            "in the system per replica, GB/s of weights read at a cold start, seconds of engine start, the fewest "
+            "and most replicas; e.g. 8:2:30 or 8:2:30:1:6)",
+            text));
+    };
+    std::vector<std::string> parts;
+    std::size_t from = 0;
+    for (std::size_t at; (at = text.find(':', from)) != std::string::npos; from = at + 1)
+        parts.push_back(text.substr(from, at - from));
+    parts.push_back(text.substr(from));
+    if (parts.size() < 2 || parts.size() == 4 || parts.size() > 5) throw bad();
+    const auto number = [&](const std::string& t) {
+        char* end = nullptr;
+        if (t.empty() || t.size() > 24 || t.find_first_not_of("0123456789.") != std::string::npos) throw bad();
+        const double v = std::strtod(t.c_str(), &end);
+        if (end != t.c_str() + t.size() || !std::isfinite(v)) throw bad();
+        return v;
+    };
+    const auto integer = [&](const std::string& t) {
+        if (t.empty() || t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos ||
+            (t.size() > 1 && t[0] == '0'))
+            throw bad();
+        return std::stoll(t);
+    };
+    Json o = {{"target_outstanding", number(parts[0])}, {"storage_GBps", number(parts[1])}};
+    if (parts.size() >= 3) o["engine_start_s"] = number(parts[2]);
+    if (parts.size() == 5) {
+        o["min_replicas"] = integer(parts[3]);
+        o["max_replicas"] = integer(parts[4]);
     }
     return o;
 }
@@ -289,6 +332,7 @@ const char* first_serving_flag(const ScenarioFlags& f) {
         {f.router.has_value(), "--router"},
         {f.shared_prefix.has_value(), "--shared-prefix"},
         {f.rate_profile.has_value(), "--rate-profile"},
+        {f.autoscale.has_value(), "--autoscale"},
         {f.arrival_cv.has_value(), "--arrival-cv"},
         {f.window_s.has_value(), "--window-s"},
         {f.price_per_gpu_hour.has_value(), "--price-per-gpu-hour"},
@@ -440,6 +484,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
             ov.set("/inference/shared_prefix", "--shared-prefix", shared_prefix_flag_value(*f.shared_prefix));
         if (f.rate_profile)
             ov.set("/inference/rate_profile", "--rate-profile", rate_profile_flag_value(*f.rate_profile));
+        if (f.autoscale) ov.set("/inference/autoscale", "--autoscale", autoscale_flag_value(*f.autoscale));
         ov.set("/inference/arrival_cv", "--arrival-cv", f.arrival_cv);
         ov.set("/inference/window_s", "--window-s", f.window_s);
         ov.set("/inference/price_per_gpu_hour", "--price-per-gpu-hour", f.price_per_gpu_hour);
@@ -471,6 +516,7 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
                              : f.router            ? "--router"
                              : f.shared_prefix     ? "--shared-prefix"
                              : f.rate_profile      ? "--rate-profile"
+                             : f.autoscale         ? "--autoscale"
                              : f.arrival_cv        ? "--arrival-cv"
                              : f.window_s          ? "--window-s"
                              : f.seed              ? "--seed"

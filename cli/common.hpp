@@ -39,6 +39,7 @@ struct ScenarioFlags {
     std::optional<std::string> router;          // --router: how requests spread over replicas (inference.router)
     std::optional<std::string> shared_prefix;   // --shared-prefix GROUPS:TOKENS[:ZIPF] (inference.shared_prefix)
     std::optional<std::string> rate_profile;    // --rate-profile PERIOD_S:L1,L2,... (inference.rate_profile)
+    std::optional<std::string> autoscale;       // --autoscale TARGET:STORAGE_GBPS[:ENGINE_START_S[:MIN:MAX]]
     std::optional<std::string> kv_admission;    // --kv-admission on_demand | reserve (inference.kv_admission)
     std::string weight_precision, kv_precision, spec_draft, batching;
     // The flag named in errors about /inference/qps: --qps, or --qps-sweep when a sweep supplies it.

@@ -676,3 +676,47 @@ TEST_CASE("a refusal the simulator or a search makes names the scenario file and
         CHECK(r.err.find("llama3-8b-h100-autoscaled.json#/inference/autoscale: ") != std::string::npos);
     }
 }
+
+TEST_CASE("--autoscale: TARGET:STORAGE_GBPS[:ENGINE_START_S[:MIN:MAX]] written to /inference/autoscale, strict",
+          "[cli][serving][autoscale]") {
+    const std::vector<std::string> base = {
+        "estimate", "--model",      "llama-3-8b", "--system",           "dgx-h100", "--gpus", "4", "--input-len",
+        "500",      "--output-len", "50",         "--weight-precision", "fp8",      "--qps",  "8", "--rate-profile",
+        "600:1,3",  "--requests",   "6000"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto args = base;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_llmsim(args, "autoscale");
+    };
+    const auto r = with({"--autoscale", "4:2:30:1:3", "--json"});
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const Json j = Json::parse(r.out);
+    const Json a = j["scenario"]["inference"]["autoscale"];
+    CHECK(a["target_outstanding"] == 4.0);
+    CHECK(a["storage_GBps"] == 2.0);
+    CHECK(a["engine_start_s"] == 30.0);
+    CHECK(a["min_replicas"] == 1);
+    CHECK(a["max_replicas"] == 3);
+    REQUIRE(j.contains("autoscale"));
+    CHECK(j["autoscale"]["peak_replicas"].get<int>() <= 3);
+    // Two numbers: the engine start and the bounds are the key's defaults.
+    const auto two = with({"--autoscale", "4:2", "--json"});
+    REQUIRE(two.rc == 0);
+    CHECK(Json::parse(two.out)["scenario"]["inference"]["autoscale"]["engine_start_s"] == 0.0);
+    for (const char* bad : {"4", "4:", "4:x", "4:2:30:1", "4:2:30:1:2:3", "-4:2", "4:2:30:01:3", "0x4:2", "4;2"}) {
+        INFO(bad);
+        const auto e = with({"--autoscale", bad});
+        CHECK(e.rc == 2);
+        CHECK(e.out.empty());
+        CHECK(e.err.find("--autoscale: '") != std::string::npos);
+    }
+    // Bounded as the keys are, named by the flag.
+    for (const char* bad : {"0:2", "4:2:30:0:3", "4:2:30:3:2"}) {
+        INFO(bad);
+        const auto e = with({"--autoscale", bad});
+        CHECK(e.rc == 2);
+        CHECK(e.out.empty());
+        CHECK(e.err.find("--autoscale/") != std::string::npos);
+    }
+}
