@@ -156,6 +156,33 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
 }
 
 namespace {
+// The parts of a flag's value between colons ("a:b:" has three, the last empty).
+std::vector<std::string> colon_parts(const std::string& text) {
+    std::vector<std::string> parts;
+    std::size_t from = 0;
+    for (std::size_t at; (at = text.find(':', from)) != std::string::npos; from = at + 1)
+        parts.push_back(text.substr(from, at - from));
+    parts.push_back(text.substr(from));
+    return parts;
+}
+// A plain decimal number (digits and a point: no sign, exponent, hex or inf) or `bad()` is thrown.
+template <class Bad>
+double decimal_number(const std::string& t, const Bad& bad) {
+    char* end = nullptr;
+    if (t.empty() || t.size() > 24 || t.find_first_not_of("0123456789.") != std::string::npos) throw bad();
+    const double v = std::strtod(t.c_str(), &end);
+    if (end != t.c_str() + t.size() || !std::isfinite(v)) throw bad();
+    return v;
+}
+// A plain decimal integer without a leading zero (010 is not 8 here) or `bad()` is thrown.
+template <class Bad>
+long long decimal_integer(const std::string& t, const Bad& bad) {
+    if (t.empty() || t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos ||
+        (t.size() > 1 && t[0] == '0'))
+        throw bad();
+    return std::stoll(t);
+}
+
 // --shared-prefix GROUPS:TOKENS[:ZIPF], decimal numbers (the reader bounds each); anything else names the flag.
 Json shared_prefix_flag_value(const std::string& text) {
     const auto bad = [&] {
@@ -164,28 +191,10 @@ Json shared_prefix_flag_value(const std::string& text) {
                         "(decimal numbers, e.g. 512:4096 or 64:1024:1.0)",
                         text));
     };
-    std::vector<std::string> parts;
-    std::size_t from = 0;
-    for (std::size_t at; (at = text.find(':', from)) != std::string::npos; from = at + 1)
-        parts.push_back(text.substr(from, at - from));
-    parts.push_back(text.substr(from));
+    const auto parts = colon_parts(text);
     if (parts.size() < 2 || parts.size() > 3) throw bad();
-    const auto integer = [&](const std::string& t) {
-        if (t.empty() || t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos ||
-            (t.size() > 1 && t[0] == '0'))
-            throw bad();
-        return std::stoll(t);
-    };
-    Json o = {{"groups", integer(parts[0])}, {"tokens", integer(parts[1])}};
-    if (parts.size() == 3) {
-        const std::string& z = parts[2];
-        char* end = nullptr;
-        const double v = z.empty() ? 0.0 : std::strtod(z.c_str(), &end);
-        if (z.empty() || z.find_first_not_of("0123456789.") != std::string::npos || end != z.c_str() + z.size() ||
-            !std::isfinite(v))
-            throw bad();
-        o["zipf"] = v;
-    }
+    Json o = {{"groups", decimal_integer(parts[0], bad)}, {"tokens", decimal_integer(parts[1], bad)}};
+    if (parts.size() == 3) o["zipf"] = decimal_number(parts[2], bad);
     return o;
 }
 
@@ -199,30 +208,13 @@ Json autoscale_flag_value(const std::string& text) {
             "and most replicas; e.g. 8:2:30 or 8:2:30:1:6)",
             text));
     };
-    std::vector<std::string> parts;
-    std::size_t from = 0;
-    for (std::size_t at; (at = text.find(':', from)) != std::string::npos; from = at + 1)
-        parts.push_back(text.substr(from, at - from));
-    parts.push_back(text.substr(from));
+    const auto parts = colon_parts(text);
     if (parts.size() < 2 || parts.size() == 4 || parts.size() > 5) throw bad();
-    const auto number = [&](const std::string& t) {
-        char* end = nullptr;
-        if (t.empty() || t.size() > 24 || t.find_first_not_of("0123456789.") != std::string::npos) throw bad();
-        const double v = std::strtod(t.c_str(), &end);
-        if (end != t.c_str() + t.size() || !std::isfinite(v)) throw bad();
-        return v;
-    };
-    const auto integer = [&](const std::string& t) {
-        if (t.empty() || t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos ||
-            (t.size() > 1 && t[0] == '0'))
-            throw bad();
-        return std::stoll(t);
-    };
-    Json o = {{"target_outstanding", number(parts[0])}, {"storage_GBps", number(parts[1])}};
-    if (parts.size() >= 3) o["engine_start_s"] = number(parts[2]);
+    Json o = {{"target_outstanding", decimal_number(parts[0], bad)}, {"storage_GBps", decimal_number(parts[1], bad)}};
+    if (parts.size() >= 3) o["engine_start_s"] = decimal_number(parts[2], bad);
     if (parts.size() == 5) {
-        o["min_replicas"] = integer(parts[3]);
-        o["max_replicas"] = integer(parts[4]);
+        o["min_replicas"] = decimal_integer(parts[3], bad);
+        o["max_replicas"] = decimal_integer(parts[4], bad);
     }
     return o;
 }
@@ -233,13 +225,6 @@ Json rate_profile_flag_value(const std::string& text) {
         return ConfigError(fmt::format(
             "--rate-profile: '{}': expected PERIOD_S:L1,L2,... (decimal numbers, e.g. 86400:1,1,2,4,4,2)", text));
     };
-    const auto number = [&](const std::string& t) {
-        char* end = nullptr;
-        if (t.empty() || t.size() > 24 || t.find_first_not_of("0123456789.") != std::string::npos) throw bad();
-        const double v = std::strtod(t.c_str(), &end);
-        if (end != t.c_str() + t.size() || !std::isfinite(v)) throw bad();
-        return v;
-    };
     const std::size_t colon = text.find(':');
     if (colon == std::string::npos) throw bad();
     Json levels = Json::array();
@@ -247,11 +232,12 @@ Json rate_profile_flag_value(const std::string& text) {
     std::size_t from = 0;
     for (std::size_t at;; from = at + 1) {
         at = list.find(',', from);
-        levels.push_back(number(list.substr(from, at == std::string::npos ? std::string::npos : at - from)));
+        levels.push_back(
+            decimal_number(list.substr(from, at == std::string::npos ? std::string::npos : at - from), bad));
         if (at == std::string::npos) break;
         if (levels.size() > RateProfile::kMaxSlices) throw bad();   // the reader's bound; no larger array is built
     }
-    return Json{{"period_s", number(text.substr(0, colon))}, {"levels", std::move(levels)}};
+    return Json{{"period_s", decimal_number(text.substr(0, colon), bad)}, {"levels", std::move(levels)}};
 }
 
 // --input-len / --output-len: TOKENS (every request the same), DIST:MEAN[,STDEV[,MIN,MAX]], or uniform:MIN,MAX
