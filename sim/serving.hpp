@@ -149,8 +149,8 @@ struct ServingResult {
     // The stream's windows in order (inference.window_s, else a rate profile's slices; empty without either).
     std::vector<ServingWindow> windows;
     std::optional<AutoscaleResult> autoscale;   // inference.autoscale
-    // Per request class (inference.classes), in the scenario's order; empty without classes. The stream's
-    // slo_met then asks that every class meet its own SLO.
+    // Per request class (inference.classes), in name order (JSON objects are read sorted); empty without
+    // classes. The stream's slo_met then asks that every class meet its own SLO.
     std::vector<ClassResult> classes;
 };
 
