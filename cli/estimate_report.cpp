@@ -84,7 +84,8 @@ std::string windows_text(const InferenceConfig& in, const std::vector<sim::Servi
     return out;
 }
 
-std::string classes_text(const InferenceConfig& in, const std::vector<sim::ClassResult>& classes) {
+std::string classes_text(const InferenceConfig& in, const sim::ServingResult& r) {
+    const auto& classes = r.classes;
     if (classes.empty()) return {};
     const bool slo = in.slo.any();
     std::vector<std::string> head = {"class", "share", "requests", "mean in / out", "TTFT p99", "TPOT p99"};
@@ -93,9 +94,7 @@ std::string classes_text(const InferenceConfig& in, const std::vector<sim::Class
         head.emplace_back("SLO");
     }
     Table t(head);
-    std::string misses;
-    for (std::size_t k = 0; k < classes.size(); ++k) {
-        const auto& c = classes[k];
+    for (const auto& c : classes) {
         std::vector<std::string> row = {c.name,
                                         fmt::format("{:.3g}%", 100 * c.share),
                                         with_commas(c.requests),
@@ -105,12 +104,13 @@ std::string classes_text(const InferenceConfig& in, const std::vector<sim::Class
         if (slo) {
             row.push_back(c.slo_attainment >= 0 ? fmt::format("{:.1f}%", 100 * c.slo_attainment) : "-");
             row.emplace_back(c.slo_met ? "met" : "MISSED");
-            for (const auto& m : sim::slo_misses(in.classes[k].slo, c.ttft_s, c.tpot_s))
-                misses += fmt::format("{}{} {} {} > {}", misses.empty() ? "" : "; ", c.name, m.target.name(),
-                                      human_seconds(m.measured_s), human_seconds(m.target.seconds));
         }
         t.row(row);
     }
+    std::string misses;
+    for (const auto& [cls, m] : sim::stream_slo_misses(in, r))
+        misses += fmt::format("{}{} {} {} > {}", misses.empty() ? "" : "; ", cls, m.target.name(),
+                              human_seconds(m.measured_s), human_seconds(m.target.seconds));
     std::string out = "\n" + t.str();
     if (!misses.empty()) out += wrap_text("missed: " + misses);
     return out;
@@ -278,7 +278,7 @@ std::string serving_text(const Scenario&, const Estimate& est) {
     row("end to end", c.e2e_latency_s);
     row("queueing delay", c.queue_s);
     out += t.str();
-    out += classes_text(in, c.classes) + "\n";
+    out += classes_text(in, c) + "\n";
     Table u({"deployment", "value"});
     u.row({"makespan", human_seconds(c.makespan_s)});
     u.row({"iterations (all replicas)", with_commas(c.iterations)});

@@ -35,7 +35,7 @@ std::string shared_prefix_text(const InferenceConfig& in);
 std::string windows_text(const InferenceConfig& in, const std::vector<sim::ServingWindow>& windows);
 // The request classes of a stream (inference.classes): each class's share, requests, lengths, latencies and
 // whether it meets its own SLO; "" without classes.
-std::string classes_text(const InferenceConfig& in, const std::vector<sim::ClassResult>& classes);
+std::string classes_text(const InferenceConfig& in, const sim::ServingResult& r);
 // The arrival process in words: "Poisson", "Gamma gaps, cv 2", "evenly spaced".
 std::string arrival_process_text(const InferenceConfig& in);
 // Whether a header names the arrival shape: a generated stream other than a constant-rate Poisson one (a

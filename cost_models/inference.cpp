@@ -244,6 +244,7 @@ KernelTime IterationPricer::head(double rows) {
     g.launches = 0;
     g.sustained = false;
     const KernelTime k = gemm_time(s_.system.gpu, g);
+    if (head_memo_.size() >= (std::size_t{1} << 16)) head_memo_.clear();   // bounded, as memo_ is
     head_memo_.emplace(rows, k);
     return k;
 }

@@ -424,11 +424,17 @@ Progress apply_iteration(ReplicaScheduler& rs, std::vector<RequestState>& st, co
 struct RequestMeasures {
     double output_tokens = 0, input_tokens = 0;
 };
+// A served request's time to first token, and its time per output token after the first (a request of
+// one output token has none): one definition for the stream's, its windows' and its classes' measures.
+double ttft_of(const Request& r, const RequestState& s) { return s.first_token - r.arrival_s; }
+bool has_tpot(const Request& r) { return r.output > 1; }
+double tpot_of(const Request& r, const RequestState& s) { return (s.finish - s.first_token) / (r.output - 1); }
+
 // Whether a request met every stated target's time (its own TTFT, and TPOT over more than one token).
 bool within_slo(const ServingSlo& slo, const Request& r, const RequestState& s) {
     for (const auto& t : slo.targets()) {
-        if (t.ttft && s.first_token - r.arrival_s > t.seconds) return false;
-        if (!t.ttft && r.output > 1 && (s.finish - s.first_token) / (r.output - 1) > t.seconds) return false;
+        if (t.ttft && ttft_of(r, s) > t.seconds) return false;
+        if (!t.ttft && has_tpot(r) && tpot_of(r, s) > t.seconds) return false;
     }
     return true;
 }
@@ -479,8 +485,8 @@ std::vector<ServingWindow> stream_windows(const InferenceConfig& in, const Windo
         last = std::max(last, r.arrival_s);
         const double at = plan.period_s > 0 ? std::fmod(r.arrival_s, plan.period_s) : r.arrival_s;
         const std::size_t j = std::min(n - 1, static_cast<std::size_t>(at / w));
-        ttft[j].push_back(st[i].first_token - r.arrival_s);
-        if (r.output > 1) tpot[j].push_back((st[i].finish - st[i].first_token) / (r.output - 1));
+        ttft[j].push_back(ttft_of(r, st[i]));
+        if (has_tpot(r)) tpot[j].push_back(tpot_of(r, st[i]));
         if (within_slo(slo_of(in, r), r, st[i])) within[j] += 1;
     }
     // The time of window j the stream spans: folded, whole periods then the part of the last one up to
@@ -513,10 +519,10 @@ RequestMeasures request_measures(const std::vector<Request>& reqs, const std::ve
     for (std::size_t i = first; i < reqs.size(); i += stride) {
         const auto& r = reqs[i];
         const auto& s = st[i];
-        ttft.push_back(s.first_token - r.arrival_s);
+        ttft.push_back(ttft_of(r, s));
         e2e.push_back(s.finish - r.arrival_s);
         queue.push_back(s.admitted - r.arrival_s);
-        if (r.output > 1) tpot.push_back((s.finish - s.first_token) / (r.output - 1));
+        if (has_tpot(r)) tpot.push_back(tpot_of(r, s));
         m.output_tokens += r.output;
         m.input_tokens += r.input;
     }
@@ -540,9 +546,9 @@ std::vector<ClassResult> class_results(const InferenceConfig& in, const std::vec
         const auto& r = reqs[i];
         if (r.cls < 0) continue;
         const auto k = static_cast<std::size_t>(r.cls);
-        ttft[k].push_back(st[i].first_token - r.arrival_s);
+        ttft[k].push_back(ttft_of(r, st[i]));
         e2e[k].push_back(st[i].finish - r.arrival_s);
-        if (r.output > 1) tpot[k].push_back((st[i].finish - st[i].first_token) / (r.output - 1));
+        if (has_tpot(r)) tpot[k].push_back(tpot_of(r, st[i]));
         if (within_slo(in.classes[k].slo, r, st[i])) within[k] += 1;
         input[k] += r.input;
         output[k] += r.output;
