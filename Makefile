@@ -54,7 +54,8 @@ endif
 # The doc_* checks (every command of the docs, their shown outputs) and the serving validation (its
 # 8 MLPerf capacity searches over 600 s streams, and the residuals check that reads its output) run
 # in `make test`; under the sanitizers they would take most of CI's time for no code the unit, CLI,
-# capacity and corpus tests miss.
+# capacity and corpus tests miss. For the same reason the test binaries leave out their cases tagged
+# [heavy] in this build (tests/CMakeLists.txt; docs/reliability.md lists them).
 sanitize: sanitize-build
 	$(SANITIZE_RUN) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -E '^(doc_|validate_serving$$|serving_residuals_current$$)'
 

@@ -15,8 +15,9 @@ clang-format --dry-run -Werror "${sources[@]}"
 echo "lint: function lengths (cost_models, sim, calibrate: at most 150 lines)"
 python3 scripts/function-lengths.py --over 150 --fail 150
 [ "$what" = format ] && exit 0
-# A configure-only build folder without precompiled headers gives clang-tidy plain compile commands.
-cmake -S . -B build-lint -G Ninja -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON -DLLMSIM_BUILD_TESTS=OFF \
+# A configure-only build folder without precompiled headers or unity batches gives clang-tidy each file's
+# plain compile command.
+cmake -S . -B build-lint -G Ninja -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON -DLLMSIM_UNITY_BUILD=OFF -DLLMSIM_BUILD_TESTS=OFF \
       -DLLMSIM_BUILD_BENCH=OFF -DLLMSIM_PROBE=OFF >/dev/null
 rooms='schedules|hardware_db|cost_models|sim|app|calibrate|batch|report|python'
 [ "$what" = rooms ] || rooms="$rooms|cli"

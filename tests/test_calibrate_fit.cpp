@@ -449,7 +449,7 @@ TEST_CASE("nominal numbers come from a SystemSpec", "[calibrate][profile]") {
 }
 
 TEST_CASE("GB200's sustained fraction is within its leave-one-out error of the fit on the published GB200 runs",
-          "[calibrate][sustained]") {
+          "[calibrate][sustained][heavy]") {
     // hardware_db/data/accelerators/gb200.json cites `llmsim validate bench/heldout/training-heldout.json
     // --fit-sustained`: the value in the database is what that fit returns today.
     const auto cases =

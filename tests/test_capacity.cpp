@@ -314,7 +314,8 @@ TEST_CASE("qps max with request classes: every class meets its own SLO when fed 
            c.above_misses.find("served") != std::string::npos));
 }
 
-TEST_CASE("an autoscaled fleet's load is against the replicas it held on average", "[capacity][serving][autoscale]") {
+TEST_CASE("an autoscaled fleet's load is against the replicas it held on average",
+          "[capacity][serving][autoscale][heavy]") {
     const Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-8b-h100-autoscaled.json");
     const auto e = app::evaluate_serving(s);
     REQUIRE(e.continuous);

@@ -104,7 +104,7 @@ TEST_CASE("disaggregation: a one-token request ends on the prefill pool; every r
 // deployment's goodput; separate pools remove the interference. With short prompts and a loose SLO there is
 // no interference to remove and a fixed split wastes whichever pool the traffic needs less of.
 TEST_CASE("disaggregation: beats colocated on goodput where the papers say, loses where they say",
-          "[disaggregation][capacity]") {
+          "[disaggregation][capacity][heavy]") {
     const Json long_prompts = {{"input_len", {{"mean", 2000}, {"dist", "lognormal"}, {"stdev", 800}}},
                                {"output_len", {{"mean", 200}, {"dist", "lognormal"}, {"stdev", 100}}},
                                {"requests", 2000},
@@ -184,7 +184,7 @@ TEST_CASE("disaggregation: each pool must hold the model; the colocated search r
 }
 
 TEST_CASE("disaggregation: the fewest pools meet the SLO fed back, and one replica fewer in either misses",
-          "[disaggregation][capacity]") {
+          "[disaggregation][capacity][heavy]") {
     Json doc = deployment(6, {{"input_len", {{"mean", 2000}, {"dist", "lognormal"}, {"stdev", 800}}},
                               {"output_len", {{"mean", 200}, {"dist", "lognormal"}, {"stdev", 100}}},
                               {"qps", 12.0},

@@ -119,7 +119,7 @@ TEST_CASE("llmsim chinchilla --json reproduces Table 3 with approach1", "[scalin
     CHECK(run("chinchilla --fit nope --compute 1e20").rc == 2);
 }
 
-TEST_CASE("llmsim plan and scaling --json", "[plan][scaling][cli]") {
+TEST_CASE("llmsim plan and scaling --json", "[plan][scaling][cli][heavy]") {
     const auto p =
         run("plan --compute 1e21 --system dgx-h100 --gpus 16 --price-per-gpu-hour 2 "
             "--mtbf-node-hours 2000 --checkpoint-write-s 30 --json");
@@ -382,7 +382,7 @@ TEST_CASE("search: one-stage layouts too large without recompute try the fewest 
 }
 
 TEST_CASE("llmsim search --qps max: each layout's capacity per GPU, best first, the same answer as estimate's",
-          "[search][cli][capacity]") {
+          "[search][cli][capacity][heavy]") {
     const std::string deployment =
         "--model llama-3-8b --system dgx-h100 --input-len 1000 --output-len 250 --weight-precision fp8 "
         "--kv-precision fp8 --chunk 2048 --slo-ttft-p99 0.5 --slo-tpot-p99 0.03 --qps max --json";

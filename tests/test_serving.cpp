@@ -492,7 +492,7 @@ TEST_CASE("a uniform length given by its bounds: mean their midpoint, stdev (max
 }
 
 TEST_CASE("capacity search: the fewest GPUs meeting the SLO, confirmed; one replica fewer misses",
-          "[serving][capacity]") {
+          "[serving][capacity][heavy]") {
     const auto s = serving("llama-3-8b", 1, 1,
                            {{"batching", "continuous"},
                             {"input_len", 1000},

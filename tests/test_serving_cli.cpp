@@ -164,7 +164,7 @@ TEST_CASE("flops on a serving scenario: per prefill and generated token, GEMMs a
 }
 
 TEST_CASE("search on a serving scenario: pp, max_batch and chunk in the table and the JSON",
-          "[cli][serving][capacity]") {
+          "[cli][serving][capacity][heavy]") {
     const std::string file = std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama31-70b-chat-slo.json";
     const auto r = run_llmsim({"search", "-s", file, "--max-gpus", "16", "--json"}, "capsearch");
     INFO(r.err);
@@ -185,7 +185,7 @@ TEST_CASE("search on a serving scenario: pp, max_batch and chunk in the table an
 }
 
 TEST_CASE("search by flags on a serving stream: the same answer as the scenario file; layout flags refused",
-          "[cli][serving][capacity]") {
+          "[cli][serving][capacity][heavy]") {
     const auto dir = llmsim::test::temp_dir("capflags");
     const auto file = (dir / "stream.json").string();
     {
@@ -336,7 +336,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a capacity answer meets its SLO when fed back as a scenario; one replica fewer misses it (generated cases)",
-          "[cli][serving][capacity][property]") {
+          "[cli][serving][capacity][property][heavy]") {
     struct Case {
         const char* model;
         double qps;
