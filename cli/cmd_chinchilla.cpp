@@ -12,30 +12,9 @@
 #include "cost_models/scaling_laws.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
+#include "hardware_db/units.hpp"
 
 namespace llmsim::cli {
-
-// "1e24", "70B", "1.4T", "3.5e9": a number with an optional K/M/B/G/T/P suffix (powers of 1000), in
-// [1, max_value] once scaled (so that nothing derived from it overflows).
-double parse_quantity(const std::string& text, const std::string& flag, double max_value) {
-    std::string s = text;
-    double scale = 1;
-    if (!s.empty()) {
-        const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
-        const std::string units = "KMBGTP";
-        const double scales[] = {1e3, 1e6, 1e9, 1e9, 1e12, 1e15};
-        const auto pos = units.find(c);
-        if (pos != std::string::npos) {
-            scale = scales[pos];
-            s.pop_back();
-        }
-    }
-    const auto v = parse_number(s);
-    const double scaled = v ? *v * scale : 0.0;
-    if (v && std::isfinite(scaled) && scaled >= 1.0 && scaled <= max_value) return scaled;
-    throw ConfigError(fmt::format("{}: {}: expected a number in [1, {:g}] (1e24, 70B, 1.4T)", flag,
-                                  json_brief(Json(text)), max_value));
-}
 
 void setup_chinchilla(CLI::App* cmd, Context& ctx) {
     struct Flags {
@@ -66,10 +45,10 @@ void setup_chinchilla(CLI::App* cmd, Context& ctx) {
         double value = 0;
         if (!f->compute.empty()) {
             query = "compute";
-            value = parse_quantity(f->compute, "--compute", limits::kMaxFlops);
+            value = quantity_in(f->compute, "--compute", QuantityKind::count, 1, limits::kMaxFlops);
         } else if (!f->params.empty()) {
             query = "params";
-            value = parse_quantity(f->params, "--params", limits::kMaxParams);
+            value = quantity_in(f->params, "--params", QuantityKind::count, 1, limits::kMaxParams);
             // A bare small number is almost surely billions meant without the suffix.
             if (value < 1e6 && f->params.find_first_not_of("0123456789.") == std::string::npos)
                 std::cerr << fmt::format(
@@ -77,7 +56,7 @@ void setup_chinchilla(CLI::App* cmd, Context& ctx) {
                     f->params, f->params, f->params);
         } else if (!f->tokens.empty()) {
             query = "tokens";
-            value = parse_quantity(f->tokens, "--tokens", limits::kMaxTokens);
+            value = quantity_in(f->tokens, "--tokens", QuantityKind::count, 1, limits::kMaxTokens);
         } else {
             throw ConfigError("--compute: missing: expected one of --compute FLOPS, --params N, --tokens D");
         }

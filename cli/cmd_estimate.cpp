@@ -8,11 +8,13 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/estimate_report.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/plot.hpp"
 #include "cli/qps_sweep.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
+#include "hardware_db/units.hpp"
 
 namespace llmsim::cli {
 
@@ -86,17 +88,14 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
         }
         if (!straggler->empty()) {
             const auto colon = straggler->find(':');
-            int stage = -1;
-            double factor = 0;
-            try {
-                if (colon == std::string::npos) throw std::invalid_argument("no colon");
-                std::size_t a = 0, b = 0;
-                stage = std::stoi(straggler->substr(0, colon), &a);
-                factor = std::stod(straggler->substr(colon + 1), &b);
-                if (a != colon || b != straggler->size() - colon - 1) throw std::invalid_argument("trailing");
-            } catch (const std::exception&) {
+            // Decimal only (parse_int, parse_decimal): not "0x2", "inf" or " 1".
+            const auto stage_read = colon == std::string::npos ? std::nullopt : parse_int(straggler->substr(0, colon));
+            const auto factor_read =
+                colon == std::string::npos ? std::nullopt : parse_decimal(straggler->substr(colon + 1));
+            if (!stage_read || !factor_read || *stage_read > limits::kGpus)
                 throw ConfigError(fmt::format("--straggler: '{}': expected STAGE:FACTOR, e.g. 3:1.2", *straggler));
-            }
+            const int stage = static_cast<int>(*stage_read);
+            const double factor = *factor_read;
             if (s.is_inference)
                 throw ConfigError("--straggler: a training flag on a serving scenario: expected a training scenario");
             if (stage < 0 || stage >= s.parallel.pp || !(factor > 0) || !(factor <= limits::kMaxSlowdown))

@@ -18,11 +18,10 @@
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
+#include "hardware_db/units.hpp"
 #include "sim/search/plan.hpp"
 
 namespace llmsim::cli {
-
-double parse_quantity(const std::string& text, const std::string& flag, double max_value);   // cmd_chinchilla.cpp
 
 void setup_plan(CLI::App* cmd, Context& ctx) {
     struct Flags {
@@ -98,7 +97,7 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
         if (!f->compute.empty()) {
             budget_kind = "compute_flops";
             q.budget = search::PlanRequest::Budget::compute_flops;
-            q.budget_value = parse_quantity(f->compute, "--compute", limits::kMaxFlops);
+            q.budget_value = quantity_in(f->compute, "--compute", QuantityKind::count, 1, limits::kMaxFlops);
         } else if (f->gpu_hours) {
             budget_kind = "gpu_hours";
             q.budget = search::PlanRequest::Budget::gpu_hours;

@@ -39,7 +39,7 @@ int capacity_per_gpu(const SearchFlags& f, const Scenario& s, int max_gpus) {
     } else {
         std::cout << wrap_text(
             fmt::format("{} on {}: the largest {} each replica layout holds within {} ({} simulations)", s.model.name,
-                        s.system.name, capacity_rate_text(s.inference), slo_text(s.inference.slo), r.simulations));
+                        s.system.name, capacity_rate_text(s.inference), stream_slo_text(s.inference), r.simulations));
         Table t({"tp x pp", "weights/KV", "req/s", "per GPU", "offline", "published runs"});
         for (const auto& row : r.rows) {
             const auto& c = row.capacity;
@@ -98,7 +98,7 @@ int split_capacities(const SearchFlags& f, const Scenario& s) {
             "{} on {} x {}: the largest {} each split between a prefill pool (replicas of tp {}) and a decode pool "
             "(tp {} pp {}) holds within {} ({} simulations)",
             s.model.name, s.gpus, s.system.name, capacity_rate_text(s.inference), prefill_tp, p.tp, p.pp,
-            "SLO " + slo_text(s.inference.slo), r.simulations));
+            stream_slo_text(s.inference), r.simulations));
         Table t({"prefill", "decode", "GPUs", "req/s", "per GPU"});
         auto row = [&](std::string pre, std::string dec, int gpus, const app::SloCapacity& c) {
             t.row({std::move(pre), std::move(dec), std::to_string(gpus),
@@ -138,7 +138,7 @@ int pool_sizing(const SearchFlags& f, const Scenario& s, int max_gpus) {
         std::cout << wrap_text(
             fmt::format("{} on {} at {:g} req/s, {}: the fewest GPUs, disaggregated and colocated "
                         "({} simulations)",
-                        s.model.name, s.system.name, s.inference.qps, "SLO " + slo_text(s.inference.slo),
+                        s.model.name, s.system.name, s.inference.qps, stream_slo_text(s.inference),
                         r.pools.simulations + r.colocated.search.simulations));
         Table t({"deployment", "GPUs", "layout", "TTFT p99", "TPOT p99"});
         if (const auto& b = r.pools.best)
@@ -185,9 +185,9 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
         const auto& in = s.inference;
         const std::string shape =
             arrival_shape_worth_naming(in) ? fmt::format(" ({})", arrival_process_text(in)) : std::string();
-        std::cout << wrap_text(fmt::format("{} on {} at {}{:g} req/s{}, SLO {} ({} configurations, {} simulations)",
+        std::cout << wrap_text(fmt::format("{} on {} at {}{:g} req/s{}, {} ({} configurations, {} simulations)",
                                            s.model.name, s.system.name, in.rate_profile.enabled() ? "a mean " : "",
-                                           in.qps, shape, slo_text(in.slo), r.variants, r.simulations));
+                                           in.qps, shape, stream_slo_text(in), r.variants, r.simulations));
         Table t({"gpus", "tp x pp x replicas", "weights/KV", "max batch", "chunk", "TTFT p99", "TPOT p99", "req/s"});
         for (const auto& c : r.best)
             t.row({std::to_string(c.gpus()), fmt::format("{} x {} x {}", c.tp, c.pp, c.replicas),
@@ -253,41 +253,40 @@ void setup_search(CLI::App* cmd, Context& ctx) {
             // --scenario, --model, --system, --gpus / --max-gpus (the GPU budget), --threads, --json and
             // --price-per-gpu-hour (the answers' cost).
             std::vector<std::string> lines;
-            for (const auto& [given, flag] :
-                 {std::pair{f->seq_len.has_value(), "--seq-len"},
-                  std::pair{f->global_batch.has_value(), "--global-batch"},
-                  std::pair{!f->global_batch_range.empty(), "--global-batch-range"},
-                  std::pair{!f->precision.empty(), "--precision"},
-                  std::pair{!f->micro_batch.empty(), "--micro-batch"},
-                  std::pair{!f->recompute.empty(), "--recompute"},
-                  std::pair{!f->zero.empty(), "--zero"},
-                  std::pair{!f->offload.empty(), "--offload"},
-                  std::pair{!f->schedules.empty(), "--schedules"},
-                  std::pair{!f->tp.empty(), "--tp"},
-                  std::pair{!f->pp.empty(), "--pp"},
-                  std::pair{!f->cp.empty(), "--cp"},
-                  std::pair{!f->ep.empty(), "--ep"},
-                  std::pair{!f->vp.empty(), "--vp"},
-                  std::pair{!f->dp.empty(), "--dp"},
-                  std::pair{f->min_gpus.has_value(), "--min-gpus"},
-                  std::pair{f->max_tp.has_value(), "--max-tp"},
-                  std::pair{f->min_pp.has_value(), "--min-pp"},
-                  std::pair{f->max_pp.has_value(), "--max-pp"},
-                  std::pair{f->allow_cross_node_tp, "--allow-cross-node-tp"},
-                  std::pair{f->activation_offload.has_value(), "--activation-offload"},
-                  std::pair{!f->objective.empty(), "--objective"},
-                  std::pair{f->memory_headroom.has_value(), "--memory-headroom"},
-                  std::pair{f->memory_headroom_bytes.has_value(), "--memory-headroom-bytes"},
-                  std::pair{!f->framework.empty(), "--framework"},
-                  std::pair{!f->torch_compile.empty(), "--torch-compile"},
-                  std::pair{!f->grad_precision.empty(), "--grad-precision"},
-                  std::pair{!f->sp.empty(), "--sp"},
-                  std::pair{!f->tp_comm_overlap.empty(), "--tp-comm-overlap"},
-                  std::pair{!f->overlap_grad_reduce.empty(), "--overlap-grad-reduce"},
-                  std::pair{!f->overlap_param_gather.empty(), "--overlap-param-gather"},
-                  std::pair{f->top_k.has_value(), "--top-k"},
-                  std::pair{f->confirm.has_value(), "--confirm"},
-                  std::pair{!plot_file->empty(), "--plot"}})
+            for (const auto& [given, flag] : {std::pair{f->seq_len.has_value(), "--seq-len"},
+                                              std::pair{f->global_batch.has_value(), "--global-batch"},
+                                              std::pair{!f->global_batch_range.empty(), "--global-batch-range"},
+                                              std::pair{!f->precision.empty(), "--precision"},
+                                              std::pair{!f->micro_batch.empty(), "--micro-batch"},
+                                              std::pair{!f->recompute.empty(), "--recompute"},
+                                              std::pair{!f->zero.empty(), "--zero"},
+                                              std::pair{!f->offload.empty(), "--offload"},
+                                              std::pair{!f->schedules.empty(), "--schedules"},
+                                              std::pair{!f->tp.empty(), "--tp"},
+                                              std::pair{!f->pp.empty(), "--pp"},
+                                              std::pair{!f->cp.empty(), "--cp"},
+                                              std::pair{!f->ep.empty(), "--ep"},
+                                              std::pair{!f->vp.empty(), "--vp"},
+                                              std::pair{!f->dp.empty(), "--dp"},
+                                              std::pair{f->min_gpus.has_value(), "--min-gpus"},
+                                              std::pair{f->max_tp.has_value(), "--max-tp"},
+                                              std::pair{f->min_pp.has_value(), "--min-pp"},
+                                              std::pair{f->max_pp.has_value(), "--max-pp"},
+                                              std::pair{f->allow_cross_node_tp, "--allow-cross-node-tp"},
+                                              std::pair{f->activation_offload.has_value(), "--activation-offload"},
+                                              std::pair{!f->objective.empty(), "--objective"},
+                                              std::pair{f->memory_headroom.has_value(), "--memory-headroom"},
+                                              std::pair{!f->memory_headroom_bytes.empty(), "--memory-headroom-bytes"},
+                                              std::pair{!f->framework.empty(), "--framework"},
+                                              std::pair{!f->torch_compile.empty(), "--torch-compile"},
+                                              std::pair{!f->grad_precision.empty(), "--grad-precision"},
+                                              std::pair{!f->sp.empty(), "--sp"},
+                                              std::pair{!f->tp_comm_overlap.empty(), "--tp-comm-overlap"},
+                                              std::pair{!f->overlap_grad_reduce.empty(), "--overlap-grad-reduce"},
+                                              std::pair{!f->overlap_param_gather.empty(), "--overlap-param-gather"},
+                                              std::pair{f->top_k.has_value(), "--top-k"},
+                                              std::pair{f->confirm.has_value(), "--confirm"},
+                                              std::pair{!plot_file->empty(), "--plot"}})
                 if (given)
                     lines.push_back(
                         fmt::format("{}: given with a serving search: expected {} only when searching "

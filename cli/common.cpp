@@ -18,6 +18,7 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/scenario.hpp"
+#include "hardware_db/units.hpp"
 
 namespace llmsim::cli {
 
@@ -165,14 +166,12 @@ std::vector<std::string> colon_parts(const std::string& text) {
     parts.push_back(text.substr(from));
     return parts;
 }
-// A plain decimal number (digits and a point: no sign, exponent, hex or inf) or `bad()` is thrown.
+// An unsigned decimal number (parse_decimal: digits, a point, an exponent; no hex or inf) or `bad()` is thrown.
 template <class Bad>
 double decimal_number(const std::string& t, const Bad& bad) {
-    char* end = nullptr;
-    if (t.empty() || t.size() > 24 || t.find_first_not_of("0123456789.") != std::string::npos) throw bad();
-    const double v = std::strtod(t.c_str(), &end);
-    if (end != t.c_str() + t.size() || !std::isfinite(v)) throw bad();
-    return v;
+    const auto v = t.empty() || t[0] == '-' || t[0] == '+' ? std::nullopt : parse_decimal(t);
+    if (!v) throw bad();
+    return *v;
 }
 // A plain decimal integer without a leading zero (010 is not 8 here) or `bad()` is thrown.
 template <class Bad>
@@ -296,13 +295,10 @@ Json engine_flag_value(const std::string& text) {
 // --qps: "max", or a decimal rate (the reader bounds it); anything else names the flag.
 Json qps_flag_value(const std::string& text) {
     if (text == "max") return Json("max");
-    char* end = nullptr;
-    errno = 0;
-    const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
-    const bool decimal = !text.empty() && text.find_first_of("xXpPnN") == std::string::npos;
-    if (!decimal || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
+    const auto v = parse_decimal(text);
+    if (!v)
         throw ConfigError(fmt::format("--qps: '{}': expected a rate in requests/s (a decimal number) or max", text));
-    return Json(v);
+    return Json(*v);
 }
 }   // namespace
 

@@ -1,5 +1,6 @@
 #include "cli/estimate_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -160,6 +161,18 @@ std::string slo_text(const ServingSlo& slo) {
     std::vector<std::string> parts;
     for (const auto& t : slo.targets()) parts.push_back(t.name() + " " + human_seconds(t.seconds));
     return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string stream_slo_text(const InferenceConfig& in) {
+    const auto same = [&](const ServingSlo& a) {
+        return a.ttft_p99_s == in.slo.ttft_p99_s && a.tpot_p99_s == in.slo.tpot_p99_s &&
+               a.ttft_p90_s == in.slo.ttft_p90_s && a.tpot_p90_s == in.slo.tpot_p90_s;
+    };
+    if (std::all_of(in.classes.begin(), in.classes.end(), [&](const RequestClass& c) { return same(c.slo); }))
+        return "SLO " + slo_text(in.slo);
+    std::vector<std::string> parts;
+    for (const auto& c : in.classes) parts.push_back(c.name + ": " + slo_text(c.slo));
+    return fmt::format("each class's SLO ({})", fmt::join(parts, "; "));
 }
 
 std::string published_range_text(const std::optional<app::PublishedRange>& r, const char* what, const char* unit) {

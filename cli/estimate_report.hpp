@@ -27,6 +27,9 @@ std::string capacity_rate_text(const InferenceConfig& in);
 // The SLO's targets in words: "p99 TTFT 2 s / TPOT 200 ms" (a missing one as "-"), or with a 90th
 // percentile stated, each stated target ("TTFT p90 400 ms, TPOT p90 40 ms").
 std::string slo_text(const ServingSlo& slo);
+// The SLO a stream is judged on, "SLO p99 TTFT 500 ms / TPOT 30 ms", or, where request classes state
+// their own, "each class's SLO (chat: p99 TTFT 500 ms / TPOT 30 ms; summary: p99 TTFT 4 s / TPOT 30 ms)".
+std::string stream_slo_text(const InferenceConfig& in);
 // The stream's shared prefixes in words, to follow its lengths: " (512 shared prefixes of 4096 tokens,
 // Zipf 1)"; empty without them.
 std::string shared_prefix_text(const InferenceConfig& in);

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "hardware_db/units.hpp"
+
 namespace llmsim::cli {
 
 namespace {
@@ -27,29 +29,6 @@ bool decimal_integer(const std::string& s, bool sign_allowed) {
     return s.find_first_not_of("0123456789", i) == std::string::npos;
 }
 
-// [+-] digits [. digits] [e [+-] digits], or [+-] . digits [...]: what a person types as a decimal number.
-bool decimal_number(const std::string& s) {
-    std::size_t i = 0;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    const std::size_t int_from = i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-    std::size_t digits = i - int_from;
-    if (i < s.size() && s[i] == '.') {
-        const std::size_t frac_from = ++i;
-        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-        digits += i - frac_from;
-    }
-    if (digits == 0) return false;
-    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-        ++i;
-        if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-        const std::size_t exp_from = i;
-        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-        if (i == exp_from) return false;
-    }
-    return i == s.size();
-}
-
 }   // namespace
 
 std::optional<std::int64_t> parse_int(const std::string& text) {
@@ -68,13 +47,7 @@ std::optional<std::int64_t> parse_int(const std::string& text) {
     return v;
 }
 
-std::optional<double> parse_number(const std::string& text) {
-    if (!decimal_number(text)) return std::nullopt;   // not hexadecimal ("0x1p3"), "inf" or "nan"
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
-    return v;
-}
+std::optional<double> parse_number(const std::string& text) { return parse_decimal(text); }
 
 std::string int_range_text(std::int64_t lo, std::int64_t hi) { return fmt::format("{}..{}", lo, hi); }
 
@@ -137,7 +110,7 @@ void require_plain_values_of(CLI::App& app) {
                 }
                 if (base == "FLOAT") {
                     if (s.empty()) return "empty value: expected a number" + also;
-                    if (!decimal_number(s))
+                    if (!parse_decimal(s))
                         return fmt::format(
                             "{} is not a finite decimal number: expected digits, a point and an "
                             "exponent such as 0.5 or 1e-3{}",

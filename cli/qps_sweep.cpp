@@ -125,7 +125,7 @@ std::string qps_sweep_text(const QpsSweep& sweep) {
         in.input_dist.is_fixed() ? "" : "mean ", in.input_len, in.output_dist.is_fixed() ? "" : "mean ", in.output_len,
         shared_prefix_text(in), to_string(in.weight_precision), to_string(in.kv_precision));
     if (arrival_shape_worth_naming(in)) out += "; arrivals: " + arrival_process_text(in);
-    if (in.slo.any()) out += "; SLO " + slo_text(in.slo);
+    if (in.slo.any()) out += "; " + stream_slo_text(in);
     out = wrap_text(out);
     std::vector<std::string> header = {"qps",      "req/s",   "out tok/s/GPU", "TTFT p50",   "TTFT p99", "TPOT p50",
                                        "TPOT p99", "e2e p50", "e2e p99",       "mean batch", "KV peak",  "stream"};

@@ -10,6 +10,7 @@
 #include "cli/flag_checks.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
+#include "hardware_db/units.hpp"
 
 namespace llmsim::cli {
 
@@ -34,8 +35,8 @@ void add_search_flags(CLI::App* cmd, SearchFlags& f, bool with_gpus) {
     cmd->add_option("--price-per-gpu-hour", f.price, "Dollars per GPU-hour (cost columns)")->check(number_in(0, 1e9));
     cmd->add_option("--memory-headroom", f.memory_headroom, "Fraction of each GPU's memory kept free (0 to 0.95)")
         ->check(number_in(0, 0.95));
-    cmd->add_option("--memory-headroom-bytes", f.memory_headroom_bytes, "Bytes of each GPU's memory kept free")
-        ->check(number_in(0, limits::kMaxBytes));
+    cmd->add_option("--memory-headroom-bytes", f.memory_headroom_bytes,
+                    "Bytes of each GPU's memory kept free (4GiB, 4.3e9, 500MB)");
     cmd->add_option("--max-tp", f.max_tp, "Largest tensor-parallel size")->check(int_in(1, limits::kGpus));
     cmd->add_option("--min-pp", f.min_pp, "Fewest pipeline stages")->check(int_in(1, limits::kGpus));
     cmd->add_option("--max-pp", f.max_pp, "Most pipeline stages")->check(int_in(1, limits::kGpus));
@@ -111,7 +112,10 @@ void apply_search_flags(const SearchFlags& f, std::string& base_dir, FlagOverlay
     ov.set("/search/min_pp", "--min-pp", f.min_pp);
     ov.set("/search/max_pp", "--max-pp", f.max_pp);
     ov.set("/search/memory_headroom", "--memory-headroom", f.memory_headroom);
-    ov.set("/search/memory_headroom_bytes", "--memory-headroom-bytes", f.memory_headroom_bytes);
+    if (!f.memory_headroom_bytes.empty())
+        ov.set("/search/memory_headroom_bytes", "--memory-headroom-bytes",
+               Json(quantity_in(f.memory_headroom_bytes, "--memory-headroom-bytes", QuantityKind::bytes, 0,
+                                limits::kMaxBytes)));
     ov.set("/search/objective", "--objective", f.objective);
     ov.set("/search/price_per_gpu_hour", "--price-per-gpu-hour", f.price);
     if (f.allow_cross_node_tp) ov.set("/search/allow_cross_node_tp", "--allow-cross-node-tp", Json(true));

@@ -18,7 +18,8 @@ struct SearchFlags {
     std::optional<int> gpus, max_gpus, min_gpus, max_tp, min_pp, max_pp, threads, top_k, confirm;
     std::optional<std::int64_t> seq_len, global_batch;
     std::string global_batch_range, objective;
-    std::optional<double> memory_headroom, memory_headroom_bytes, price;
+    std::optional<double> memory_headroom, price;
+    std::string memory_headroom_bytes;   // a size with an optional unit ("4GiB")
     bool allow_cross_node_tp = false;
     std::optional<bool> activation_offload;
     std::string tp, pp, cp, ep, vp, dp, zero, micro_batch, recompute, offload, schedules, sp;

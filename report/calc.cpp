@@ -10,6 +10,8 @@
 
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
+#include "hardware_db/limits.hpp"
+#include "hardware_db/units.hpp"
 #include "schedules/schedule.hpp"
 
 namespace llmsim::report {
@@ -18,33 +20,12 @@ namespace {
 
 using drills::Calc;
 
-// A size or count with an optional suffix: "350GB", "350e9", "1.5TB", "326GiB", "175B" (count), "8k".
-double parse_quantity(const std::string& text, const std::string& flag, bool bytes) {
-    const char* b = text.c_str();
-    char* end = nullptr;
-    const double v = std::strtod(b, &end);
-    std::string suf(end);
-    for (auto& ch : suf) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    while (!suf.empty() && suf.front() == ' ') suf.erase(suf.begin());
-    double f = -1;
-    if (suf.empty())
-        f = 1;
-    else if (bytes) {
-        static const std::pair<const char*, double> u[] = {
-            {"b", 1},           {"kb", 1e3},           {"mb", 1e6},
-            {"gb", 1e9},        {"tb", 1e12},          {"kib", 1024.0},
-            {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
-        for (const auto& [n, x] : u)
-            if (suf == n) f = x;
-    } else {
-        static const std::pair<const char*, double> u[] = {{"k", 1e3}, {"m", 1e6}, {"b", 1e9}, {"t", 1e12}};
-        for (const auto& [n, x] : u)
-            if (suf == n) f = x;
-    }
-    if (end == b || f < 0 || !std::isfinite(v) || v <= 0)
-        throw ConfigError(fmt::format("{}: {}: expected a positive {} (e.g. {})", flag, text, bytes ? "size" : "count",
-                                      bytes ? "350GB, 3.5e11, 326GiB" : "175B, 1.75e11, 8k"));
-    return v * f;
+// Sizes ("350GB", "3.5e11", "326GiB") and counts ("175B", "1.4T", "8k"): hardware_db/units.hpp.
+double size_of(const std::string& text, const char* flag) {
+    return quantity_in(text, flag, QuantityKind::bytes, 1, limits::kMaxBytes);
+}
+double count_of(const std::string& text, const char* flag, double max = limits::kMaxParams) {
+    return quantity_in(text, flag, QuantityKind::count, 1, max);
 }
 
 ModelSpec model_of(const CalcInputs& f) {
@@ -86,8 +67,8 @@ const std::vector<CalcDef>& calc_defs() {
              drills::CollectiveQuery q;
              if (!f.bytes.empty() == !f.params.empty())
                  throw ConfigError("--bytes/--params: expected exactly one of them");
-             q.bytes = !f.bytes.empty() ? parse_quantity(f.bytes, "--bytes", true)
-                                        : parse_quantity(f.params, "--params", false) * f.bytes_per_param;
+             q.bytes =
+                 !f.bytes.empty() ? size_of(f.bytes, "--bytes") : count_of(f.params, "--params") * f.bytes_per_param;
              q.ranks = f.ranks;
              q.GBps = f.GBps;
              q.alpha_s = f.latency_us * 1e-6;
@@ -154,19 +135,20 @@ const std::vector<CalcDef>& calc_defs() {
          },
          [](const CalcInputs& f) {
              const double peak = f.peak_tflops > 0 ? f.peak_tflops * 1e12 : gpu_of(f).peak(Precision::bf16);
-             return drills::training_time_calc(parse_quantity(f.params, "--params", false),
-                                               parse_quantity(f.tokens, "--tokens", false), f.gpus, peak, f.mfu, f.usd);
+             return drills::training_time_calc(count_of(f.params, "--params"),
+                                               count_of(f.tokens, "--tokens", limits::kMaxTokens), f.gpus, peak, f.mfu,
+                                               f.usd);
          }},
         {"chinchilla", "Compute-optimal tokens: 20 per parameter beside the fitted laws",
          [](CLI::App* c, CalcInputs& f) { c->add_option("--params", f.params, "Parameters N (70B)")->required(); },
-         [](const CalcInputs& f) { return drills::chinchilla_calc(parse_quantity(f.params, "--params", false)); }},
+         [](const CalcInputs& f) { return drills::chinchilla_calc(count_of(f.params, "--params")); }},
         {"checkpointing", "Activation checkpointing with √L checkpoints: memory and recompute",
          [](CLI::App* c, CalcInputs& f) {
              c->add_option("--layers", f.layers, "Layers L")->required()->check(CLI::Range(1, 1 << 16));
              c->add_option("--layer-bytes", f.layer_bytes, "Activations per layer (0.64GB)")->required();
          },
          [](const CalcInputs& f) {
-             return drills::checkpointing_calc(f.layers, parse_quantity(f.layer_bytes, "--layer-bytes", true));
+             return drills::checkpointing_calc(f.layers, size_of(f.layer_bytes, "--layer-bytes"));
          }},
         {"activations", "Activation memory of a model with and without recompute",
          [](CLI::App* c, CalcInputs& f) {
@@ -287,7 +269,7 @@ const std::vector<CalcDef>& calc_defs() {
                  ->check(CLI::PositiveNumber);
          },
          [](const CalcInputs& f) {
-             return drills::fsdp_vs_ddp_calc(parse_quantity(f.params, "--params", false), f.ranks, f.bytes_per_param);
+             return drills::fsdp_vs_ddp_calc(count_of(f.params, "--params"), f.ranks, f.bytes_per_param);
          }},
         {"grad-accum", "Gradient accumulation steps and tokens per step",
          [](CLI::App* c, CalcInputs& f) {

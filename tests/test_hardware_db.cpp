@@ -13,6 +13,7 @@
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
+#include "hardware_db/units.hpp"
 
 using namespace llmsim;
 
@@ -479,4 +480,37 @@ TEST_CASE("L40S, L4, H20, A800, H100 NVL and GH200 carry their datasheet peaks, 
     CHECK(gh.inter_node_GBps == 400 / 8.0);
     CHECK(gh.pcie_GBps == 900 / 2.0);
     CHECK(gh.host_memory_bytes == 480 * 1024.0 * MiB);
+}
+
+TEST_CASE("sizes and counts as people type them: one reader (hardware_db/units.hpp)", "[units][flags]") {
+    // Decimal units are powers of 1000, binary ones of 1024; a count's B is a billion, a size's a byte.
+    CHECK(quantity_in("350GB", "--bytes", QuantityKind::bytes, 0, 1e18) == 3.5e11);
+    CHECK(quantity_in("326GiB", "--bytes", QuantityKind::bytes, 0, 1e18) == 326.0 * 1073741824.0);
+    CHECK(quantity_in("70mb", "--bytes", QuantityKind::bytes, 0, 1e18) == 7e7);
+    CHECK(quantity_in("1.5TiB", "--bytes", QuantityKind::bytes, 0, 1e18) == 1.5 * 1099511627776.0);
+    CHECK(quantity_in("4096", "--bytes", QuantityKind::bytes, 0, 1e18) == 4096);
+    CHECK(quantity_in("3.5e11", "--bytes", QuantityKind::bytes, 0, 1e18) == 3.5e11);
+    CHECK(quantity_in("175B", "--params", QuantityKind::count, 1, 1e18) == 1.75e11);
+    CHECK(quantity_in("1.4T", "--tokens", QuantityKind::count, 1, 1e18) == 1.4e12);
+    CHECK(quantity_in("8k", "--n", QuantityKind::count, 1, 1e18) == 8000);
+    CHECK(quantity_in("70G", "--params", QuantityKind::count, 1, 1e18) == 7e10);
+    CHECK(quantity_in("5.76e23", "--compute", QuantityKind::count, 1, 1e40) == 5.76e23);
+    // Not numbers a person means: hexadecimal, inf, nan, spaces, an empty exponent, a unit of the other kind.
+    for (const char* bad : {"0x10", "0x1p3", "inf", "nan", " 1GB", "1GB ", "", "GB", "1e", "1..5", "--1", "1e400",
+                            "4XB", "1GiBB", "2 GB"})
+        CHECK_FALSE(parse_quantity(bad, QuantityKind::bytes).has_value());
+    CHECK_FALSE(parse_quantity("1GiB", QuantityKind::count).has_value());
+    CHECK_FALSE(parse_quantity("7Bn", QuantityKind::count).has_value());
+    CHECK(parse_decimal("+.5e-1") == 0.05);
+    CHECK_FALSE(parse_decimal("010x").has_value());
+    // Out of bounds, or not read: the flag, the text and what was expected.
+    try {
+        (void)quantity_in("2EB", "--memory-headroom-bytes", QuantityKind::bytes, 0, 1e18);
+        FAIL("2EB read");
+    } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()) ==
+              "--memory-headroom-bytes: '2EB': expected a size in [0, 1e+18] bytes (350GB, 3.5e11, 326GiB, 70MB)");
+    }
+    CHECK_THROWS_WITH(quantity_in("0.5", "--params", QuantityKind::count, 1, 1e18),
+                      "--params: '0.5': expected a count in [1, 1e+18] (175B, 1.75e11, 1.4T, 8k)");
 }

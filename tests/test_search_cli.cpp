@@ -105,6 +105,24 @@ TEST_CASE("llmsim search flag errors name the flag", "[search][cli]") {
     CHECK(g.rc == 2);
     CHECK(g.out.empty());
     CHECK(g.err.find("--global-batch-range") != std::string::npos);
+    // A size takes its unit: 70GiB of headroom on an 80 GiB A100 is the same search as 75161927680 bytes,
+    // and leaves its best layout 10 GiB.
+    const std::string base =
+        "search --model gpt3-1.3b --system dgx-a100-80gb --gpus 8 --global-batch 64 --top-k 1 --json ";
+    const auto unit = run(base + "--memory-headroom-bytes 70GiB");
+    const auto bytes = run(base + "--memory-headroom-bytes 75161927680");
+    REQUIRE(unit.rc == 0);
+    REQUIRE(bytes.rc == 0);
+    auto ju = nlohmann::json::parse(unit.out), jb = nlohmann::json::parse(bytes.out);
+    ju.erase("wall_s");
+    jb.erase("wall_s");
+    CHECK(ju == jb);
+    const auto& memory = ju["results"][0]["memory"];
+    CHECK(memory["total_bytes"].get<double>() <= memory["capacity_bytes"].get<double>() - 70 * 1073741824.0);
+    const auto odd = run(base + "--memory-headroom-bytes 0x10");
+    CHECK(odd.rc == 2);
+    CHECK(odd.out.empty());
+    CHECK(odd.err.find("--memory-headroom-bytes: '0x10': expected a size in [0, ") != std::string::npos);
 }
 
 TEST_CASE("llmsim chinchilla --json reproduces Table 3 with approach1", "[scaling][cli]") {

@@ -546,7 +546,8 @@ TEST_CASE("--rate-profile: PERIOD_S:LEVELS written to /inference/rate_profile, s
     const auto short_stream = with({"--rate-profile", "3600:1,1", "--requests", "500"});
     REQUIRE(short_stream.rc == 0);
     CHECK(short_stream.out.find("into the rate profile's") != std::string::npos);
-    for (const char* bad : {"120", "120:", "120:1,,2", "120:-1", "120:1e3", "0x10:1", "a:1", "120:1;2"}) {
+    for (const char* bad :
+         {"120", "120:", "120:1,,2", "120:-1", "120:1e", "120:inf", "120:1e400", "0x10:1", "a:1", "120:1;2"}) {
         INFO(bad);
         const auto e = with({"--rate-profile", bad});
         CHECK(e.rc == 2);
@@ -719,4 +720,15 @@ TEST_CASE("--autoscale: TARGET:STORAGE_GBPS[:ENGINE_START_S[:MIN:MAX]] written t
         CHECK(e.out.empty());
         CHECK(e.err.find("--autoscale/") != std::string::npos);
     }
+}
+
+TEST_CASE("a stream of request classes with their own SLOs is headed by each class's SLO, not the scenario's",
+          "[cli][serving][classes]") {
+    const std::string file = std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-8b-h100-classes.json";
+    const auto r = run_llmsim({"estimate", "--scenario", file, "--qps-sweep", "4", "--requests", "300"}, "classes-slo");
+    REQUIRE(r.rc == 0);
+    std::string text = r.out;   // the header wraps at 80 columns: join its lines
+    for (auto at = text.find("\n  "); at != std::string::npos; at = text.find("\n  ", at)) text.replace(at, 3, " ");
+    CHECK(text.find("each class's SLO (chat: p99 TTFT 500 ms / TPOT 30 ms; summary: p99 TTFT 4 s / TPOT 30 ms)") !=
+          std::string::npos);
 }
