@@ -236,7 +236,11 @@ std::size_t IterationPricer::KeyHash::operator()(const Key& k) const noexcept {
 }
 
 KernelTime IterationPricer::head(double rows) {
-    if (const auto it = head_memo_.find(rows); it != head_memo_.end()) return it->second;
+    const bool whole = rows >= 1 && rows < kDecodeMemoRows && rows == std::floor(rows);
+    const auto row = whole ? static_cast<std::size_t>(rows) : 0;
+    if (whole && row < head_table_.size() && head_table_[row].flops > 0) return head_table_[row];
+    if (!whole)
+        if (const auto it = head_memo_.find(rows); it != head_memo_.end()) return it->second;
     GemmSpec g;
     g.m = rows;
     g.n = static_cast<double>(s_.model.vocab) / s_.parallel.tp;
@@ -244,6 +248,11 @@ KernelTime IterationPricer::head(double rows) {
     g.launches = 0;
     g.sustained = false;
     const KernelTime k = gemm_time(s_.system.gpu, g);
+    if (whole) {
+        if (row >= head_table_.size()) head_table_.resize(row + 1);
+        head_table_[row] = k;
+        return k;
+    }
     if (head_memo_.size() >= (std::size_t{1} << 16)) head_memo_.clear();   // bounded, as memo_ is
     head_memo_.emplace(rows, k);
     return k;

@@ -98,7 +98,9 @@ private:
     static constexpr double kDecodeMemoRows = 1 << 16;
     std::vector<LayerGemms> decode_memo_;   // decode-only batches by tokens (kernels 0: not priced yet)
     LayerGemms gemms(const IterationBatch& b, double M, double dtok);
-    // The LM head's GEMM by its rows (the sampling tokens of an iteration): one pricing per count.
+    // The LM head's GEMM by its rows (the sampling tokens of an iteration): one pricing per count, whole
+    // counts below kDecodeMemoRows in a table (flops 0: not priced yet), others in a bounded map.
+    std::vector<KernelTime> head_table_;
     std::unordered_map<double, KernelTime, DoubleHash> head_memo_;
     KernelTime head(double rows);
 };
