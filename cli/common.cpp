@@ -261,7 +261,7 @@ Json length_flag_value(const char* flag, const std::string& text) {
     const auto items = split_list(text.substr(colon + 1));
     std::vector<double> v;
     for (const auto& item : items) {
-        const auto x = parse_number(item);
+        const auto x = parse_decimal(item);
         if (!x || items.size() > 4) throw bad();
         v.push_back(*x);
     }

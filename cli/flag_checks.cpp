@@ -47,8 +47,6 @@ std::optional<std::int64_t> parse_int(const std::string& text) {
     return v;
 }
 
-std::optional<double> parse_number(const std::string& text) { return parse_decimal(text); }
-
 std::string int_range_text(std::int64_t lo, std::int64_t hi) { return fmt::format("{}..{}", lo, hi); }
 
 CLI::Validator int_in(std::int64_t lo, std::int64_t hi) {
@@ -73,7 +71,7 @@ CLI::Validator number_in(double lo, double hi, bool lo_inclusive) {
     const std::string expected = fmt::format("a number in {}{:g}, {:g}]", lo_inclusive ? "[" : "(", lo, hi);
     return CLI::Validator(
         [lo, hi, lo_inclusive, expected](std::string& s) -> std::string {
-            const auto v = parse_number(s);
+            const auto v = parse_decimal(s);
             if (!v) return fmt::format("{} is not a finite number: expected {}", typed_text(s), expected);
             if ((lo_inclusive ? *v < lo : *v <= lo) || *v > hi) return fmt::format("{}: expected {}", s, expected);
             return {};

@@ -22,9 +22,8 @@ CLI::Validator number_in(double lo, double hi, bool lo_inclusive = true);
 CLI::Validator true_or_false();
 
 // The same checks for text read outside CLI11 (lists like --gpus 64,128): nullopt when `text` is not
-// an integer.
+// an integer. Numbers: parse_decimal (hardware_db/units.hpp).
 std::optional<std::int64_t> parse_int(const std::string& text);
-std::optional<double> parse_number(const std::string& text);
 // "1..1048576"
 std::string int_range_text(std::int64_t lo, std::int64_t hi);
 

@@ -6,6 +6,7 @@
 #include "cli/flag_checks.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
+#include "hardware_db/units.hpp"
 
 namespace llmsim::cli {
 
@@ -19,7 +20,7 @@ std::vector<double> parse_qps_sweep(const std::string& text) {
         throw fail(fmt::format("{} rates: expected at most {}", items.size(), kMaxSweepRates));
     std::vector<double> out;
     for (const auto& item : items) {
-        const auto v = parse_number(item);
+        const auto v = parse_decimal(item);
         if (!v)
             throw fail(
                 fmt::format("{} is not a finite number: expected rates > 0 (requests/s)", json_brief(Json(item))));

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "hardware_db/errors.hpp"
+#include "hardware_db/json_reader.hpp"
 
 namespace llmsim {
 
@@ -44,6 +45,13 @@ constexpr Unit kByteUnits[] = {{"b", 1},      {"kb", 1e3},         {"mb", 1e6}, 
                                {"gib", kGiB}, {"tib", kGiB* kKiB}, {"pib", kGiB* kMiB}};
 constexpr Unit kCountUnits[] = {{"k", 1e3}, {"m", 1e6}, {"b", 1e9}, {"g", 1e9}, {"t", 1e12}, {"p", 1e15}};
 
+// What a reader of a quantity expects: "a size in [0, 1e+18] bytes (350GB, 3.5e11, 326GiB, 70MB)".
+std::string quantity_expected(QuantityKind kind, double lo, double hi) {
+    return kind == QuantityKind::bytes
+               ? fmt::format("a size in [{:g}, {:g}] bytes (350GB, 3.5e11, 326GiB, 70MB)", lo, hi)
+               : fmt::format("a count in [{:g}, {:g}] (175B, 1.75e11, 1.4T, 8k)", lo, hi);
+}
+
 }   // namespace
 
 std::optional<double> parse_decimal(std::string_view text) {
@@ -72,20 +80,11 @@ std::optional<double> parse_quantity(std::string_view text, QuantityKind kind) {
     return *v * factor;
 }
 
-std::string quantity_expected(QuantityKind kind, double lo, double hi) {
-    return kind == QuantityKind::bytes
-               ? fmt::format("a size in [{:g}, {:g}] bytes (350GB, 3.5e11, 326GiB, 70MB)", lo, hi)
-               : fmt::format("a count in [{:g}, {:g}] (175B, 1.75e11, 1.4T, 8k)", lo, hi);
-}
-
 double quantity_in(std::string_view text, std::string_view what, QuantityKind kind, double lo, double hi) {
     const auto v = parse_quantity(text, kind);
     if (v && *v >= lo && *v <= hi) return *v;
-    std::string shown(text.substr(0, 40));
-    for (auto& c : shown)
-        if (static_cast<unsigned char>(c) < 0x20) c = '?';
-    throw ConfigError(fmt::format("{}: '{}'{}: expected {}", what, shown, text.size() > 40 ? "..." : "",
-                                  quantity_expected(kind, lo, hi)));
+    throw ConfigError(
+        fmt::format("{}: {}: expected {}", what, json_brief(Json(std::string(text))), quantity_expected(kind, lo, hi)));
 }
 
 }   // namespace llmsim

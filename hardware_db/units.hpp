@@ -4,7 +4,6 @@
 #pragma once
 
 #include <optional>
-#include <string>
 #include <string_view>
 
 namespace llmsim {
@@ -25,10 +24,8 @@ inline constexpr double kGB = 1e9;   // decimal, as bandwidths (_GBps) and datas
 enum class QuantityKind { bytes, count };
 // Its value; nullopt when `text` is not a decimal number with one of `kind`'s units (or none).
 [[nodiscard]] std::optional<double> parse_quantity(std::string_view text, QuantityKind kind);
-// What a reader of such a quantity expects: "a size in [0, 1e+18] bytes (350GB, 3.5e11, 326GiB, 70MB)".
-[[nodiscard]] std::string quantity_expected(QuantityKind kind, double lo, double hi);
 // Its value, which must lie in [lo, hi]; otherwise a ConfigError naming `what` (a flag or a JSON
-// pointer), the text and what was expected.
+// pointer), the text (json_brief) and what was expected: "a size in [0, 1e+18] bytes (350GB, ...)".
 [[nodiscard]] double quantity_in(std::string_view text, std::string_view what, QuantityKind kind, double lo, double hi);
 
 }   // namespace llmsim

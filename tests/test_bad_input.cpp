@@ -236,8 +236,8 @@ TEST_CASE("infinite or undefined outputs come from refused inputs: straggler fac
     expect_refused(
         {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "8", "--straggler", "0:1e308"},
         {"--straggler: '0:1e308': expected a stage in 0..0 and a factor in (0, 1000]"});
-    expect_refused({"chinchilla", "--compute", "1e308T"}, {"--compute: '1e308T': expected a count in [1, 1e+40]"});
-    expect_refused({"chinchilla", "--params", "nanB"}, {"--params: 'nanB': expected a count"});
+    expect_refused({"chinchilla", "--compute", "1e308T"}, {"--compute: \"1e308T\": expected a count in [1, 1e+40]"});
+    expect_refused({"chinchilla", "--params", "nanB"}, {"--params: \"nanB\": expected a count"});
 }
 
 TEST_CASE("calibration fits on degenerate rows give no figure, never nan (and bad probe figures are refused)",

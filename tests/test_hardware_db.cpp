@@ -509,8 +509,8 @@ TEST_CASE("sizes and counts as people type them: one reader (hardware_db/units.h
         FAIL("2EB read");
     } catch (const ConfigError& e) {
         CHECK(std::string(e.what()) ==
-              "--memory-headroom-bytes: '2EB': expected a size in [0, 1e+18] bytes (350GB, 3.5e11, 326GiB, 70MB)");
+              "--memory-headroom-bytes: \"2EB\": expected a size in [0, 1e+18] bytes (350GB, 3.5e11, 326GiB, 70MB)");
     }
     CHECK_THROWS_WITH(quantity_in("0.5", "--params", QuantityKind::count, 1, 1e18),
-                      "--params: '0.5': expected a count in [1, 1e+18] (175B, 1.75e11, 1.4T, 8k)");
+                      "--params: \"0.5\": expected a count in [1, 1e+18] (175B, 1.75e11, 1.4T, 8k)");
 }

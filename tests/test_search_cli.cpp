@@ -122,7 +122,7 @@ TEST_CASE("llmsim search flag errors name the flag", "[search][cli]") {
     const auto odd = run(base + "--memory-headroom-bytes 0x10");
     CHECK(odd.rc == 2);
     CHECK(odd.out.empty());
-    CHECK(odd.err.find("--memory-headroom-bytes: '0x10': expected a size in [0, ") != std::string::npos);
+    CHECK(odd.err.find("--memory-headroom-bytes: \"0x10\": expected a size in [0, ") != std::string::npos);
 }
 
 TEST_CASE("llmsim chinchilla --json reproduces Table 3 with approach1", "[scaling][cli]") {
