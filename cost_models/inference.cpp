@@ -101,6 +101,7 @@ struct ServingLayer {
     Acc time;   // each kernel's fixed time is counted apart
     double kernels = 0;
     ExpertShare experts;   // the routed experts' share of this GPU (IterationPricer::gemms)
+    double routed_s = 0;   // of `time`, the routed experts' GEMMs and their routing passes
 
     ServingLayer(const ServingJob& job, const IterationBatch& batch, const Layer& d, const Layer& f)
         : s(job), b(batch), desc(d), fused(f) {
@@ -112,7 +113,7 @@ struct ServingLayer {
 
     // Weights at their storage precision (with group scales), read once per iteration; 16-bit
     // activations in and out.
-    void linear(double rows, double n, double k, double count) {
+    double linear(double rows, double n, double k, double count) {
         GemmSpec g;
         g.m = rows;
         g.n = n;
@@ -124,8 +125,10 @@ struct ServingLayer {
         g.c_bytes = 2.0;
         g.launches = 0;
         g.sustained = false;
-        time.add(gemm_time(s.system.gpu, g));
+        const KernelTime t = gemm_time(s.system.gpu, g);
+        time.add(t);
         kernels += 1;
+        return t.time_s;
     }
 
     // MoE routing outside the expert GEMMs, each its own kernel in MoE serving engines (TensorRT-LLM's
@@ -133,7 +136,7 @@ struct ServingLayer {
     // router logits (fp32), dispatch (one row copy per chosen expert), the gated activation between the
     // grouped GEMMs, and the weighted combine. None of it shrinks with TP except the activation's FFN
     // width, so it weighs more at high TP.
-    void routing(double M) {
+    double routing(double M) {
         double logits = 0, permute = 0, activation = 0;
         for (const auto& op : desc) {
             if (op.part == LayerPart::router) logits = M * op.n * 4.0;
@@ -144,18 +147,20 @@ struct ServingLayer {
                 activation =
                     pass_bytes(op, s.parallel.ep > 1 ? experts.rows * experts.experts : M * op.rows, 2.0, false);
         }
-        time.add(memory_time(s.system.gpu, permute + activation + logits, 0.0, false, 0.0));
+        const KernelTime t = memory_time(s.system.gpu, permute + activation + logits, 0.0, false, 0.0);
+        time.add(t);
         kernels += 4;
+        return t.time_s;
     }
 
     // The GEMMs, each over the tokens it runs on: routed experts over the experts the batch touches, MLA's
     // up-projections over the prefill's context and, absorbed, over the decode tokens.
     void gemms(double M, double dtok) {
         for (const auto& op : fused) {
-            if (op.kind == LayerOpKind::pass && op.pass == ElementwiseKind::moe_routing) routing(M);
+            if (op.kind == LayerOpKind::pass && op.pass == ElementwiseKind::moe_routing) routed_s += routing(M);
             if (op.kind != LayerOpKind::gemm) continue;
             if (op.experts > 0) {   // the busiest GPU's experts (all of them without expert parallelism)
-                linear(experts.rows, op.n, op.k, experts.experts);
+                routed_s += linear(experts.rows, op.n, op.k, experts.experts);
                 continue;
             }
             switch (op.serving) {
@@ -206,6 +211,26 @@ struct ServingLayer {
 }   // namespace
 
 IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) { return IterationPricer(s)(whole); }
+
+double two_batch_layer_s(const AcceleratorSpec& a, bool prompt, double compute_s,
+                         const IterationPricer::LayerGemms& g) {
+    // DeepEP's normal kernels (a batch with a prompt) hold kDeepEpNormalSms of the SMs while they run, and the
+    // computation runs on the rest (on NVIDIA GPUs, all with 58 SMs or more; an accelerator with at most
+    // 2 x that many, a TPU's 1-2 cores, lends none).
+    const double sms = std::max(1.0, static_cast<double>(a.sm_count));
+    const double slowed = prompt && sms > 2.0 * kDeepEpNormalSms ? sms / (sms - kDeepEpNormalSms) : 1.0;
+    if (!prompt) return std::max(compute_s, g.ep_comm_s);
+    // With a prompt, SGLang's prefill schedule: each micro-batch's layer is two stages, [its dispatch awaited,
+    // the routed experts, its combine launched] and [the shared experts, its combine awaited, the next
+    // attention, its dispatch launched], and the two micro-batches' stages alternate on the compute stream
+    // while the other's all-to-all is in flight. Per layer the four stages take
+    // max(e, d) + max(e, c) + max(a, c) + max(a, d), each term one micro-batch's (half the batch's) routed
+    // experts e, rest of the layer a, dispatch d and combine c: the longer of computation and
+    // communication only when each stage pairs evenly, the sum of both when neither hides the other.
+    const double e = g.routed_s * slowed, rest = (compute_s - g.routed_s) * slowed;
+    const double d = g.ep_dispatch_s, c = g.ep_combine_s;
+    return 0.5 * (std::max(e, d) + std::max(e, c) + std::max(rest, c) + std::max(rest, d));
+}
 
 IterationPricer::IterationPricer(const ServingJob& s)
     : s_(s),
@@ -275,7 +300,8 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
         layer.experts =
             expert_share(xp.expert_slots(s_.model.moe.experts, ep), s_.model.moe.top_k, M, ep, xp.load_imbalance);
     layer.gemms(M, dtok);
-    LayerGemms g{layer.time.time_s, layer.time.compute_s, layer.time.memory_s, layer.kernels, 0.0};
+    LayerGemms g{layer.time.time_s, layer.time.compute_s, layer.time.memory_s, layer.kernels};
+    g.routed_s = layer.routed_s;
     // Tensor parallelism: two all-reduces of the hidden state per layer.
     if (s_.parallel.tp > 1) {
         const double h = static_cast<double>(s_.model.hidden);
@@ -296,9 +322,12 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
         const double out_bytes = cp == Precision::fp8 || cp == Precision::fp4 ? 1.0 + 4.0 / 128.0 : 2.0;
         const auto grp = place_group(ep, s_.parallel.tp * s_.parallel.pp, s_.system.scaleup_domain);
         const auto mode = b.prefill_tokens > 0 ? ExpertAllToAll::per_domain : ExpertAllToAll::per_expert;
-        g.ep_comm_s =
-            layer.experts.imbalance * (expert_all_to_all_time(s_.system, grp, tokens, k, h * out_bytes, mode) +
-                                       expert_all_to_all_time(s_.system, grp, tokens, k, h * 2.0, mode));
+        const double dispatch = expert_all_to_all_time(s_.system, grp, tokens, k, h * out_bytes, mode);
+        const double combine = expert_all_to_all_time(s_.system, grp, tokens, k, h * 2.0, mode);
+        const double f = layer.experts.imbalance;
+        g.ep_comm_s = f * (dispatch + combine);
+        g.ep_dispatch_s = f * dispatch;
+        g.ep_combine_s = f * combine;
     }
     if (decode_only) {
         if (row >= decode_memo_.size()) decode_memo_.resize(row + 1);
@@ -345,12 +374,8 @@ IterationCost IterationPricer::operator()(const IterationBatch& whole) {
     // kDeepEpNormalSms of the SMs meanwhile, and the computation runs on the rest (on NVIDIA GPUs, all with
     // 58 SMs or more; an accelerator with at most 2 x that many, a TPU's 1-2 cores, lends none).
     double layer_s = layer.time.time_s + comm + per.ep_comm_s;
-    if (in.expert_parallel.two_batch_overlap && per.ep_comm_s > 0) {
-        const double sms = std::max(1.0, static_cast<double>(a.sm_count));
-        const double slowed =
-            b.prefill_tokens > 0 && sms > 2.0 * kDeepEpNormalSms ? sms / (sms - kDeepEpNormalSms) : 1.0;
-        layer_s = std::max((layer.time.time_s + comm) * slowed, per.ep_comm_s);
-    }
+    if (in.expert_parallel.two_batch_overlap && per.ep_comm_s > 0)
+        layer_s = two_batch_layer_s(a, b.prefill_tokens > 0, layer.time.time_s + comm, per);
     double t = pp * layers_ * layer_s;
     // LM head on each token that samples (the last of a finished prompt, every decode token), 16-bit.
     const auto hk = head(std::max(1.0, whole.prefill_seqs + whole.decode_seqs * whole.decode_tokens_per_seq));

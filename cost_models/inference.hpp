@@ -74,7 +74,9 @@ public:
         double time_s = 0, compute_s = 0, memory_s = 0;
         double kernels = 0;
         double comm_s = 0;
-        double ep_comm_s = 0;   // expert parallelism: dispatch and combine all-to-alls
+        double ep_comm_s = 0;                         // expert parallelism: dispatch and combine all-to-alls
+        double ep_dispatch_s = 0, ep_combine_s = 0;   // of ep_comm_s, each all-to-all
+        double routed_s = 0;                          // of time_s, the routed experts' GEMMs and routing passes
     };
 
 private:
@@ -104,6 +106,13 @@ private:
     std::unordered_map<double, KernelTime, DoubleHash> head_memo_;
     KernelTime head(double rows);
 };
+
+// Two-batch overlap (inference.expert_parallel.two_batch_overlap): one layer's time from its computation
+// `compute_s` (the GEMMs, attention and passes of `g`, with the TP all-reduces) and `g`'s all-to-alls. A
+// decode step takes the longer of the two; a batch with a prompt pays SGLang's prefill schedule, in which
+// the micro-batches' stages pair unevenly (docs/serving.md "Expert parallelism").
+[[nodiscard]] double two_batch_layer_s(const AcceleratorSpec& a, bool prompt, double compute_s,
+                                       const IterationPricer::LayerGemms& g);
 
 // Micro-batches a pipeline of `pp` stages keeps in flight for `sequences` running sequences:
 // min(pp, sequences), at least 1 (1 without pipeline parallelism).

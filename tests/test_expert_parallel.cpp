@@ -183,6 +183,29 @@ TEST_CASE("iteration: expert weights read once per GPU's share, dispatch and com
     CHECK(iteration_cost(sb.serving_job(), b).comm_s == Approx(61.0 * a2a).epsilon(1e-9));
 }
 
+TEST_CASE("two-batch overlap: a decode step hides the smaller side, a prompt pays SGLang's stage pairing",
+          "[serving][ep]") {
+    // Per layer of the whole batch: routed experts 1 s of the 3 s computation, dispatch 1.5 s, combine 2.5 s.
+    IterationPricer::LayerGemms g;
+    g.routed_s = 1.0;
+    g.ep_dispatch_s = 1.5;
+    g.ep_combine_s = 2.5;
+    g.ep_comm_s = 4.0;
+    const auto h100 = scenario("mixtral-8x7b", 8, 8, Json::object()).system.gpu;
+    REQUIRE(h100.sm_count == 132);
+    // Decode (DeepEP's low-latency kernels hold no SMs): the longer of the two, max(3, 4).
+    CHECK(two_batch_layer_s(h100, false, 3.0, g) == Approx(4.0).epsilon(1e-12));
+    // A prompt: the computation on 132 − 20 SMs (x 132/112), halves per micro-batch, four stages:
+    // e = 1·132/112 = 1.17857, a = 2·132/112 = 2.35714; ½(max(e, 1.5) + max(e, 2.5) + max(a, 2.5) + max(a, 1.5))
+    // = ½(1.5 + 2.5 + 2.5 + 2.35714) = 4.42857 — above both max(3.53571, 4) and below their sum.
+    CHECK(two_batch_layer_s(h100, true, 3.0, g) ==
+          Approx(0.5 * (1.5 + 2.5 + 2.5 + 2.0 * 132.0 / 112.0)).epsilon(1e-12));
+    // Computation longer than each all-to-all at every stage: the whole of it, nothing of the communication.
+    g.ep_dispatch_s = 0.5;
+    g.ep_combine_s = 0.6;
+    CHECK(two_batch_layer_s(h100, true, 3.0, g) == Approx(3.0 * 132.0 / 112.0).epsilon(1e-12));
+}
+
 TEST_CASE("an expert-parallel deployment fits where the whole model per replica cannot, and serves",
           "[serving][ep][sim]") {
     // DeepSeek-V3 in fp8 (~671 GB) on 16 H100s of 80 GB: one replica per GPU only with the experts spread.
