@@ -120,18 +120,22 @@ void ReplicaScheduler::begin(IterationBatch& b) {
     b = IterationBatch{};
     b.decode_tokens_per_seq = step_tokens_;
     budget_ = budget_cap_;
+    min_left = std::numeric_limits<double>::infinity();
     for (auto& q : running) q.role = 0;
 }
 
 void ReplicaScheduler::decodes(IterationBatch& b) {
     // Sums kept in locals (the loop is the simulator's hottest): the same additions in the same order.
     double budget = budget_, seqs = b.decode_seqs, kv_tokens = b.decode_kv_tokens;
+    double fewest = min_left;
     std::int64_t free = free_blocks;
     for (std::size_t i = 0; i < running.size() && budget >= step_tokens_; ++i) {
         auto& q = running[i];
         if (!q.decoding) continue;
-        const double ctx =
-            reqs_[static_cast<std::size_t>(q.req)].input + st_[static_cast<std::size_t>(q.req)].generated;
+        const auto& r = reqs_[static_cast<std::size_t>(q.req)];
+        const double generated = st_[static_cast<std::size_t>(q.req)].generated;
+        const double ctx = r.input + generated;
+        fewest = std::min(fewest, r.output - generated);
         // The step fits the blocks held (most steps): nothing to allocate.
         const double after = ctx + step_tokens_;
         const std::int64_t held = q.blocks + q.cached;
@@ -160,6 +164,7 @@ void ReplicaScheduler::decodes(IterationBatch& b) {
     }
     budget_ = budget;
     free_blocks = free;
+    min_left = fewest;
     b.decode_seqs = seqs;
     b.decode_kv_tokens = kv_tokens;
 }
@@ -255,6 +260,7 @@ Held ReplicaScheduler::admit(IterationBatch& b, double now) {
             d.role = 1;
             b.decode_seqs += 1;
             b.decode_kv_tokens += reqs_[static_cast<std::size_t>(d.req)].input + rs.generated;
+            min_left = std::min(min_left, reqs_[static_cast<std::size_t>(d.req)].output - rs.generated);
         }
     }
     return Held::none;

@@ -79,6 +79,10 @@ public:
     std::vector<Seq> running;   // in admission order
     std::int64_t free_blocks = 0;
     std::int64_t preemptions = 0;
+    // Of the sequences the iteration being composed steps (by `decodes`, or admitted with their KV cache),
+    // the fewest output tokens left before the step (infinity when none): the serving loop's fast decode
+    // steps last until one would finish.
+    double min_left = 0;
 
     // A request entering the waiting queue (again after a preemption: its generated tokens are recomputed).
     Seq fresh(std::int32_t id) const;

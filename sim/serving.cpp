@@ -1,6 +1,7 @@
 #include "sim/serving.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <functional>
@@ -15,6 +16,7 @@
 #include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
+#include "sim/interrupt.hpp"
 #include "sim/length_dist.hpp"
 #include "sim/parallel.hpp"
 #include "sim/router.hpp"
@@ -908,6 +910,26 @@ private:
         double t_saturated = 0;   // end of the last iteration that began with a request waiting
         double peak = 0;          // most sequences in one of its iterations
         CompletionSeries progress;
+        // Fast decode steps (arm, fast_apply, fast_compose, settle): while every running sequence decodes one
+        // token per iteration and none finishes, no request waits and none arrives, an iteration is the last
+        // one with n more tokens of context: it is applied and composed in O(1), the sequences' own counts
+        // (generated tokens, KV blocks) settled when the run of such steps ends. The events, their order and
+        // every number are the per-sequence loop's.
+        struct FastDecode {
+            bool armed = false;
+            bool blocks = false;         // steps take KV blocks (on-demand admission)
+            double n = 0;                // running sequences, all decoding
+            double kv_tokens = 0;        // the context they attend to in the iteration last composed
+            double min_left = 0;         // fewest output tokens left, when armed
+            std::int64_t applied = 0;    // iterations applied since armed
+            std::int64_t composed = 0;   // iterations composed since armed
+            // Steps at which sequences take a block: each one first at m = 16·blocks − context (when armed),
+            // then every kKvBlockTokens steps; `bucket[m % 16]` counts those past their first, `later` holds
+            // first steps beyond the first 16, in order.
+            std::array<std::int64_t, kKvBlockTokens> bucket{};
+            std::vector<std::int64_t> later;
+            std::size_t later_at = 0;
+        } fast;
     };
 
     // The replica at its time t: the iteration in flight applied, the requests arrived by t queued, and the
@@ -916,12 +938,15 @@ private:
         auto& rs = x.rs;
         if (x.in_flight) {
             x.in_flight = false;
-            const Progress step = apply_iteration(rs, st_, reqs_, x.t, emitted_, x.done, in_system_area);
-            load.requests -= static_cast<std::int64_t>(step.requests);
-            load.tokens += step.output_tokens - step.finished_tokens;
-            if (offline_) {
-                x.progress.add(step);
-                if (x.waited) x.t_saturated = x.t;
+            if (!fast_apply(x, load)) {
+                settle(x);
+                const Progress step = apply_iteration(rs, st_, reqs_, x.t, emitted_, x.done, in_system_area);
+                load.requests -= static_cast<std::int64_t>(step.requests);
+                load.tokens += step.output_tokens - step.finished_tokens;
+                if (offline_) {
+                    x.progress.add(step);
+                    if (x.waited) x.t_saturated = x.t;
+                }
             }
         }
         while (x.next_arrival < x.mine.size() &&
@@ -930,8 +955,13 @@ private:
         if (rs.running.empty() && rs.waiting.empty()) return false;
         x.waited = !rs.waiting.empty();
         IterationBatch b;
-        const Held held = policy_.compose(rs, b, x.t);
-        if (b.tokens() <= 0) return false;   // nothing can run until a request arrives
+        Held held = Held::none;
+        if (!fast_compose(x, b)) {
+            settle(x);
+            held = policy_.compose(rs, b, x.t);
+            if (b.tokens() <= 0) return false;   // nothing can run until a request arrives
+            arm(x, b);
+        }
         sequence_steps_ += static_cast<double>(rs.running.size());
         if (++iterations > opt_.max_iterations || sequence_steps_ > opt_.max_sequence_steps)
             throw ConfigError(
@@ -956,6 +986,94 @@ private:
                                  static_cast<std::int32_t>(b.decode_seqs), cost.compute_bound()});
         x.in_flight = true;
         return true;
+    }
+
+    // After a composed iteration that steps every running sequence by one decode token, with none waiting:
+    // the fast steps' state, when at least one can follow (online, one token per step, no speculation).
+    void arm(Replica& x, const IterationBatch& b) {
+        auto& f = x.fast;
+        const auto& rs = x.rs;
+        const auto n = static_cast<double>(rs.running.size());
+        if (!opt_.fast_decode_steps || offline_ || emitted_ != 1.0 || b.decode_tokens_per_seq != 1.0 ||
+            in_.speculative.enabled || b.prefill_tokens > 0 || b.decode_seqs != n || !rs.waiting.empty() ||
+            !(rs.min_left >= 3) || !std::isfinite(rs.min_left))
+            return;
+        f = {};
+        f.armed = true;
+        f.n = n;
+        f.kv_tokens = b.decode_kv_tokens;
+        f.min_left = rs.min_left;
+        // Under reservation a request holds blocks for its whole output from admission: no step takes one.
+        f.blocks = !in_.kv_reserve;
+        if (!f.blocks) return;
+        for (const auto& q : rs.running) {
+            const std::int64_t m = first_block_step(q);
+            if (m < 1) {   // a step short of its block (never after decodes): the per-sequence loop decides
+                f.armed = false;
+                return;
+            }
+            if (m <= kKvBlockTokens)
+                ++f.bucket[static_cast<std::size_t>(m % kKvBlockTokens)];
+            else if (static_cast<double>(m) < f.min_left)
+                f.later.push_back(m);
+        }
+        std::sort(f.later.begin(), f.later.end());
+    }
+
+    // The step (counted from the iteration armed on) at which `q` first needs another KV block, from its counts
+    // as they were armed: 16·(blocks held) − context, at least 1 (the armed iteration's step had its block).
+    std::int64_t first_block_step(const Seq& q) const {
+        const auto& r = reqs_[static_cast<std::size_t>(q.req)];
+        const double ctx = r.input + st_[static_cast<std::size_t>(q.req)].generated;
+        return static_cast<std::int64_t>(static_cast<double>((q.blocks + q.cached) * kKvBlockTokens) - ctx);
+    }
+
+    // The iteration in flight applied in O(1): every sequence one more token, none finishing.
+    bool fast_apply(Replica& x, ReplicaLoad& load) {
+        auto& f = x.fast;
+        if (!f.armed || f.min_left - static_cast<double>(f.applied) < 2) return false;
+        ++f.applied;
+        load.tokens += f.n;   // each sequence's token, as apply_iteration counts it; none finished
+        return true;
+    }
+
+    // The next iteration composed in O(1): the same sequences, each with one more token of context, the
+    // blocks of those crossing into a new one taken from the free ones.
+    bool fast_compose(Replica& x, IterationBatch& b) {
+        auto& f = x.fast;
+        auto& rs = x.rs;
+        if (!f.armed || !rs.waiting.empty()) return false;
+        const std::int64_t m = f.composed + 1;
+        std::int64_t need = 0;
+        if (f.blocks) {
+            while (f.later_at < f.later.size() && f.later[f.later_at] <= m)
+                ++f.bucket[static_cast<std::size_t>(f.later[f.later_at++] % kKvBlockTokens)];
+            need = f.bucket[static_cast<std::size_t>(m % kKvBlockTokens)];
+            if (need > rs.free_blocks) return false;
+        }
+        poll_interrupt();   // as ReplicaScheduler::begin does for every composed iteration
+        rs.free_blocks -= need;
+        f.composed = m;
+        f.kv_tokens += f.n;
+        b = IterationBatch{};
+        b.decode_seqs = f.n;
+        b.decode_kv_tokens = f.kv_tokens;
+        return true;
+    }
+
+    // The sequences' own counts brought up to the fast steps taken, and the fast state dropped: before
+    // anything reads them (the per-sequence apply, a composition, a preemption).
+    void settle(Replica& x) {
+        auto& f = x.fast;
+        if (!f.armed) return;
+        f.armed = false;
+        for (auto& q : x.rs.running) {
+            if (f.blocks) {
+                const std::int64_t m = first_block_step(q);
+                if (f.composed >= m) q.blocks += 1 + (f.composed - m) / kKvBlockTokens;
+            }
+            st_[static_cast<std::size_t>(q.req)].generated += static_cast<double>(f.applied);
+        }
     }
 
     const ServingJob& job_;

@@ -1211,3 +1211,56 @@ TEST_CASE("an SLO judges the percentile it names: p90 targets between the measur
     CHECK(sim::slo_ratio(slo, true, base.ttft_s, base.tpot_s) == Approx(base.ttft_s.p99 / ttft));
     CHECK(sim::slo_ratio(slo, false, base.ttft_s, base.tpot_s) == Approx(base.tpot_s.p90 / tpot));
 }
+
+TEST_CASE("fast decode steps: the same stream, bit for bit, as the per-sequence loop", "[serving][sim]") {
+    // Reservation and on-demand admission (KV blocks taken as contexts cross them, preemptions under
+    // pressure), chunked prefill, shared prefixes, a router over replicas and an autoscaled fleet.
+    auto same = [](const Scenario& s) {
+        sim::ServingOptions slow;
+        slow.fast_decode_steps = false;
+        const auto a = sim::simulate_serving(s.serving_job());
+        const auto b = sim::simulate_serving(s.serving_job(), slow);
+        for (const auto& [x, y] : {std::pair{a.ttft_s, b.ttft_s},
+                                   {a.tpot_s, b.tpot_s},
+                                   {a.e2e_latency_s, b.e2e_latency_s},
+                                   {a.queue_s, b.queue_s}}) {
+            CHECK(x.mean == y.mean);
+            CHECK(x.p50 == y.p50);
+            CHECK(x.p99 == y.p99);
+            CHECK(x.max == y.max);
+        }
+        CHECK(a.makespan_s == b.makespan_s);
+        CHECK(a.mean_batch == b.mean_batch);
+        CHECK(a.mean_in_system == b.mean_in_system);
+        CHECK(a.kv_occupancy_mean == b.kv_occupancy_mean);
+        CHECK(a.kv_occupancy_max == b.kv_occupancy_max);
+        CHECK(a.iterations == b.iterations);
+        CHECK(a.preemptions == b.preemptions);
+        CHECK(a.peak_batch == b.peak_batch);
+        CHECK(a.prefix_hit_fraction == b.prefix_hit_fraction);
+        CHECK(a.decode_iteration_s == b.decode_iteration_s);
+        CHECK(a.autoscale.has_value() == b.autoscale.has_value());
+        if (a.autoscale && b.autoscale) CHECK(a.autoscale->gpu_hours == b.autoscale->gpu_hours);
+        return a;
+    };
+    const auto reserve = same(serving("llama-3-8b", 2, 1, mixed({{"qps", 4}, {"router", "least-requests"}})));
+    CHECK(reserve.preemptions == 0);
+    // On demand on a small cache: blocks taken step by step, sequences preempted and recomputed.
+    Json tight = mixed({{"qps", 12}, {"kv_admission", "on_demand"}, {"max_batch_tokens", 2048}});
+    Json j = {{"model", "llama-3-8b"},
+              {"system", "dgx-a100-40gb"},
+              {"gpus", 1},
+              {"parallel", {{"tp", 1}, {"pp", 1}}},
+              {"inference", tight}};
+    const auto pressed = same(parse_scenario(j));
+    CHECK(pressed.preemptions > 0);
+    same(serving(
+        "llama-3-8b", 1, 1,
+        mixed({{"qps", 3}, {"kv_admission", "on_demand"}, {"shared_prefix", {{"groups", 4}, {"tokens", 512}}}})));
+    // A disaggregated deployment: the decode pool admits requests with their KV cache, stepping them at once.
+    same(serving("llama-3-8b", 3, 1, mixed({{"qps", 6}, {"disaggregation", {{"prefill_gpus", 1}}}})));
+    same(serving("llama-3-8b", 4, 1,
+                 mixed({{"qps", 2},
+                        {"router", "least-requests"},
+                        {"autoscale", {{"target_outstanding", 8}, {"storage_GBps", 2}, {"engine_start_s", 30}}}})));
+}
