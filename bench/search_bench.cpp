@@ -6,8 +6,8 @@
 
 #include <vector>
 
+#include "app/search/search.hpp"
 #include "hardware_db/database.hpp"
-#include "sim/search/search.hpp"
 
 using namespace llmsim;
 using namespace llmsim::search;

@@ -50,12 +50,12 @@ struct Reader {
 
 }   // namespace
 
-sim::LayerTruth read_layer_truth(const Json& j, const std::string& file) {
+app::LayerTruth read_layer_truth(const Json& j, const std::string& file) {
     const Reader rd{file};
     if (!j.is_object() || !j.contains("llmsim_layer_truth"))
         throw ConfigError(fmt::format(
             "{}: expected the JSON that calibrate/probe/layer_truth.py writes (key llmsim_layer_truth)", file));
-    sim::LayerTruth t;
+    app::LayerTruth t;
     t.file = file;
     t.gpu = rd.text(j, "", "gpu");
     t.date = rd.text(j, "", "date");
@@ -73,7 +73,7 @@ sim::LayerTruth read_layer_truth(const Json& j, const std::string& file) {
             const Json& e = (*l)[i];
             if (e.is_object() && e.contains("error")) continue;   // a variant that failed on the GPU
             const std::string p = fmt::format("/layers/{}", i);
-            sim::LayerTruth::Layer x{rd.text(e, p, "model"),
+            app::LayerTruth::Layer x{rd.text(e, p, "model"),
                                      rd.text(e, p, "mode"),
                                      rd.count(e, p, "seq_len", static_cast<double>(limits::kSeqLen)),
                                      rd.count(e, p, "micro_batch", static_cast<double>(limits::kBatch)),
@@ -107,6 +107,6 @@ sim::LayerTruth read_layer_truth(const Json& j, const std::string& file) {
     return t;
 }
 
-sim::LayerTruth read_layer_truth_file(const std::string& path) { return read_layer_truth(parse_json_file(path), path); }
+app::LayerTruth read_layer_truth_file(const std::string& path) { return read_layer_truth(parse_json_file(path), path); }
 
 }   // namespace llmsim::cli

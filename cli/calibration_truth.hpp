@@ -1,15 +1,15 @@
-// Reads calibrate/probe/layer_truth.py's JSON into sim::LayerTruth, strictly: a missing key or a value
+// Reads calibrate/probe/layer_truth.py's JSON into app::LayerTruth, strictly: a missing key or a value
 // of the wrong type is a ConfigError naming `FILE#/pointer`, the value and what was expected.
 #pragma once
 
 #include <string>
 
+#include "app/calibration_check.hpp"
 #include "hardware_db/json_reader.hpp"
-#include "sim/calibration_check.hpp"
 
 namespace llmsim::cli {
 
-sim::LayerTruth read_layer_truth(const Json& j, const std::string& file);
-sim::LayerTruth read_layer_truth_file(const std::string& path);
+app::LayerTruth read_layer_truth(const Json& j, const std::string& file);
+app::LayerTruth read_layer_truth_file(const std::string& path);
 
 }   // namespace llmsim::cli

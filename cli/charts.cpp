@@ -42,7 +42,7 @@ std::string memory_chart(const Scenario& s, const MemoryBreakdown& m) {
     return stacked_bars(c);
 }
 
-std::string step_chart(const Scenario& s, const sim::TrainingEstimate& e) {
+std::string step_chart(const Scenario& s, const app::TrainingEstimate& e) {
     StackedBars c;
     // Not a structured binding: the lambda below captures them (clang 14 cannot capture bindings).
     const auto scale_unit = time_unit(e.chosen().step_time_s);

@@ -1,5 +1,5 @@
 // llmsim calc: one worked calculation per subcommand (formula, numbers filled in, result, why),
-// computed by sim/drills/calc (the cost models the simulator uses); the subcommands, their flags and
+// computed by app/drills/calc (the cost models the simulator uses); the subcommands, their flags and
 // their JSON are report/calc's (the Python module's llmsim.calc reads the same); this file prints.
 #include <iostream>
 #include <memory>

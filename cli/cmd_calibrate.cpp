@@ -13,6 +13,7 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include "app/calibration_check.hpp"
 #include "calibrate/nccl_tests.hpp"
 #include "calibrate/profile.hpp"
 #include "calibrate/raw.hpp"
@@ -21,7 +22,6 @@
 #include "cli/common.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
-#include "sim/calibration_check.hpp"
 
 namespace llmsim::cli {
 
@@ -166,7 +166,7 @@ std::string profile_gpu(const std::string& profile, const Database& db) {
 // as dgx-h100 unless --system was given: decode +13 ... +43%): --system when given, else the preset
 // calibrate fit guesses from the truth file's GPU, else the one of the profile's GPU. A --system or a
 // profile measured on another GPU than the truth file's is refused.
-void choose_check_system(CheckOptions& co, const sim::LayerTruth& truth, const Database& db) {
+void choose_check_system(CheckOptions& co, const app::LayerTruth& truth, const Database& db) {
     const std::string truth_preset = calibrate::guess_system_preset(truth.gpu);
     const std::string prof_gpu = profile_gpu(co.profile, db);
     const std::string prof_preset = calibrate::guess_system_preset(prof_gpu);
@@ -304,7 +304,7 @@ void setup_calibrate(CLI::App* cal, Context& ctx) {
     chk->add_flag("--json", co->json, "Print JSON");
     chk->callback([co, &ctx] {
         const Database& db = Database::builtin();
-        const sim::LayerTruth truth = read_layer_truth_file(co->truth);
+        const app::LayerTruth truth = read_layer_truth_file(co->truth);
         choose_check_system(*co, truth, db);
         Problems pr;
         const SystemSpec base = db.resolve_system(Json(co->system), "--system", pr);
@@ -327,7 +327,7 @@ void setup_calibrate(CLI::App* cal, Context& ctx) {
         for (std::size_t i = 0; i < truth.gemms.size(); ++i) add_model(truth.gemms[i].model, truth.gemms[i].pointer);
         for (std::size_t i = 0; i < truth.layers.size(); ++i) add_model(truth.layers[i].model, truth.layers[i].pointer);
         for (std::size_t i = 0; i < truth.decode.size(); ++i) add_model(truth.decode[i].model, truth.decode[i].pointer);
-        const auto r = sim::check_against_truth(truth, models, base, calibrated);
+        const auto r = app::check_against_truth(truth, models, base, calibrated);
         if (co->json) {
             Json rows = Json::array(), summary = Json::array();
             for (const auto& row : r.rows)

@@ -1,4 +1,4 @@
-// llmsim drill: interview questions with the database's models and GPUs (sim/drills/drill), graded, each
+// llmsim drill: interview questions with the database's models and GPUs (app/drills/drill), graded, each
 // followed by its worked solution. Interactive by default; --answers grades without a prompt; --json
 // exports the questions.
 #include <iostream>
@@ -8,11 +8,11 @@
 
 #include <fmt/format.h>
 
+#include "app/drills/drill.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
-#include "sim/drills/drill.hpp"
 
 namespace llmsim::cli {
 

@@ -20,7 +20,7 @@ namespace llmsim::cli {
 
 void setup_estimate(CLI::App* cmd, Context& ctx) {
     auto flags = std::make_shared<ScenarioFlags>();
-    auto opts = std::make_shared<sim::EstimateOptions>();
+    auto opts = std::make_shared<app::EstimateOptions>();
     auto trace = std::make_shared<std::string>();
     auto straggler = std::make_shared<std::string>();
 
@@ -71,7 +71,7 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
             return;
         }
         const Scenario s = resolve_scenario(*flags);
-        sim::EstimateOptions o = *opts;
+        app::EstimateOptions o = *opts;
         o.simulate = !trace->empty() || !timeline_file->empty();
         if (s.is_inference) {   // the step simulator's flags do not apply to a serving estimate: refused, not ignored
             // (--trace does: it writes the serving iterations of a continuous-batching run)

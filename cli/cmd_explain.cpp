@@ -1,21 +1,21 @@
 // llmsim explain: the binding constraint of a training or serving scenario, its breakdown, every lever
-// with its predicted effect and trade-off, and the first action (sim/explain computes; this file prints).
+// with its predicted effect and trade-off, and the first action (app/explain computes; this file prints).
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 
+#include "app/explain.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "hardware_db/scenario.hpp"
-#include "sim/explain.hpp"
 
 namespace llmsim::cli {
 
 namespace {
 
-Json measures_json(const Scenario& s, const sim::ServingMeasures& m) {
+Json measures_json(const Scenario& s, const app::ServingMeasures& m) {
     Json j = {{"fits", m.fits}};
     if (!m.fits) return j;
     j.update({{"ttft_s", m.ttft_s},
@@ -31,7 +31,7 @@ Json measures_json(const Scenario& s, const sim::ServingMeasures& m) {
 }
 
 void explain_serving(const Scenario& s, bool json) {
-    const auto e = sim::explain_serving(s);
+    const auto e = app::explain_serving(s);
     const auto& b = e.base;
     const auto& in = s.inference;
     const bool continuous = in.continuous();
@@ -141,7 +141,7 @@ void explain_serving(const Scenario& s, bool json) {
     Table lt({"lever", "change", "GPUs", "TTFT p99", "TPOT p99", "tok/s/GPU", "SLO",
               e.unit == "bytes" ? "GiB needed" : e.quantity + " Δ", "trade-off"});
     lt.left(1).left(6).left(8);
-    auto row = [&](const std::string& name, const std::string& change, int gpus, const sim::ServingMeasures& m,
+    auto row = [&](const std::string& name, const std::string& change, int gpus, const app::ServingMeasures& m,
                    const std::string& change_in_binding, const std::string& tradeoff) {
         const bool ok = m.fits;
         lt.row({name, change, std::to_string(gpus), ok ? human_seconds(m.ttft_p99_s) : "-",
@@ -178,14 +178,14 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
             ctx.exit_code = 0;
             return;
         }
-        const auto e = sim::explain_training(s);
+        const auto e = app::explain_training(s);
         if (flags->json) {
             Json mem = Json::object(), time = Json::object(), levers = Json::array();
             for (const auto& [k, v] : e.memory_parts) mem[k + "_bytes"] = v;
             for (const auto& [k, v] : e.time_parts) time[k + "_s"] = v;
             Json fit = Json::array();
             if (e.binding == "memory")
-                for (const auto& l : sim::fit_path(s))
+                for (const auto& l : app::fit_path(s))
                     fit.push_back({{"lever", l.name},
                                    {"change", l.change},
                                    {"peak_memory_bytes", l.peak_bytes},
@@ -247,7 +247,7 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
         std::cout << "levers (each applied alone, re-estimated; * = recommended):\n" << lt.str();
         std::cout << "\n" << wrap_text("first action: " + e.recommendation);
         if (e.binding == "memory" && e.recommended >= 0 && !e.levers[static_cast<std::size_t>(e.recommended)].fits) {
-            const auto path = sim::fit_path(s);
+            const auto path = app::fit_path(s);
             std::string line;
             for (const auto& l : path) line += (line.empty() ? "" : "; then ") + l.change;
             if (!path.empty())

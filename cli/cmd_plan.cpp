@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "app/search/plan.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/flag_checks.hpp"
@@ -19,7 +20,6 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/units.hpp"
-#include "sim/search/plan.hpp"
 
 namespace llmsim::cli {
 

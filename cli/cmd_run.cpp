@@ -123,7 +123,7 @@ void setup_run(CLI::App* cmd, Context& ctx) {
         shard.strided = f->strided;
         const auto indices = batch::shard_indices(plan.items.size(), shard);
 
-        sim::EstimateOptions opt;
+        app::EstimateOptions opt;
         opt.fast = f->fast;
         batch::RunOptions ro;
         ro.threads = f->threads;

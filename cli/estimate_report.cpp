@@ -364,7 +364,7 @@ std::string rlhf_text(const RlhfEstimate& r) {
     return out + t.str();
 }
 
-std::string training_text(const Scenario& s, const sim::TrainingEstimate& te,
+std::string training_text(const Scenario& s, const app::TrainingEstimate& te,
                           const std::optional<app::PublishedRange>& range) {
     const StepEstimate& e = te.chosen();
     const double step = e.step_time_s;

@@ -1,4 +1,4 @@
-// The result of `llmsim estimate` as text, formatted from the library's structs (sim/estimate.hpp,
+// The result of `llmsim estimate` as text, formatted from the library's structs (app/estimate.hpp,
 // app/serving.hpp); its JSON is report/estimate.hpp's (one definition for the CLI, `run` rows and the
 // Python module).
 #pragma once

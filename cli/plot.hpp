@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "app/estimate.hpp"
+#include "app/search/search.hpp"
 #include "cost_models/memory.hpp"
-#include "sim/estimate.hpp"
-#include "sim/search/search.hpp"
 
 namespace llmsim::cli::plot {
 
@@ -69,7 +69,7 @@ namespace llmsim::cli::plot {
 // memory --plot: the memory of each pipeline stage's GPU, stacked by component, against capacity.
 std::string memory_chart(const Scenario& s, const MemoryBreakdown& m);
 // estimate --plot: where the step goes (closed form and, when played, the simulator), stacked.
-std::string step_chart(const Scenario& s, const sim::TrainingEstimate& e);
+std::string step_chart(const Scenario& s, const app::TrainingEstimate& e);
 // estimate --plot-timeline: the played step, one lane per pipeline stage.
 std::string timeline_chart(const Scenario& s, const sim::StepSimulator& played);
 // search --plot: every reported layout and the Pareto front, tokens/s per GPU against memory per GPU.

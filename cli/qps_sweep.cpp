@@ -70,7 +70,7 @@ QpsSweep run_qps_sweep(const ScenarioFlags& flags, const std::vector<double>& ra
                 fmt::format("--qps-sweep: given with batching '{}': expected continuous batching (a request stream; "
                             "/inference/batching or --batching)",
                             to_string(s.inference.batching)));
-        sim::EstimateOptions o;
+        app::EstimateOptions o;
         sim::StepSimulator unused;
         Estimate e;
         try {

@@ -3,8 +3,8 @@
 
 #include <string>
 
+#include "app/search/search.hpp"
 #include "report/search.hpp"
-#include "sim/search/search.hpp"
 
 namespace llmsim::cli {
 

@@ -99,7 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const ConfigError&) {
         return 0;   // refused: the reader harness checks how
     }
-    sim::EstimateOptions options;
+    app::EstimateOptions options;
     if (s.is_inference && s.inference.continuous()) {
         auto& in = s.inference;
         // The capacity search (qps "max") runs many long streams: the harness prices one rate instead

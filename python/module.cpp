@@ -124,7 +124,7 @@ std::string estimate(const std::string& source, bool is_path, const std::string&
     return interruptible([&] {
         const Document d = read_document(source, is_path, base_dir, origin);
         const Scenario s = report::read_scenario(d.doc, d.base_dir, d.origin);
-        sim::EstimateOptions o;
+        app::EstimateOptions o;
         o.fast = fast;
         sim::StepSimulator simulator;
         std::optional<report::Estimate> e;
@@ -209,7 +209,7 @@ std::string run(const std::string& source, bool is_path, const std::string& base
         if (!shard_text.empty()) shard = batch::parse_shard(shard_text);
         shard.strided = strided;
         const auto indices = batch::shard_indices(plan.items.size(), shard);
-        sim::EstimateOptions opt;
+        app::EstimateOptions opt;
         opt.fast = fast;
         batch::RunOptions ro;
         ro.threads = threads;

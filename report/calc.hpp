@@ -1,4 +1,4 @@
-// `llmsim calc`'s worked calculations (sim/drills/calc) as a table: each one's name, summary, the flags
+// `llmsim calc`'s worked calculations (app/drills/calc) as a table: each one's name, summary, the flags
 // it reads (CLI11 options over CalcInputs, their checks and defaults) and the calculation. One
 // definition: the CLI registers each row as a `llmsim calc NAME` subcommand and prints it; run_calc
 // parses the same flags from an argument list (the Python module's llmsim.calc). Its JSON: calc_json.
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "app/drills/calc.hpp"
 #include "hardware_db/json_reader.hpp"
-#include "sim/drills/calc.hpp"
 
 namespace CLI {
 class App;

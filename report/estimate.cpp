@@ -26,8 +26,8 @@ Json published_range_json(const app::PublishedRange& r) {
 
 namespace {
 
-Json training_json(const Scenario& s, const sim::TrainingEstimate& te, const std::optional<app::PublishedRange>& range,
-                   const sim::EstimateOptions& o) {
+Json training_json(const Scenario& s, const app::TrainingEstimate& te, const std::optional<app::PublishedRange>& range,
+                   const app::EstimateOptions& o) {
     const StepEstimate& e = te.chosen();
     const auto& b = e.breakdown;
     Json stages = Json::array();
@@ -337,21 +337,21 @@ Json serving_json(const Scenario&, const Estimate& est) {
 
 }   // namespace
 
-Estimate run_estimate(const Scenario& s, const sim::EstimateOptions& o, sim::StepSimulator& simulator) {
+Estimate run_estimate(const Scenario& s, const app::EstimateOptions& o, sim::StepSimulator& simulator) {
     Estimate e;
     if (s.is_inference) {
         app::ServingEvalOptions so;
         so.timeline = o.simulate;
         e.serving = app::evaluate_serving(s, so);
     } else {
-        e.training = sim::estimate_training(s.training_job(), o, simulator);
+        e.training = app::estimate_training(s.training_job(), o, simulator);
         e.step_time_range = app::step_time_range(app::builtin_residuals(), to_string(s.parallel.framework),
                                                  s.system.gpu.name, e.training->chosen().step_time_s);
     }
     return e;
 }
 
-Json estimate_json(const Scenario& s, const Estimate& e, const sim::EstimateOptions& o) {
+Json estimate_json(const Scenario& s, const Estimate& e, const app::EstimateOptions& o) {
     return e.serving ? serving_json(s, e) : training_json(s, *e.training, e.step_time_range, o);
 }
 

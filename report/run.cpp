@@ -30,7 +30,7 @@ Json compact_scenario(Json scenario) {
     return scenario;
 }
 
-batch::Outcome evaluate_row(const batch::Item& item, const sim::EstimateOptions& opt) {
+batch::Outcome evaluate_row(const batch::Item& item, const app::EstimateOptions& opt) {
     if (item.doc.is_object() && item.doc.contains("search")) {
         auto req = search::parse_search_request(item.doc, item.base_dir);
         req.options.threads = 1;   // the batch's pool already uses every core

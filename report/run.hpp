@@ -4,9 +4,9 @@
 // scenario. The CLI's `run` and the Python module's sweep runner both hand it to batch::run.
 #pragma once
 
+#include "app/estimate.hpp"
 #include "batch/batch.hpp"
 #include "hardware_db/json_reader.hpp"
-#include "sim/estimate.hpp"
 
 namespace llmsim::report {
 
@@ -16,6 +16,6 @@ Json compact_scenario(Json scenario);
 
 // Throws (ConfigError or another std::exception) when the scenario is bad or cannot be estimated: the
 // row's error.
-batch::Outcome evaluate_row(const batch::Item& item, const sim::EstimateOptions& options);
+batch::Outcome evaluate_row(const batch::Item& item, const app::EstimateOptions& options);
 
 }   // namespace llmsim::report

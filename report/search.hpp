@@ -6,9 +6,9 @@
 #include <string>
 
 #include "app/accuracy.hpp"
+#include "app/search/search.hpp"
 #include "app/serving.hpp"
 #include "hardware_db/json_reader.hpp"
-#include "sim/search/search.hpp"
 #include "sim/serving.hpp"
 
 namespace llmsim::report {

@@ -7,9 +7,9 @@
 
 #include <string>
 
+#include "app/search/search.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/json_reader.hpp"
-#include "sim/search/search.hpp"
 
 namespace llmsim::search {
 

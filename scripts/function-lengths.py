@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lists C++ functions by length (lines from the signature to the closing brace), longest first.
 
-  scripts/function-lengths.py [--over N] [PATH ...]     (default: cost_models sim calibrate, over 80)
+  scripts/function-lengths.py [--over N] [PATH ...]     (default: cost_models sim app calibrate, over 80)
 
 A function is a brace block whose opening follows a parameter list and that sits directly in a
 namespace, a class or the file (lambdas and blocks inside a function count toward that function).
@@ -86,7 +86,7 @@ def functions(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("paths", nargs="*", default=["cost_models", "sim", "calibrate"])
+    ap.add_argument("paths", nargs="*", default=["cost_models", "sim", "app", "calibrate"])
     ap.add_argument("--over", type=int, default=80)
     ap.add_argument("--fail", type=int, default=0)
     args = ap.parse_args()

@@ -12,7 +12,7 @@ mapfile -t sources < <(git ls-files '*.cpp' '*.hpp' | grep -v '^calibrate/probe/
 echo "lint: clang-format on ${#sources[@]} files"
 clang-format --dry-run -Werror "${sources[@]}"
 # No function over 150 lines in the library rooms that simulate (issue 31's bound; the list: scripts/function-lengths.py).
-echo "lint: function lengths (cost_models, sim, calibrate: at most 150 lines)"
+echo "lint: function lengths (cost_models, sim, app, calibrate: at most 150 lines)"
 python3 scripts/function-lengths.py --over 150 --fail 150
 [ "$what" = format ] && exit 0
 # A configure-only build folder without precompiled headers or unity batches gives clang-tidy each file's

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "app/calibration_check.hpp"
 #include "calibrate/profile.hpp"
 #include "calibrate/raw.hpp"
 #include "cli/calibration_truth.hpp"
@@ -16,7 +17,6 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/scenario.hpp"
-#include "sim/calibration_check.hpp"
 
 using namespace llmsim;
 
@@ -70,7 +70,7 @@ TEST_CASE("the built-in H100 profile is the fit of the committed raw measurement
 }
 
 TEST_CASE("estimate with the H100 profile reproduces the measured layer time within 10%") {
-    const sim::LayerTruth truth = cli::read_layer_truth_file(kDir + "/torch-truth.json");
+    const app::LayerTruth truth = cli::read_layer_truth_file(kDir + "/torch-truth.json");
     int checked = 0;
     for (const auto& l : truth.layers) {
         if (l.mode != "compiled") continue;   // elementwise work fused, as Transformer Engine fuses it
@@ -105,7 +105,7 @@ TEST_CASE("a scenario's own keys win over the profile's, the profile's over the 
 }
 
 TEST_CASE("calibrate check on the committed H100 measurements") {
-    const sim::LayerTruth truth = cli::read_layer_truth_file(kDir + "/torch-truth.json");
+    const app::LayerTruth truth = cli::read_layer_truth_file(kDir + "/torch-truth.json");
     const Database& db = Database::builtin();
     std::map<std::string, ModelSpec> models{{"llama-3-8b", db.model("llama-3-8b")},
                                             {"llama-3-70b", db.model("llama-3-70b")}};
@@ -113,10 +113,10 @@ TEST_CASE("calibrate check on the committed H100 measurements") {
     const SystemSpec base = db.resolve_system(Json("dgx-h100"), "/system", pr);
     const SystemSpec cal = db.resolve_system(Json{{"preset", "dgx-h100"}, {"profile", kName}}, "/system", pr);
     REQUIRE(pr.empty());
-    const auto r = sim::check_against_truth(truth, models, base, cal);
+    const auto r = app::check_against_truth(truth, models, base, cal);
     REQUIRE(truth.gemms.size() == 24);
     REQUIRE(truth.decode.size() == 18);
-    std::map<std::string, sim::CheckSummary> by_kind;
+    std::map<std::string, app::CheckSummary> by_kind;
     for (const auto& s : r.summary) by_kind[s.kind] = s;
     // The GEMMs of both layers (forward, dgrad, wgrad): mean error 5.1% with the profile, 9.5% without.
     CHECK(by_kind.at("gemm").mean_abs_err_calibrated < 0.07);
@@ -183,7 +183,7 @@ TEST_CASE("the built-in H200 profile is the fit of the committed raw measurement
     CHECK(b.at("hbm_efficiency").get<double>() == Approx(0.845).margin(0.005));
     // calibrate check on its own truth file, on the H200's system: the profile brings GEMMs and layers
     // closer to PyTorch (docs/calibration.md: 9.5% -> 3.7%, 10.6% -> 5.4%).
-    const sim::LayerTruth truth = cli::read_layer_truth_file(std::string(LLMSIM_SOURCE_DIR) + "/hardware_db/profiles/" +
+    const app::LayerTruth truth = cli::read_layer_truth_file(std::string(LLMSIM_SOURCE_DIR) + "/hardware_db/profiles/" +
                                                              name + "/torch-truth.json");
     Problems pr;
     const SystemSpec base = Database::builtin().resolve_system(Json("hgx-h200"), "", pr);
@@ -193,7 +193,7 @@ TEST_CASE("the built-in H200 profile is the fit of the committed raw measurement
     for (const auto& g : truth.gemms) models.emplace(g.model, Database::builtin().model(g.model));
     for (const auto& l : truth.layers) models.emplace(l.model, Database::builtin().model(l.model));
     for (const auto& d : truth.decode) models.emplace(d.model, Database::builtin().model(d.model));
-    const auto r = sim::check_against_truth(truth, models, base, cal);
+    const auto r = app::check_against_truth(truth, models, base, cal);
     for (const auto& s : r.summary) {
         INFO(s.kind);
         if (s.kind == "gemm" || s.kind == "layer") CHECK(s.mean_abs_err_calibrated < 0.6 * s.mean_abs_err_uncalibrated);

@@ -1,4 +1,4 @@
-// Drills, calcs and explain (sim/drills, sim/explain): worked calculations equal hand-derived values,
+// Drills, calcs and explain (app/drills, app/explain): worked calculations equal hand-derived values,
 // every topic makes gradable questions for 1,000 seeds, answers in every accepted form score and wrong
 // ones do not, explain's recommended lever improves the binding quantity (training and serving).
 #include <cmath>
@@ -6,15 +6,15 @@
 
 #include <catch2/catch.hpp>
 
+#include "app/drills/calc.hpp"
+#include "app/drills/drill.hpp"
+#include "app/estimate.hpp"
+#include "app/explain.hpp"
 #include "cost_models/collectives.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "hardware_db/scenario.hpp"
-#include "sim/drills/calc.hpp"
-#include "sim/drills/drill.hpp"
-#include "sim/estimate.hpp"
-#include "sim/explain.hpp"
 
 using namespace llmsim;
 using namespace llmsim::drills;
@@ -274,16 +274,16 @@ TEST_CASE("explain: the recommended lever, applied, improves the binding quantit
     for (const char* file : {"gpt3-175b-a100-1024.json", "llama3-70b-h100-64.json", "llama31-405b-h100-1024.json"}) {
         INFO(file);
         const Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/" + file);
-        const auto e = sim::explain_training(s);
+        const auto e = app::explain_training(s);
         REQUIRE(!e.levers.empty());
         REQUIRE(e.recommended >= 0);
         const auto& l = e.levers[static_cast<std::size_t>(e.recommended)];
         // Re-run the estimate on the changed scenario, independently of explain.
-        sim::EstimateOptions o;
+        app::EstimateOptions o;
         o.fast = true;
         sim::StepSimulator simulator;
-        const auto before = sim::estimate_training(s.training_job(), o, simulator).chosen();
-        const auto after = sim::estimate_training(l.scenario.training_job(), o, simulator).chosen();
+        const auto before = app::estimate_training(s.training_job(), o, simulator).chosen();
+        const auto after = app::estimate_training(l.scenario.training_job(), o, simulator).chosen();
         if (e.binding == "memory") {
             CHECK(after.memory.total_bytes < before.memory.total_bytes);
         } else {
@@ -300,7 +300,7 @@ TEST_CASE("explain: a scenario that does not fit binds on memory and the first a
     s.parallel.sequence_parallel = false;
     s.parallel.dp *= 4;
     s.parallel.zero = 0;
-    const auto e = sim::explain_training(s);
+    const auto e = app::explain_training(s);
     REQUIRE(e.binding == "memory");
     REQUIRE(e.recommended >= 0);
     const auto& l = e.levers[static_cast<std::size_t>(e.recommended)];
@@ -314,7 +314,7 @@ TEST_CASE("explain: every lever is a scenario the reader accepts (optimizer prec
     Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-70b-h100-64.json");
     s.training.precision = Precision::fp8;
     s.training.master_weights = MasterWeights::remainder;
-    const auto e = sim::explain_training(s);
+    const auto e = app::explain_training(s);
     REQUIRE(!e.levers.empty());
     bool moments = false;
     for (const auto& l : e.levers) {
@@ -334,10 +334,10 @@ TEST_CASE("explain: first actions in turn reach a layout that fits", "[explain]"
     s.parallel.sequence_parallel = false;
     s.parallel.dp *= 4;
     s.parallel.zero = 0;
-    const auto path = sim::fit_path(s);
+    const auto path = app::fit_path(s);
     REQUIRE(!path.empty());
     CHECK(path.back().fits);
-    double peak = sim::explain_training(s).binding_value;
+    double peak = app::explain_training(s).binding_value;
     for (const auto& l : path) {   // every step lowers the peak, at the same GPU count
         CHECK(l.peak_bytes < peak);
         CHECK(l.scenario.parallel.world() == s.parallel.world());
@@ -345,7 +345,7 @@ TEST_CASE("explain: first actions in turn reach a layout that fits", "[explain]"
     }
     // A scenario bound by time has no path.
     const Scenario t = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.json");
-    CHECK(sim::fit_path(t).empty());
+    CHECK(app::fit_path(t).empty());
 }
 
 namespace {
@@ -438,7 +438,7 @@ TEST_CASE(
     };
     for (const auto& c : cases) {
         INFO(c.what);
-        const auto e = sim::explain_serving(c.s);
+        const auto e = app::explain_serving(c.s);
         CHECK(e.binding == c.binding);
         REQUIRE(e.quantity == c.quantity);
         REQUIRE(e.recommended >= 0);
@@ -454,7 +454,7 @@ TEST_CASE(
         // What the classification rests on, measured independently.
         if (c.s.inference.continuous()) {
             const auto r = sim::simulate_serving(c.s.serving_job());
-            if (e.binding == "KV capacity") CHECK((r.preemptions > 0 || r.kv_held_fraction >= sim::kHeldShare));
+            if (e.binding == "KV capacity") CHECK((r.preemptions > 0 || r.kv_held_fraction >= app::kHeldShare));
             if (e.binding == "HBM") CHECK(r.decode_compute_fraction < 0.5);
             if (e.binding == "compute") {
                 CHECK(!r.slo_met);
@@ -466,7 +466,7 @@ TEST_CASE(
                 off.inference.requests = 1000;
                 const double cap = sim::simulate_serving(off.serving_job()).requests_per_s;
                 CHECK(e.capacity_requests_per_s == Approx(cap));
-                CHECK(c.s.inference.qps / cap >= sim::kQueueingUtilisation);
+                CHECK(c.s.inference.qps / cap >= app::kQueueingUtilisation);
             }
         }
     }
@@ -478,7 +478,7 @@ TEST_CASE(
     "[explain][serving]") {
     // Llama 3.1 70B in bf16 (131 GiB) on tp 1.
     const Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama31-70b-chat-slo.json");
-    const auto e = sim::explain_serving(s);
+    const auto e = app::explain_serving(s);
     CHECK(e.binding == "memory");
     CHECK(!e.base.fits);
     REQUIRE(e.recommended >= 0);
@@ -495,7 +495,7 @@ TEST_CASE("explain serving: when the SLO is met, the recommended lever keeps it"
     s.parallel.tp = 8;
     s.parallel.dp = 2;
     s.gpus = 16;
-    const auto e = sim::explain_serving(s);
+    const auto e = app::explain_serving(s);
     REQUIRE(e.base.slo_met);
     REQUIRE(e.recommended >= 0);
     const auto& l = e.levers[static_cast<std::size_t>(e.recommended)];
@@ -510,7 +510,7 @@ TEST_CASE(
     // Llama 3 8B, batch 2048 of 4,500 tokens: 2048 x 4500 x 128 KiB = 1,125 GiB of KV cache.
     const Scenario s =
         serving_scenario("llama-3-8b", 1, 1, {{"batch", 2048}, {"input_len", 4000}, {"output_len", 500}});
-    const auto e = sim::explain_serving(s);
+    const auto e = app::explain_serving(s);
     CHECK(e.binding == "KV capacity");
     CHECK(e.base.kv_bytes == Approx(2048.0 * 4500 * 2 * 32 * 8 * 128 * 2));
     REQUIRE(e.recommended >= 0);
@@ -527,24 +527,24 @@ TEST_CASE("explain: no lever proposes a layout the framework refuses; bf16 gradi
     Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.json");
     REQUIRE(s.parallel.pp > 1);
     REQUIRE(s.parallel.zero == 1);
-    auto levers = sim::explain_training(s).levers;
+    auto levers = app::explain_training(s).levers;
     bool bf16_grads = false;
     for (const auto& l : levers) {
         CHECK(!(l.scenario.parallel.zero >= 2 && l.scenario.parallel.pp > 1));
         if (l.name == "bf16 gradient reduction") {
             bf16_grads = true;
-            sim::EstimateOptions o;
+            app::EstimateOptions o;
             o.fast = true;
             sim::StepSimulator simulator;
-            const auto before = sim::estimate_training(s.training_job(), o, simulator).chosen();
-            const auto after = sim::estimate_training(l.scenario.training_job(), o, simulator).chosen();
+            const auto before = app::estimate_training(s.training_job(), o, simulator).chosen();
+            const auto after = app::estimate_training(l.scenario.training_job(), o, simulator).chosen();
             CHECK(after.memory.gradients_bytes == Approx(before.memory.gradients_bytes / 2));
         }
     }
     CHECK(bf16_grads);
     // torchtitan runs FSDP (ZeRO-2/3) with pipeline stages: there the lever is offered.
     s.parallel.framework = Framework::torchtitan;
-    levers = sim::explain_training(s).levers;
+    levers = app::explain_training(s).levers;
     bool zero2 = false;
     for (const auto& l : levers) zero2 = zero2 || (l.scenario.parallel.zero == 2 && l.scenario.parallel.pp > 1);
     CHECK(zero2);
@@ -556,12 +556,12 @@ TEST_CASE("explain: torch.compile is a lever where the layer runs eager, and it 
                                      {"gpus", 64},
                                      {"parallel", {{"zero", 3}, {"framework", "torchtitan"}}},
                                      {"training", {{"seq_len", 8192}, {"micro_batch", 1}, {"global_batch", 64}}}});
-    auto find = [](const std::vector<sim::Lever>& levers) -> const sim::Lever* {
+    auto find = [](const std::vector<app::Lever>& levers) -> const app::Lever* {
         for (const auto& l : levers)
             if (l.name == "torch.compile") return &l;
         return nullptr;
     };
-    const auto e = sim::explain_training(s);
+    const auto e = app::explain_training(s);
     const auto* compile = find(e.levers);
     REQUIRE(compile != nullptr);
     CHECK(compile->scenario.parallel.torch_compile == true);
@@ -569,10 +569,10 @@ TEST_CASE("explain: torch.compile is a lever where the layer runs eager, and it 
     CHECK(compile->improves);
     // Compiled already, or Megatron (fused kernels): no such lever.
     s.parallel.torch_compile = true;
-    CHECK(find(sim::explain_training(s).levers) == nullptr);
+    CHECK(find(app::explain_training(s).levers) == nullptr);
     s.parallel.framework = Framework::megatron;
     s.parallel.torch_compile = false;
-    CHECK(find(sim::explain_training(s).levers) == nullptr);
+    CHECK(find(app::explain_training(s).levers) == nullptr);
 }
 
 TEST_CASE("explain: partial recompute and activation offload levers at the fewest layers that fit", "[explain]") {
@@ -583,18 +583,18 @@ TEST_CASE("explain: partial recompute and activation offload levers at the fewes
              {"gpus", 64},
              {"parallel", {{"zero", 3}}},
              {"training", {{"seq_len", 8192}, {"micro_batch", 2}, {"global_batch", 128}, {"precision", "fp8"}}}});
-    const auto e = sim::explain_training(s);
+    const auto e = app::explain_training(s);
     REQUIRE(e.binding == "memory");
-    auto find = [&](const std::string& name) -> const sim::Lever* {
+    auto find = [&](const std::string& name) -> const app::Lever* {
         for (const auto& l : e.levers)
             if (l.name == name) return &l;
         return nullptr;
     };
-    const sim::Lever* off = find("activation offload");
-    const sim::Lever* rc = find("recompute fewer layers");
+    const app::Lever* off = find("activation offload");
+    const app::Lever* rc = find("recompute fewer layers");
     REQUIRE(off);
     REQUIRE(rc);
-    for (const sim::Lever* l : {off, rc}) {
+    for (const app::Lever* l : {off, rc}) {
         INFO(l->name);
         CHECK(l->fits);
         CHECK(l->scenario.parallel.world() == s.parallel.world());
@@ -624,7 +624,7 @@ TEST_CASE("explain: a lever the reader would refuse is not priced (was optimizer
              {"system", {{"gpu", "h100-sxm"}, {"gpus_per_node", 8}, {"intra_node_GBps", 450}, {"inter_node_GBps", 50}}},
              {"gpus", 8},
              {"training", {{"global_batch", 64}}}});
-    const auto e = sim::explain_training(s);
+    const auto e = app::explain_training(s);
     REQUIRE(!e.levers.empty());
     for (const auto& l : e.levers) {
         INFO(l.name);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "app/explain.hpp"
 #include "app/serving.hpp"
 #include "cost_models/collectives.hpp"
 #include "cost_models/inference.hpp"
@@ -13,7 +14,6 @@
 #include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
-#include "sim/explain.hpp"
 #include "sim/serving.hpp"
 
 using namespace llmsim;
@@ -291,7 +291,7 @@ TEST_CASE("expert_parallel: strict reader and the commands that refuse ep", "[se
     };
     CHECK(refuses([&] { (void)app::serving_fleet_search(cs, 16); }));
     CHECK(refuses([&] { (void)app::capacity_per_gpu_search(cs, 16); }));
-    CHECK(refuses([&] { (void)sim::explain_serving(cs); }));
+    CHECK(refuses([&] { (void)app::explain_serving(cs); }));
 }
 
 TEST_CASE("disaggregated pools with their experts spread: DeepSeek-V3 on 16 prefill and 32 decode H100s",

@@ -1,4 +1,4 @@
-// The layout search (sim/search/search.hpp): the best layout of a small space found by brute force
+// The layout search (app/search/search.hpp): the best layout of a small space found by brute force
 // over estimate_step() and training_memory(); every leaf counted once; results independent of the
 // thread count; a larger GPU budget never makes the best worse; memory rejections really exceed
 // capacity; published layouts are never better than what the search finds; the scenario reader.
@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "app/search/search.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/rlhf.hpp"
 #include "cost_models/step_time.hpp"
@@ -17,7 +18,6 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "hardware_db/scenario.hpp"
-#include "sim/search/search.hpp"
 
 using namespace llmsim;
 using namespace llmsim::search;

@@ -1,4 +1,4 @@
-// The search's fast path (sim/search/fast_eval.hpp) reproduces estimate_step() and
+// The search's fast path (app/search/fast_eval.hpp) reproduces estimate_step() and
 // training_memory() exactly (1e-9 relative) on varied layouts: MoE, uneven pipelines, interleaved,
 // zero-bubble, GPipe, ZeRO-3, context parallelism, offload, FP8, overlap flags.
 #include <catch2/catch.hpp>
@@ -6,11 +6,11 @@
 #include <cmath>
 #include <string>
 
+#include "app/search/fast_eval.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/step_time.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/scenario.hpp"
-#include "sim/search/fast_eval.hpp"
 
 using namespace llmsim;
 using namespace llmsim::search;

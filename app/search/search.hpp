@@ -1,6 +1,6 @@
 // The layout search (docs/search.md): enumerate every valid parallel layout of a model on a GPU
 // budget, reject by cheap rules first (check_layout's divisibility rules, then memory per GPU),
-// rank what is left by the closed-form step time (sim/search/fast_eval.hpp), and confirm the best
+// rank what is left by the closed-form step time (app/search/fast_eval.hpp), and confirm the best
 // few on the discrete-event simulator. Every rejected layout is counted under one reason.
 // Multi-threaded; the result does not depend on the thread count (a total order breaks ties).
 #pragma once
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/search/fast_eval.hpp"
+#include "app/search/fast_eval.hpp"
 
 namespace llmsim::search {
 

@@ -1,4 +1,4 @@
-#include "sim/search/plan.hpp"
+#include "app/search/plan.hpp"
 
 #include <algorithm>
 #include <cmath>

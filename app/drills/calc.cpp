@@ -1,4 +1,4 @@
-#include "sim/drills/calc.hpp"
+#include "app/drills/calc.hpp"
 
 #include <algorithm>
 #include <cmath>

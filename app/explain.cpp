@@ -1,4 +1,4 @@
-#include "sim/explain.hpp"
+#include "app/explain.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,13 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "app/estimate.hpp"
 #include "cost_models/recompute.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
 #include "hardware_db/limits.hpp"
-#include "sim/estimate.hpp"
 
-namespace llmsim::sim {
+namespace llmsim::app {
 
 namespace {
 
@@ -53,7 +53,7 @@ bool valid(const Scenario& s) {
 StepEstimate run(const Scenario& s) {
     EstimateOptions o;
     o.fast = true;   // the closed form: what the search ranks with, fast enough for every lever
-    StepSimulator simulator;
+    sim::StepSimulator simulator;
     return estimate_training(s.training_job(), o, simulator).chosen();
 }
 
@@ -418,4 +418,4 @@ std::vector<Lever> fit_path(const Scenario& s, int max_steps) {
     return path;
 }
 
-}   // namespace llmsim::sim
+}   // namespace llmsim::app

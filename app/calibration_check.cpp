@@ -1,4 +1,4 @@
-#include "sim/calibration_check.hpp"
+#include "app/calibration_check.hpp"
 
 #include <cmath>
 #include <map>
@@ -11,7 +11,7 @@
 #include "cost_models/step_time.hpp"
 #include "hardware_db/errors.hpp"
 
-namespace llmsim::sim {
+namespace llmsim::app {
 
 namespace {
 
@@ -121,4 +121,4 @@ CalibrationCheck check_against_truth(const LayerTruth& truth, const std::map<std
     return r;
 }
 
-}   // namespace llmsim::sim
+}   // namespace llmsim::app

@@ -12,7 +12,7 @@
 
 #include "hardware_db/specs.hpp"
 
-namespace llmsim::sim {
+namespace llmsim::app {
 
 struct CheckRow {
     std::string kind;    // "gemm" | "layer" | "decode"
@@ -67,4 +67,4 @@ struct LayerTruth {
 CalibrationCheck check_against_truth(const LayerTruth& truth, const std::map<std::string, ModelSpec>& models,
                                      const SystemSpec& base, const SystemSpec& calibrated);
 
-}   // namespace llmsim::sim
+}   // namespace llmsim::app

@@ -1,4 +1,4 @@
-// `llmsim explain` for serving scenarios (sim/explain.hpp): the binding constraint from one run of the
+// `llmsim explain` for serving scenarios (app/explain.hpp): the binding constraint from one run of the
 // serving simulator (continuous batching) or the static-batching estimate, and every serving lever
 // re-run through the same model.
 #include <algorithm>
@@ -10,12 +10,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "app/explain.hpp"
 #include "cost_models/inference.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
-#include "sim/explain.hpp"
 
-namespace llmsim::sim {
+namespace llmsim::app {
 
 namespace {
 
@@ -36,21 +36,21 @@ std::string secs(double s) {
 }
 
 // The measured percentiles an SLO reads (sim slo_misses, slo_ratio): TTFT's (ttft) or TPOT's.
-Distribution percentiles(const ServingMeasures& m, bool ttft) {
-    Distribution d;
+sim::Distribution percentiles(const ServingMeasures& m, bool ttft) {
+    sim::Distribution d;
     d.mean = ttft ? m.ttft_s : m.tpot_s;
     d.p90 = ttft ? m.ttft_p90_s : m.tpot_p90_s;
     d.p99 = ttft ? m.ttft_p99_s : m.tpot_p99_s;
     return d;
 }
-Distribution ttft_of(const ServingMeasures& m) { return percentiles(m, true); }
-Distribution tpot_of(const ServingMeasures& m) { return percentiles(m, false); }
+sim::Distribution ttft_of(const ServingMeasures& m) { return percentiles(m, true); }
+sim::Distribution tpot_of(const ServingMeasures& m) { return percentiles(m, false); }
 
 std::string slo_text(const Scenario& s, const ServingMeasures& m) {
     const auto& slo = s.inference.slo;
     if (!slo.any()) return "";
     std::vector<std::string> missed;
-    for (const auto& x : slo_misses(slo, ttft_of(m), tpot_of(m)))
+    for (const auto& x : sim::slo_misses(slo, ttft_of(m), tpot_of(m)))
         missed.push_back(fmt::format("{} {} > {}", x.target.name(), secs(x.measured_s), secs(x.target.seconds)));
     return missed.empty() ? "; SLO met" : fmt::format("; SLO missed ({})", fmt::join(missed, ", "));
 }
@@ -85,7 +85,7 @@ ServingMeasures measure_serving(const Scenario& s) {
         m.decode_compute_fraction = e.decode_compute_bound ? 1 : 0;
         m.compute_fraction =
             (m.prefill_s * m.prefill_compute_fraction + m.decode_s * m.decode_compute_fraction) / e.e2e_latency_s;
-        m.slo_met = slo_misses(in.slo, ttft_of(m), tpot_of(m)).empty();
+        m.slo_met = sim::slo_misses(in.slo, ttft_of(m), tpot_of(m)).empty();
         return m;
     }
     const auto pool = kv_pool(job);
@@ -93,11 +93,11 @@ ServingMeasures measure_serving(const Scenario& s) {
     m.need_bytes =
         mem.weights_bytes + mem.other_bytes + pool.bytes_per_token * static_cast<double>(in.input_len + in.output_len);
     // The simulator's own admission condition for the longest request (it refuses the run otherwise).
-    if (admission_blocks(in, longest_request(in)) > pool.blocks) {
+    if (sim::admission_blocks(in, sim::longest_request(in)) > pool.blocks) {
         m.fits = false;
         return m;
     }
-    const auto r = simulate_serving(job);
+    const auto r = sim::simulate_serving(job);
     m.ttft_s = r.ttft_s.mean;
     m.ttft_p90_s = r.ttft_s.p90;
     m.ttft_p99_s = r.ttft_s.p99;
@@ -175,15 +175,15 @@ Get serving_binding(const Scenario& s, ServingExplanation& e) {
             Scenario off = s;
             off.inference.qps = 0;
             off.inference.requests = std::min<std::int64_t>(in.requests, 1000);
-            e.capacity_requests_per_s = simulate_serving(off.serving_job()).requests_per_s;
+            e.capacity_requests_per_s = sim::simulate_serving(off.serving_job()).requests_per_s;
             e.utilisation = e.capacity_requests_per_s > 0 ? in.qps / e.capacity_requests_per_s : 0;
         }
         const double queue_share = b.ttft_s > 0 ? b.queue_s / b.ttft_s : 0;
         // The SLO percentile missed by the largest ratio, if any.
         enum class Missed { none, ttft, tpot } missed = Missed::none;
         const auto& target = in.slo;
-        const double ttft_ratio = slo_ratio(target, true, ttft_of(b), tpot_of(b));
-        const double tpot_ratio = slo_ratio(target, false, ttft_of(b), tpot_of(b));
+        const double ttft_ratio = sim::slo_ratio(target, true, ttft_of(b), tpot_of(b));
+        const double tpot_ratio = sim::slo_ratio(target, false, ttft_of(b), tpot_of(b));
         if (std::max(ttft_ratio, tpot_ratio) > 1) missed = ttft_ratio >= tpot_ratio ? Missed::ttft : Missed::tpot;
         const double total = b.prefill_s + b.decode_s;
         const double decode_share = total > 0 ? b.decode_s / total : 0;
@@ -502,8 +502,8 @@ ServingExplanation explain_serving(const Scenario& s) {
         throw ConfigError(
             "/inference/disaggregation: explain reads colocated deployments; `llmsim estimate` reports each pool of a "
             "disaggregated one (time iterating, batch, KV transfers), and `--qps max` its capacity");
-    refuse_expert_parallel(s, "explain's levers (replicas, tp)");
-    refuse_autoscale(s, "explain's levers (replicas, tp)");
+    sim::refuse_expert_parallel(s, "explain's levers (replicas, tp)");
+    sim::refuse_autoscale(s, "explain's levers (replicas, tp)");
     ServingExplanation e;
     e.base = measure_serving(s);
     const auto& b = e.base;
@@ -518,4 +518,4 @@ ServingExplanation explain_serving(const Scenario& s) {
     return e;
 }
 
-}   // namespace llmsim::sim
+}   // namespace llmsim::app

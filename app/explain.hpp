@@ -1,7 +1,7 @@
 // `llmsim explain` as a library call: the binding constraint of a training scenario (memory: which
 // component on which pipeline stage; time: compute, which communication, the bubble or the optimizer),
 // the breakdown, every lever that applies with its effect predicted by re-running the estimate
-// (sim::estimate_training) and its trade-off in one line, and the first action to take. For a serving
+// (app::estimate_training) and its trade-off in one line, and the first action to take. For a serving
 // scenario (explain_serving): KV capacity, queueing, compute or HBM, from the serving simulator's run
 // (continuous batching) or the static-batching estimate; every serving lever re-run the same way.
 #pragma once
@@ -14,7 +14,7 @@
 #include "hardware_db/specs.hpp"
 #include "sim/serving.hpp"
 
-namespace llmsim::sim {
+namespace llmsim::app {
 
 struct Lever {
     std::string name;       // "sequence parallelism"
@@ -124,4 +124,4 @@ inline constexpr double kQueueingUtilisation = 0.9;
 // Measures one serving scenario (what explain_serving runs for every lever).
 [[nodiscard]] ServingMeasures measure_serving(const Scenario& s);
 
-}   // namespace llmsim::sim
+}   // namespace llmsim::app

@@ -1,4 +1,4 @@
-#include "sim/drills/drill.hpp"
+#include "app/drills/drill.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
+#include "app/drills/calc.hpp"
 #include "cost_models/collectives.hpp"
 #include "cost_models/layer/layer.hpp"
 #include "cost_models/model_params.hpp"
 #include "hardware_db/errors.hpp"
-#include "sim/drills/calc.hpp"
 
 namespace llmsim::drills {
 

@@ -13,7 +13,7 @@
 #include "sim/serving.hpp"
 #include "sim/step_sim.hpp"
 
-namespace llmsim::sim {
+namespace llmsim::app {
 
 struct EstimateOptions {
     bool fast = false;               // closed form only (no discrete-event simulation)
@@ -26,8 +26,8 @@ struct EstimateOptions {
 struct TrainingEstimate {
     StepEstimate closed_form;
     std::optional<StepEstimate> simulated;   // unless options.fast (and nothing needed it played)
-    MethodComparison comparison;             // when simulated
-    SimResult played;                        // the simulator's measurements, when simulated
+    sim::MethodComparison comparison;        // when simulated
+    sim::SimResult played;                   // the simulator's measurements, when simulated
     std::string timeline;                    // when options.timeline
     std::optional<RlhfEstimate> rlhf;        // training.rlhf: one PPO iteration (closed form)
     bool fast = false;
@@ -36,6 +36,6 @@ struct TrainingEstimate {
 };
 
 // `sim` keeps the played step (its trace can be written after the call).
-TrainingEstimate estimate_training(const TrainingJob& job, const EstimateOptions& options, StepSimulator& sim);
+TrainingEstimate estimate_training(const TrainingJob& job, const EstimateOptions& options, sim::StepSimulator& sim);
 
-}   // namespace llmsim::sim
+}   // namespace llmsim::app

@@ -1,4 +1,4 @@
-#include "sim/search/fast_eval.hpp"
+#include "app/search/fast_eval.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
+#include "app/search/search.hpp"
 #include "cost_models/scaling_laws.hpp"
-#include "sim/search/search.hpp"
 
 namespace llmsim::search {
 

@@ -1,24 +1,24 @@
-#include "sim/estimate.hpp"
+#include "app/estimate.hpp"
 
-namespace llmsim::sim {
+namespace llmsim::app {
 
-TrainingEstimate estimate_training(const TrainingJob& job, const EstimateOptions& o, StepSimulator& simulator) {
+TrainingEstimate estimate_training(const TrainingJob& job, const EstimateOptions& o, sim::StepSimulator& simulator) {
     TrainingEstimate r;
     r.fast = o.fast;
     StepCosts costs = step_costs(job);
-    apply_straggler(costs, o.straggler_stage, o.straggler_factor);
+    sim::apply_straggler(costs, o.straggler_stage, o.straggler_factor);
     r.closed_form = estimate_step(job, costs);
     if (job.training.rlhf.enabled) r.rlhf = estimate_rlhf(job);
     if (!o.fast || o.simulate || o.timeline) {
-        SimOptions so;
+        sim::SimOptions so;
         so.straggler_stage = o.straggler_stage;
         so.straggler_factor = o.straggler_factor;
-        r.simulated = simulate_step(job, so, simulator);
+        r.simulated = sim::simulate_step(job, so, simulator);
         r.played = simulator.result();
-        r.comparison = compare_methods(job, r.closed_form, *r.simulated, r.played);
+        r.comparison = sim::compare_methods(job, r.closed_form, *r.simulated, r.played);
         if (o.timeline) r.timeline = simulator.timeline(100);
     }
     return r;
 }
 
-}   // namespace llmsim::sim
+}   // namespace llmsim::app

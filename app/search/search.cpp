@@ -1,4 +1,4 @@
-#include "sim/search/search.hpp"
+#include "app/search/search.hpp"
 
 #include "cost_models/layer/layer.hpp"
 #include "cost_models/recompute.hpp"
