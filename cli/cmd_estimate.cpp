@@ -84,6 +84,11 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
                         fmt::format("{}: given with an inference scenario: expected {} only with "
                                     "training scenarios (it plays the training step)",
                                     flag, flag));
+            // A static batch has no iterations of its own to write: one prefill, then decode steps in closed form.
+            if (!trace->empty() && !s.inference.continuous())
+                lines.push_back(
+                    "--trace: given with a static-batching inference scenario: expected a training "
+                    "scenario or continuous batching (it writes the serving iterations)");
             if (!lines.empty()) throw ConfigError(lines);
         }
         if (!straggler->empty()) {

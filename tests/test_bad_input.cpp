@@ -305,6 +305,11 @@ TEST_CASE("a flag that does not apply to the scenario's kind is an error (was si
                    {"--micro-batch: given with", "an inference scenario", "--recompute: given with"});
     expect_refused({"estimate", "-s", f.string(), "--straggler", "0:1.5", "--timeline"},
                    {"--straggler: given with an inference scenario", "--timeline: given with an inference scenario"});
+    // --trace writes a continuous-batching run's iterations; a static batch has none (it wrote nothing, exit 0).
+    const auto trace = (dir() / "static-trace.json").string();
+    expect_refused({"estimate", "-s", f.string(), "--trace", trace},
+                   {"--trace: given with a static-batching inference scenario"});
+    CHECK_FALSE(fs::exists(trace));
 }
 
 TEST_CASE("a duplicate JSON key is an error naming it (was masking an invalid earlier value)", "[bad-input]") {
