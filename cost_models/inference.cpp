@@ -214,12 +214,13 @@ IterationCost iteration_cost(const ServingJob& s, const IterationBatch& whole) {
 
 double two_batch_layer_s(const AcceleratorSpec& a, bool prompt, double compute_s,
                          const IterationPricer::LayerGemms& g) {
+    // A decode step (DeepEP's low-latency kernels, which hold no SMs): the longer of the two.
+    if (!prompt) return std::max(compute_s, g.ep_comm_s);
     // DeepEP's normal kernels (a batch with a prompt) hold kDeepEpNormalSms of the SMs while they run, and the
     // computation runs on the rest (on NVIDIA GPUs, all with 58 SMs or more; an accelerator with at most
     // 2 x that many, a TPU's 1-2 cores, lends none).
     const double sms = std::max(1.0, static_cast<double>(a.sm_count));
-    const double slowed = prompt && sms > 2.0 * kDeepEpNormalSms ? sms / (sms - kDeepEpNormalSms) : 1.0;
-    if (!prompt) return std::max(compute_s, g.ep_comm_s);
+    const double slowed = sms > 2.0 * kDeepEpNormalSms ? sms / (sms - kDeepEpNormalSms) : 1.0;
     // With a prompt, SGLang's prefill schedule: each micro-batch's layer is two stages, [its dispatch awaited,
     // the routed experts, its combine launched] and [the shared experts, its combine awaited, the next
     // attention, its dispatch launched], and the two micro-batches' stages alternate on the compute stream

@@ -170,7 +170,7 @@ struct ServingOptions {
     // Runs of decode-only iterations (every running sequence one token, none finishing, none waiting or
     // arriving) applied and composed in O(1) per iteration instead of per sequence: the same events and the
     // same numbers, bit for bit, as the per-sequence loop that `false` runs (tests/test_serving.cpp compares
-    // them); ~40% less time on lightly loaded replicas.
+    // them); a day of 10^6 autoscaled requests 11.7 -> 7.8 s (docs/serving.md "Speed").
     bool fast_decode_steps = true;
 };
 
