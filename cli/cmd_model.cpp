@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "app/drills/calc.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cost_models/layer/layer.hpp"
 #include "cost_models/model_params.hpp"
 #include "hardware_db/database.hpp"
 
@@ -32,8 +34,9 @@ void setup_model(CLI::App* model, Context& ctx) {
             const auto pc = count_parameters(m);
             out.push_back({{"name", n}, {"params", pc.total}, {"active_params", pc.active}});
             t.row({n, std::to_string(m.layers), std::to_string(m.hidden), fmt::format("{}/{}", m.heads, m.kv_heads),
-                   std::to_string(m.moe.enabled() ? m.moe.expert_ffn_hidden : m.ffn_hidden), std::to_string(m.vocab),
-                   human_count(pc.total), human_count(pc.active), published_error(m.published_params, pc.total)});
+                   std::to_string(static_cast<std::int64_t>(ffn_width(describe_layer(m, LayerShape{.moe = true})))),
+                   std::to_string(m.vocab), human_count(pc.total), human_count(pc.active),
+                   published_error(m.published_params, pc.total)});
         }
         if (*list_json)
             print_json(out);
@@ -75,20 +78,16 @@ void setup_model(CLI::App* model, Context& ctx) {
             const Json shape = to_json(m);
             for (auto it = shape.begin(); it != shape.end(); ++it)
                 if (!it->is_object()) t.row({it.key(), it->is_string() ? it->get<std::string>() : it->dump()});
-            if (m.mla.enabled())
-                t.row({"mla", fmt::format("latent {} + RoPE key {} cached per token and layer, q latent {}, "
-                                          "head dims q/k {} v {}",
-                                          m.mla.kv_lora_rank, m.mla.qk_rope_head_dim, m.mla.q_lora_rank, m.head_dim,
-                                          m.mla.v_head_dim)});
-            if (m.moe.enabled())
-                t.row({"moe",
-                       fmt::format("{} experts, top-{}, expert ffn {}, {} shared, {} dense layers", m.moe.experts,
-                                   m.moe.top_k, m.moe.expert_ffn_hidden, m.moe.shared_experts, m.moe.dense_layers)});
+            // The block kinds' own keys, in their words (cost_models/layer/impl).
+            const auto& attention = attention_kind(m);
+            if (const auto text = attention.text(m, 2.0, {drills::num, drills::count_str}); !text.summary.empty())
+                t.row({attention.name, text.summary});
+            if (const auto& mlp = mlp_kind(m, true); mlp.summary) t.row({mlp.name, mlp.summary(m)});
             t.row({"parameters", fmt::format("{} ({:.4g})", human_count(pc.total), pc.total)});
             t.row({"active parameters", fmt::format("{} ({:.4g})", human_count(pc.active), pc.active)});
             t.row({"non-embedding", human_count(pc.non_embedding)});
             t.row({"per layer (dense)", human_count(pc.dense_layer)});
-            if (m.moe.enabled()) t.row({"per layer (MoE)", human_count(pc.moe_layer)});
+            if (has_moe_layers(m)) t.row({"per layer (MoE)", human_count(pc.moe_layer)});
             if (m.published_params)
                 t.row({"published", fmt::format("{} ({})", human_count(*m.published_params),
                                                 published_error(m.published_params, pc.total))});

@@ -505,9 +505,10 @@ double weight_bytes_per_param(Precision p, int group_size) {
 
 namespace {
 
-// The routed experts' weights held over an expert-parallel group, as a multiple of one copy of each.
-double expert_copies(const ModelSpec& m, const ParallelConfig& p, const InferenceConfig& in) {
-    const double e = m.moe.experts;
+// The routed experts' weights (of layer `l`) held over an expert-parallel group, as a multiple of one
+// copy of each.
+double expert_copies(const Layer& l, const ParallelConfig& p, const InferenceConfig& in) {
+    const double e = l.routing().experts;
     return e > 0 ? in.expert_parallel.expert_slots(e, p.ep) / e : 1.0;
 }
 
@@ -523,8 +524,9 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
     // Every layer counted as the model's MoE layer (the routed experts split by tp and, with expert
     // parallelism, over the ep replicas of a group; a dense model's is dense).
     const Layer desc = describe_layer(m, LayerShape{.moe = true});
-    const double layer_params = layer_params_per_tp_rank(m, pc, p.tp, true) +
-                                layer_param_sums(desc).experts * expert_copies(m, p, in) / (p.tp * std::max(1, p.ep));
+    const double layer_params = layer_params_per_tp_rank(m, pc, p.tp, true) + layer_param_sums(desc).experts *
+                                                                                  expert_copies(desc, p, in) /
+                                                                                  (p.tp * std::max(1, p.ep));
     const double wpp = weight_bytes_per_param(in.weight_precision, in.quant_group_size);
     double weights = max_layers * layer_params * wpp;
     const double embed_bytes = (pc.embedding + pc.position + pc.output) * 2.0 / p.tp;

@@ -98,3 +98,50 @@ TEST_CASE("MLA: down-projections whole on every rank, the latent cached, decode 
     CHECK(absorbed == 2);
     for (const auto& op : train) CHECK(op.serving == ServingRows::tokens);
 }
+
+TEST_CASE("a layer's routing and FFN width come from its operations, as the model states them", "[layer]") {
+    // DeepSeek-V3: 256 routed experts, 8 per token, expert FFN 2048, dense layers' FFN 18432.
+    const ModelSpec ds = zoo("deepseek-v3");
+    const Layer moe = describe_layer(ds, LayerShape{.moe = true});
+    CHECK(moe.routing().experts == 256.0);
+    CHECK(moe.routing().top_k == 8.0);
+    CHECK(ffn_width(moe) == 2048.0);
+    CHECK(ffn_width(describe_layer(ds, LayerShape{.tp = 8, .moe = true})) == 256.0);   // fc2's input on one rank
+    CHECK(ffn_width(describe_layer(ds, LayerShape{})) == 18432.0);
+    CHECK(describe_layer(ds, LayerShape{}).routing().experts == 0.0);
+    // Mixtral 8x7B: 8 experts, top-2, FFN 14336; a dense model's "MoE" layer has no routing.
+    const Layer mx = describe_layer(zoo("mixtral-8x7b"), LayerShape{.moe = true});
+    CHECK(mx.routing().experts == 8.0);
+    CHECK(mx.routing().top_k == 2.0);
+    CHECK(ffn_width(mx) == 14336.0);
+    const Layer llama = describe_layer(zoo("llama-3-70b"), LayerShape{.moe = true});
+    CHECK(llama.routing().experts == 0.0);
+    CHECK(llama.routing().top_k == 0.0);
+    CHECK(ffn_width(llama) == 28672.0);
+}
+
+TEST_CASE("each attention kind states its KV cache and parameter formulas in its own keys", "[layer]") {
+    const NumberText plain{[](double v) { return std::to_string(static_cast<long long>(v)); },
+                           [](double v) { return std::to_string(static_cast<long long>(v)); }};
+    // MLA (DeepSeek-V3): the latent and the RoPE key per token and layer; its parameter steps sum to the
+    // attention parameters the description counts.
+    const ModelSpec ds = zoo("deepseek-v3");
+    const AttentionText mla = attention_kind(ds).text(ds, 1.0, plain);
+    CHECK(mla.cache.substituted == "61 · (512 + 64) · 1");
+    CHECK(mla.cache_given == "L = 61, MLA latent = 512, shared RoPE key = 64, 1 B per element");
+    CHECK(mla.summary.find("latent 512 + RoPE key 64") == 0);
+    REQUIRE(mla.params.size() == 1);
+    CHECK(mla.params[0].value == count_parameters(ds).attention_per_layer);
+    // GQA (Llama-3-70B): 2 · L · kv_heads · d; QKV h·(q + 2·kv) = 8192·(8192 + 2·1024), then the block.
+    const ModelSpec ll = zoo("llama-3-70b");
+    const AttentionText gqa = attention_kind(ll).text(ll, 2.0, plain);
+    CHECK(gqa.cache.substituted == "2 · 80 · 8 · 128 · 2");
+    CHECK(gqa.summary.empty());
+    REQUIRE(gqa.params.size() == 2);
+    CHECK(gqa.params[0].value == 8192.0 * (8192.0 + 2.0 * 1024.0));
+    CHECK(gqa.params[1].value == count_parameters(ll).attention_per_layer);
+    CHECK(gqa.cache.note.find("GQA") == 0);
+    // The MLP kinds: MoE names its experts, dense has nothing beyond the model's shape.
+    CHECK(mlp_kind(ds, true).summary(ds) == "256 experts, top-8, expert ffn 2048, 1 shared, 3 dense layers");
+    CHECK(mlp_kind(ll, true).summary == nullptr);
+}

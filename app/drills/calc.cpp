@@ -74,6 +74,11 @@ std::string count_str(double n) {
     return num(n);
 }
 
+namespace {
+// The formatters a block kind's formulas print their numbers with (cost_models/layer/layer.hpp).
+constexpr NumberText kNumberText{num, count_str};
+}   // namespace
+
 std::string seconds_str(double s) {
     const double a = std::fabs(s);
     if (a >= 2 * 86400.0) return num(s / 86400.0) + " days";
@@ -442,47 +447,16 @@ Calc grad_accum_calc(std::int64_t global_batch, std::int64_t micro_batch, int dp
 // ------------------------------------------------------------------------------------------------
 Calc params_calc(const ModelSpec& m) {
     const auto pc = count_parameters(m);
-    const double h = static_cast<double>(m.hidden);
     Calc c;
     c.title = fmt::format("Parameters of {}", m.name);
     c.given = {fmt::format("L = {}, h = {}, heads = {} (KV heads {}), head dim {}, FFN {} ({}), V = {}{}", m.layers,
                            m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn_hidden, to_string(m.mlp), m.vocab,
                            m.tied_embeddings ? ", tied embeddings" : "")};
-    if (m.mla.enabled()) {
-        // Multi-head latent attention: the one count is mla_attention_params (cost_models/model_params).
-        const auto& a = m.mla;
-        const std::int64_t dn = m.qk_nope_head_dim();
-        c.given.push_back(
-            fmt::format("MLA: q latent r_q = {}, KV latent r_kv = {}, RoPE key d_r = {}, d_qk = {}, "
-                        "d_v = {}",
-                        a.q_lora_rank, a.kv_lora_rank, a.qk_rope_head_dim, m.head_dim, a.v_head_dim));
-        c.steps.push_back(step(
-            "attention per layer (MLA: down-projections to the latents, their norms, up-projections, output)",
-            a.q_lora_rank > 0 ? "h·r_q + r_q + r_q·H·d_qk + h·(r_kv + d_r) + r_kv + r_kv·H·(d_qk − d_r + d_v) + H·d_v·h"
-                              : "h·H·d_qk + h·(r_kv + d_r) + r_kv + r_kv·H·(d_qk − d_r + d_v) + H·d_v·h",
-            a.q_lora_rank > 0
-                ? fmt::format(
-                      "{h}·{rq} + {rq} + {rq}·{H}·{dqk} + {h}·({rkv} + {dr}) + {rkv} + {rkv}·{H}·({dn} + {dv}) + "
-                      "{H}·{dv}·{h}",
-                      fmt::arg("h", m.hidden), fmt::arg("rq", a.q_lora_rank), fmt::arg("H", m.heads),
-                      fmt::arg("dqk", m.head_dim), fmt::arg("rkv", a.kv_lora_rank), fmt::arg("dr", a.qk_rope_head_dim),
-                      fmt::arg("dn", dn), fmt::arg("dv", a.v_head_dim))
-                : fmt::format("{h}·{H}·{dqk} + {h}·({rkv} + {dr}) + {rkv} + {rkv}·{H}·({dn} + {dv}) + {H}·{dv}·{h}",
-                              fmt::arg("h", m.hidden), fmt::arg("H", m.heads), fmt::arg("dqk", m.head_dim),
-                              fmt::arg("rkv", a.kv_lora_rank), fmt::arg("dr", a.qk_rope_head_dim), fmt::arg("dn", dn),
-                              fmt::arg("dv", a.v_head_dim)),
-            pc.attention_per_layer / 1e6, "M",
-            "K and V of every head come from one shared latent: the cache holds r_kv + d_r per token, not 2·H·d"));
-    } else {
-        const double qkv = h * (m.q_dim() + 2.0 * m.kv_dim());
-        c.steps.push_back(
-            step("QKV projection per layer (GQA: K and V have kv_heads·d columns)", "h·(q + 2·kv)",
-                 fmt::format("{}·({} + 2·{})", m.hidden, m.q_dim(), m.kv_dim()), qkv / 1e6, "M",
-                 m.kv_heads < m.heads ? "MHA would need 3·h·q; GQA shrinks K and V by heads/kv_heads" : ""));
-        c.steps.push_back(step("attention per layer (QKV + output projection + biases)", "h·(q + 2·kv) + q·h",
-                               fmt::format("{} + {}·{}", count_str(qkv), m.q_dim(), m.hidden),
-                               pc.attention_per_layer / 1e6, "M"));
-    }
+    // The attention block's parameters, as its kind shows them (cost_models/layer/impl).
+    const AttentionText at = attention_kind(m).text(m, 2.0, kNumberText);
+    if (!at.given.empty()) c.given.push_back(at.given);
+    for (const auto& f : at.params)
+        c.steps.push_back(step(f.label, f.symbolic, f.substituted, f.value / 1e6, "M", f.note));
     c.steps.push_back(step(
         m.mlp == MlpKind::swiglu ? "MLP per layer (SwiGLU: gate, up, down)" : "MLP per layer (up, down)",
         m.mlp == MlpKind::swiglu ? "3·h·f" : "2·h·f (+ biases)",
@@ -615,30 +589,11 @@ Calc kv_cache_calc(const ModelSpec& m, const AcceleratorSpec& gpu, std::int64_t 
     const auto mem = one_gpu_serving_memory(m, gpu, batch, context, weights, kv);
     Calc c;
     c.title = fmt::format("KV cache of {} ({} KV) on one {}", m.name, to_string(kv), gpu.display_name);
-    if (m.mla.enabled()) {
-        c.given = {fmt::format(
-            "L = {}, MLA latent = {}, shared RoPE key = {}, {} B per element, context {} tokens, "
-            "batch {}",
-            m.layers, m.mla.kv_lora_rank, m.mla.qk_rope_head_dim, num(precision_bytes(kv)), context, batch)};
-        c.steps.push_back(step("per token", "L · (kv_lora_rank + qk_rope_head_dim) · bytes",
-                               fmt::format("{} · ({} + {}) · {}", m.layers, m.mla.kv_lora_rank, m.mla.qk_rope_head_dim,
-                                           num(precision_bytes(kv))),
-                               mem.kv_bytes_per_token / 1e3, "KB",
-                               fmt::format("MLA caches one latent per token for all {} heads, not K and V per head "
-                                           "(MHA would need 2·{}·{} per layer: {:.0f}x more)",
-                                           m.heads, m.heads, m.head_dim,
-                                           2.0 * m.heads * static_cast<double>(m.head_dim) /
-                                               static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim))));
-    } else {
-        c.given = {fmt::format("L = {}, KV heads = {}, head dim = {}, {} B per element, context {} tokens, batch {}",
-                               m.layers, m.kv_heads, m.head_dim, num(precision_bytes(kv)), context, batch)};
-        c.steps.push_back(
-            step("per token", "2 (K and V) · L · kv_heads · d · bytes",
-                 fmt::format("2 · {} · {} · {} · {}", m.layers, m.kv_heads, m.head_dim, num(precision_bytes(kv))),
-                 mem.kv_bytes_per_token / 1e3, "KB",
-                 m.kv_heads < m.heads ? "GQA stores kv_heads, not heads: the cache shrinks by heads/kv_heads"
-                                      : "MHA: every head keeps its own K and V"));
-    }
+    // The KV cache per token, as the attention kind counts it (cost_models/layer/impl).
+    const AttentionText at = attention_kind(m).text(m, precision_bytes(kv), kNumberText);
+    c.given = {fmt::format("{}, context {} tokens, batch {}", at.cache_given, context, batch)};
+    c.steps.push_back(step(at.cache.label, at.cache.symbolic, at.cache.substituted, mem.kv_bytes_per_token / 1e3, "KB",
+                           at.cache.note));
     c.steps.push_back(
         step("for the batch", "per token · context · batch",
              fmt::format("{} · {} · {}", bytes_str(mem.kv_bytes_per_token), context, batch), mem.kv_cache_bytes / kGB,

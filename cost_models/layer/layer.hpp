@@ -14,6 +14,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "hardware_db/specs.hpp"
 
@@ -123,6 +125,12 @@ struct Layer {
     [[nodiscard]] const AttentionShape& attention() const noexcept;
     // The layer holds routed experts.
     [[nodiscard]] bool routed() const noexcept;
+    // Its routed experts and the experts each token goes to (both 0 without routed experts): what expert
+    // parallelism's share of the experts and its all-to-alls are priced from.
+    struct Routing {
+        double experts = 0, top_k = 0;
+    };
+    [[nodiscard]] Routing routing() const noexcept;
 };
 
 [[nodiscard]] Layer describe_layer(const ModelSpec& m, const LayerShape& s);
@@ -136,18 +144,43 @@ struct Layer {
 // as torchtitan's models call them.)
 [[nodiscard]] Layer fuse_gemms(const Layer& l);
 
+// The FFN width of the layer's MLP (its routed experts' in a MoE layer) on this rank: fc2's input.
+[[nodiscard]] double ffn_width(const Layer& l) noexcept;
+
+// What a block kind says of itself to a reader (`model show`, the drills), in the words of its own keys.
+// The numbers are the description's; `num` and `count` format a number (a count: "12.9M") as the caller
+// prints them.
+struct NumberText {
+    std::string (*num)(double);
+    std::string (*count)(double);
+};
+struct KindFormula {
+    std::string label, symbolic, substituted, note;
+    double value = 0;
+};
+struct AttentionText {
+    std::string summary;               // `model show`'s line for the kind ("": the model's shape says it all)
+    std::string given;                 // the symbols its parameter formulas use beyond the model's shape
+    std::vector<KindFormula> params;   // the steps to the attention's parameters per layer (value: parameters)
+    std::string cache_given;           // the symbols of its KV-cache formula
+    KindFormula cache;                 // KV-cache bytes per token over the layers (value: left to the caller)
+};
+
 // The block-kind tables (registry.cpp): the first entry whose `applies` holds describes the block.
 struct AttentionKindDef {
     const char* name;
     const char* contract;
     bool (*applies)(const ModelSpec&) noexcept;
     void (*describe)(const ModelSpec&, const LayerShape&, Layer&);
+    // `kv_bytes`: the cache's bytes per element.
+    AttentionText (*text)(const ModelSpec&, double kv_bytes, NumberText num);
 };
 struct MlpKindDef {
     const char* name;
     const char* contract;
     bool (*applies)(const ModelSpec&, bool moe_layer) noexcept;
     void (*describe)(const ModelSpec&, const LayerShape&, Layer&);
+    std::string (*summary)(const ModelSpec&);   // `model show`'s line for the kind; nullptr: none
 };
 [[nodiscard]] std::span<const AttentionKindDef> attention_kinds() noexcept;
 [[nodiscard]] std::span<const MlpKindDef> mlp_kinds() noexcept;

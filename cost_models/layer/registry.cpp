@@ -17,15 +17,16 @@ namespace li = layer_impl;
 // The first entry that applies describes the block; the last applies to every model.
 constexpr AttentionKindDef kAttentionKinds[] = {
     {"mla", "multi-head latent attention: latent KV cache, up-projected K/V, duplicated down-projections",
-     li::mla::applies, li::mla::describe},
+     li::mla::applies, li::mla::describe, li::mla::text},
     {"mha", "multi-head and grouped-query attention: fused QKV, whole K/V heads per TP rank", li::mha::applies,
-     li::mha::describe},
+     li::mha::describe, li::mha::text},
 };
 
 constexpr MlpKindDef kMlpKinds[] = {
     {"moe", "router, dispatch and combine, top-k routed experts (grouped, over ep), shared experts", li::moe::applies,
-     li::moe::describe},
-    {"dense", "fc1 (gate and up when gated), activation, fc2", li::dense_mlp::applies, li::dense_mlp::describe},
+     li::moe::describe, li::moe::summary},
+    {"dense", "fc1 (gate and up when gated), activation, fc2", li::dense_mlp::applies, li::dense_mlp::describe,
+     nullptr},
 };
 
 LayerOp layer_pass(const char* name, ElementwiseKind kind, double n, double div) {
@@ -69,10 +70,12 @@ const AttentionShape& Layer::attention() const noexcept {
     return none;
 }
 
-bool Layer::routed() const noexcept {
-    for (const auto& op : *this)
-        if (op.experts > 0) return true;
-    return false;
+bool Layer::routed() const noexcept { return routing().experts > 0; }
+
+Layer::Routing Layer::routing() const noexcept {
+    for (const auto& op : *this)   // the routed experts' first GEMM: one per expert, top_k rows per token
+        if (op.kind == LayerOpKind::gemm && op.experts > 0) return {op.experts, op.rows};
+    return {};
 }
 
 Layer describe_layer(const ModelSpec& m, const LayerShape& s) {
@@ -118,6 +121,12 @@ Layer fuse_gemms(const Layer& l) {
         if (op.kind == LayerOpKind::gemm && op.fused) out.ops[out.count - 1].name = op.fused;
     }
     return out;
+}
+
+double ffn_width(const Layer& l) noexcept {
+    for (const auto& op : l)
+        if (op.kind == LayerOpKind::gemm && op.part == LayerPart::fc2) return op.k;
+    return 0.0;
 }
 
 double pass_bytes(const LayerOp& op, double rows, double e, bool eager) noexcept {

@@ -11,10 +11,12 @@ namespace llmsim::layer_impl {
 namespace mha {   // multi-head and grouped-query attention (MQA is kv_heads = 1)
 bool applies(const ModelSpec& m) noexcept;
 void describe(const ModelSpec& m, const LayerShape& s, Layer& l);
+AttentionText text(const ModelSpec& m, double kv_bytes, NumberText num);
 }   // namespace mha
 namespace mla {   // multi-head latent attention (DeepSeek-V2/V3, Kimi K2)
 bool applies(const ModelSpec& m) noexcept;
 void describe(const ModelSpec& m, const LayerShape& s, Layer& l);
+AttentionText text(const ModelSpec& m, double kv_bytes, NumberText num);
 }   // namespace mla
 
 // MLP blocks: the operations from the block's input (after the second norm) to its output.
@@ -25,6 +27,7 @@ void describe(const ModelSpec& m, const LayerShape& s, Layer& l);
 namespace moe {   // router, dispatch/combine, routed experts, shared experts
 bool applies(const ModelSpec& m, bool moe_layer) noexcept;
 void describe(const ModelSpec& m, const LayerShape& s, Layer& l);
+std::string summary(const ModelSpec& m);
 }   // namespace moe
 
 // MLPs of FFN width `f` as GEMMs and their activation: fc1 (gate and up, fused, when the model's MLP is

@@ -1,6 +1,8 @@
 // Multi-head attention (Vaswani et al. 2017) and its grouped-query form (Ainslie et al. 2023; MQA is
 // one KV head): Q, K and V projected from the hidden state (Megatron fuses the three), the attention
 // core over whole K/V heads (replicated when tp > kv_heads), the output projection.
+#include <fmt/format.h>
+
 #include "cost_models/layer/impl/impl.hpp"
 #include "cost_models/model_params.hpp"
 
@@ -89,6 +91,26 @@ void describe(const ModelSpec& m, const LayerShape& s, Layer& l) {
     out.fp8_input_cast = true;
     out.params = out.active_params = q * h + (m.bias ? h : 0.0);
     l.add(out);
+}
+
+AttentionText text(const ModelSpec& m, double kv_bytes, NumberText num) {
+    AttentionText t;
+    const double qkv = static_cast<double>(m.hidden) * static_cast<double>(m.q_dim() + 2 * m.kv_dim());
+    const bool gqa = m.kv_heads < m.heads;
+    t.params.push_back({"QKV projection per layer (GQA: K and V have kv_heads·d columns)", "h·(q + 2·kv)",
+                        fmt::format("{}·({} + 2·{})", m.hidden, m.q_dim(), m.kv_dim()),
+                        gqa ? "MHA would need 3·h·q; GQA shrinks K and V by heads/kv_heads" : "", qkv});
+    t.params.push_back({"attention per layer (QKV + output projection + biases)", "h·(q + 2·kv) + q·h",
+                        fmt::format("{} + {}·{}", num.count(qkv), m.q_dim(), m.hidden), "",
+                        layer_param_sums(describe_layer(m, LayerShape{})).attention});
+    t.cache_given = fmt::format("L = {}, KV heads = {}, head dim = {}, {} B per element", m.layers, m.kv_heads,
+                                m.head_dim, num.num(kv_bytes));
+    t.cache = {"per token", "2 (K and V) · L · kv_heads · d · bytes",
+               fmt::format("2 · {} · {} · {} · {}", m.layers, m.kv_heads, m.head_dim, num.num(kv_bytes)),
+               gqa ? "GQA stores kv_heads, not heads: the cache shrinks by heads/kv_heads"
+                   : "MHA: every head keeps its own K and V",
+               0.0};
+    return t;
 }
 
 }   // namespace llmsim::layer_impl::mha

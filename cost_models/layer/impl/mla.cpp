@@ -6,6 +6,8 @@
 // row-parallel. Serving engines (vLLM, SGLang, TensorRT-LLM) cache the latent whole on every rank;
 // prefill up-projects K and V of the context, decode attends in the latent space (FlashMLA) with the
 // up-projections absorbed: q_nope·W_UK before and the latent output·W_UV after, one small GEMM per head.
+#include <fmt/format.h>
+
 #include "cost_models/layer/impl/impl.hpp"
 #include "cost_models/model_params.hpp"
 
@@ -147,6 +149,42 @@ void describe(const ModelSpec& m, const LayerShape& s, Layer& l) {
     out.row_parallel = true;
     out.fp8_input_cast = true;
     l.add(out);
+}
+
+AttentionText text(const ModelSpec& m, double kv_bytes, NumberText num) {
+    // The one count is mla_attention_params (above), shown term by term.
+    const auto& a = m.mla;
+    AttentionText t;
+    t.summary = fmt::format("latent {} + RoPE key {} cached per token and layer, q latent {}, head dims q/k {} v {}",
+                            a.kv_lora_rank, a.qk_rope_head_dim, a.q_lora_rank, m.head_dim, a.v_head_dim);
+    t.given = fmt::format("MLA: q latent r_q = {}, KV latent r_kv = {}, RoPE key d_r = {}, d_qk = {}, d_v = {}",
+                          a.q_lora_rank, a.kv_lora_rank, a.qk_rope_head_dim, m.head_dim, a.v_head_dim);
+    const std::int64_t dn = m.qk_nope_head_dim();
+    const auto args = fmt::make_format_args(m.hidden, a.q_lora_rank, m.heads, m.head_dim, a.kv_lora_rank,
+                                            a.qk_rope_head_dim, dn, a.v_head_dim);
+    const bool q_latent = a.q_lora_rank > 0;
+    t.params.push_back(
+        {"attention per layer (MLA: down-projections to the latents, their norms, up-projections, output)",
+         q_latent ? "h·r_q + r_q + r_q·H·d_qk + h·(r_kv + d_r) + r_kv + r_kv·H·(d_qk − d_r + d_v) + H·d_v·h"
+                  : "h·H·d_qk + h·(r_kv + d_r) + r_kv + r_kv·H·(d_qk − d_r + d_v) + H·d_v·h",
+         // h, r_q, H, d_qk, r_kv, d_r, d_qk − d_r, d_v
+         fmt::vformat(q_latent
+                          ? "{0}·{1} + {1} + {1}·{2}·{3} + {0}·({4} + {5}) + {4} + {4}·{2}·({6} + {7}) + {2}·{7}·{0}"
+                          : "{0}·{2}·{3} + {0}·({4} + {5}) + {4} + {4}·{2}·({6} + {7}) + {2}·{7}·{0}",
+                      args),
+         "K and V of every head come from one shared latent: the cache holds r_kv + d_r per token, not 2·H·d",
+         layer_param_sums(describe_layer(m, LayerShape{})).attention});
+    t.cache_given = fmt::format("L = {}, MLA latent = {}, shared RoPE key = {}, {} B per element", m.layers,
+                                a.kv_lora_rank, a.qk_rope_head_dim, num.num(kv_bytes));
+    t.cache = {"per token", "L · (kv_lora_rank + qk_rope_head_dim) · bytes",
+               fmt::format("{} · ({} + {}) · {}", m.layers, a.kv_lora_rank, a.qk_rope_head_dim, num.num(kv_bytes)),
+               fmt::format("MLA caches one latent per token for all {} heads, not K and V per head "
+                           "(MHA would need 2·{}·{} per layer: {:.0f}x more)",
+                           m.heads, m.heads, m.head_dim,
+                           2.0 * m.heads * static_cast<double>(m.head_dim) /
+                               static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim)),
+               0.0};
+    return t;
 }
 
 }   // namespace layer_impl::mla

@@ -1,6 +1,8 @@
 // Mixture of experts (Switch, GShard, Mixtral, DeepSeekMoE): a router, the dispatch of every token to
 // its top_k routed experts and the weighted combine of their outputs, the routed experts as grouped
 // GEMMs (sharded over ep), and the shared experts every token runs, as one MLP of their summed width.
+#include <fmt/format.h>
+
 #include "cost_models/layer/impl/impl.hpp"
 
 namespace llmsim::layer_impl::moe {
@@ -41,6 +43,11 @@ void describe(const ModelSpec& m, const LayerShape& s, Layer& l) {
                  "shared_expert_fc2", LayerPart::shared_fc1, LayerPart::shared_fc2},
                 static_cast<double>(m.moe.shared_expert_ffn_hidden), shared);
     }
+}
+
+std::string summary(const ModelSpec& m) {
+    return fmt::format("{} experts, top-{}, expert ffn {}, {} shared, {} dense layers", m.moe.experts, m.moe.top_k,
+                       m.moe.expert_ffn_hidden, m.moe.shared_experts, m.moe.dense_layers);
 }
 
 }   // namespace llmsim::layer_impl::moe
