@@ -46,10 +46,11 @@ struct LayerTruth {
         std::string pointer;   // in the truth file ("/gemms/3")
     };
     struct Layer {
-        std::string model, mode;
+        std::string model, mode;   // mode: "eager" or "compiled" (torch.compile)
         int seq_len = 0, micro_batch = 0;
         double fwd_s = 0, fwd_bwd_s = 0;
         std::string pointer;
+        [[nodiscard]] bool compiled() const noexcept { return mode == "compiled"; }
     };
     struct Decode {
         std::string model;

@@ -86,6 +86,11 @@ app::LayerTruth read_layer_truth(const Json& j, const std::string& file) {
                     fmt::format("{}#{}/micro_batch: {}: expected seq_len · micro_batch at most {} tokens "
                                 "(here {} · {})",
                                 file, p, x.micro_batch, limits::kSeqLen, x.seq_len, x.micro_batch));
+            if (x.mode != "eager" && x.mode != "compiled")
+                throw ConfigError(
+                    fmt::format("{}#{}/mode: \"{}\": expected \"eager\" or \"compiled\" (layer_truth.py's "
+                                "two ways of running the layer)",
+                                file, p, x.mode));
             if (x.fwd_bwd_s <= x.fwd_s)
                 throw ConfigError(fmt::format("{}#{}/fwd_bwd_ms: {:g}: expected more than fwd_ms {:g}", file, p,
                                               1e3 * x.fwd_bwd_s, 1e3 * x.fwd_s));

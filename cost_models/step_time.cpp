@@ -241,7 +241,7 @@ struct Builder {
         // QKᵀ over head_dim and PV over the value dimension: the mean gives the FLOPs (MLA: 192 and 128).
         as.d = 0.5 * (at.head_qk + at.head_v);
         as.causal = true;
-        as.fa2 = uses_fa2_attention(p.framework);
+        as.fa2 = uses_fa2_attention(p);
         as.precision = gp;
         as.fused = t.flash_attention;
         as.dropout = m.dropout;

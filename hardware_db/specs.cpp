@@ -144,7 +144,7 @@ bool pytorch_module_framework(Framework f) {
     return f == Framework::torchtitan || f == Framework::deepspeed || f == Framework::llm_foundry;
 }
 
-bool uses_fa2_attention(Framework f) { return pytorch_module_framework(f); }
+bool uses_fa2_attention(const ParallelConfig& p) { return pytorch_module_framework(p.framework) && p.sdpa_fa2; }
 
 bool eager_elementwise(const ParallelConfig& p) { return pytorch_module_framework(p.framework) && !p.torch_compile; }
 

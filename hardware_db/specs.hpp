@@ -228,11 +228,6 @@ const char* to_string(Framework f);
 // reader, the key table and the command-line help.
 const std::vector<std::string>& framework_names();
 std::optional<Framework> framework_from_string(std::string_view name);
-// Whether a framework's attention runs the FlashAttention-2 class of kernels (PyTorch SDPA / flash-attn 2:
-// torchtitan, DeepSpeed with Hugging Face models or Megatron-DeepSpeed; llm-foundry's MPT attends with
-// flash-attn 2 or its Triton FlashAttention kernel, neither written for Hopper) rather than Transformer
-// Engine's fused attention (cuDNN / FlashAttention-3 on Hopper; Megatron-LM, NeMo, and an unnamed framework).
-bool uses_fa2_attention(Framework f);
 // The frameworks that train PyTorch modules as written (torchtitan, DeepSpeed with Hugging Face models,
 // llm-foundry): their attention is uses_fa2_attention's, and without torch.compile their norms, RoPE and
 // activations run as eager PyTorch ops (eager_elementwise). Megatron-LM/NeMo (and an unnamed framework)
@@ -255,6 +250,11 @@ struct ParallelConfig {
     // torch.compile (torchtitan --training.compile, Composer's compile_config, the HF Trainer's
     // torch_compile): read only under a pytorch_module_framework; false is those frameworks' default.
     bool torch_compile = false;
+    // The attention kernel PyTorch's scaled_dot_product_attention runs under a pytorch_module_framework:
+    // FlashAttention-2 (true: what SDPA ran for the frameworks' published runs), or the chip's best fused
+    // kernel (false: cuDNN's on Hopper, which PyTorch 2.11's SDPA takes; calibrate/probe/layer_truth.py's
+    // layers, docs/calibration.md). Not a scenario key: `calibrate check` prices its truth files with it.
+    bool sdpa_fa2 = true;
 
     int model_parallel() const { return tp * pp * cp; }
     int world() const { return tp * pp * cp * dp; }
@@ -263,6 +263,12 @@ struct ParallelConfig {
 // Whether the layer's norms, RoPE and MLP activation run as eager PyTorch ops, one kernel per op with
 // fp32 intermediates (a pytorch_module_framework without torch.compile), rather than fused kernels.
 bool eager_elementwise(const ParallelConfig& p);
+// Whether a layout's attention runs the FlashAttention-2 class of kernels (PyTorch SDPA / flash-attn 2:
+// torchtitan, DeepSpeed with Hugging Face models or Megatron-DeepSpeed; llm-foundry's MPT attends with
+// flash-attn 2 or its Triton FlashAttention kernel, neither written for Hopper) rather than Transformer
+// Engine's fused attention (cuDNN / FlashAttention-3 on Hopper; Megatron-LM, NeMo, and an unnamed
+// framework). ParallelConfig::sdpa_fa2 false gives PyTorch's SDPA the chip's best kernel too.
+bool uses_fa2_attention(const ParallelConfig& p);
 // The framework as reports name it: "" when unspecified, else its name, with " (eager)" or
 // " + torch.compile" for a pytorch_module_framework.
 std::string framework_label(const ParallelConfig& p);
