@@ -46,6 +46,18 @@ LayerCost estimated_layer(const std::string& model, bool with_profile) {
     const Scenario s = parse_scenario(sc);
     return layer_cost(s.training_job(), false);
 }
+
+// calibrate check of a truth file of this H100 on dgx-h100, without and with the built-in profile.
+app::CalibrationCheck check_h100(const app::LayerTruth& truth) {
+    const Database& db = Database::builtin();
+    std::map<std::string, ModelSpec> models{{"llama-3-8b", db.model("llama-3-8b")},
+                                            {"llama-3-70b", db.model("llama-3-70b")}};
+    Problems pr;
+    const SystemSpec base = db.resolve_system(Json("dgx-h100"), "/system", pr);
+    const SystemSpec cal = db.resolve_system(Json{{"preset", "dgx-h100"}, {"profile", kName}}, "/system", pr);
+    REQUIRE(pr.empty());
+    return app::check_against_truth(truth, models, base, cal);
+}
 }   // namespace
 
 TEST_CASE("the built-in H100 profile is the fit of the committed raw measurements") {
@@ -107,14 +119,7 @@ TEST_CASE("a scenario's own keys win over the profile's, the profile's over the 
 
 TEST_CASE("calibrate check on the committed H100 measurements") {
     const app::LayerTruth truth = cli::read_layer_truth_file(kDir + "/torch-truth.json");
-    const Database& db = Database::builtin();
-    std::map<std::string, ModelSpec> models{{"llama-3-8b", db.model("llama-3-8b")},
-                                            {"llama-3-70b", db.model("llama-3-70b")}};
-    Problems pr;
-    const SystemSpec base = db.resolve_system(Json("dgx-h100"), "/system", pr);
-    const SystemSpec cal = db.resolve_system(Json{{"preset", "dgx-h100"}, {"profile", kName}}, "/system", pr);
-    REQUIRE(pr.empty());
-    const auto r = app::check_against_truth(truth, models, base, cal);
+    const auto r = check_h100(truth);
     REQUIRE(truth.gemms.size() == 24);
     REQUIRE(truth.decode.size() == 18);
     std::map<std::string, app::CheckSummary> by_kind;
@@ -204,14 +209,7 @@ TEST_CASE("the built-in H200 profile is the fit of the committed raw measurement
 
 TEST_CASE("calibrate check prices each truth layer as it ran: eager PyTorch ops or torch.compile's fused ones") {
     const app::LayerTruth truth = cli::read_layer_truth_file(kDir + "/torch-truth.json");
-    const Database& db = Database::builtin();
-    std::map<std::string, ModelSpec> models{{"llama-3-8b", db.model("llama-3-8b")},
-                                            {"llama-3-70b", db.model("llama-3-70b")}};
-    Problems pr;
-    const SystemSpec base = db.resolve_system(Json("dgx-h100"), "/system", pr);
-    const SystemSpec cal = db.resolve_system(Json{{"preset", "dgx-h100"}, {"profile", kName}}, "/system", pr);
-    REQUIRE(pr.empty());
-    const auto r = app::check_against_truth(truth, models, base, cal);
+    const auto r = check_h100(truth);
     std::map<std::string, double> predicted;
     for (const auto& row : r.rows)
         if (row.kind == "layer") predicted[row.label] = row.uncalibrated_s;
