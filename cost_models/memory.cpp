@@ -7,7 +7,7 @@
 #include "cost_models/layout.hpp"
 #include "cost_models/model_params.hpp"
 #include "cost_models/recompute.hpp"
-#include "cost_models/rlhf.hpp"
+#include "cost_models/rollout.hpp"
 #include "hardware_db/layout_rules.hpp"
 
 namespace llmsim {
@@ -559,6 +559,11 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
     const double per_seq = tokens_per_seq * r.kv_bytes_per_token + act_per_seq;
     r.max_batch = free_bytes > 0 ? static_cast<std::int64_t>(std::floor(free_bytes / per_seq)) : 0;
     return r;
+}
+
+double rlhf_rollout_kv_cache_bytes(const TrainingJob& s) {
+    const RolloutJob rj = rlhf_rollout_job(s);
+    return inference_memory(s.model, s.system, rj.parallel, rj.inference).kv_cache_bytes;
 }
 
 double lora_params_per_layer(const ModelSpec& m, const FinetuneConfig& ft) {

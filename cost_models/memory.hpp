@@ -159,6 +159,10 @@ struct InferenceMemory {
 // group; nf4: QLoRA's double-quantised scales, 4.127 bits per parameter).
 [[nodiscard]] double weight_bytes_per_param(Precision p, int group_size);
 
+// KV cache per GPU of an RLHF job's rollout (inference_memory() on rlhf_rollout_job, cost_models/rollout):
+// each replica's share of the global batch, prompt + response tokens, all layers over tp GPUs.
+[[nodiscard]] double rlhf_rollout_kv_cache_bytes(const TrainingJob& s);
+
 [[nodiscard]] InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, const ParallelConfig& p,
                                                const InferenceConfig& in);
 

@@ -7,23 +7,10 @@
 #pragma once
 
 #include "cost_models/inference.hpp"
+#include "cost_models/rollout.hpp"   // RolloutJob, rlhf_rollout_job (the rollout's layout)
 #include "cost_models/step_time.hpp"
 
 namespace llmsim {
-
-// The serving job the rollout is priced as: the actor on the training layout's tp (one generation
-// replica per tp GPUs, pp 1: the hybrid engine gathers the weights into TP groups), each replica
-// generating its share of the global batch: prompt_len tokens in, seq_len − prompt_len out, at the
-// training precision.
-struct RolloutJob {
-    ParallelConfig parallel;
-    InferenceConfig inference;
-};
-[[nodiscard]] RolloutJob rlhf_rollout_job(const TrainingJob& s);
-
-// KV cache per GPU of the rollout (the serving memory model, inference_memory(), on rlhf_rollout_job):
-// each replica's share of the global batch, prompt + response tokens, all layers over tp GPUs.
-[[nodiscard]] double rlhf_rollout_kv_cache_bytes(const TrainingJob& s);
 
 // A forward-only pass over the global batch on the training layout: every micro-batch crosses every
 // stage, (m − 1)·max_s fwd_s + Σ_s fwd_s (a pipeline without backward).
