@@ -144,10 +144,9 @@ struct Builder {
     }
 
     void record(const std::string& what, const std::string& dim, Collective c, double bytes, const GroupPlacement& grp,
-                const CollectiveCost& cost, double calls, double exposed_per_step) const {
+                const CollectiveCost& cost, double calls) const {
         if (!comms || grp.n <= 1) return;
-        comms->push_back(
-            CommEvent{what, dim, c, cost.algorithm, bytes, grp.n, grp.domains(), cost.time_s, calls, exposed_per_step});
+        comms->push_back(CommEvent{what, dim, c, cost.algorithm, bytes, grp.n, grp.domains(), cost.time_s, calls});
     }
 
     // DeepSpeed ZeRO-3: every weight matrix is gathered by its own all-gather before its module runs
@@ -187,10 +186,10 @@ struct Builder {
             const GroupPlacement& grp = u.expert ? g.expert_dp : g.dp_cp;
             record("zero-3 all-gather " + u.name + " (DeepSpeed, per parameter)", "dp", Collective::all_gather,
                    u.params * we, grp, coll(Collective::all_gather, u.params * we, grp),
-                   x.unit_gathers[k] * mb_per_step, 0);
+                   x.unit_gathers[k] * mb_per_step);
             record("zero-3 reduce-scatter " + u.name + " gradient (DeepSpeed, per parameter)", "dp",
                    Collective::reduce_scatter, u.params * gb, grp, coll(Collective::reduce_scatter, u.params * gb, grp),
-                   mb_per_step, 0);
+                   mb_per_step);
         }
     }
 
@@ -269,7 +268,7 @@ struct Builder {
         L.ep_exposed_bwd_s = 2.0 * c.time_s + (redo.passes ? 2.0 * c.time_s : 0.0);
         L.ep_total_s = L.ep_exposed_fwd_s + L.ep_exposed_bwd_s;
         record("ep all-to-all (dispatch + combine)", "ep", Collective::all_to_all, bytes, g.ep, c,
-               (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
+               (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step);
     }
 
     // The layer's operations (cost_models/layer), as the framework runs them: GEMMs forward and
@@ -333,15 +332,15 @@ struct Builder {
             rs_s = rs.time_s;
             again = redo.full ? fwd : redo.op_sac ? 2.0 * ag.time_s : 0.0;
             record("tp all-gather (sequence parallel)", "tp", Collective::all_gather, bytes, g.tp, ag,
-                   (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
+                   (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step);
             record("tp reduce-scatter (sequence parallel)", "tp", Collective::reduce_scatter, bytes, g.tp, rs,
-                   (4.0 + (redo.full ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
+                   (4.0 + (redo.full ? 2.0 * redo_share : 0.0)) * mb_per_step);
         } else {
             const auto ar = coll(Collective::all_reduce, bytes, g.tp);
             fwd = 2.0 * ar.time_s;
             again = redo.passes ? fwd : 0.0;
             record("tp all-reduce", "tp", Collective::all_reduce, bytes, g.tp, ar,
-                   (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step, 0);
+                   (4.0 + (redo.passes ? 2.0 * redo_share : 0.0)) * mb_per_step);
         }
         const double bwd = fwd + again;
         L.tp_total_s = fwd + bwd;
@@ -383,7 +382,7 @@ struct Builder {
         L.fwd_compute_s += (fwd - L.cp_exposed_fwd_s) * sm_fraction(sys, g.cp);
         L.bwd_compute_s += (bwd - L.cp_exposed_bwd_s) * sm_fraction(sys, g.cp);
         record("cp ring attention K/V exchange", "cp", Collective::send_recv, chunk, g.cp, c,
-               (p.cp - 1) * (3.0 + (redo.attention ? redo_share : 0.0)) * mb_per_step, 0);
+               (p.cp - 1) * (3.0 + (redo.attention ? redo_share : 0.0)) * mb_per_step);
     }
 
     // Sharded data parallelism inside the micro-batch loop (docs/step-time-model.md, "ZeRO-2/3 under
@@ -444,9 +443,9 @@ struct Builder {
         L.bwd_compute_s += (bwd_hidden_max - bwd_over) * sm_fraction(sys, g.dp_cp);
         if (zero == 3)
             record("zero-3 parameter all-gather (per micro-batch)", "dp", Collective::all_gather, wbytes, g.dp_cp, ag,
-                   (2.0 + (gathers_bwd - 1.0) * redo_share) * mb_per_step, 0);
+                   (2.0 + (gathers_bwd - 1.0) * redo_share) * mb_per_step);
         record("zero-2/3 gradient reduce-scatter (per micro-batch)", "dp", Collective::reduce_scatter, gbytes, g.dp_cp,
-               rs, mb_per_step, 0);
+               rs, mb_per_step);
     }
 
     LayerCost layer(bool moe_layer, double mb_per_step) {
@@ -704,7 +703,7 @@ struct StageAssembly {
                          : fsdp_pp   ? "dp reduce-scatter gradients (FSDP with pipeline stages: last micro-batch)"
                          : zero == 1 ? "dp reduce-scatter gradients"
                                      : "dp all-reduce gradients",
-                         "dp", gc, reduced * gbytes, b.g.dp_cp, cc, times, 0);
+                         "dp", gc, reduced * gbytes, b.g.dp_cp, cc, times);
         }
         if (zero < 2 && expert_params > 0 && b.g.expert_dp.n > 1)
             dp += collective_time(s.system, gc, expert_params * gbytes, b.g.expert_dp).time_s;
@@ -720,7 +719,7 @@ struct StageAssembly {
             if (st == 0)
                 b.record(fsdp_pp ? "dp all-gather parameters (FSDP with pipeline stages: kept for the step)"
                                  : "dp all-gather parameters (distributed optimizer)",
-                         "dp", Collective::all_gather, gather_bytes, b.g.dp_cp, ag, 1, 0);
+                         "dp", Collective::all_gather, gather_bytes, b.g.dp_cp, ag, 1);
         }
     }
 
@@ -789,7 +788,7 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
     c.pp_p2p_overlapped = p.schedule->overlaps_p2p;
     if (p.pp > 1)
         b.record("pp send/recv (activations, gradients)", "pp", Collective::send_recv, p2p_bytes, b.g.pp, p2p,
-                 2.0 * mb * p.vp, 0);
+                 2.0 * mb * p.vp);
 
     const auto per = layers_per_stage(m.layers, p.pp);
     for (int st = 0; st < p.pp; ++st) {
@@ -869,17 +868,6 @@ void finish_estimate(const TrainingJob& s, StepEstimate& e, double pipeline_s, d
         const double secs = e.token_budget / e.tokens_per_s;
         e.train_days = secs / 86400.0;
         e.gpu_hours = secs / 3600.0 * s.gpus();
-    }
-    // Per-step exposure of each communication kind, for the report.
-    for (auto& ev : e.costs.comms) {
-        if (ev.dim == "tp") {
-            // With userbuffer overlap (sequence parallel only) the forward reduce-scatters (about half of
-            // the calls) expose their last pipelined chunk; everything else hides behind GEMMs.
-            const bool ub = p.tp_comm_overlap && p.sequence_parallel;
-            const double share = !ub ? 1.0 : ev.collective == Collective::reduce_scatter ? 0.5 / kTpOverlapSplits : 0.0;
-            ev.exposed_s_per_step = ev.time_s * ev.calls_per_step * share;
-        }
-        if (ev.dim == "ep") ev.exposed_s_per_step = ev.time_s * ev.calls_per_step;
     }
 }
 

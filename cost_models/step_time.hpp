@@ -29,7 +29,8 @@ struct OpTime {
     bool exposed = true;   // communication: on the critical path
 };
 
-// A collective the step performs, with how often and whether it is hidden.
+// A collective the step performs, and how often (what of it is hidden is the layer's and the step's
+// exposure: LayerCost's *_exposed_* and StepCosts, one rule each).
 struct CommEvent {
     std::string what;   // "tp all-reduce (attention output)", "dp reduce-scatter grads", ...
     std::string dim;    // "tp" | "cp" | "ep" | "pp" | "dp"
@@ -40,7 +41,6 @@ struct CommEvent {
     int domains = 1;     // scale-up domains the group spans
     double time_s = 0;   // one call
     double calls_per_step = 0;
-    double exposed_s_per_step = 0;
 };
 
 struct LayerCost {
