@@ -33,7 +33,7 @@ Scenario at_rate(const Scenario& s, double qps, std::int64_t requests);
 
 // Whether the offline probe's stream (offline_capacity_qps) has no request the KV cache cannot hold.
 bool fits_longest_offline(const Scenario& s, std::int64_t max_requests) {
-    const int replicas = std::max(1, s.parallel.dp * s.parallel.cp);
+    const int replicas = s.serving_job().replicas();
     InferenceConfig in = s.inference;
     in.qps = 0;
     in.qps_max = false;
@@ -170,7 +170,7 @@ std::vector<std::string> steadiness_notes(const InferenceConfig& in, const sim::
 }
 
 std::optional<sim::ServingResult> offline_probe(const Scenario& s, std::int64_t max_requests, std::int64_t peak_batch) {
-    const std::int64_t replicas = std::max(1, s.parallel.dp * s.parallel.cp);
+    const std::int64_t replicas = s.serving_job().replicas();
     sim::ServingOptions one;
     one.sample_replica = 0;
     auto run = [&](std::int64_t per_replica) -> std::optional<sim::ServingResult> {
@@ -199,7 +199,7 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
             "capacity "
             "(qps \"max\") must meet");
     SloCapacity c;
-    const int replicas = std::max(1, s.parallel.dp * s.parallel.cp);
+    const int replicas = s.serving_job().replicas();
     sim::ServingOptions one;
     one.sample_replica = 0;
     // The offline throughput bounds every rate that keeps up.
