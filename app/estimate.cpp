@@ -16,7 +16,7 @@ TrainingEstimate estimate_training(const TrainingJob& job, const EstimateOptions
         r.simulated = sim::simulate_step(job, so, simulator);
         r.played = simulator.result();
         r.comparison = sim::compare_methods(job, r.closed_form, *r.simulated, r.played);
-        if (o.timeline) r.timeline = simulator.timeline(100);
+        if (o.timeline) r.timeline = simulator.timeline(o.timeline_columns);
     }
     return r;
 }

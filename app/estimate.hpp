@@ -18,7 +18,8 @@ namespace llmsim::app {
 struct EstimateOptions {
     bool fast = false;               // closed form only (no discrete-event simulation)
     bool simulate = false;           // simulate even with `fast` (a trace or timeline needs the played step)
-    bool timeline = false;           // a text Gantt of the played step
+    bool timeline = false;           // a text Gantt of the played step ...
+    int timeline_columns = 80;       // ... this many columns wide (a terminal's)
     int straggler_stage = -1;        // slow this stage ...
     double straggler_factor = 1.0;   // ... by this factor
 };

@@ -623,16 +623,16 @@ std::string report_text(const Calibration& c) {
                      gpu_of(c)));
     for (const auto& r : c.collectives) {
         line("");
-        line(fmt::format("collective {} on {} ranks, {} node{}{} [{}]  {}", r.data.collective, r.data.ranks,
-                         r.data.nodes, r.data.nodes == 1 ? "" : "s", r.data.tier_assumed ? " (assumed)" : "",
-                         r.data.tier, r.data.source));
+        line(fmt::format("collective {} on {} ranks, {} node{}{} [{}]", r.data.collective, r.data.ranks, r.data.nodes,
+                         r.data.nodes == 1 ? "" : "s", r.data.tier_assumed ? " (assumed)" : "", r.data.tier));
+        line("  from " + r.data.source);
         if (!r.fit) {
             line("  not fitted: " + r.error);
             continue;
         }
         const auto& a = *r.fit;
-        line(fmt::format("  t_us = {:.3f} + S x {:.4g} / ({:.2f} GB/s x 1e3)   R² {:.4f}  rms rel {:.1f}%  outliers {}",
-                         a.alpha_us, a.factor, a.busbw_GBps, a.fit.r2, 100 * a.fit.rms_rel, a.fit.outliers()));
+        line(fmt::format("  t_us = {:.3f} + S x {:.4g} / ({:.2f} GB/s x 1e3)", a.alpha_us, a.factor, a.busbw_GBps));
+        line(fmt::format("  R² {:.4f}  rms rel {:.1f}%  outliers {}", a.fit.r2, 100 * a.fit.rms_rel, a.fit.outliers()));
         line(fmt::format("  {:>14}  {:>12}  {:>12}  {:>8}", "size (B)", "measured us", "fitted us", "resid"));
         for (std::size_t i = 0; i < a.points.size(); ++i)
             line(fmt::format("  {:>14.0f}  {:>12.2f}  {:>12.2f}  {:>+7.1f}%{}", a.points[i].size_bytes,
@@ -642,20 +642,20 @@ std::string report_text(const Calibration& c) {
     }
     for (const auto& g : c.gemm) {
         line("");
-        line(fmt::format(
-            "gemm {}: gemm_max {:.4f}  k_half {:.1f}  (peak {} TFLOP/s, {} SMs, tile {}x{}, ridge {:.0f} FLOP/B)"
-            "  R² {:.4f}  outliers {}  memory-bound excluded {}",
-            g.precision, g.gemm_max, g.k_half, fmt_g(g.geometry.peak_flops / 1e12), g.geometry.sm_count,
-            g.geometry.tile_m, g.geometry.tile_n, g.ridge_flop_per_byte, g.fit.r2, g.fit.outliers(),
-            g.memory_bound.size()));
-        line(fmt::format("  {:>24}  {:>12}  {:>12}  {:>8}  {:>8}", "M x N x K (batch)", "measured us", "fitted us",
+        line(fmt::format("gemm {}: gemm_max {:.4f}  k_half {:.1f}  R² {:.4f}", g.precision, g.gemm_max, g.k_half,
+                         g.fit.r2));
+        line(fmt::format("  peak {} TFLOP/s, {} SMs, tile {}x{}, ridge {:.0f} FLOP/B",
+                         fmt_g(g.geometry.peak_flops / 1e12), g.geometry.sm_count, g.geometry.tile_m, g.geometry.tile_n,
+                         g.ridge_flop_per_byte));
+        line(fmt::format("  outliers {}, memory-bound excluded {}", g.fit.outliers(), g.memory_bound.size()));
+        line(fmt::format("  {:>20}  {:>11}  {:>11}  {:>8}  {:>8}", "M x N x K (batch)", "measured us", "fitted us",
                          "TFLOP/s", "resid"));
         for (std::size_t i = 0; i < g.points.size(); ++i) {
             const auto& p = g.points[i];
             // ŷ/y = fitted time / measured time
             const double fitted_us = p.time_us * g.fit.predicted[i] / (g.fit.predicted[i] + g.fit.residual[i]);
             const double tflops = 2.0 * p.batch * static_cast<double>(p.m) * p.n * p.k / (p.time_us * 1e-6) / 1e12;
-            line(fmt::format("  {:>24}  {:>12.2f}  {:>12.2f}  {:>8.1f}  {:>+7.1f}%{}",
+            line(fmt::format("  {:>20}  {:>11.2f}  {:>11.2f}  {:>8.1f}  {:>+7.1f}%{}",
                              fmt::format("{}x{}x{}{}", p.m, p.n, p.k, p.batch > 1 ? fmt::format(" ({})", p.batch) : ""),
                              p.time_us, fitted_us, tflops, 100 * g.fit.rel_residual[i],
                              g.fit.rejected[i] ? "  rejected" : ""));

@@ -23,7 +23,7 @@ void setup_calc(CLI::App* calc, Context& ctx) {
             if (*json)
                 print_json(report::calc_json(c));
             else
-                std::cout << drills::render(c);
+                std::cout << fit_text(drills::render(c));
             ctx.exit_code = 0;
         });
     }

@@ -48,7 +48,7 @@ void write_test_table(std::ostream& os, const calibrate::NcclTestsRun& t) {
     if (t.nodes > 0) out += fmt::format(", {} node{}", t.nodes, t.nodes == 1 ? "" : "s");
     if (!t.gpu_name.empty()) out += ", " + t.gpu_name;
     if (!t.nccl_version.empty()) out += ", NCCL " + t.nccl_version;
-    out += fmt::format("  [collective: {}; ranks: {}]\n", t.collective_source, t.ranks_source);
+    out = wrap_text(out + fmt::format("  [collective: {}; ranks: {}]", t.collective_source, t.ranks_source));
     const std::array<std::string, 9> header{"size (B)",           "count",        "type",
                                             "time (us)",          "algbw (GB/s)", "busbw (GB/s)",
                                             "in-place time (us)", "algbw (GB/s)", "busbw (GB/s)"};
@@ -75,10 +75,19 @@ void write_test_table(std::ostream& os, const calibrate::NcclTestsRun& t) {
         cells(r, c);
         for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::max(w[i], c[i].size());
     }
+    // Wider than the terminal (80 columns unless --wide), the in-place columns are left out, as Table leaves
+    // out its optional columns, and a line under the table says so.
+    std::size_t total = 0;
+    for (auto x : w) total += x + 2;
+    const std::size_t columns = table_width() > 0 && total - 2 > table_width() ? 6 : w.size();
+    if (columns < w.size()) {
+        total = 0;
+        for (std::size_t i = 0; i < columns; ++i) total += w[i] + 2;
+    }
     // Cells are ASCII except perhaps the header's: padded by bytes, as Table pads them.
     auto emit = [&](auto cell) {
         const std::size_t start = out.size();
-        for (std::size_t i = 0; i < w.size(); ++i) {
+        for (std::size_t i = 0; i < columns; ++i) {
             const std::string_view v = cell(i);
             const std::size_t pad = w[i] > v.size() ? w[i] - v.size() : 0;
             if (i == 0) {
@@ -95,8 +104,6 @@ void write_test_table(std::ostream& os, const calibrate::NcclTestsRun& t) {
         out += '\n';
     };
     emit([&](std::size_t i) { return std::string_view(header[i]); });
-    std::size_t total = 0;
-    for (auto x : w) total += x + 2;
     out += std::string(total > 2 ? total - 2 : 0, '-') + "\n";
     for (const auto& r : t.rows) {
         cells(r, c);
@@ -106,6 +113,9 @@ void write_test_table(std::ostream& os, const calibrate::NcclTestsRun& t) {
             out.clear();
         }
     }
+    if (columns < w.size())
+        out += wrap_text(fmt::format("(in-place time, algbw and busbw left out to fit {} columns; --wide shows them)",
+                                     table_width()));
     if (t.avg_busbw_GBps) {
         out += fmt::format("avg bus bandwidth: {} GB/s ({} rows)\n", fmt::format("{:g}", *t.avg_busbw_GBps),
                            t.rows.size());
@@ -282,7 +292,7 @@ void setup_calibrate(CLI::App* cal, Context& ctx) {
         if (fo->json) {
             print_json(profile);
         } else {
-            std::cout << calibrate::report_text(c);
+            std::cout << fit_text(calibrate::report_text(c));
             std::cout << fmt::format(
                 "\nprofile written to {} ({} key{}); use it with\n"
                 "  \"system\": {{\"preset\": \"{}\", \"profile\": \"{}\"}}\n",

@@ -53,7 +53,7 @@ struct DrillFlags {
 };
 
 void print_question(std::size_t i, std::size_t n, const drills::Question& q) {
-    std::cout << fmt::format("\nQ{}/{} [{}]\n  {}\n", i + 1, n, q.topic, q.text);
+    std::cout << fmt::format("\nQ{}/{} [{}]\n", i + 1, n, q.topic) << fit_text("  " + q.text + "\n");
 }
 
 }   // namespace
@@ -158,15 +158,17 @@ void setup_drill(CLI::App* cmd, Context& ctx) {
                                          q.multiple_choice() ? "" : fmt::format(" (±{:g}%)", 100 * q.tolerance));
             std::cout << fmt::format("  — running score {}/{}\n", score, asked);
             std::cout << "  worked solution:\n";
+            std::string indented;
             std::string line;
             for (char c : q.solution) {
                 line += c;
                 if (c == '\n') {
-                    std::cout << "    " << line;
+                    indented += "    " + line;
                     line.clear();
                 }
             }
-            if (!line.empty()) std::cout << "    " << line << "\n";
+            if (!line.empty()) indented += "    " + line + "\n";
+            std::cout << fit_text(indented);
         }
         std::cout << fmt::format("score: {}/{}\n", score, asked);
         ctx.exit_code = 0;

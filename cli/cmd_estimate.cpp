@@ -72,6 +72,7 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
         }
         const Scenario s = resolve_scenario(*flags);
         app::EstimateOptions o = *opts;
+        o.timeline_columns = table_width() > 0 ? static_cast<int>(table_width()) : 120;   // --wide: 0
         o.simulate = !trace->empty() || !timeline_file->empty();
         if (s.is_inference) {   // the step simulator's flags do not apply to a serving estimate: refused, not ignored
             // (--trace does: it writes the serving iterations of a continuous-batching run)

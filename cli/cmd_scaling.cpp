@@ -96,6 +96,7 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
             weak_curve{"weak (batch grows with GPUs)", {}, {}};
         Table t(
             {"gpus", "layout (strong)", "step", "tok/s/gpu", "MFU", "strong eff", "weak gbs", "weak step", "weak eff"});
+        t.detail(1);   // under each row when the table would pass the terminal's edge
         for (const auto& r : rows) {
             Json j = {{"gpus", r.gpus}, {"global_batch", gb0}, {"weak_global_batch", r.weak_batch}};
             std::vector<std::string> cells{std::to_string(r.gpus)};
@@ -151,17 +152,18 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
                         {"reference_gpus", ref ? ref->gpus : 0},
                         {"sizes", out}});
         } else {
-            std::cout << fmt::format(
-                "scaling: {} on {}, seq {}, global batch {} (strong); efficiency relative to {} GPUs\n",
-                req.base.model.name, req.base.system.name, req.base.training.seq_len, gb0, ref ? ref->gpus : 0);
+            std::cout << wrap_text(fmt::format(
+                "scaling: {} on {}, seq {}, global batch {} (strong); efficiency relative to {} GPUs",
+                req.base.model.name, req.base.system.name, req.base.training.seq_len, gb0, ref ? ref->gpus : 0));
             std::cout << t.str();
-            std::cout
-                << "strong eff = (p0·T(p0)) / (p·T(p)) at a fixed global batch; weak eff = T(p0) / T(p) with the\n"
-                   "global batch grown in proportion to the GPUs.\n";
+            std::cout << wrap_text(
+                "strong eff = (p0·T(p0)) / (p·T(p)) at a fixed global batch; weak eff = T(p0) / "
+                "T(p) with the global batch grown in proportion to the GPUs.");
             if (above_100)
-                std::cout << "Efficiencies above 100%: each count gets its own best layout, and a larger count can "
-                             "afford a better one\n(less pipeline parallelism and bubble, no recompute, more "
-                             "micro-batches per pipeline) than the reference count.\n";
+                std::cout << wrap_text(
+                    "Efficiencies above 100%: each count gets its own best layout, and a larger "
+                    "count can afford a better one (less pipeline parallelism and bubble, no "
+                    "recompute, more micro-batches per pipeline) than the reference count.");
         }
         ctx.exit_code = ref ? 0 : 1;
     });

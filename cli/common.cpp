@@ -674,6 +674,35 @@ std::string wrap_text(const std::string& text, std::size_t width) {
     return out + line + "\n";
 }
 
+std::string fit_text(const std::string& text, std::size_t width) {
+    if (width == 0) width = g_table_width;   // 80, or as it is under --wide
+    if (width == 0) return text;
+    std::string out;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const std::size_t nl = text.find('\n', at);
+        const std::size_t end = nl == std::string::npos ? text.size() : nl;
+        const std::string line = text.substr(at, end - at);
+        at = end + 1;
+        const bool newline = nl != std::string::npos;
+        if (columns(line) <= width) {
+            out += line + (newline ? "\n" : "");
+            continue;
+        }
+        // The hanging indent: the line's own, and a short leading "label: " past it.
+        std::size_t hang = line.find_first_not_of(' ');
+        if (hang == std::string::npos) hang = 0;
+        const std::size_t colon = line.find(": ", hang);
+        if (colon != std::string::npos && colon - hang <= 12 && line.find(' ', hang) > colon) hang = colon + 2;
+        if (hang == 0 || hang + 20 > width) hang = 2;   // no indent of its own: continued as wrap_text does
+        const auto parts = wrap_lines(line.substr(hang), width - hang);
+        for (std::size_t i = 0; i < parts.size(); ++i)
+            out += (i == 0 ? line.substr(0, hang) : std::string(hang, ' ')) + parts[i] + "\n";
+        if (!newline && !out.empty()) out.pop_back();
+    }
+    return out;
+}
+
 std::string join_fields(const std::vector<std::string>& fields, const std::string& separator, std::size_t width) {
     if (width == 0) width = g_table_width;   // 80, or one line under --wide
     if (width == 0) width = std::numeric_limits<std::size_t>::max();

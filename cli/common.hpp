@@ -104,6 +104,10 @@ std::string fixed_commas(double x, int decimals);   // "18,163.8" (thousands sep
 // --wide), broken at spaces, each line after the first indented by two spaces; every line ends with a
 // newline. A word longer than a line stays whole.
 std::string wrap_text(const std::string& text, std::size_t width = 0);
+// Lines of text (a worked calculation, a drill's question) fitted to `width` columns (0: table_width(),
+// as wrap_text): a line that passes the edge is broken at spaces, its continuation lines indented under
+// its text, past its own indent and a leading "label: " (so "    why: ..." hangs under its first word).
+std::string fit_text(const std::string& text, std::size_t width = 0);
 // Fields joined by `separator` on lines of at most `width` columns (0: table_width(), as wrap_text): a field that would pass the edge
 // starts the next line (indented by two spaces); empty fields are left out. Ends with a newline.
 std::string join_fields(const std::vector<std::string>& fields, const std::string& separator = "  |  ",

@@ -408,7 +408,7 @@ std::string training_text(const Scenario& s, const app::TrainingEstimate& te,
     const std::string note = te.simulated ? (te.fast ? "closed form (--fast); " : "") + te.comparison.note
                                           : std::string("closed form (--fast)");
     out += wrap_text(fmt::format("method: {} ({})", e.method, note)) + "\n";
-    if (!te.timeline.empty()) out += te.timeline + "\n";
+    if (!te.timeline.empty()) out += fit_text(te.timeline) + "\n";
     Table c({"communication", "algorithm", "ranks", "size (MB, 10^6 B)", "one call", "calls/step"});
     for (const auto& ev : e.costs.comms)
         c.row({ev.what, std::string(ev.algorithm ? ev.algorithm->name : "none"),

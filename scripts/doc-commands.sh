@@ -9,9 +9,11 @@
 # run: each line of a ```sh block in README.md and docs/*.md (a trailing backslash continues it) runs
 # in a scratch folder that links the repository's folders (so scenarios/x.json resolves and written
 # files land in the scratch folder), with the built binary first on PATH; a command that exits non-zero
-# fails the check. `python3` lines run the same way with the Python module built beside the binary
-# (BUILD/python, docs/python.md) on PYTHONPATH. Other lines must match an entry of SETUP below (installing,
-# building, GPU and cluster steps): they are listed as skipped, never silently; any other line fails.
+# fails the check, and so does a text output of README.md's wider than 80 columns (a terminal's width;
+# --json, --csv and --wide outputs aside). `python3` lines run the same way with the Python module built
+# beside the binary (BUILD/python, docs/python.md) on PYTHONPATH. Other lines must match an entry of
+# SETUP below (installing, building, GPU and cluster steps): they are listed as skipped, never silently;
+# any other line fails.
 #
 # check/update: an output block is an HTML comment naming a command followed by a ```text block:
 #     <!-- output: llmsim chinchilla --compute 5.76e23 -->
@@ -78,6 +80,16 @@ run_all() {
                 echo "FAIL $where: $cmd"
                 sed 's/^/    /' "$work/.out" | tail -20
                 failed=$((failed + 1))
+            elif [[ $where == README.md:* && $cmd == llmsim\ * ]] && ! grep -Eq -- '--(json|wide|csv)' <<<"$cmd" &&
+                ! grep -q '^[[{]' "$work/.out"; then
+                # The README's text output fits a terminal of 80 columns (tables wrap; --wide is the way out).
+                local width
+                width=$(LC_ALL=C.UTF-8 wc -L <"$work/.out")
+                if [[ $width -gt 80 ]]; then
+                    echo "FAIL $where: output $width columns wide (at most 80): $cmd"
+                    LC_ALL=C.UTF-8 awk 'length($0) > 80' "$work/.out" | head -5 | sed 's/^/    /'
+                    failed=$((failed + 1))
+                fi
             fi
             ran=$((ran + 1))
             continue

@@ -89,8 +89,9 @@ public:
 
     // Chrome trace event format ({"traceEvents": [...]}, Perfetto / chrome://tracing) of the last run.
     void write_trace(std::ostream& os) const;
-    // A compact text Gantt of the last run: one row per stage, `width` columns over the step.
-    std::string timeline(int width = 100) const;
+    // A compact text Gantt of the last run: one row per stage, each `columns` wide with its label (at
+    // least 20 columns of time).
+    std::string timeline(int columns = 80) const;
 
     // Passes (F, B, W) one step may have before the simulator refuses the work (memory: ~100 bytes each).
 

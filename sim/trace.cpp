@@ -166,8 +166,9 @@ void StepSimulator::write_trace(std::ostream& os) const {
     os.write(b.data(), static_cast<std::streamsize>(b.size()));
 }
 
-std::string StepSimulator::timeline(int width) const {
-    width = std::max(20, width);
+std::string StepSimulator::timeline(int columns) const {
+    const int label = static_cast<int>(fmt::format("stage {}", p_ - 1).size());
+    const int width = std::max(20, columns - label - 3);   // "label |row|"
     const double span = res_.step_time_s > 0 ? res_.step_time_s : eng_.makespan();
     if (span <= 0) return "";
     // Per stage: compute-stream tasks are in time order in the engine (ids per stream increase).
@@ -202,7 +203,6 @@ std::string StepSimulator::timeline(int width) const {
     auto dp_glyph = [](const Task& t) {
         return static_cast<TaskKind>(t.tag.kind) == TaskKind::ParamGather ? 'g' : 'r';
     };
-    const int label = static_cast<int>(fmt::format("stage {}", p_ - 1).size());
     for (int s = 0; s < p_; ++s) {
         out += fmt::format("{:>{}} |{}|\n", fmt::format("stage {}", s), label,
                            row(by_stream[static_cast<std::size_t>(s) * kStreamsPerStage + kCompute], compute_glyph));

@@ -514,6 +514,20 @@ TEST_CASE("text output fits 80 columns: tables, headers, notes and every --help;
         {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len", "1000", "--output-len", "250",
          "--qps-sweep", "5,20", "--requests", "200", "--slo-ttft-p99", "0.1"},
         {"validate", (fs::path(LLMSIM_SOURCE_DIR) / "validation" / "inference.json").string()},
+        // The README's other commands: a text Gantt, a scaling table, worked calculations, a drill's questions
+        // and solutions, an nccl-tests log's table and a calibration report (long lines wrap under their text).
+        {"estimate", scenario_path("llama3-70b-h100-64.json"), "--timeline"},
+        {"scaling", "--model", "gpt3-175b", "--system", "dgx-h100", "--seq-len", "2048", "--global-batch", "1536",
+         "--gpus", "64,128"},
+        {"calc", "allreduce", "--params", "175B", "--ranks", "1024", "--GBps", "100"},
+        {"calc", "gemm", "--gpu", "h100-sxm", "--m", "16", "--n", "28672", "--k", "8192"},
+        {"calc", "speculative", "--alpha", "0.8", "--k", "4"},
+        {"drill", "--topic", "kv_cache,bubble", "--count", "5", "--seed", "7", "--answers", "1;2;3;4;5"},
+        {"calibrate", "import-nccl-tests",
+         (fs::path(LLMSIM_SOURCE_DIR) / "tests" / "data" / "nccl-tests" / "01_h100x16_2node_gcp-a3mega_all_reduce.txt")
+             .string()},
+        {"calibrate", "fit", (fs::path(LLMSIM_SOURCE_DIR) / "tests" / "data" / "calibrate" / "raw_small.json").string(),
+         "-o", (fs::temp_directory_path() / "llmsim-cli.json").string()},
     };
     for (const auto& args : commands) {
         INFO(args[0] << " " << args[1]);
@@ -537,4 +551,14 @@ TEST_CASE("text output fits 80 columns: tables, headers, notes and every --help;
     const auto wide = llmsim_cli({"hw", "list", "--wide"});
     CHECK(wide.rc == 0);
     CHECK(widest(wide.out) > 80);
+}
+
+TEST_CASE("fit_text: a line past the edge wraps under its text, past its indent and a short label", "[cli][table]") {
+    // "    why: " hangs its continuation under the first word after the label; a line without an indent of its
+    // own continues two spaces in, as wrap_text does; lines that fit are kept as they are.
+    const std::string why = "    why: aaaa bbbb cccc dddd eeee ffff";   // 38 columns
+    CHECK(cli::fit_text(why + "\n", 30) == "    why: aaaa bbbb cccc dddd\n         eeee ffff\n");
+    CHECK(cli::fit_text("aaaa bbbb cccc dddd eeee\n", 12) == "aaaa bbbb\n  cccc dddd\n  eeee\n");
+    CHECK(cli::fit_text("short\n  also short\n", 20) == "short\n  also short\n");
+    CHECK(cli::fit_text("no newline at the end", 80) == "no newline at the end");
 }

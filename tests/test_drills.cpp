@@ -188,7 +188,10 @@ TEST_CASE("every topic makes valid, gradable questions for 1,000 seeds", "[drill
                 REQUIRE(q.tolerance > 0);
                 REQUIRE(q.solution.find("n/a") == std::string::npos);   // num() of a non-finite value
                 // The worked solution's final number is the grader's expected value.
-                const std::string marked = q.solution.substr(q.solution.find("<- answer"));
+                const std::size_t at = q.solution.find("<- answer");
+                REQUIRE(at != std::string::npos);
+                const std::size_t line = q.solution.rfind('\n', at) + 1;   // npos + 1 = 0: the first line
+                const std::string marked = q.solution.substr(line, at - line);
                 const std::string shown = "= " + num(q.answer) + " " + q.unit;
                 REQUIRE(marked.find(shown) != std::string::npos);
                 REQUIRE(grade(q, q.answer_text()).correct);

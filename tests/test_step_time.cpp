@@ -1272,24 +1272,26 @@ namespace {
 
 // One layout of a published run at several GPU counts: only dp and the global batch change.
 StepEstimate layout_at(const char* model, int tp, int pp, int vp, int dp, int seq_len, std::int64_t global_batch) {
-    const Json j = {{"model", model},
-                    {"system", "dgx-h100"},
-                    {"gpus", tp * pp * dp},
-                    {"parallel", {{"tp", tp}, {"pp", pp}, {"vp", vp}, {"dp", dp}, {"sequence_parallel", true}, {"zero", 1}}},
-                    {"training",
-                     {{"seq_len", seq_len},
-                      {"micro_batch", 1},
-                      {"global_batch", global_batch},
-                      {"precision", "bf16"},
-                      {"recompute", "none"}}}};
+    const Json j = {
+        {"model", model},
+        {"system", "dgx-h100"},
+        {"gpus", tp * pp * dp},
+        {"parallel", {{"tp", tp}, {"pp", pp}, {"vp", vp}, {"dp", dp}, {"sequence_parallel", true}, {"zero", 1}}},
+        {"training",
+         {{"seq_len", seq_len},
+          {"micro_batch", 1},
+          {"global_batch", global_batch},
+          {"precision", "bf16"},
+          {"recompute", "none"}}}};
     return estimate_step(scenario(j).training_job());
 }
 
 }   // namespace
 
-TEST_CASE("weak scaling: Nemotron-4 340B's one layout at 1,536 -> 6,144 H100s keeps its published MFU within "
-          "3 points",
-          "[step][scaling][published]") {
+TEST_CASE(
+    "weak scaling: Nemotron-4 340B's one layout at 1,536 -> 6,144 H100s keeps its published MFU within "
+    "3 points",
+    "[step][scaling][published]") {
     // Nemotron-4 340B Technical Report (arXiv 2406.11704), Sec. 2.3 Table 2: tp 8, pp 12, interleaved, on
     // DGX H100 nodes (NeMo / Megatron-Core), the batch ramped with the data-parallel size: dp 16, 32, 64 at
     // global batch 768, 1,536, 2,304 (4,096-token sequences), iteration 10.3, 10.3, 8.0 s, MFU 42.4%,
@@ -1303,7 +1305,7 @@ TEST_CASE("weak scaling: Nemotron-4 340B's one layout at 1,536 -> 6,144 H100s ke
     const double model_2x = twice.tokens_per_s_per_gpu / base.tokens_per_s_per_gpu;
     const double model_4x = four.tokens_per_s_per_gpu / base.tokens_per_s_per_gpu;
     INFO("per-GPU throughput vs 1,536 GPUs: 3,072 " << model_2x << " (published " << published_2x << "), 6,144 "
-                                                   << model_4x << " (published " << published_4x << ")");
+                                                    << model_4x << " (published " << published_4x << ")");
     CHECK(std::abs(model_2x - published_2x) <= 0.03);
     CHECK(std::abs(model_4x - published_4x) <= 0.03);
     // The step itself: within 10% of each published iteration time.
@@ -1312,9 +1314,10 @@ TEST_CASE("weak scaling: Nemotron-4 340B's one layout at 1,536 -> 6,144 H100s ke
     CHECK(four.step_time_s == Approx(8.0).epsilon(0.10));
 }
 
-TEST_CASE("strong scaling: Llama 3 405B at 16M tokens from 8,192 to 16,384 H100s keeps 93% of its per-GPU "
-          "rate, within 3 points",
-          "[step][scaling][published]") {
+TEST_CASE(
+    "strong scaling: Llama 3 405B at 16M tokens from 8,192 to 16,384 H100s keeps 93% of its per-GPU "
+    "rate, within 3 points",
+    "[step][scaling][published]") {
     // The Llama 3 Herd of Models (arXiv 2407.21783), Sec. 3.3.2 Table 4: tp 8, pp 16, interleaved, a
     // global batch of 16M tokens (2,048 sequences of 8,192) on 8,192 GPUs (dp 64) and 16,384 (dp 128):
     // 430 and 400 TFLOP/s per GPU, so doubling the GPUs kept 400/430 = 93.0% of the per-GPU rate (the

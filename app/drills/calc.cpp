@@ -93,10 +93,12 @@ std::string render(const Calc& c) {
     for (const auto& g : c.given) out += "  given: " + g + "\n";
     for (std::size_t i = 0; i < c.steps.size(); ++i) {
         const auto& s = c.steps[i];
-        out += fmt::format("  {}{}\n", s.label, i == c.answer ? "  <- answer" : "");
+        out += "  " + s.label + "\n";
         if (!s.formula.empty()) out += "    " + s.formula + "\n";
         if (!s.numbers.empty()) out += "      = " + s.numbers + "\n";
-        out += "      = " + num(s.value) + (s.unit.empty() ? "" : " " + s.unit) + "\n";
+        // The answer's marker on its number's line: a short line, which no terminal's width breaks.
+        out += "      = " + num(s.value) + (s.unit.empty() ? "" : " " + s.unit) + (i == c.answer ? "  <- answer" : "") +
+               "\n";
         if (!s.why.empty()) out += "    why: " + s.why + "\n";
     }
     if (!c.note.empty()) out += "  " + c.note + "\n";
