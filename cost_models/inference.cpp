@@ -237,7 +237,8 @@ IterationPricer::IterationPricer(const ServingJob& s)
     : s_(s),
       // Every layer priced as the model's MoE layer (a dense model's is dense).
       desc_(describe_layer(s.model, LayerShape{.tp = s.parallel.tp, .moe = true, .serving = true})),
-      fused_(fuse_gemms(desc_)) {
+      fused_(fuse_gemms(desc_)),
+      routing_(desc_.routing()) {
     const auto per = layers_per_stage(s.model.layers, s.parallel.pp);
     layers_ = *std::max_element(per.begin(), per.end());
     for (const auto& op : fused_)
@@ -297,9 +298,8 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
     // their activation and the dispatch's imbalance.
     const int ep = s_.parallel.ep;
     const auto& xp = s_.inference.expert_parallel;
-    const Layer::Routing routing = desc_.routing();
-    if (routing.experts > 0)
-        layer.experts = expert_share(xp.expert_slots(routing.experts, ep), routing.top_k, M, ep, xp.load_imbalance);
+    if (routing_.experts > 0)
+        layer.experts = expert_share(xp.expert_slots(routing_.experts, ep), routing_.top_k, M, ep, xp.load_imbalance);
     layer.gemms(M, dtok);
     LayerGemms g{layer.time.time_s, layer.time.compute_s, layer.time.memory_s, layer.kernels};
     g.routed_s = layer.routed_s;
@@ -314,9 +314,9 @@ IterationPricer::LayerGemms IterationPricer::gemms(const IterationBatch& b, doub
     // a prompt, per expert for decode steps), from each TP rank's 1/tp of the tokens (sequence-parallel
     // dispatch); FP8 out (a byte and a 4-byte scale per 128 elements, as DeepEP dispatches to FP8 experts),
     // 16-bit back. The busiest GPU receives its imbalance times the mean.
-    if (ep > 1 && routing.experts > 0) {
+    if (ep > 1 && routing_.experts > 0) {
         const double h = static_cast<double>(s_.model.hidden);
-        const double k = routing.top_k;
+        const double k = routing_.top_k;
         const double tokens = M / s_.parallel.tp;
         const Precision cp =
             compute_precision(s_.system.gpu, s_.inference.weight_precision, s_.inference.compute_precision);

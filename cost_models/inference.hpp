@@ -81,8 +81,9 @@ public:
 
 private:
     const ServingJob& s_;
-    Layer desc_;    // the model's layer (every layer priced as its MoE layer)
-    Layer fused_;   // its GEMMs fused as the engines run them
+    Layer desc_;               // the model's layer (every layer priced as its MoE layer)
+    Layer fused_;              // its GEMMs fused as the engines run them
+    Layer::Routing routing_;   // its routed experts and top_k (0 and 0 without routed experts)
     double layers_ = 0;
     bool context_rows_ = false;   // a GEMM runs over the prefill context (MLA's up-projections)
     struct Key {
