@@ -48,7 +48,7 @@ void write_test_table(std::ostream& os, const calibrate::NcclTestsRun& t) {
     if (t.nodes > 0) out += fmt::format(", {} node{}", t.nodes, t.nodes == 1 ? "" : "s");
     if (!t.gpu_name.empty()) out += ", " + t.gpu_name;
     if (!t.nccl_version.empty()) out += ", NCCL " + t.nccl_version;
-    out = wrap_text(out + fmt::format("  [collective: {}; ranks: {}]", t.collective_source, t.ranks_source));
+    out = fit_text(out + fmt::format("  [collective: {}; ranks: {}]\n", t.collective_source, t.ranks_source));
     const std::array<std::string, 9> header{"size (B)",           "count",        "type",
                                             "time (us)",          "algbw (GB/s)", "busbw (GB/s)",
                                             "in-place time (us)", "algbw (GB/s)", "busbw (GB/s)"};
