@@ -79,7 +79,8 @@ void write_test_table(std::ostream& os, const calibrate::NcclTestsRun& t) {
     // out its optional columns, and a line under the table says so.
     std::size_t total = 0;
     for (auto x : w) total += x + 2;
-    const std::size_t columns = table_width() > 0 && total - 2 > table_width() ? 6 : w.size();
+    constexpr std::size_t kOutOfPlace = 6;   // size, count, type and the out-of-place time, algbw, busbw
+    const std::size_t columns = table_width() > 0 && total - 2 > table_width() ? kOutOfPlace : w.size();
     if (columns < w.size()) {
         total = 0;
         for (std::size_t i = 0; i < columns; ++i) total += w[i] + 2;
