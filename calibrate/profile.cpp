@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cost_models/roofline.hpp"
 #include "hardware_db/errors.hpp"
 
 namespace llmsim::calibrate {
@@ -383,6 +384,12 @@ void fit_gemms(Calibration& c, const CalibrateInputs& in, const RawMeasurements&
         if (std::find(precisions.begin(), precisions.end(), g.point.precision) == precisions.end())
             precisions.push_back(g.point.precision);
     }
+    // The 16-bit peak the cost model's one k_half is quoted at (gemm_k_half in cost_models/roofline).
+    const auto peak_of = [&](const char* p) {
+        const auto it = in.nominal.peak_flops.find(p);
+        return it == in.nominal.peak_flops.end() ? 0.0 : it->second;
+    };
+    const double peak16 = peak_of("bf16") > 0 ? peak_of("bf16") : peak_of("fp16");
     for (const auto& p : precisions) {
         auto pk = in.nominal.peak_flops.find(p);
         if (pk == in.nominal.peak_flops.end() || pk->second <= 0) {
@@ -397,7 +404,7 @@ void fit_gemms(Calibration& c, const CalibrateInputs& in, const RawMeasurements&
         geo.tile_n = in.nominal.tile_n;
         geo.hbm_GBps = in.nominal.hbm_GBps;
         geo.hbm_efficiency = in.nominal.hbm_efficiency;
-        geo.k_half = in.nominal.gemm_k_half;
+        geo.k_half = gemm_k_half_at(in.nominal.gemm_k_half, geo.peak_flops, peak16);
         geo.element_bytes = element_bytes(p);
         try {
             auto f = fit_gemm(p, pts, geo, in.robust);
@@ -431,6 +438,21 @@ void fit_gemms(Calibration& c, const CalibrateInputs& in, const RawMeasurements&
                                           fmt_g(kh->k_half)));
         }
     }
+    // A precision with a faster peak (FP8) gets the one k_half scaled by its peak: say so where its own fit
+    // disagrees by more than half (its short-K GEMMs are then priced off by that much).
+    if (kh && kh->k_half >= 0)
+        for (const auto& f : c.gemm) {
+            if (&f == kh || !(f.gemm_max > 0) || f.gemm_max > 1.0 || !(f.k_half > 0) ||
+                !(f.geometry.peak_flops > 1.01 * peak16))
+                continue;
+            const double used = gemm_k_half_at(kh->k_half, f.geometry.peak_flops, peak16);
+            if (used > 0 && (f.k_half > 1.5 * used || f.k_half < used / 1.5))
+                c.notes.push_back(fmt::format(
+                    "gemm {}: its own fit puts k_half at {}; the model gives it {} ({}'s {}, scaled by the peak): "
+                    "its GEMMs with a short K run {} than the profile prices them",
+                    f.precision, fmt_g(f.k_half), fmt_g(used), kh->precision, fmt_g(kh->k_half),
+                    f.k_half > used ? "slower" : "faster"));
+        }
 }
 
 // HBM and PCIe bandwidths and the kernel launch time.

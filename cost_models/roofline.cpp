@@ -100,9 +100,19 @@ double gemm_compute_time_s(double kernel_s, double memory_s) noexcept {
     return std::pow(std::pow(t, kGemmOverlapP) - std::pow(m, kGemmOverlapP), 1.0 / kGemmOverlapP);
 }
 
+double gemm_k_half_at(double k_half16, double peak, double peak16) noexcept {
+    const double ratio = peak16 > 0 && peak > 0 ? peak / peak16 : 1.0;
+    return k_half16 * std::max(1.0, ratio);
+}
+
+double gemm_k_half(const AcceleratorSpec& a, Precision p) noexcept {
+    const double peak16 = a.peak(Precision::bf16) > 0 ? a.peak(Precision::bf16) : a.peak(Precision::fp16);
+    return gemm_k_half_at(a.efficiency.gemm_k_half, a.peak(p), peak16);
+}
+
 double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) noexcept {
     const auto& e = a.efficiency;
-    const auto s = gemm_shape_efficiency(m, n, k, e.gemm_tile_m, e.gemm_tile_n, a.sm_count, e.gemm_k_half, batch);
+    const auto s = gemm_shape_efficiency(m, n, k, e.gemm_tile_m, e.gemm_tile_n, a.sm_count, gemm_k_half(a, p), batch);
     return a.gemm_max(p) * s.product();
 }
 

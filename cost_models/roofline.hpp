@@ -73,8 +73,20 @@ inline constexpr double kGemmOverlapP = 4.0;
 // min(1, efficiency · sustained): the share of a peak a kernel runs at, never above the peak.
 [[nodiscard]] double share_of_peak(double efficiency, double sustained) noexcept;
 
+// The reduction depth a GEMM of precision `p` needs to hide its fixed time per output tile (pipeline
+// prologue, epilogue): the accelerator's gemm_k_half is that time as depth at the dense 16-bit peak
+// (bf16, else fp16), and a precision with a faster peak covers proportionally more depth in the same
+// time: gemm_k_half · max(1, peak(p) / peak16). On Hopper FP8 that is 2 × 114 = 228, against 275 and 187
+// fitted to this project's own cuBLASLt FP8 K sweeps (H100 2026-11-22, H200 2026-11-26; `calibrate
+// fit`), where one depth for every precision priced FP8 GEMMs with K ≤ 1,024 up to 22% fast.
+// Slower precisions (TF32, FP32) keep the 16-bit depth: the same sweeps fit TF32 no shallower than BF16.
+[[nodiscard]] double gemm_k_half(const AcceleratorSpec& a, Precision p) noexcept;
+// The same rule on bare numbers (the calibration fit's per-precision geometry): k_half16 at a precision
+// whose dense peak is `peak` FLOP/s, the 16-bit peak `peak16`.
+[[nodiscard]] double gemm_k_half_at(double k_half16, double peak, double peak16) noexcept;
+
 // Fraction of the dense peak a GEMM of this shape reaches:
-// gemm_max[precision] · fill · occupancy · depth (gemm_shape_efficiency).
+// gemm_max[precision] · fill · occupancy · depth (gemm_shape_efficiency, with gemm_k_half(a, p)).
 [[nodiscard]] double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k,
                                      double batch = 1.0) noexcept;
 

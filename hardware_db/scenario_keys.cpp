@@ -585,7 +585,8 @@ std::vector<ScenarioKey> build() {
                     .range(1, limits::kGemmTile)
                     .computed("the preset's")
                     .example("128"));
-    t.push_back(K(e, "gemm_k_half", KT::number, kAllKinds, "reduction depth at which a tile reaches half its peak")
+    t.push_back(K(e, "gemm_k_half", KT::number, kAllKinds,
+                  "reduction depth at which a tile reaches half its peak, at the 16-bit peak (FP8 twice it)")
                     .ext()
                     .real(0.0, true, kMaxKHalf)
                     .computed("the preset's")

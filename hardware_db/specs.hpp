@@ -51,7 +51,8 @@ struct EfficiencyModel {
     int gemm_tile_m = 128;
     int gemm_tile_n = 128;
     // Work per SM per wave below which a GEMM cannot hide its prologue/epilogue: efficiency
-    // falls as k / (k + gemm_k_half) with the reduction depth k (elements).
+    // falls as k / (k + k½) with the reduction depth k (elements); k½ is this depth at the dense
+    // 16-bit peak, scaled up for faster precisions (gemm_k_half in cost_models/roofline).
     double gemm_k_half = 64;
     // Fraction of HBM bandwidth that streaming (elementwise, norm) kernels reach.
     double hbm_efficiency = 0.85;

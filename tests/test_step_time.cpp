@@ -262,6 +262,26 @@ TEST_CASE("GEMM efficiency: wave quantization and short reductions run below pea
           gemm_time(a, Precision::bf16, 8192, 8192, 8192).time_s);
 }
 
+TEST_CASE("GEMM depth: a faster precision needs proportionally more K to hide its fixed time per tile", "[roofline]") {
+    const auto& db = Database::builtin();
+    const auto h100 = db.accelerator("h100-sxm");
+    // gemm_k_half is quoted at the dense 16-bit peak (H100: 114); FP8's peak is twice BF16's.
+    CHECK(gemm_k_half(h100, Precision::bf16) == Approx(114));
+    CHECK(gemm_k_half(h100, Precision::fp16) == Approx(114));
+    CHECK(gemm_k_half(h100, Precision::fp8) == Approx(228).epsilon(1e-3));
+    CHECK(gemm_k_half(h100, Precision::tf32) == Approx(114));   // slower precisions keep the 16-bit depth
+    const auto b200 = db.accelerator("b200");
+    CHECK(gemm_k_half(b200, Precision::fp4) == Approx(4 * b200.efficiency.gemm_k_half));
+    CHECK(gemm_k_half_at(100, 0, 1e15) == Approx(100));   // no peak: unscaled
+    // This project's cuBLASLt FP8 K sweep on an H100 SXM (hardware_db/profiles/h100-sxm5-80gb-2026-11-22/
+    // probe-raw.json, M = N = 8,192): 808 TFLOP/s at K = 512, 1,080 at 1,024, 1,261 at 8,192. The model's
+    // short-K loss relative to K = 8,192 against the measured one (0.641 and 0.856): one depth for every
+    // precision (114) gave 0.83 and 0.92.
+    const double deep = gemm_efficiency(h100, Precision::fp8, 8192, 8192, 8192);
+    CHECK(gemm_efficiency(h100, Precision::fp8, 8192, 8192, 512) / deep == Approx(808.0 / 1261).margin(0.08));
+    CHECK(gemm_efficiency(h100, Precision::fp8, 8192, 8192, 1024) / deep == Approx(1080.0 / 1261).margin(0.04));
+}
+
 TEST_CASE("placement: a group inside a node rides NVLink, a group across nodes the NICs", "[collectives]") {
     CHECK(place_group(8, 1, 8).domains() == 1);     // tp 8
     CHECK(place_group(16, 8, 8).domains() == 16);   // dp 16 over tp 8: one rank per node
