@@ -438,20 +438,22 @@ void fit_gemms(Calibration& c, const CalibrateInputs& in, const RawMeasurements&
                                           fmt_g(kh->k_half)));
         }
     }
-    // A precision with a faster peak (FP8) gets the one k_half scaled by its peak: say so where its own fit
-    // disagrees by more than half (its short-K GEMMs are then priced off by that much).
+    // A precision with a faster peak (FP8) would get the one k_half scaled by its peak; its own fit
+    // replaces that (gemm_k_half_by), and a note says how far the scaled one was.
     if (kh && kh->k_half >= 0)
         for (const auto& f : c.gemm) {
-            if (&f == kh || !(f.gemm_max > 0) || f.gemm_max > 1.0 || !(f.k_half > 0) ||
+            if (&f == kh || !(f.gemm_max > 0) || f.gemm_max > 1.0 || !(f.k_half >= 0) ||
                 !(f.geometry.peak_flops > 1.01 * peak16))
                 continue;
-            const double used = gemm_k_half_at(kh->k_half, f.geometry.peak_flops, peak16);
-            if (used > 0 && (f.k_half > 1.5 * used || f.k_half < used / 1.5))
-                c.notes.push_back(fmt::format(
-                    "gemm {}: its own fit puts k_half at {}; the model gives it {} ({}'s {}, scaled by the peak): "
-                    "its GEMMs with a short K run {} than the profile prices them",
-                    f.precision, fmt_g(f.k_half), fmt_g(used), kh->precision, fmt_g(kh->k_half),
-                    f.k_half > used ? "slower" : "faster"));
+            set_key(c, "gpu.efficiency.gemm_k_half_by." + f.precision, f.k_half,
+                    fmt::format("fit of {} {} cuBLASLt GEMMs on {} (slope/intercept of y vs split/K), R²={:.4f}, {}",
+                                f.points.size(), f.precision, gpu.empty() ? "unknown GPU" : gpu, f.fit.r2, date));
+            const double scaled = gemm_k_half_at(kh->k_half, f.geometry.peak_flops, peak16);
+            if (scaled > 0 && (f.k_half > 1.5 * scaled || f.k_half < scaled / 1.5))
+                c.notes.push_back(
+                    fmt::format("gemm {}: its own fit puts k_half at {}, where {}'s {} scaled by the "
+                                "peak gives {}: the profile keeps its own (gemm_k_half_by)",
+                                f.precision, fmt_g(f.k_half), kh->precision, fmt_g(kh->k_half), fmt_g(scaled)));
         }
 }
 

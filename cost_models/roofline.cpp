@@ -106,6 +106,7 @@ double gemm_k_half_at(double k_half16, double peak, double peak16) noexcept {
 }
 
 double gemm_k_half(const AcceleratorSpec& a, Precision p) noexcept {
+    if (const double own = a.efficiency.gemm_k_half_by[static_cast<int>(p)]; own > 0) return own;
     const double peak16 = a.peak(Precision::bf16) > 0 ? a.peak(Precision::bf16) : a.peak(Precision::fp16);
     return gemm_k_half_at(a.efficiency.gemm_k_half, a.peak(p), peak16);
 }

@@ -80,6 +80,7 @@ inline constexpr double kGemmOverlapP = 4.0;
 // fitted to this project's own cuBLASLt FP8 K sweeps (H100 2026-11-22, H200 2026-11-26; `calibrate
 // fit`), where one depth for every precision priced FP8 GEMMs with K ≤ 1,024 up to 22% fast.
 // Slower precisions (TF32, FP32) keep the 16-bit depth: the same sweeps fit TF32 no shallower than BF16.
+// A precision's own measured depth (efficiency.gemm_k_half_by, written by `calibrate fit`) replaces it.
 [[nodiscard]] double gemm_k_half(const AcceleratorSpec& a, Precision p) noexcept;
 // The same rule on bare numbers (the calibration fit's per-precision geometry): k_half16 at a precision
 // whose dense peak is `peak` FLOP/s, the 16-bit peak `peak16`.

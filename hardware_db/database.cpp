@@ -45,19 +45,23 @@ void read_sources(ObjectReader& r, std::map<std::string, Provenance>& out) {
     }
 }
 
+// An object of one number per precision name (efficiency.gemm_max, efficiency.gemm_k_half_by).
+void read_per_precision(KeyReader& r, const char* key, Problems& pr, std::array<double, kPrecisionCount>& out) {
+    const Json* g = r.get(key);
+    if (!g) return;
+    KeyReader gr(*g, r.ptr(key), pr, std::string("/system/gpu/efficiency/") + key);
+    for (int i = 0; i < kPrecisionCount; ++i)
+        if (auto v = gr.num_key(to_string(static_cast<Precision>(i)))) out[i] = *v;
+    gr.finish();
+}
+
 void parse_efficiency(const Json& j, const std::string& pointer, Problems& pr, EfficiencyModel& e) {
     KeyReader r(j, pointer, pr, "/system/gpu/efficiency");
-    if (const Json* g = r.get("gemm_max")) {
-        KeyReader gr(*g, r.ptr("gemm_max"), pr, "/system/gpu/efficiency/gemm_max");
-        for (int i = 0; i < kPrecisionCount; ++i) {
-            const auto p = static_cast<Precision>(i);
-            if (auto v = gr.num_key(to_string(p))) e.gemm_max[i] = *v;
-        }
-        gr.finish();
-    }
+    read_per_precision(r, "gemm_max", pr, e.gemm_max);
     e.gemm_tile_m = static_cast<int>(r.int_key_or("gemm_tile_m", e.gemm_tile_m));
     e.gemm_tile_n = static_cast<int>(r.int_key_or("gemm_tile_n", e.gemm_tile_n));
     e.gemm_k_half = r.num_key_or("gemm_k_half", e.gemm_k_half);
+    read_per_precision(r, "gemm_k_half_by", pr, e.gemm_k_half_by);
     e.hbm_efficiency = r.num_key_or("hbm_efficiency", e.hbm_efficiency);
     e.attention_fwd = r.num_key_or("attention_fwd", e.attention_fwd);
     e.attention_bwd = r.num_key_or("attention_bwd", e.attention_bwd);
@@ -749,9 +753,12 @@ Json provenance_json(const std::map<std::string, Provenance>& p) {
 Json to_json(const AcceleratorSpec& a, bool with_provenance) {
     Json peaks = Json::object();
     Json gm = Json::object();
+    Json kh = Json::object();
     for (int i = 0; i < kPrecisionCount; ++i) {
         if (a.peak_flops[i] > 0) peaks[to_string(static_cast<Precision>(i))] = a.peak_flops[i] / 1e12;
         if (a.peak_flops[i] > 0) gm[to_string(static_cast<Precision>(i))] = a.efficiency.gemm_max[i];
+        if (a.efficiency.gemm_k_half_by[i] > 0)
+            kh[to_string(static_cast<Precision>(i))] = a.efficiency.gemm_k_half_by[i];
     }
     Json j = {{"name", a.name},
               {"display_name", a.display_name},
@@ -767,6 +774,7 @@ Json to_json(const AcceleratorSpec& a, bool with_provenance) {
                 {"gemm_tile_m", a.efficiency.gemm_tile_m},
                 {"gemm_tile_n", a.efficiency.gemm_tile_n},
                 {"gemm_k_half", a.efficiency.gemm_k_half},
+                {"gemm_k_half_by", kh},
                 {"hbm_efficiency", a.efficiency.hbm_efficiency},
                 {"attention_fwd", a.efficiency.attention_fwd},
                 {"attention_bwd", a.efficiency.attention_bwd},

@@ -591,6 +591,17 @@ std::vector<ScenarioKey> build() {
                     .real(0.0, true, kMaxKHalf)
                     .computed("the preset's")
                     .example("48"));
+    t.push_back(K(e, "gemm_k_half_by", KT::object, kAllKinds,
+                  "a precision's own measured depth, replacing the scaled 16-bit one (below)")
+                    .ext()
+                    .computed("none: gemm_k_half scaled by the precision's peak")
+                    .example("{\"fp8\": 275}"));
+    for (const auto& p : all_precisions())
+        t.push_back(K(e + "/gemm_k_half_by", p, KT::number, kAllKinds, "measured " + p + " depth (calibrate fit)")
+                        .ext()
+                        .real(0.0, true, kMaxKHalf)
+                        .computed("none")
+                        .example("275"));
     t.push_back(K(e, "hbm_efficiency", KT::number, kAllKinds, "achievable share of hbm_GBps")
                     .ext()
                     .real(limits::kMinFraction, true, 1.0)

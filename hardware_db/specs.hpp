@@ -54,6 +54,9 @@ struct EfficiencyModel {
     // falls as k / (k + k½) with the reduction depth k (elements); k½ is this depth at the dense
     // 16-bit peak, scaled up for faster precisions (gemm_k_half in cost_models/roofline).
     double gemm_k_half = 64;
+    // A precision's own measured depth (`llmsim calibrate fit` of its GEMMs), which replaces the scaled
+    // 16-bit one for that precision; 0 = not measured.
+    std::array<double, kPrecisionCount> gemm_k_half_by{};
     // Fraction of HBM bandwidth that streaming (elementwise, norm) kernels reach.
     double hbm_efficiency = 0.85;
     // FlashAttention kernels: fraction of dense peak reached, forward and backward.

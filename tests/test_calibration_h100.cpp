@@ -13,6 +13,7 @@
 #include "calibrate/raw.hpp"
 #include "cli/calibration_truth.hpp"
 #include "cost_models/inference.hpp"
+#include "cost_models/roofline.hpp"
 #include "cost_models/step_time.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
@@ -76,10 +77,24 @@ TEST_CASE("the built-in H100 profile is the fit of the committed raw measurement
         CHECK(a.at(k).get<double>() == Approx(b.at(k).get<double>()).epsilon(1e-9));
     for (const char* p : {"bf16", "fp16", "fp8", "tf32"})
         CHECK(a.at("gemm_max").at(p).get<double>() == Approx(b.at("gemm_max").at(p).get<double>()).epsilon(1e-9));
+    CHECK(a.at("gemm_k_half_by").at("fp8").get<double>() ==
+          Approx(b.at("gemm_k_half_by").at("fp8").get<double>()).epsilon(1e-9));
     // What the probe measured on this GPU, in the fitted constants: bf16 GEMMs at 0.75 of the dense
     // peak (Stas Bekman's H100 table: 0.80 with torch), copy/triad at 0.85 of 3.35 TB/s.
     CHECK(b.at("gemm_max").at("bf16").get<double>() == Approx(0.753).margin(0.005));
     CHECK(b.at("hbm_efficiency").get<double>() == Approx(0.851).margin(0.005));
+    // FP8's own depth: its K sweep fits 275, where bf16's 34 scaled by the peak would give 69; only a
+    // precision faster than 16-bit gets one (fp16 and tf32 keep the 16-bit depth).
+    CHECK(b.at("gemm_k_half_by").at("fp8").get<double>() == Approx(274.8).margin(0.5));
+    CHECK(b.at("gemm_k_half_by").size() == 1);
+    Problems pr;
+    const SystemSpec cal =
+        Database::builtin().resolve_system(Json{{"preset", "dgx-h100"}, {"profile", kName}}, "/system", pr);
+    REQUIRE(pr.empty());
+    CHECK(gemm_k_half(cal.gpu, Precision::fp8) == Approx(274.8).margin(0.5));
+    CHECK(gemm_k_half(cal.gpu, Precision::bf16) == Approx(34.46).margin(0.01));
+    CHECK(gemm_k_half(cal.gpu, Precision::int8) == Approx(2 * 34.46).margin(0.05));   // no int8 fit: scaled
+    CHECK(cal.gpu.provenance.at("efficiency.gemm_k_half_by.fp8").kind == "calibration");
 }
 
 TEST_CASE("estimate with the H100 profile reproduces the measured layer time within 10%") {
