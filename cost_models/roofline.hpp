@@ -78,7 +78,8 @@ inline constexpr double kGemmOverlapP = 4.0;
 // (bf16, else fp16), and a precision with a faster peak covers proportionally more depth in the same
 // time: gemm_k_half · max(1, peak(p) / peak16). On Hopper FP8 that is 2 × 114 = 228, against 275 and 187
 // fitted to this project's own cuBLASLt FP8 K sweeps (H100 2026-11-22, H200 2026-11-26; `calibrate
-// fit`), where one depth for every precision priced FP8 GEMMs with K ≤ 1,024 up to 22% fast.
+// fit`), where one depth for every precision priced FP8 GEMMs at K = 512 17% and 35% fast (4% and 17%
+// scaled).
 // Slower precisions (TF32, FP32) keep the 16-bit depth: the same sweeps fit TF32 no shallower than BF16.
 // A precision's own measured depth (efficiency.gemm_k_half_by, written by `calibrate fit`) replaces it.
 [[nodiscard]] double gemm_k_half(const AcceleratorSpec& a, Precision p) noexcept;
