@@ -384,12 +384,12 @@ void fit_gemms(Calibration& c, const CalibrateInputs& in, const RawMeasurements&
         if (std::find(precisions.begin(), precisions.end(), g.point.precision) == precisions.end())
             precisions.push_back(g.point.precision);
     }
-    // The 16-bit peak the cost model's one k_half is quoted at (gemm_k_half in cost_models/roofline).
+    // The 16-bit peaks the cost model's one k_half is quoted at (gemm_k_half in cost_models/roofline).
     const auto peak_of = [&](const char* p) {
         const auto it = in.nominal.peak_flops.find(p);
         return it == in.nominal.peak_flops.end() ? 0.0 : it->second;
     };
-    const double peak16 = peak_of("bf16") > 0 ? peak_of("bf16") : peak_of("fp16");
+    const double bf16 = peak_of("bf16"), fp16 = peak_of("fp16");
     for (const auto& p : precisions) {
         auto pk = in.nominal.peak_flops.find(p);
         if (pk == in.nominal.peak_flops.end() || pk->second <= 0) {
@@ -404,7 +404,7 @@ void fit_gemms(Calibration& c, const CalibrateInputs& in, const RawMeasurements&
         geo.tile_n = in.nominal.tile_n;
         geo.hbm_GBps = in.nominal.hbm_GBps;
         geo.hbm_efficiency = in.nominal.hbm_efficiency;
-        geo.k_half = gemm_k_half_at(in.nominal.gemm_k_half, geo.peak_flops, peak16);
+        geo.k_half = gemm_k_half_at(in.nominal.gemm_k_half, geo.peak_flops, bf16, fp16);
         geo.element_bytes = element_bytes(p);
         try {
             auto f = fit_gemm(p, pts, geo, in.robust);
@@ -443,12 +443,12 @@ void fit_gemms(Calibration& c, const CalibrateInputs& in, const RawMeasurements&
     if (kh && kh->k_half >= 0)
         for (const auto& f : c.gemm) {
             if (&f == kh || !(f.gemm_max > 0) || f.gemm_max > 1.0 || !(f.k_half >= 0) ||
-                !(f.geometry.peak_flops > 1.01 * peak16))
+                !(gemm_k_half_at(1.0, f.geometry.peak_flops, bf16, fp16) > 1.01))
                 continue;
             set_key(c, "gpu.efficiency.gemm_k_half_by." + f.precision, f.k_half,
                     fmt::format("fit of {} {} cuBLASLt GEMMs on {} (slope/intercept of y vs split/K), R²={:.4f}, {}",
                                 f.points.size(), f.precision, gpu.empty() ? "unknown GPU" : gpu, f.fit.r2, date));
-            const double scaled = gemm_k_half_at(kh->k_half, f.geometry.peak_flops, peak16);
+            const double scaled = gemm_k_half_at(kh->k_half, f.geometry.peak_flops, bf16, fp16);
             if (scaled > 0 && (f.k_half > 1.5 * scaled || f.k_half < scaled / 1.5))
                 c.notes.push_back(
                     fmt::format("gemm {}: its own fit puts k_half at {}, where {}'s {} scaled by the "

@@ -100,15 +100,15 @@ double gemm_compute_time_s(double kernel_s, double memory_s) noexcept {
     return std::pow(std::pow(t, kGemmOverlapP) - std::pow(m, kGemmOverlapP), 1.0 / kGemmOverlapP);
 }
 
-double gemm_k_half_at(double k_half16, double peak, double peak16) noexcept {
+double gemm_k_half_at(double k_half16, double peak, double peak_bf16, double peak_fp16) noexcept {
+    const double peak16 = peak_bf16 > 0 ? peak_bf16 : peak_fp16;
     const double ratio = peak16 > 0 && peak > 0 ? peak / peak16 : 1.0;
     return k_half16 * std::max(1.0, ratio);
 }
 
 double gemm_k_half(const AcceleratorSpec& a, Precision p) noexcept {
     if (const double own = a.efficiency.gemm_k_half_by[static_cast<int>(p)]; own > 0) return own;
-    const double peak16 = a.peak(Precision::bf16) > 0 ? a.peak(Precision::bf16) : a.peak(Precision::fp16);
-    return gemm_k_half_at(a.efficiency.gemm_k_half, a.peak(p), peak16);
+    return gemm_k_half_at(a.efficiency.gemm_k_half, a.peak(p), a.peak(Precision::bf16), a.peak(Precision::fp16));
 }
 
 double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) noexcept {

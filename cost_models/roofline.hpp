@@ -84,8 +84,8 @@ inline constexpr double kGemmOverlapP = 4.0;
 // A precision's own measured depth (efficiency.gemm_k_half_by, written by `calibrate fit`) replaces it.
 [[nodiscard]] double gemm_k_half(const AcceleratorSpec& a, Precision p) noexcept;
 // The same rule on bare numbers (the calibration fit's per-precision geometry): k_half16 at a precision
-// whose dense peak is `peak` FLOP/s, the 16-bit peak `peak16`.
-[[nodiscard]] double gemm_k_half_at(double k_half16, double peak, double peak16) noexcept;
+// whose dense peak is `peak` FLOP/s, on a chip whose bf16 and fp16 peaks are these (0: none).
+[[nodiscard]] double gemm_k_half_at(double k_half16, double peak, double peak_bf16, double peak_fp16) noexcept;
 
 // Fraction of the dense peak a GEMM of this shape reaches:
 // gemm_max[precision] · fill · occupancy · depth (gemm_shape_efficiency, with gemm_k_half(a, p)).

@@ -272,7 +272,8 @@ TEST_CASE("GEMM depth: a faster precision needs proportionally more K to hide it
     CHECK(gemm_k_half(h100, Precision::tf32) == Approx(114));   // slower precisions keep the 16-bit depth
     const auto b200 = db.accelerator("b200");
     CHECK(gemm_k_half(b200, Precision::fp4) == Approx(4 * b200.efficiency.gemm_k_half));
-    CHECK(gemm_k_half_at(100, 0, 1e15) == Approx(100));   // no peak: unscaled
+    CHECK(gemm_k_half_at(100, 0, 1e15, 0) == Approx(100));      // no peak: unscaled
+    CHECK(gemm_k_half_at(100, 4e15, 0, 1e15) == Approx(400));   // no bf16: fp16's peak
     // This project's cuBLASLt FP8 K sweep on an H100 SXM (hardware_db/profiles/h100-sxm5-80gb-2026-11-22/
     // probe-raw.json, M = N = 8,192): 808 TFLOP/s at K = 512, 1,080 at 1,024, 1,261 at 8,192. The model's
     // short-K loss relative to K = 8,192 against the measured one (0.641 and 0.856): one depth for every
