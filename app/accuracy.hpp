@@ -35,11 +35,18 @@ struct Residual {
 // The residuals compiled into the binary (hardware_db/data/residuals/*.json; empty when absent).
 [[nodiscard]] const std::vector<Residual>& builtin_residuals();
 
+// The chance that a new run's measured / predicted falls between the smallest and the largest of `runs`
+// others, if it is exchangeable with them: (runs − 1) / (runs + 1). Among runs + 1 exchangeable values each
+// is equally likely to be the smallest or the largest (Wilks 1941's tolerance limits; the split-conformal
+// interval of Lei et al. 2018 at its widest), so the min–max range of 3 runs is a 50% range, of 19 a 90% one.
+[[nodiscard]] double range_level(int runs) noexcept;
+
 // What the published runs most like a deployment measured, as a multiple of llmsim's prediction.
 struct PublishedRange {
     double low = 0, high = 0;   // the prediction times min and max of measured / predicted
     double low_ratio = 0, high_ratio = 0;
     int runs = 0;
+    double level = 0;    // range_level(runs): the stated chance that a run like these falls inside
     std::string basis;   // "8 MLPerf runs of tensorrt-llm on b200, h100-sxm, h200-sxm"
 };
 inline constexpr int kMinRangeRuns = 3;
@@ -50,8 +57,8 @@ inline constexpr int kMinRangeRuns = 3;
                                                             const std::string& engine, const std::string& accelerator,
                                                             double predicted);
 // A training step time's range: the runs on the same accelerator with the same framework when there are at
-// least kMinRangeRuns, else those on the same accelerator, else every training run; none below
-// kMinRangeRuns.
+// least kMinRangeRuns, else those on the same accelerator, else those of the same framework on any, else
+// every training run; none below kMinRangeRuns.
 [[nodiscard]] std::optional<PublishedRange> step_time_range(const std::vector<Residual>& rs,
                                                             const std::string& framework,
                                                             const std::string& accelerator, double predicted_s);
@@ -61,7 +68,10 @@ inline constexpr int kMinRangeRuns = 3;
 // whose measured / predicted ratio lies inside step_time_range of the other sources' runs.
 struct IntervalCoverage {
     int runs = 0, inside = 0;
+    double level_sum = 0;   // the ranges' stated levels (range_level), summed over the runs tested
     [[nodiscard]] double share() const { return runs > 0 ? static_cast<double>(inside) / runs : 0.0; }
+    // What the ranges claimed on average: share() should come close to it when the runs are exchangeable.
+    [[nodiscard]] double stated_level() const { return runs > 0 ? level_sum / runs : 0.0; }
 };
 [[nodiscard]] IntervalCoverage step_time_interval_coverage(const std::vector<Residual>& rs,
                                                            const std::map<std::string, std::string>& source_of);

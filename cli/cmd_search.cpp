@@ -71,8 +71,8 @@ std::string fleet_sizing_text(const Scenario& s, const app::FleetSizing& f) {
             "How sure): the answer carries no range",
             to_string(s.inference.engine.kind));
     const auto& p = *f.published;
-    std::string t = fmt::format("how sure: {} measured {:.0f}-{:.0f}% of llmsim's capacity", p.basis, 100 * p.low_ratio,
-                                100 * p.high_ratio);
+    std::string t = fmt::format("how sure: {} measured {:.0f}-{:.0f}% of llmsim's capacity ({:.0f}% range)", p.basis,
+                                100 * p.low_ratio, 100 * p.high_ratio, 100 * p.level);
     if (!f.sized) return t + fmt::format("; sized for the slowest ({:.4g} req/s): {}", f.sized_qps, f.sized_why_none);
     const auto& c = *f.sized;
     return t + fmt::format(

@@ -130,7 +130,8 @@ int fit_sustained(const std::vector<ValidationCase>& cases, bool json) {
     if (json) {
         print_json({{"accelerators", out},
                     {"sources", sources},
-                    {"step_time_interval_coverage", {{"runs", cover.runs}, {"inside", cover.inside}}}});
+                    {"step_time_interval_coverage",
+                     {{"runs", cover.runs}, {"inside", cover.inside}, {"stated_level", cover.stated_level()}}}});
     } else {
         std::cout << t.str()
                   << wrap_text(
@@ -141,8 +142,8 @@ int fit_sustained(const std::vector<ValidationCase>& cases, bool json) {
                   << ts.str()
                   << wrap_text(fmt::format(
                          "step-time ranges (estimate's 'how sure', step_time_interval_s) built without each run's "
-                         "own source hold {} of {} runs ({:.0f}%)",
-                         cover.inside, cover.runs, 100 * cover.share()));
+                         "own source hold {} of {} runs ({:.0f}%), where they state {:.0f}% on average",
+                         cover.inside, cover.runs, 100 * cover.share(), 100 * cover.stated_level()));
     }
     return 0;
 }

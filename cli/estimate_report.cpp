@@ -179,8 +179,10 @@ std::string published_range_text(const std::optional<app::PublishedRange>& r, co
     if (!r)
         return wrap_text(
             fmt::format("how sure: no published runs of this engine in validation/ to compare the {} with", what));
-    return wrap_text(fmt::format("how sure: the {} measured {:.0f}-{:.0f}% of llmsim's {}: {:.4g}-{:.4g} {}", r->basis,
-                                 100 * r->low_ratio, 100 * r->high_ratio, what, r->low, r->high, unit));
+    return wrap_text(
+        fmt::format("how sure: the {} measured {:.0f}-{:.0f}% of llmsim's {}: {:.4g}-{:.4g} {} ({:.0f}% "
+                    "range for a run like them)",
+                    r->basis, 100 * r->low_ratio, 100 * r->high_ratio, what, r->low, r->high, unit, 100 * r->level));
 }
 
 namespace {

@@ -187,6 +187,7 @@ TEST_CASE("published range: the runs of the same quantity, arrivals and engine, 
     CHECK(r->low == Approx(80.0));
     CHECK(r->high == Approx(125.0));
     CHECK(r->basis == "3 published runs of tensorrt-llm on h100-sxm, h200-sxm");
+    CHECK(r->level == Approx(0.5));   // a fourth run like them is below or above all three with chance 2/4
     // A third H100 run: the H100 runs alone.
     auto more = rs;
     more.push_back({"G", "slo_capacity_qps", "tensorrt-llm", "h100-sxm", "poisson", 0.1});
@@ -212,8 +213,19 @@ TEST_CASE("published range: the residuals compiled in give the MLPerf Server cap
     CHECK(r->high_ratio <= 1.25);
 }
 
-TEST_CASE("step time range: same GPU and framework from three runs, else the same GPU, else every training run",
-          "[accuracy][training]") {
+TEST_CASE("range level: the min-max of n exchangeable runs holds the next with chance (n - 1) / (n + 1)",
+          "[accuracy]") {
+    CHECK(app::range_level(0) == 0.0);
+    CHECK(app::range_level(1) == 0.0);   // one run: a point, not a range
+    CHECK(app::range_level(3) == Approx(0.5));
+    CHECK(app::range_level(9) == Approx(0.8));
+    CHECK(app::range_level(19) == Approx(0.9));
+}
+
+TEST_CASE(
+    "step time range: same GPU and framework from three runs, else the same GPU, else the framework's, else every "
+    "training run",
+    "[accuracy][training]") {
     // error = predicted / measured - 1; the range is predicted x min/max of measured / predicted.
     std::vector<app::Residual> rs = {
         {"A", "step_time_s", "deepspeed", "a100-sxm-80gb", "training", 1.0},      // measured 0.5x
@@ -235,12 +247,20 @@ TEST_CASE("step time range: same GPU and framework from three runs, else the sam
     REQUIRE(mg);
     CHECK(mg->runs == 4);
     CHECK(mg->high == Approx(12.5));
-    // Two runs on H100: every training run (six), never the serving residual.
+    // Two runs on H100: the three runs of their framework on any GPU (D, E, F), not the DeepSpeed runs'
+    // 0.25-0.8x, never the serving residual.
     const auto h = app::step_time_range(rs, "unspecified", "h100-sxm", 1.0);
     REQUIRE(h);
-    CHECK(h->runs == 6);
-    CHECK(h->low_ratio == Approx(0.25));
+    CHECK(h->runs == 3);
+    CHECK(h->low_ratio == Approx(1.0));
     CHECK(h->high_ratio == Approx(2.0));
+    CHECK(h->level == Approx(0.5));
+    // A framework with no runs on a GPU with two: every training run (six).
+    const auto any = app::step_time_range(rs, "megatron", "h100-sxm", 1.0);
+    REQUIRE(any);
+    CHECK(any->runs == 6);
+    CHECK(any->low_ratio == Approx(0.25));
+    CHECK(any->high_ratio == Approx(2.0));
     CHECK_FALSE(app::step_time_range(rs, "unspecified", "h100-sxm", 0.0));
     CHECK_FALSE(app::step_time_range({rs[0], rs[1]}, "deepspeed", "a100-sxm-80gb", 1.0));
 }
@@ -263,6 +283,8 @@ TEST_CASE("step time range coverage: each run against the range of the other sou
     CHECK(c.runs == 5);
     CHECK(c.inside == 3);
     CHECK(c.share() == Approx(0.6));
+    // What those ranges state: X1, Z1 and W1 from four runs each (60%), Y1 and Y2 from three (50%).
+    CHECK(c.stated_level() == Approx((3 * 0.6 + 2 * 0.5) / 5));
 }
 
 TEST_CASE("step time range: the residuals compiled in are validation/training.json's 44 runs", "[accuracy][training]") {
