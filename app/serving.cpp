@@ -7,6 +7,7 @@
 
 #include "cost_models/memory.hpp"
 #include "hardware_db/errors.hpp"
+#include "sim/length_dist.hpp"
 #include "sim/parallel.hpp"
 
 namespace llmsim::app {
@@ -562,6 +563,36 @@ SplitCapacities split_capacities(const Scenario& base, const CapacityOptions& o,
     out.simulations = out.colocated.simulations;
     for (const auto& r : out.rows) out.simulations += r.capacity.simulations;
     return out;
+}
+
+std::optional<LoadState> iteration_at_load(const Scenario& s, const double requests_per_s, const double tpot_s) {
+    const auto& in = s.inference;
+    if (!s.is_inference || !in.continuous() || in.speculative.enabled || in.disaggregation.enabled() ||
+        !in.classes.empty() || s.parallel.pp > 1 || s.parallel.ep > 1 || !(requests_per_s > 0) || !(tpot_s > 0) ||
+        !std::isfinite(requests_per_s) || !std::isfinite(tpot_s))
+        return std::nullopt;
+    const auto job = s.serving_job();
+    const double lambda = requests_per_s / std::max(1, job.replicas());
+    const auto out = sim::length_sampling(in.output_dist);
+    const auto inp = sim::length_sampling(in.input_dist);
+    if (!(out.mean > 1) || !(inp.mean > 0)) return std::nullopt;     // no decode phase to measure
+    const double o2 = out.mean * out.mean + out.stdev * out.stdev;   // E[o²]
+    const double i2 = inp.mean * inp.mean + inp.stdev * inp.stdev;   // E[I²]
+    LoadState st;
+    st.decode_seqs = lambda * (out.mean - 1.0) * tpot_s;
+    st.context_tokens = inp.mean + (o2 - out.mean) / (2.0 * (out.mean - 1.0));
+    st.prefill_tokens = lambda * inp.mean * tpot_s;
+    IterationBatch b;
+    b.decode_seqs = st.decode_seqs;
+    b.decode_kv_tokens = st.decode_seqs * st.context_tokens;
+    b.prefill_tokens = st.prefill_tokens;
+    b.prefill_seqs = std::max(lambda * tpot_s, st.prefill_tokens > 0 ? 1.0 : 0.0);
+    // Σ chunk·(chunk + 1)/2 over whole prompts, per token E[I(I + 1)]/(2 E[I]).
+    b.prefill_pairs = st.prefill_tokens * (i2 + inp.mean) / (2.0 * inp.mean);
+    b.prefill_kv_tokens = st.prefill_tokens;
+    st.iteration_s = iteration_cost(job, b).time_s;
+    if (!std::isfinite(st.iteration_s) || !(st.iteration_s > 0)) return std::nullopt;
+    return st;
 }
 
 }   // namespace llmsim::app

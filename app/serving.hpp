@@ -30,6 +30,23 @@ struct ServingFit {
 };
 [[nodiscard]] ServingFit serving_fit(const Scenario& s);
 
+// The iteration llmsim prices at an operating point a run measured (docs/serving.md "At the measured
+// load"): Little's law puts λ·(E[o] − 1)·tpot sequences in their decode phase of each replica and λ·E[I]·tpot
+// prompt tokens in each of its iterations (λ the replica's served rate, o and I the output and input lengths
+// drawn, tpot the measured mean time per output token), each decoding sequence at the context it holds on
+// average over its steps, E[I] + E[o(o − 1)]/(2(E[o] − 1)). With one token per sequence per iteration, a
+// replica's iteration lasts the mean TPOT, so the two compare the iteration's cost at the real state, apart
+// from the queueing and scheduling that decide which state a rate reaches. nullopt where one replica's
+// iteration is not that state: static batching, speculation, disaggregated pools, request classes, pipeline
+// stages, expert parallelism, or rates and TPOTs that are not finite and positive.
+struct LoadState {
+    double decode_seqs = 0;      // per replica
+    double context_tokens = 0;   // mean context of a decoding sequence
+    double prefill_tokens = 0;   // prompt tokens per iteration
+    double iteration_s = 0;      // llmsim's iteration at that state
+};
+[[nodiscard]] std::optional<LoadState> iteration_at_load(const Scenario& s, double requests_per_s, double tpot_s);
+
 // The capacity search's bounds. Every probed stream spans at least `stream_s` of arrivals (MLPerf
 // loadgen's minimum run duration, 600 s) and kSteadySpans mean times in system, and at most
 // `max_requests` requests, so a command's work is bounded whatever the rate.

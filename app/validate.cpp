@@ -91,6 +91,18 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases,
                 }
                 r.quantities.push_back(e);
             }
+            // The iteration at the operating point the run measured (app/serving iteration_at_load), against the
+            // measured mean TPOT: the iteration's cost apart from the queueing that decides the state.
+            if (r.failure.empty() && !training && c.measured.count("tpot_s") && c.measured.count("requests_per_s")) {
+                if (const auto st = iteration_at_load(sc, c.measured.at("requests_per_s"), c.measured.at("tpot_s"))) {
+                    QuantityError e;
+                    e.quantity = "iteration_s_at_measured_load";
+                    e.predicted = st->iteration_s;
+                    e.measured = c.measured.at("tpot_s");
+                    e.error = e.predicted / e.measured - 1.0;
+                    r.quantities.push_back(e);
+                }
+            }
             if (capacity_measured && r.failure.empty()) {
                 QuantityError e;
                 e.quantity = "slo_capacity_qps";

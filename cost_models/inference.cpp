@@ -56,6 +56,7 @@ ExpertShare expert_share(double experts, double top_k, double tokens, int ep, do
                                          : uniform_routing_imbalance(ep, tokens * top_k);
     r.experts = ep <= 1 ? touched : std::max(1.0, touched / n);
     r.rows = group * top_k / n * r.imbalance / r.experts;
+    r.rows_stdev = routed_rows_stdev(r.rows, touched);
     return r;
 }
 
@@ -113,9 +114,10 @@ struct ServingLayer {
 
     // Weights at their storage precision (with group scales), read once per iteration; 16-bit
     // activations in and out.
-    double linear(double rows, double n, double k, double count) {
+    double linear(double rows, double n, double k, double count, double rows_stdev = 0.0) {
         GemmSpec g;
         g.m = rows;
+        g.m_stdev = rows_stdev;
         g.n = n;
         g.k = k;
         g.batch = count;
@@ -160,7 +162,7 @@ struct ServingLayer {
             if (op.kind == LayerOpKind::pass && op.pass == ElementwiseKind::moe_routing) routed_s += routing(M);
             if (op.kind != LayerOpKind::gemm) continue;
             if (op.experts > 0) {   // the busiest GPU's experts (all of them without expert parallelism)
-                routed_s += linear(experts.rows, op.n, op.k, experts.experts);
+                routed_s += linear(experts.rows, op.n, op.k, experts.experts, experts.rows_stdev);
                 continue;
             }
             switch (op.serving) {

@@ -126,9 +126,10 @@ private:
 // Expert parallelism: the busiest GPU's share of a MoE layer when each of the `ep` replicas of a group runs
 // `tokens` tokens, routed top_k of `experts` (docs/serving.md "Expert parallelism").
 struct ExpertShare {
-    double experts = 0;     // experts the GPU runs (its share of those the group's tokens touch; at least 1)
-    double rows = 0;        // token rows per expert on the busiest GPU
-    double imbalance = 1;   // its routed tokens over the mean
+    double experts = 0;      // experts the GPU runs (its share of those the group's tokens touch; at least 1)
+    double rows = 0;         // token rows per expert on the busiest GPU
+    double rows_stdev = 0;   // their spread over the experts touched (routed_rows_stdev)
+    double imbalance = 1;    // its routed tokens over the mean
 };
 // `stated_imbalance` > 0 is used as given; 0 takes uniform routing's spread: each GPU's routed tokens are
 // Binomial(ep·tokens·top_k, 1/ep), and the largest of ep of them lies near μ + σ·√(2 ln ep) (the normal

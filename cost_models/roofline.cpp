@@ -36,12 +36,12 @@ int ladder_tile(double extent, int lo, int hi) noexcept {
 }
 
 // One tile shape's efficiency with the best integer split-K.
-GemmShapeEfficiency tiled(double m, double n, double k, int tm, int tn, double sms, double k_half,
-                          double batch) noexcept {
+GemmShapeEfficiency tiled(double m, double n, double k, int tm, int tn, double sms, double k_half, double batch,
+                          double m_stdev) noexcept {
     GemmShapeEfficiency r;
     r.tile_m = tm;
     r.tile_n = tn;
-    const double rows = std::ceil(m / tm), cols = std::ceil(n / tn);
+    const double rows = expected_tiles(m, m_stdev, tm), cols = std::ceil(n / tn);
     r.tiles = batch * rows * cols;
     r.fill = m * n / (rows * tm * cols * tn);
     // Split-K only while the CTAs fit one wave (s ≤ SMs/tiles), each slice at least kGemmSplitMinK deep.
@@ -62,8 +62,23 @@ GemmShapeEfficiency tiled(double m, double n, double k, int tm, int tn, double s
 }
 }   // namespace
 
+double expected_tiles(double m, double m_stdev, double tile) noexcept {
+    if (!(m > 0) || !(tile > 0)) return 0.0;
+    // No spread, or counts too large for a tile to matter (and for whole-number steps in a double).
+    if (!(m_stdev > 0) || m / tile > 1e12) return std::ceil(m / tile);
+    // Tile boundaries more than 7σ below the mean are always crossed, those above never.
+    const double lo = std::max(1.0, std::floor((m - 7.0 * m_stdev) / tile));
+    const double hi = std::ceil((m + 7.0 * m_stdev) / tile);
+    // Spread over many tiles: the share of the last tile used is uniform, half a tile padded on average (the
+    // periodic remainder decays as exp(-2π²σ²/tile²), below 1e-30 once 14σ spans 64 tiles).
+    if (hi - lo > 64) return std::max(1.0, m / tile + 0.5);
+    double tiles = lo;   // the first tile and the lo − 1 boundaries below the window
+    for (double b = lo; b <= hi; b += 1) tiles += 0.5 * std::erfc((b * tile - m) / (m_stdev * std::sqrt(2.0)));
+    return tiles;
+}
+
 GemmShapeEfficiency gemm_shape_efficiency(double m, double n, double k, int tile_m, int tile_n, int sm_count,
-                                          double k_half, double batch) noexcept {
+                                          double k_half, double batch, double m_stdev) noexcept {
     if (m <= 0 || n <= 0 || k <= 0) return {};
     batch = std::max(1.0, batch);
     const double sms = std::max(1, sm_count);
@@ -72,12 +87,12 @@ GemmShapeEfficiency gemm_shape_efficiency(double m, double n, double k, int tile
         // Skinny GEMM (decode): the library swaps the operands so the m rows sit on the MMA's N side
         // (mma.sync n8; Hopper wgmma N = 8..256) in a tile of the power-of-two ladder, and tiles n with
         // the short tile side.
-        return tiled(m, n, k, ladder_tile(m, 8, long_side), effective_tile(n, short_side), sms, k_half, batch);
+        return tiled(m, n, k, ladder_tile(m, 8, long_side), effective_tile(n, short_side), sms, k_half, batch, m_stdev);
     }
     GemmShapeEfficiency best;
     double best_e = -1;
     for (const auto& [tm, tn] : {std::pair{tile_m, tile_n}, std::pair{tile_n, tile_m}}) {
-        const auto r = tiled(m, n, k, effective_tile(m, tm), effective_tile(n, tn), sms, k_half, batch);
+        const auto r = tiled(m, n, k, effective_tile(m, tm), effective_tile(n, tn), sms, k_half, batch, m_stdev);
         if (r.product() > best_e * (1 + 1e-12)) {
             best_e = r.product();
             best = r;
@@ -111,9 +126,11 @@ double gemm_k_half(const AcceleratorSpec& a, Precision p) noexcept {
     return gemm_k_half_at(a.efficiency.gemm_k_half, a.peak(p), a.peak(Precision::bf16), a.peak(Precision::fp16));
 }
 
-double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) noexcept {
+double gemm_efficiency(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch,
+                       double m_stdev) noexcept {
     const auto& e = a.efficiency;
-    const auto s = gemm_shape_efficiency(m, n, k, e.gemm_tile_m, e.gemm_tile_n, a.sm_count, gemm_k_half(a, p), batch);
+    const auto s =
+        gemm_shape_efficiency(m, n, k, e.gemm_tile_m, e.gemm_tile_n, a.sm_count, gemm_k_half(a, p), batch, m_stdev);
     return a.gemm_max(p) * s.product();
 }
 
@@ -133,7 +150,7 @@ KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g) noexcept {
     const double cb = g.c_bytes > 0 ? g.c_bytes : out_b;
     t.bytes = g.batch * (g.m * g.k * ab + g.k * g.n * bb + g.m * g.n * cb);
     const Precision p = a.peak(g.precision) > 0 ? g.precision : Precision::bf16;
-    const double eff = gemm_efficiency(a, p, g.m, g.n, g.k, g.batch);
+    const double eff = gemm_efficiency(a, p, g.m, g.n, g.k, g.batch, g.m_stdev);
     const double sustained = g.sustained ? a.efficiency.sustained_fraction : 1.0;
     t.compute_s = t.flops / (a.peak(p) * share_of_peak(std::max(eff, 1e-6), sustained));
     t.memory_s = t.bytes / (a.hbm_GBps * 1e9 * share_of_peak(a.efficiency.hbm_efficiency, sustained));
@@ -142,13 +159,15 @@ KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g) noexcept {
     return t;
 }
 
-KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch) noexcept {
+KernelTime gemm_time(const AcceleratorSpec& a, Precision p, double m, double n, double k, double batch,
+                     double m_stdev) noexcept {
     GemmSpec g;
     g.m = m;
     g.n = n;
     g.k = k;
     g.batch = batch;
     g.precision = p;
+    g.m_stdev = m_stdev;
     return gemm_time(a, g);
 }
 

@@ -91,11 +91,12 @@ struct Builder {
     // A frozen weight (LoRA's base model) needs no weight gradient; its input gradient still flows.
     // `recompute`: the share of the forward that backward runs again (0 or 1, or op-level selective
     // recompute's share of a fused GEMM group).
+    // `M_stdev`: the spread of M over the batch's members (a grouped GEMM's experts, gemm_shape_efficiency).
     void gemm(LayerCost& L, const std::string& name, double M, double N, double K, double batch, double recompute,
-              bool fused_fp8_input = true, bool adapter = false) {
+              bool fused_fp8_input = true, bool adapter = false, double M_stdev = 0.0) {
         const bool trainable = adapter || !lora;
-        const auto f = gemm_time(a, gp, M, N, K, batch);
-        const auto dgrad = gemm_time(a, gp, M, K, N, batch);
+        const auto f = gemm_time(a, gp, M, N, K, batch, M_stdev);
+        const auto dgrad = gemm_time(a, gp, M, K, N, batch, M_stdev);
         const auto wgrad = trainable ? gemm_time(a, gp, K, N, M, batch) : KernelTime{};
         OpTime op{name, "gemm", f.time_s, dgrad.time_s + wgrad.time_s, recompute * f.time_s, f.flops, f.bytes, true};
         L.fwd_compute_s += f.time_s;
@@ -281,9 +282,11 @@ struct Builder {
             // Routed experts: the rank's experts as one grouped GEMM over the tokens routed to them.
             const double experts_local = op.experts > 0 ? op.experts / p.ep : 1.0;
             const double rows = op.experts > 0 ? T * op.rows / experts_local : T;
+            const double rows_stdev = op.experts > 0 ? routed_rows_stdev(rows, op.experts) : 0.0;
             switch (op.kind) {
                 case LayerOpKind::gemm:
-                    gemm(L, op.name, rows, op.n, op.k, experts_local, redo.gemm(op.part), !op.fp8_input_cast);
+                    gemm(L, op.name, rows, op.n, op.k, experts_local, redo.gemm(op.part), !op.fp8_input_cast, false,
+                         rows_stdev);
                     break;
                 case LayerOpKind::pass:
                     mem(L, op.name, pass_bytes(op, rows * experts_local, e, eager), redo.passes);

@@ -350,3 +350,33 @@ TEST_CASE("an autoscaled fleet's load is against the replicas it held on average
     CHECK(e.utilisation == Approx(s.inference.qps / e.offline_qps));
     CHECK(e.utilisation > s.inference.qps / whole);
 }
+
+TEST_CASE("iteration at a measured load: Little's law's state, priced as one iteration", "[capacity][serving]") {
+    // Fixed lengths, 1000 in and 251 out, at 4 req/s per replica (2 replicas of tp 1 on 2 GPUs served 8 req/s)
+    // and a measured TPOT of 40 ms: 4·250·0.04 = 40 sequences decoding at 1000 + (251² − 251)/(2·250) = 1125.5
+    // tokens of context, and 4·1000·0.04 = 160 prompt tokens per iteration, from 0.16 prompts.
+    Json d = readme({{"input_len", 1000}, {"output_len", 251}, {"qps", 8.0}});
+    d["gpus"] = 2;
+    const Scenario s = parse_scenario(d);
+    const auto st = app::iteration_at_load(s, 8.0, 0.04);
+    REQUIRE(st);
+    CHECK(st->decode_seqs == Approx(40.0));
+    CHECK(st->context_tokens == Approx(1125.5));
+    CHECK(st->prefill_tokens == Approx(160.0));
+    IterationBatch b;
+    b.decode_seqs = 40;
+    b.decode_kv_tokens = 40 * 1125.5;
+    b.prefill_tokens = 160;
+    b.prefill_seqs = 1;   // at least the one prompt the tokens belong to
+    b.prefill_pairs = 160 * (1000.0 * 1000 + 1000) / 2000;
+    b.prefill_kv_tokens = 160;
+    CHECK(st->iteration_s == Approx(iteration_cost(s.serving_job(), b).time_s));
+    // Where one replica's iteration is not that state: no answer.
+    CHECK_FALSE(app::iteration_at_load(s, 0.0, 0.04));
+    CHECK_FALSE(app::iteration_at_load(s, 8.0, std::nan("")));
+    Json pp = d;
+    pp["parallel"] = {{"pp", 2}};
+    CHECK_FALSE(app::iteration_at_load(parse_scenario(pp), 8.0, 0.04));
+    Json one = readme({{"output_len", 1}});
+    CHECK_FALSE(app::iteration_at_load(parse_scenario(one), 8.0, 0.04));   // no decode phase
+}

@@ -133,6 +133,11 @@ struct Layer {
     [[nodiscard]] Routing routing() const noexcept;
 };
 
+// The spread of the rows each of `experts` gets when `rows` per expert is their mean: every routed row picks
+// one of them, so an expert's count is Binomial, σ² = rows·(1 − 1/experts) (uniform routing; real routers
+// skew more). The grouped GEMM pads each expert's rows to its tile (roofline expected_tiles).
+[[nodiscard]] double routed_rows_stdev(double rows, double experts) noexcept;
+
 [[nodiscard]] Layer describe_layer(const ModelSpec& m, const LayerShape& s);
 
 // The model's MoE layers differ from its dense layers (their MLP blocks are of different kinds): the one

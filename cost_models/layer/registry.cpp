@@ -2,6 +2,7 @@
 // To add an attention (or MLP) kind: write cost_models/layer/impl/NAME.cpp (declare it in
 // impl/impl.hpp) and add one entry to kAttentionKinds (kMlpKinds) below, before the kinds it refines.
 // Nothing else names a block kind.
+#include <cmath>
 #include <stdexcept>
 #include <string_view>
 
@@ -68,6 +69,10 @@ const AttentionShape& Layer::attention() const noexcept {
         if (op.kind == LayerOpKind::attention) return op.attn;
     static const AttentionShape none;
     return none;
+}
+
+double routed_rows_stdev(double rows, double experts) noexcept {
+    return rows > 0 && experts > 1 ? std::sqrt(rows * (1.0 - 1.0 / experts)) : 0.0;
 }
 
 bool Layer::routed() const noexcept { return routing().experts > 0; }
