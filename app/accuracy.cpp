@@ -158,11 +158,12 @@ std::optional<PublishedRange> step_time_range(const std::vector<Residual>& rs, c
     return std::nullopt;
 }
 
-IntervalCoverage step_time_interval_coverage(const std::vector<Residual>& rs,
-                                             const std::map<std::string, std::string>& source_of) {
+IntervalCoverage range_coverage(const std::vector<Residual>& rs, const std::map<std::string, std::string>& source_of,
+                                const std::string& quantity) {
+    const bool training = quantity == "step_time_s";
     IntervalCoverage c;
     for (const auto& r : rs) {
-        if (r.quantity != "step_time_s" || r.arrivals != "training") continue;
+        if (r.quantity != quantity || (r.arrivals == "training") != training) continue;
         const auto it = source_of.find(r.id);
         if (it == source_of.end()) continue;
         std::vector<Residual> others;
@@ -170,7 +171,8 @@ IntervalCoverage step_time_interval_coverage(const std::vector<Residual>& rs,
             const auto jt = source_of.find(o.id);
             if (jt == source_of.end() || jt->second != it->second) others.push_back(o);
         }
-        const auto range = step_time_range(others, r.engine, r.accelerator, 1.0);
+        const auto range = training ? step_time_range(others, r.engine, r.accelerator, 1.0)
+                                    : published_range(others, r.quantity, r.arrivals, r.engine, r.accelerator, 1.0);
         if (!range) continue;
         const double ratio = 1.0 / (1.0 + r.error);   // measured / predicted
         ++c.runs;
@@ -178,6 +180,22 @@ IntervalCoverage step_time_interval_coverage(const std::vector<Residual>& rs,
         if (ratio >= range->low_ratio && ratio <= range->high_ratio) ++c.inside;
     }
     return c;
+}
+
+std::map<std::string, IntervalCoverage> range_coverages(const ValidationReport& rep) {
+    std::map<std::string, std::string> source_of;
+    for (const auto& r : rep.cases)
+        if (r.c != nullptr) source_of[r.c->id] = source_key(r.c->source);
+    const auto rs = residuals(rep);
+    std::map<std::string, IntervalCoverage> out;
+    for (const char* q : {"step_time_s", "output_tokens_per_s_per_gpu", "slo_capacity_qps"})
+        if (const auto c = range_coverage(rs, source_of, q); c.runs > 0) out[q] = c;
+    return out;
+}
+
+IntervalCoverage step_time_interval_coverage(const std::vector<Residual>& rs,
+                                             const std::map<std::string, std::string>& source_of) {
+    return range_coverage(rs, source_of, "step_time_s");
 }
 
 }   // namespace llmsim::app

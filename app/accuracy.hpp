@@ -75,5 +75,14 @@ struct IntervalCoverage {
 };
 [[nodiscard]] IntervalCoverage step_time_interval_coverage(const std::vector<Residual>& rs,
                                                            const std::map<std::string, std::string>& source_of);
+// The same test for any quantity the ranges are given for: step_time_s (step_time_range), else a serving
+// quantity (published_range, of the run's own arrivals, engine and accelerator).
+[[nodiscard]] IntervalCoverage range_coverage(const std::vector<Residual>& rs,
+                                              const std::map<std::string, std::string>& source_of,
+                                              const std::string& quantity);
+// The ranges answers carry, tested on a validation report's own cases: range_coverage over its residuals,
+// sources by source_key, for each quantity that carries a range (step_time_s, output_tokens_per_s_per_gpu,
+// slo_capacity_qps) and has a case to test. `llmsim validate` prints them; its JSON is `range_coverage`.
+[[nodiscard]] std::map<std::string, IntervalCoverage> range_coverages(const ValidationReport& rep);
 
 }   // namespace llmsim::app

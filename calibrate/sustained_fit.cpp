@@ -5,6 +5,7 @@
 
 #include "cost_models/memory.hpp"
 #include "cost_models/step_time.hpp"
+#include "hardware_db/validation_case.hpp"
 
 namespace llmsim::calibrate {
 
@@ -21,16 +22,6 @@ double predict_with(const ValidationCase& c, double f) {
 double measured_step(const ValidationCase& c) { return c.measured.at("step_time_s"); }
 
 }   // namespace
-
-std::string source_key(std::string_view source) {
-    const auto first_space = source.find(' ');
-    const std::string_view first_word = source.substr(0, first_space);
-    if (first_word.find('/') != std::string_view::npos) return std::string(first_word);   // owner/repo
-    const auto end = std::min(source.find(','), source.find(" ("));
-    std::string_view key = source.substr(0, end);
-    while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
-    return std::string(key);
-}
 
 double fit_sustained_fraction(const std::vector<const ValidationCase*>& cases) {
     auto loss = [&](double f) {

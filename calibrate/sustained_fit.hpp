@@ -26,11 +26,6 @@ struct SustainedCase {
     double loso_fraction = 0, loso_error = 0;
 };
 
-// The source a case's `source` text names, as leave-one-source-out groups runs: a repository
-// ("NVIDIA/NeMo" of "NVIDIA/NeMo docs/... @commit ...") or a paper ("Narayanan et al. 2021" of
-// "Narayanan et al. 2021, Efficient ... (arXiv ...)").
-[[nodiscard]] std::string source_key(std::string_view source);
-
 struct SustainedFit {
     std::string accelerator;
     std::size_t cases = 0;

@@ -17,6 +17,7 @@
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
 #include "hardware_db/units.hpp"
+#include "hardware_db/validation_case.hpp"
 #include "report/validate.hpp"
 
 namespace llmsim::cli {
@@ -54,6 +55,11 @@ std::string report_text(const app::ValidationReport& rep) {
     }
     if (rep.training_cases)
         out += fmt::format("memory: {} of {} published training layouts fit\n", rep.training_fit, rep.training_cases);
+    for (const auto& [q, c] : app::range_coverages(rep))
+        out += wrap_text(fmt::format(
+            "how sure, tested: the {} ranges (estimate's 'how sure') built without each case's own source hold "
+            "{} of {} ({:.0f}%), where they state {:.0f}% on average",
+            q, c.inside, c.runs, 100 * c.share(), 100 * c.stated_level()));
     if (rep.failed) out += fmt::format("{} case(s) FAILED to produce a prediction\n", rep.failed);
     return out;
 }
@@ -125,7 +131,7 @@ int fit_sustained(const std::vector<ValidationCase>& cases, bool json) {
     // The step-time ranges estimate, search and plan report, built without each run's own source: how
     // often they hold it.
     std::map<std::string, std::string> source_of;
-    for (const auto& c : cases) source_of[c.id] = calibrate::source_key(c.source);
+    for (const auto& c : cases) source_of[c.id] = source_key(c.source);
     const auto cover = app::step_time_interval_coverage(app::builtin_residuals(), source_of);
     if (json) {
         print_json({{"accelerators", out},

@@ -1,5 +1,6 @@
 #include "hardware_db/validation.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -121,6 +122,16 @@ std::vector<ValidationCase> read_builtin_validation(const std::string& name, con
         }
     throw ConfigError(
         fmt::format("{}: not a built-in validation file: expected one of the files in validation/", name));
+}
+
+std::string source_key(std::string_view source) {
+    const auto first_space = source.find(' ');
+    const std::string_view first_word = source.substr(0, first_space);
+    if (first_word.find('/') != std::string_view::npos) return std::string(first_word);   // owner/repo
+    const auto end = std::min(source.find(','), source.find(" ("));
+    std::string_view key = source.substr(0, end);
+    while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
+    return std::string(key);
 }
 
 }   // namespace llmsim

@@ -10,6 +10,11 @@
 
 namespace llmsim {
 
+// The source a case's `source` text names, as leave-one-source-out groups runs: a repository
+// ("NVIDIA/NeMo" of "NVIDIA/NeMo docs/... @commit ...") or a paper ("Narayanan et al. 2021" of
+// "Narayanan et al. 2021, Efficient ... (arXiv ...)").
+[[nodiscard]] std::string source_key(std::string_view source);
+
 // The quantities a validation case may state as measured, per scenario kind (the keys sim/validate's
 // predicted_quantities returns), with the physical range a measurement of each lies in: times from a
 // microsecond to 10^9 s, rates from 10^-6 to 10^15 per second, utilisations and shares in (0, 1]. A

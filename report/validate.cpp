@@ -2,6 +2,7 @@
 
 #include <iterator>
 
+#include "app/accuracy.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/validation.hpp"
 
@@ -79,6 +80,9 @@ Json validation_json(const app::ValidationReport& rep) {
     Json by = Json::object();
     for (const auto& [q, s] : rep.all) by[q] = {{"all", stats_json(s)}, {"exact", stats_for(rep.exact, q)}};
     const std::string step = "step_time_s";
+    Json coverage = Json::object();
+    for (const auto& [q, c] : app::range_coverages(rep))
+        coverage[q] = {{"runs", c.runs}, {"inside", c.inside}, {"stated_level", c.stated_level()}};
     return {{"cases", cases},
             {"primary_quantity", rep.primary},
             {"all", stats_for(rep.all, rep.primary)},
@@ -88,7 +92,8 @@ Json validation_json(const app::ValidationReport& rep) {
              {{"all", stats_for(rep.closed_form_all, step)}, {"exact", stats_for(rep.closed_form_exact, step)}}},
             {"failed", rep.failed},
             {"training_layouts", rep.training_cases},
-            {"training_layouts_fit", rep.training_fit}};
+            {"training_layouts_fit", rep.training_fit},
+            {"range_coverage", coverage}};
 }
 
 }   // namespace llmsim::report

@@ -287,6 +287,34 @@ TEST_CASE("step time range coverage: each run against the range of the other sou
     CHECK(c.stated_level() == Approx((3 * 0.6 + 2 * 0.5) / 5));
 }
 
+TEST_CASE("range coverage: a serving quantity's ranges tested against the other sources' runs",
+          "[accuracy][capacity]") {
+    using app::Residual;
+    // Capacity runs of TensorRT-LLM on H100 from two sources (ratio measured/predicted = 1/(1 + error)):
+    // a1 1.0, a2 0.8, a3 1.25 (source a) and b1 0.909, b2 0.833, b3 1.111 (source b); an offline run and
+    // a training run of source c are other quantities.
+    const std::vector<Residual> rs = {
+        {"a1", "slo_capacity_qps", "tensorrt-llm", "h100-sxm", "poisson", 0.0},
+        {"a2", "slo_capacity_qps", "tensorrt-llm", "h100-sxm", "poisson", 0.25},
+        {"a3", "slo_capacity_qps", "tensorrt-llm", "h100-sxm", "poisson", -0.2},
+        {"b1", "slo_capacity_qps", "tensorrt-llm", "h100-sxm", "poisson", 0.1},
+        {"b2", "slo_capacity_qps", "tensorrt-llm", "h100-sxm", "poisson", 0.2},
+        {"b3", "slo_capacity_qps", "tensorrt-llm", "h100-sxm", "poisson", -0.1},
+        {"c1", "output_tokens_per_s_per_gpu", "tensorrt-llm", "h100-sxm", "offline", 0.0},
+        {"c2", "step_time_s", "unspecified", "h100-sxm", "training", 0.0},
+    };
+    const std::map<std::string, std::string> src = {{"a1", "a"}, {"a2", "a"}, {"a3", "a"}, {"b1", "b"},
+                                                    {"b2", "b"}, {"b3", "b"}, {"c1", "c"}, {"c2", "c"}};
+    // a's runs against b's range [0.833, 1.111]: a1 inside, a2 and a3 out; b's against a's [0.8, 1.25]: all
+    // three inside. Each range from three runs states 50%.
+    const auto c = app::range_coverage(rs, src, "slo_capacity_qps");
+    CHECK(c.runs == 6);
+    CHECK(c.inside == 4);
+    CHECK(c.stated_level() == Approx(0.5));
+    // One offline run, no other source's: no range to test.
+    CHECK(app::range_coverage(rs, src, "output_tokens_per_s_per_gpu").runs == 0);
+}
+
 TEST_CASE("step time range: the residuals compiled in are validation/training.json's 44 runs", "[accuracy][training]") {
     const auto& rs = app::builtin_residuals();
     int training = 0;
