@@ -162,15 +162,18 @@ IntervalCoverage range_coverage(const std::vector<Residual>& rs, const std::map<
                                 const std::string& quantity) {
     const bool training = quantity == "step_time_s";
     IntervalCoverage c;
+    std::map<std::string, std::vector<Residual>> others_of;   // a source's "other sources' runs", built once
     for (const auto& r : rs) {
         if (r.quantity != quantity || (r.arrivals == "training") != training) continue;
         const auto it = source_of.find(r.id);
         if (it == source_of.end()) continue;
-        std::vector<Residual> others;
-        for (const auto& o : rs) {
-            const auto jt = source_of.find(o.id);
-            if (jt == source_of.end() || jt->second != it->second) others.push_back(o);
-        }
+        auto [slot, fresh] = others_of.try_emplace(it->second);
+        if (fresh)
+            for (const auto& o : rs) {
+                const auto jt = source_of.find(o.id);
+                if (jt == source_of.end() || jt->second != it->second) slot->second.push_back(o);
+            }
+        const auto& others = slot->second;
         const auto range = training ? step_time_range(others, r.engine, r.accelerator, 1.0)
                                     : published_range(others, r.quantity, r.arrivals, r.engine, r.accelerator, 1.0);
         if (!range) continue;
