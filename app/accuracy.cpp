@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hardware_db/embedded.hpp"
+#include "hardware_db/validation_case.hpp"
 
 namespace llmsim::app {
 
@@ -27,7 +28,7 @@ std::vector<Residual> serving_residuals(const ValidationReport& rep) {
             if (!serving_quantities().count(q.quantity) || !std::isfinite(q.error)) continue;
             const char* arrivals = !s.inference.continuous() ? "static" : s.inference.qps > 0 ? "poisson" : "offline";
             out.push_back({c.c->id, q.quantity, to_string(s.inference.engine.kind), s.system.gpu.name, arrivals,
-                           std::round(q.error * 1e4) / 1e4});
+                           std::round(q.error * 1e4) / 1e4, source_key(c.c->source)});
         }
     }
     return out;
@@ -41,7 +42,7 @@ std::vector<Residual> training_residuals(const ValidationReport& rep) {
         for (const auto& q : c.quantities) {
             if (q.quantity != "step_time_s" || !std::isfinite(q.error)) continue;
             out.push_back({c.c->id, q.quantity, to_string(s.parallel.framework), s.system.gpu.name, "training",
-                           std::round(q.error * 1e4) / 1e4});
+                           std::round(q.error * 1e4) / 1e4, source_key(c.c->source)});
         }
     }
     return out;
@@ -66,7 +67,8 @@ std::string residuals_json_text(const std::vector<Residual>& rs) {
         const auto& r = rs[i];
         const nlohmann::ordered_json row = {
             {"id", r.id},         {"quantity", r.quantity},       {"arrivals", r.arrivals},
-            {"engine", r.engine}, {"accelerator", r.accelerator}, {"error", r.error}};
+            {"engine", r.engine}, {"accelerator", r.accelerator}, {"error", r.error},
+            {"source", r.source}};
         out.append(" ");
         out.append(row.dump());
         out.append(i + 1 < rs.size() ? ",\n" : "\n");
@@ -83,7 +85,8 @@ const std::vector<Residual>& builtin_residuals() {
             for (const auto& r : j.at("residuals"))
                 out.push_back({r.at("id").get<std::string>(), r.at("quantity").get<std::string>(),
                                r.at("engine").get<std::string>(), r.at("accelerator").get<std::string>(),
-                               r.at("arrivals").get<std::string>(), r.at("error").get<double>()});
+                               r.at("arrivals").get<std::string>(), r.at("error").get<double>(),
+                               r.value("source", std::string())});
         }
         return out;
     }();
@@ -93,6 +96,8 @@ const std::vector<Residual>& builtin_residuals() {
 double range_level(int runs) noexcept { return runs > 0 ? static_cast<double>(runs - 1) / (runs + 1) : 0.0; }
 
 namespace {
+
+int source_count(const std::vector<const Residual*>& use);
 
 // min and max of measured / predicted over `use`, times `predicted`; `what` names the runs.
 PublishedRange range_of(const std::vector<const Residual*>& use, double predicted, const std::string& what) {
@@ -109,14 +114,45 @@ PublishedRange range_of(const std::vector<const Residual*>& use, double predicte
     p.low = predicted * p.low_ratio;
     p.high = predicted * p.high_ratio;
     p.runs = static_cast<int>(use.size());
+    p.sources = source_count(use);
     p.level = range_level(p.runs);
     std::string names;
     for (const auto& g : gpus) {
         if (!names.empty()) names.append(", ");
         names.append(g);
     }
-    p.basis = fmt::format("{} published run{} {} on {}", p.runs, p.runs == 1 ? "" : "s", what, names);
+    p.basis = fmt::format("{} published run{} ({} source{}) {} on {}", p.runs, p.runs == 1 ? "" : "s", p.sources,
+                          p.sources == 1 ? "" : "s", what, names);
     return p;
+}
+
+int source_count(const std::vector<const Residual*>& use) {
+    std::set<std::string> sources;
+    for (const auto* r : use) sources.insert(r->source.empty() ? "run " + r->id : r->source);
+    return static_cast<int>(sources.size());
+}
+
+struct Candidate {
+    const std::vector<const Residual*>* runs;
+    std::string what;
+};
+
+// The first candidate, narrowest first, with kMinRangeRuns runs from kMinRangeSources sources; where none
+// has that many sources, the one of at least kMinRangeRuns runs with the most (the widest of equals).
+std::optional<PublishedRange> first_range(const std::vector<Candidate>& candidates, double predicted) {
+    const Candidate* best = nullptr;
+    int best_sources = 0;
+    for (const auto& c : candidates) {
+        if (static_cast<int>(c.runs->size()) < kMinRangeRuns) continue;
+        const int n = source_count(*c.runs);
+        if (n >= kMinRangeSources) return range_of(*c.runs, predicted, c.what);
+        if (n >= best_sources) {
+            best = &c;
+            best_sources = n;
+        }
+    }
+    if (best == nullptr) return std::nullopt;
+    return range_of(*best->runs, predicted, best->what);
 }
 
 }   // namespace
@@ -124,15 +160,14 @@ PublishedRange range_of(const std::vector<const Residual*>& use, double predicte
 std::optional<PublishedRange> published_range(const std::vector<Residual>& rs, const std::string& quantity,
                                               const std::string& arrivals, const std::string& engine,
                                               const std::string& accelerator, double predicted) {
+    if (!(predicted > 0)) return std::nullopt;
     std::vector<const Residual*> same_engine, same_gpu;
     for (const auto& r : rs) {
         if (r.quantity != quantity || r.arrivals != arrivals || r.engine != engine) continue;
         same_engine.push_back(&r);
         if (r.accelerator == accelerator) same_gpu.push_back(&r);
     }
-    const auto& use = static_cast<int>(same_gpu.size()) >= kMinRangeRuns ? same_gpu : same_engine;
-    if (static_cast<int>(use.size()) < kMinRangeRuns || !(predicted > 0)) return std::nullopt;
-    return range_of(use, predicted, "of " + engine);
+    return first_range({{&same_gpu, "of " + engine}, {&same_engine, "of " + engine}}, predicted);
 }
 
 std::optional<PublishedRange> step_time_range(const std::vector<Residual>& rs, const std::string& framework,
@@ -148,14 +183,13 @@ std::optional<PublishedRange> step_time_range(const std::vector<Residual>& rs, c
         if (r.engine == framework) both.push_back(&r);
     }
     const std::string with = framework == "unspecified" ? std::string() : " with " + framework;
-    if (static_cast<int>(both.size()) >= kMinRangeRuns) return range_of(both, predicted_s, "of training" + with);
-    if (static_cast<int>(gpu.size()) >= kMinRangeRuns) return range_of(gpu, predicted_s, "of training");
-    // A chip with too few runs: the runs of its framework on other chips (a run on a TPU is not given the
-    // DeepSpeed ZeRO-3 runs' 1.5-4x), else every run.
-    if (static_cast<int>(same_framework.size()) >= kMinRangeRuns)
-        return range_of(same_framework, predicted_s, "of training" + with);
-    if (static_cast<int>(all.size()) >= kMinRangeRuns) return range_of(all, predicted_s, "of training");
-    return std::nullopt;
+    // A chip with too few runs takes the runs of its framework on other chips before every run (a run on a TPU
+    // is not given the DeepSpeed ZeRO-3 runs' 1.5-4x).
+    return first_range({{&both, "of training" + with},
+                        {&gpu, "of training"},
+                        {&same_framework, "of training" + with},
+                        {&all, "of training"}},
+                       predicted_s);
 }
 
 IntervalCoverage range_coverage(const std::vector<Residual>& rs, const std::map<std::string, std::string>& source_of,

@@ -22,6 +22,7 @@ struct Residual {
     std::string accelerator;
     std::string arrivals;   // "offline" (every request at t = 0), "poisson", "static", or "training"
     double error = 0;       // predicted / measured − 1
+    std::string source;     // the publication it is from (source_key of the case's source); empty: its own
 };
 
 // The serving residuals of a validation report (every serving quantity of every case), rounded to 1e-4.
@@ -39,6 +40,11 @@ struct Residual {
 // others, if it is exchangeable with them: (runs − 1) / (runs + 1). Among runs + 1 exchangeable values each
 // is equally likely to be the smallest or the largest (Wilks 1941's tolerance limits; the split-conformal
 // interval of Lei et al. 2018 at its widest), so the min–max range of 3 runs is a 50% range, of 19 a 90% one.
+// Runs of one publication share its setup and so much of its error: they are not exchangeable with another
+// publication's, and a range's runs hold a new source's run less often than they state (validate's "how
+// sure, tested"). A range therefore also says how many sources its runs come from; the lower bound of its
+// level when only sources are exchangeable is range_level(sources) (one run drawn from each of m sources and
+// one from the new run's are m + 1 exchangeable values, and their min–max lies inside the min–max of all).
 [[nodiscard]] double range_level(int runs) noexcept;
 
 // What the published runs most like a deployment measured, as a multiple of llmsim's prediction.
@@ -46,19 +52,27 @@ struct PublishedRange {
     double low = 0, high = 0;   // the prediction times min and max of measured / predicted
     double low_ratio = 0, high_ratio = 0;
     int runs = 0;
+    int sources = 0;     // the publications the runs come from (a run without a source counts as its own)
     double level = 0;    // range_level(runs): the stated chance that a run like these falls inside
     std::string basis;   // "8 MLPerf runs of tensorrt-llm on b200, h100-sxm, h200-sxm"
 };
 inline constexpr int kMinRangeRuns = 3;
+// A range of one or two publications' runs holds a third's run far less often than its runs state (one
+// setup, one error; validate's "how sure, tested": 28 of 44 training runs against 82% stated, with ranges
+// of one source's runs the most often missed), so a range takes its runs from kMinRangeSources sources where
+// the residuals have them.
+inline constexpr int kMinRangeSources = 3;
 // The runs of the same quantity, arrivals and engine; of them, those on the same accelerator when there are at
-// least kMinRangeRuns, else all of the engine's; none below kMinRangeRuns.
+// least kMinRangeRuns from kMinRangeSources sources, else all of the engine's (first_range in accuracy.cpp: where
+// no set has that many sources, the widest with the most); none below kMinRangeRuns.
 [[nodiscard]] std::optional<PublishedRange> published_range(const std::vector<Residual>& rs,
                                                             const std::string& quantity, const std::string& arrivals,
                                                             const std::string& engine, const std::string& accelerator,
                                                             double predicted);
 // A training step time's range: the runs on the same accelerator with the same framework when there are at
-// least kMinRangeRuns, else those on the same accelerator, else those of the same framework on any, else
-// every training run; none below kMinRangeRuns.
+// least kMinRangeRuns from kMinRangeSources sources, else those on the same accelerator, else those of the same
+// framework on any, else every training run (where none has that many sources, the widest with the most); none
+// below kMinRangeRuns.
 [[nodiscard]] std::optional<PublishedRange> step_time_range(const std::vector<Residual>& rs,
                                                             const std::string& framework,
                                                             const std::string& accelerator, double predicted_s);
@@ -68,7 +82,7 @@ inline constexpr int kMinRangeRuns = 3;
 // whose measured / predicted ratio lies inside step_time_range of the other sources' runs.
 struct IntervalCoverage {
     int runs = 0, inside = 0;
-    double level_sum = 0;   // the ranges' stated levels (range_level), summed over the runs tested
+    double level_sum = 0;   // the ranges' stated levels (PublishedRange::level), summed over the runs tested
     [[nodiscard]] double share() const { return runs > 0 ? static_cast<double>(inside) / runs : 0.0; }
     // What the ranges claimed on average: share() should come close to it when the runs are exchangeable.
     [[nodiscard]] double stated_level() const { return runs > 0 ? level_sum / runs : 0.0; }

@@ -20,8 +20,8 @@ Json economics_json(const app::ServingEconomics& x) {
 }
 
 Json published_range_json(const app::PublishedRange& r) {
-    return {{"low", r.low},   {"high", r.high},   {"low_ratio", r.low_ratio}, {"high_ratio", r.high_ratio},
-            {"runs", r.runs}, {"level", r.level}, {"basis", r.basis}};
+    return {{"low", r.low},   {"high", r.high},       {"low_ratio", r.low_ratio}, {"high_ratio", r.high_ratio},
+            {"runs", r.runs}, {"sources", r.sources}, {"level", r.level},         {"basis", r.basis}};
 }
 
 namespace {
