@@ -358,10 +358,7 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
     if (in.qps_max) {
         e.capacity = slo_capacity(s, o.capacity);
         const auto& c = *e.capacity;
-        if (c.qps <= 0) {
-            e.notes.push_back("no capacity: " + c.why_none);
-            return e;
-        }
+        if (c.qps <= 0) return e;   // the reason is the capacity's why_none (text: "capacity 0: ...")
         e.scenario = at_rate(s, c.qps, c.requests);
         e.continuous = sim::simulate_serving(e.scenario.serving_job(), so);
         e.capacity->published = capacity_range(s, c.qps);

@@ -96,6 +96,12 @@ TEST_CASE(
     const auto tight = app::slo_capacity(parse_scenario(readme({{"qps", "max"}, {"slo", {{"ttft_p99_s", 1e-4}}}})));
     CHECK(tight.qps == 0);
     CHECK_THAT(tight.why_none, Catch::Contains("no rate meets the SLO") && Catch::Contains("TTFT p99"));
+    // The evaluation says it once, as the capacity's reason, not again as a note.
+    const auto te = app::evaluate_serving(parse_scenario(readme({{"qps", "max"}, {"slo", {{"ttft_p99_s", 1e-4}}}})));
+    REQUIRE(te.capacity);
+    CHECK(te.capacity->qps == 0);
+    CHECK_THAT(te.capacity->why_none, Catch::Contains("no rate meets the SLO"));
+    for (const auto& n : te.notes) CHECK_THAT(n, !Catch::Contains("no rate meets the SLO"));
     // 70B in bf16 on one H100: the weights alone do not fit.
     Json big = readme({{"qps", "max"}, {"weight_precision", "bf16"}, {"kv_precision", "bf16"}});
     big["model"] = "llama-3.1-70b";
