@@ -97,7 +97,12 @@ double range_level(int runs) noexcept { return runs > 0 ? static_cast<double>(ru
 
 namespace {
 
-int source_count(const std::vector<const Residual*>& use);
+// The publications `use` comes from; a run without a source counts as its own.
+int source_count(const std::vector<const Residual*>& use) {
+    std::set<std::string> sources;
+    for (const auto* r : use) sources.insert(r->source.empty() ? "run " + r->id : r->source);
+    return static_cast<int>(sources.size());
+}
 
 // min and max of measured / predicted over `use`, times `predicted`; `what` names the runs.
 PublishedRange range_of(const std::vector<const Residual*>& use, double predicted, const std::string& what) {
@@ -124,12 +129,6 @@ PublishedRange range_of(const std::vector<const Residual*>& use, double predicte
     p.basis = fmt::format("{} published run{} ({} source{}) {} on {}", p.runs, p.runs == 1 ? "" : "s", p.sources,
                           p.sources == 1 ? "" : "s", what, names);
     return p;
-}
-
-int source_count(const std::vector<const Residual*>& use) {
-    std::set<std::string> sources;
-    for (const auto* r : use) sources.insert(r->source.empty() ? "run " + r->id : r->source);
-    return static_cast<int>(sources.size());
 }
 
 struct Candidate {

@@ -54,7 +54,7 @@ struct PublishedRange {
     int runs = 0;
     int sources = 0;     // the publications the runs come from (a run without a source counts as its own)
     double level = 0;    // range_level(runs): the stated chance that a run like these falls inside
-    std::string basis;   // "8 MLPerf runs of tensorrt-llm on b200, h100-sxm, h200-sxm"
+    std::string basis;   // "8 published runs (2 sources) of tensorrt-llm on b200, h100-sxm, h200-sxm"
 };
 inline constexpr int kMinRangeRuns = 3;
 // A range of one or two publications' runs holds a third's run far less often than its runs state (one
