@@ -136,8 +136,7 @@ int fit_sustained(const std::vector<ValidationCase>& cases, bool json) {
     if (json) {
         print_json({{"accelerators", out},
                     {"sources", sources},
-                    {"step_time_interval_coverage",
-                     {{"runs", cover.runs}, {"inside", cover.inside}, {"stated_level", cover.stated_level()}}}});
+                    {"step_time_interval_coverage", report::coverage_json(cover)}});
     } else {
         std::cout << t.str()
                   << wrap_text(

@@ -2,7 +2,6 @@
 
 #include <iterator>
 
-#include "app/accuracy.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/validation.hpp"
 
@@ -49,6 +48,10 @@ std::vector<ValidationCase> read_validation_cases(const std::vector<std::string>
     return all;
 }
 
+Json coverage_json(const app::IntervalCoverage& c) {
+    return {{"runs", c.runs}, {"inside", c.inside}, {"stated_level", c.stated_level()}};
+}
+
 Json validation_json(const app::ValidationReport& rep) {
     Json cases = Json::array();
     for (const auto& r : rep.cases) {
@@ -81,8 +84,7 @@ Json validation_json(const app::ValidationReport& rep) {
     for (const auto& [q, s] : rep.all) by[q] = {{"all", stats_json(s)}, {"exact", stats_for(rep.exact, q)}};
     const std::string step = "step_time_s";
     Json coverage = Json::object();
-    for (const auto& [q, c] : app::range_coverages(rep))
-        coverage[q] = {{"runs", c.runs}, {"inside", c.inside}, {"stated_level", c.stated_level()}};
+    for (const auto& [q, c] : app::range_coverages(rep)) coverage[q] = coverage_json(c);
     return {{"cases", cases},
             {"primary_quantity", rep.primary},
             {"all", stats_for(rep.all, rep.primary)},

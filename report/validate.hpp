@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/accuracy.hpp"
 #include "app/validate.hpp"
 #include "hardware_db/json_reader.hpp"
 #include "hardware_db/validation_case.hpp"
@@ -18,5 +19,9 @@ namespace llmsim::report {
 std::vector<ValidationCase> read_validation_cases(const std::vector<std::string>& files);
 
 Json validation_json(const app::ValidationReport& rep);
+
+// How often "how sure" ranges held the runs they were tested on: runs, inside, stated_level (validate's
+// `range_coverage`, --fit-sustained's `step_time_interval_coverage`).
+Json coverage_json(const app::IntervalCoverage& c);
 
 }   // namespace llmsim::report
