@@ -204,10 +204,13 @@ LengthDist read_length(KeyReader& r, const std::string& key, double dflt) {
     d.min = o.num_key_or("min", 1.0);
     d.max = o.num_key_or("max", o.spec("max").max);
     // A uniform length given by its bounds alone: uniform on [min, max], its mean their midpoint and its
-    // stdev (max − min)/√12 (the contract); with a stdev, the uniform of that spread about the mean,
-    // restricted to [min, max] like every family.
-    const bool by_bounds = d.kind == LengthDist::Kind::uniform && !o.has("stdev") && o.has("min") && o.has("max");
-    if (by_bounds && !o.has("mean")) {
+    // stdev (max − min)/√12 (the contract: "needs only min and max ... stdev optional"); with a stdev, the
+    // uniform of that spread about the mean (the midpoint unless given), restricted to [min, max] like every
+    // family.
+    const bool bounded_uniform = d.kind == LengthDist::Kind::uniform && o.has("min") && o.has("max");
+    const bool by_bounds = bounded_uniform && !o.has("stdev");
+    const std::size_t problems_before = r.problems().lines.size();
+    if (bounded_uniform && !o.has("mean")) {
         d.mean = 0.5 * (d.min + d.max);
     } else {
         d.mean = o.required_num_key("mean");
@@ -217,6 +220,7 @@ LengthDist read_length(KeyReader& r, const std::string& key, double dflt) {
                                          "(or a stdev)",
                                          0.5 * (d.min + d.max)));
     }
+    const bool mean_read = r.problems().lines.size() == problems_before;   // (a missing or bad mean is said once)
     d.stdev = by_bounds ? (d.max - d.min) / std::sqrt(12.0) : o.num_key_or("stdev", 0.0);
     o.finish();
     const bool spread = d.kind != LengthDist::Kind::fixed && d.kind != LengthDist::Kind::exponential;
@@ -224,7 +228,7 @@ LengthDist read_length(KeyReader& r, const std::string& key, double dflt) {
         r.problems().add(at + "/max", Json(d.max), fmt::format(">= min ({})", d.min));
     } else if (by_bounds && d.max == d.min) {
         r.problems().add(at + "/max", Json(d.max), fmt::format("> min ({}) for a uniform length", d.min));
-    } else if (d.mean < d.min || d.mean > d.max) {
+    } else if (mean_read && (d.mean < d.min || d.mean > d.max)) {
         // The lengths are drawn within [min, max] with this mean (sim/length_dist.hpp).
         r.problems().add(at + "/mean", Json(d.mean), fmt::format("within [min, max] = [{}, {}]", d.min, d.max));
     }

@@ -511,8 +511,21 @@ TEST_CASE("a uniform length given by its bounds: mean their midpoint, stdev (max
               .inference.input_dist.stdev == Approx(200.0 / std::sqrt(12.0)));
     CHECK_THROWS_WITH(serving("llama-3-8b", 1, 1, in({{"dist", "uniform"}, {"mean", 150}, {"min", 100}, {"max", 300}})),
                       Catch::Contains("/inference/input_len/mean") && Catch::Contains("midpoint"));
-    CHECK_THROWS_WITH(serving("llama-3-8b", 1, 1, in({{"dist", "uniform"}, {"min", 100}})),
-                      Catch::Contains("/inference/input_len/mean"));
+    // The contract's stdev is optional: given with the bounds and no mean, the mean is still their midpoint
+    // and the stdev the one given (a uniform of that spread, restricted to the bounds).
+    const auto with_stdev =
+        serving("llama-3-8b", 1, 1, in({{"dist", "uniform"}, {"min", 100}, {"max", 300}, {"stdev", 20}}));
+    CHECK(with_stdev.inference.input_dist.mean == 200.0);
+    CHECK(with_stdev.inference.input_dist.stdev == 20.0);
+    // No max: the mean is required, and said missing once (not again as the default's range).
+    try {
+        (void)serving("llama-3-8b", 1, 1, in({{"dist", "uniform"}, {"min", 100}}));
+        FAIL("a uniform length with only a min was accepted");
+    } catch (const ConfigError& e) {
+        int mean_lines = 0;
+        for (const auto& l : e.problems()) mean_lines += l.find("/inference/input_len/mean") != std::string::npos;
+        CHECK(mean_lines == 1);
+    }
     CHECK_THROWS_WITH(serving("llama-3-8b", 1, 1, in({{"dist", "uniform"}, {"min", 300}, {"max", 300}})),
                       Catch::Contains("/inference/input_len/max"));
 }
