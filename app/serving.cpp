@@ -201,7 +201,7 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
             "(qps \"max\") must meet");
     SloCapacity c;
     const int replicas = s.serving_job().replicas();
-    sim::ServingOptions one;
+    sim::ServingOptions one, all;
     one.sample_replica = 0;
     // The offline throughput bounds every rate that keeps up.
     {
@@ -228,10 +228,9 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
         sim::ServingResult r;
     };
     std::string refused;   // a probe's stream drew a request the KV cache cannot hold
-    auto run = [&](double qps, std::int64_t n, const sim::ServingOptions& so) {
-        const Scenario sc = at_rate(s, qps, n);
+    auto run = [&](const Scenario& sc, const sim::ServingOptions& so) {
         Probe p;
-        p.requests = n;
+        p.requests = sc.inference.requests;
         if (const auto why = longest_fits(sc, sc.inference); !why.empty()) {
             refused = why;
             return p;
@@ -241,16 +240,25 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
         p.meets = p.r.slo_met;
         return p;
     };
-    // A probe: one replica's share of a stream spanning stream_s, lengthened once when its mean time
-    // in system is too long for that span to be steady.
+    // A rate judged on one sampled replica's share of a stream spanning span_s (a probe), or on the whole
+    // deployment: a fleet whose stream would pass max_requests is judged as fewer of its replicas at the
+    // same rate each (sim::sampled_probe_scenario), even whole, as its capped stream would give each
+    // replica too few requests to miss.
+    auto judged = [&](double qps, double span_s, bool whole) {
+        const Scenario full = at_rate(s, qps, stream_requests(in, qps, span_s, o.max_requests));
+        const Scenario fewer = sim::sampled_probe_scenario(full, span_s, o.max_requests);
+        if (whole && fewer.parallel.dp == full.parallel.dp) return run(full, all);
+        sim::ServingOptions so = one;
+        so.fleet_replicas = replicas;
+        return run(fewer, so);
+    };
+    auto probe_run = [&](double qps, double span_s) { return judged(qps, span_s, false); };
     auto probe = [&](double qps) {
-        std::int64_t n = stream_requests(in, qps, o.stream_s, o.max_requests);
-        Probe p = run(qps, n, one);
+        Probe p = probe_run(qps, o.stream_s);
         // (A stream past capacity is not lengthened: its time in system grows with it.)
         const auto& d = p.r.steadiness;
-        if (refused.empty() && !d.long_enough && d.keeps_up && n < o.max_requests) {
-            n = stream_requests(in, qps, 1.25 * sim::kSteadySpans * d.warmup_s, o.max_requests);
-            p = run(qps, n, one);
+        if (refused.empty() && !d.long_enough && d.keeps_up && p.requests < o.max_requests) {
+            p = probe_run(qps, 1.25 * sim::kSteadySpans * d.warmup_s);
         }
         if (refused.empty() && !p.r.steadiness.long_enough && p.r.steadiness.keeps_up && p.meets)
             c.stream_capped = true;
@@ -284,11 +292,10 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
             hi = mid;
     }
     // The answer on the whole deployment: it must meet (stepped down while the replicas' mix misses).
-    sim::ServingOptions all;
-    Probe at = run(lo, stream_requests(in, lo, o.stream_s, o.max_requests), all);
+    Probe at = judged(lo, o.stream_s, true);
     for (int i = 0; i < 8 && !at.meets && refused.empty(); ++i) {
         lo *= 1.0 - 2.0 * o.tolerance;
-        at = run(lo, stream_requests(in, lo, o.stream_s, o.max_requests), all);
+        at = judged(lo, o.stream_s, true);
     }
     // A rate profile's answer judged on part of its period could miss a later peak: refused, not answered.
     if (refused.empty() && in.rate_profile.enabled() && !at.r.steadiness.covers_period)
@@ -300,9 +307,9 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
         return c;
     }
     c.qps = lo;
-    c.requests = at.requests;
+    c.requests = stream_requests(in, lo, o.stream_s, o.max_requests);   // the whole deployment's stream
     c.above_qps = 1.05 * lo;
-    const Probe up = run(c.above_qps, stream_requests(in, c.above_qps, o.stream_s, o.max_requests), all);
+    const Probe up = judged(c.above_qps, o.stream_s, true);
     c.above_requests = up.requests;
     c.above = up.r;
     c.above_misses = refused.empty() ? slo_misses(in, up.r) : "does not fit: " + refused;

@@ -1271,7 +1271,9 @@ ServingResult simulate_serving(const ServingJob& job, const ServingOptions& opt)
     // Measures over requests (the simulated replica's when one was sampled).
     const std::size_t first = sampled >= 0 ? static_cast<std::size_t>(sampled) : 0;
     const std::size_t stride = sampled >= 0 ? static_cast<std::size_t>(replicas) : 1;
-    const double scale = sampled >= 0 ? replicas : 1.0;   // a sampled replica's rates to the deployment's
+    const double scale = sampled < 0              ? 1.0
+                         : opt.fleet_replicas > 0 ? opt.fleet_replicas
+                                                  : replicas;   // to the deployment's
     const RequestMeasures m = request_measures(reqs, st, first, stride, res);
     res.classes = class_results(in, reqs, st, first, stride);
     const double simulated = static_cast<double>(res.requests);
@@ -1516,9 +1518,14 @@ struct GroupOutcome {
 ServingResult simulate_candidate(const Scenario& base, const CapacityCandidate& c, bool whole) {
     Scenario sc = capacity_scenario(base, c);
     sc.inference.requests = capacity_stream_requests(base.inference);
+    const Scenario probe = sampled_probe_scenario(sc, kCapacityStreamS, kCapacityMaxRequests);
     ServingOptions o;
-    if (!whole) o.sample_replica = 0;
-    return simulate_serving(sc.serving_job(), o);
+    // A fleet whose stream passes the cap is judged as its probes were, even `whole`: the whole deployment's
+    // capped stream gives each replica too few requests to miss.
+    if (whole && probe.parallel.dp == sc.parallel.dp) return simulate_serving(sc.serving_job(), o);
+    o.sample_replica = 0;
+    o.fleet_replicas = c.replicas;
+    return simulate_serving(probe.serving_job(), o);
 }
 
 // The fewest replicas of `c` (its layout and variant) from `lo` to `hi` meeting the SLO at base's qps, judged
@@ -1628,6 +1635,25 @@ void refuse_uncovered_profile(const InferenceConfig& in, double qps, std::int64_
 
 double judged_span_s(const InferenceConfig& in, double span_s) {
     return in.rate_profile.enabled() ? std::max(span_s, in.rate_profile.period_s) : span_s;
+}
+
+Scenario sampled_probe_scenario(const Scenario& s, double span_s, std::int64_t max_requests) {
+    const auto& in = s.inference;
+    const int replicas = s.parallel.dp * s.parallel.cp;
+    const double want = std::ceil(in.qps * judged_span_s(in, span_s) * arrival_dispersion(in));
+    const double cap = static_cast<double>(max_requests);
+    const bool independent = !router(in.router).uses_load && !in.autoscale.enabled() && !in.disaggregation.enabled() &&
+                             !in.rate_profile.enabled() && !in.arrivals && s.parallel.cp == 1;
+    if (!independent || replicas <= 1 || !(in.qps > 0) || !(want > cap)) return s;
+    const int fewer = std::max(1, static_cast<int>(std::floor(replicas * cap / want)));
+    const double share = static_cast<double>(fewer) / replicas;
+    Scenario r = s;
+    r.parallel.dp = fewer;
+    r.gpus = r.parallel.world();
+    r.inference.qps = in.qps * share;
+    r.inference.requests = static_cast<std::int64_t>(
+        std::min(std::max(static_cast<double>(in.requests) * share, std::ceil(want * share)), cap));
+    return r;
 }
 
 std::int64_t capacity_stream_requests(const InferenceConfig& in) {

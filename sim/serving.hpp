@@ -167,6 +167,9 @@ struct ServingOptions {
     // only: a router that reads the replicas' load simulates every replica (sampled_replica is then -1), as
     // does a disaggregated deployment (its pools meet through the transfers).
     int sample_replica = -1;
+    // The fleet a sampled replica's rates are scaled to (0: the job's replicas): a fleet probed as fewer of
+    // its replicas at the same rate each (sampled_probe_scenario) reports the whole fleet's rates.
+    int fleet_replicas = 0;
     // Runs of decode-only iterations (every running sequence one token, none finishing, none waiting or
     // arriving) applied and composed in O(1) per iteration instead of per sequence: the same events and the
     // same numbers, bit for bit, as the per-sequence loop that `false` runs (tests/test_serving.cpp compares
@@ -272,6 +275,15 @@ inline constexpr std::int64_t kCapacityMaxRequests = 2'000'000;
 [[nodiscard]] double judged_span_s(const InferenceConfig& in, double span_s);
 // (With a rate profile the stream spans its period; past kCapacityMaxRequests the question is refused.)
 [[nodiscard]] std::int64_t capacity_stream_requests(const InferenceConfig& in);
+// The scenario that judges one sampled replica of `s` (at its qps and requests) on a stream spanning
+// `span_s` of arrivals within `max_requests`: `s` itself, or, for a fleet whose stream would pass the cap,
+// the fewest of its replicas R' whose stream at the same rate per replica fits (qps and GPUs scaled by
+// R'/R). Round robin gives each replica every R-th arrival, independently of the others, so the sampled
+// replica then sees Erlang-R' gaps for Erlang-R (both near-regular for large R) over a whole stream, not a
+// few hundred requests whose warm-up decides the percentiles (a 64-replica fleet capped at 20,000 requests
+// read 51% above one replica's capacity, above its own offline throughput). Not for replicas that share
+// load (a load-aware router, an autoscaler), pools, a rate profile or a trace: they are simulated whole.
+[[nodiscard]] Scenario sampled_probe_scenario(const Scenario& s, double span_s, std::int64_t max_requests);
 // A capacity question whose judged stream cannot span the rate profile's period within `max_requests` at
 // `qps`: a ConfigError naming /inference/rate_profile/period_s (its later slices would go unjudged, the answer
 // too high where the peak comes late). One sentence for every capacity search.

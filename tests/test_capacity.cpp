@@ -470,3 +470,23 @@ TEST_CASE("iteration at a measured load: Little's law's state, priced as one ite
     Json one = readme({{"output_len", 1}});
     CHECK_FALSE(app::iteration_at_load(parse_scenario(one), 8.0, 0.04));   // no decode phase
 }
+
+TEST_CASE("qps max on a fleet whose stream passes max_requests: probed as fewer replicas at the same rate each",
+          "[capacity][serving]") {
+    // 64 replicas of the README's deployment, the stream capped at 20,000 requests: as the whole fleet that
+    // is ~300 requests a replica over ~12 s, shorter than the time in system decides; each probe is instead
+    // one replica of a smaller fleet at the same rate per replica, over 600 s. The answer per replica is then
+    // one replica's (within the difference between round robin's Erlang gaps and Poisson's) and never
+    // above the offline throughput, which bounds every rate that keeps up; 5% more misses.
+    app::CapacityOptions o;
+    o.max_requests = 20'000;
+    Json fleet = readme({{"qps", "max"}});
+    fleet["gpus"] = 64;
+    const auto c = app::slo_capacity(parse_scenario(fleet), o);
+    const auto one = app::slo_capacity(parse_scenario(readme({{"qps", "max"}})), o);
+    REQUIRE(c.qps > 0);
+    REQUIRE(one.qps > 0);
+    CHECK(c.qps <= c.offline_qps);
+    CHECK(c.qps / 64 == Approx(one.qps).epsilon(0.06));
+    CHECK_FALSE(c.above_misses.empty());
+}
