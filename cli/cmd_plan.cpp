@@ -1,6 +1,6 @@
 // llmsim plan: from a budget (FLOPs, GPU-hours or days on N GPUs) to a compute-optimal model
 // (Chinchilla), its shape, the best layout (search), the time, GPU-hours, cost and MFU, and with a
-// node MTBF the Young/Daly checkpoint interval, expected interruptions and goodput (docs/search.md).
+// node MTBF Daly's checkpoint interval, expected interruptions and goodput (docs/search.md).
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -58,7 +58,7 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                     "400 GPUs, docs/search.md)")
         ->check(number_in(0, 1e9, false));
     cmd->add_option("--checkpoint-write-s", f->checkpoint_write_s,
-                    "Seconds to write one checkpoint (with it: the Young/Daly interval, goodput and wall days)")
+                    "Seconds to write one checkpoint (with it: Daly's interval, goodput and wall days)")
         ->check(number_in(0, 1e9, false));
     cmd->add_option("--restart-s", f->restart_s, "Seconds to restart after a failure (default 0)")
         ->check(number_in(0, 1e9));
@@ -176,7 +176,7 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                                                       gpu_hours * *f->price * range->high_ratio};
         }
         // Failures: every plan says how often the job stops (the stated node MTBF, else BLOOM's rate); with a
-        // checkpoint write time, what they cost (Young/Daly).
+        // checkpoint write time, what they cost (Daly 2006).
         CheckpointPlan ck;
         const int gpus_per_node = std::max(1, base.system.gpus_per_node);
         const int nodes = (gpus + gpus_per_node - 1) / gpus_per_node;
@@ -196,11 +196,16 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
             r["restart_s"] = f->restart_s;
             r["checkpoint_interval_s"] = ck.interval_s;
             r["checkpoints"] = ck.checkpoints;
-            r["expected_interruptions"] = ck.expected_interruptions;
             r["goodput"] = ck.goodput;
-            r["wall_days"] = ck.wall_s / 86400.0;
-            r["wall_gpu_hours"] = ck.wall_s / 3600.0 * gpus;
-            if (f->price) r["wall_cost_usd"] = ck.wall_s / 3600.0 * gpus * *f->price;
+            r["stalls"] = ck.stalls;
+            if (!ck.stalls) {   // (a job that does not progress has no expected interruptions or wall time)
+                r["expected_interruptions"] = ck.expected_interruptions;
+                r["wall_days"] = ck.wall_s / 86400.0;
+                r["wall_gpu_hours"] = ck.wall_s / 3600.0 * gpus;
+                if (f->price) r["wall_cost_usd"] = ck.wall_s / 3600.0 * gpus * *f->price;
+            } else {
+                r.erase("expected_interruptions");
+            }
         }
         if (f->json) {
             print_json(j);
@@ -242,16 +247,26 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
             const std::string mtbf_from =
                 f->mtbf_node_hours ? std::string("--mtbf-node-hours")
                                    : std::string("BLOOM's 1.5 GPU failures a week per 400 GPUs; --mtbf-node-hours");
-            if (f->checkpoint_write_s) {
+            if (f->checkpoint_write_s && ck.stalls) {
                 out += wrap_text(fmt::format(
-                    "reliability: {} nodes, job MTBF {:.2f} h ({}); checkpoint every {} (Young/Daly sqrt(2·δ·M)); "
-                    "{:.1f} interruptions expected; goodput {:.1f}%; {:.1f} days wall",
+                    "reliability: {} nodes, job MTBF {} ({}): the job does not progress, a failure comes before "
+                    "a checkpoint of {} can be written and kept (goodput 0); expected fewer nodes, a longer "
+                    "MTBF or a faster checkpoint",
+                    nodes, human_seconds(job_mtbf_h * 3600.0), mtbf_from, human_seconds(*f->checkpoint_write_s)));
+            } else if (f->checkpoint_write_s) {
+                out += wrap_text(fmt::format(
+                    "reliability: {} nodes, job MTBF {:.3g} h ({}); checkpoint every {} (Daly's optimum, about "
+                    "sqrt(2·δ·M)); {:.4g} interruptions expected; goodput {:.3g}%; {:.4g} days wall",
                     nodes, job_mtbf_h, mtbf_from, human_seconds(ck.interval_s), ck.expected_interruptions,
                     100 * ck.goodput, ck.wall_s / 86400.0));
+                if (ck.goodput < 0.5)
+                    out += wrap_text(
+                        "warning: failures and checkpoints take more than half the wall time; a faster (sharded, "
+                        "asynchronous or in-memory) checkpoint, a shorter restart or fewer nodes buy it back");
             } else {
                 out += wrap_text(fmt::format(
                     "failures: {} nodes, job MTBF {:.3g} h ({}): {:.3g} interruptions a day, {:.0f} over the "
-                    "training; --checkpoint-write-s prices them (Young/Daly goodput, wall days)",
+                    "training; --checkpoint-write-s prices them (goodput, wall days)",
                     nodes, job_mtbf_h, mtbf_from, 24.0 / job_mtbf_h, train_s / 3600.0 / job_mtbf_h));
             }
             std::cout << out;

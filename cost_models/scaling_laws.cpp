@@ -175,13 +175,23 @@ ModelSpec model_shape_for_params(double params, std::int64_t vocab, std::int64_t
 
 CheckpointPlan plan_checkpoints(double compute_s, int nodes, double node_mtbf_s, double write_s, double restart_s) {
     CheckpointPlan p;
-    p.job_mtbf_s = node_mtbf_s / std::max(1, nodes);
-    p.interval_s = std::sqrt(2.0 * write_s * p.job_mtbf_s);
-    p.waste_fraction = std::min(1.0, write_s / p.interval_s + (p.interval_s / 2.0 + restart_s) / p.job_mtbf_s);
-    p.goodput = 1.0 - p.waste_fraction;
-    p.wall_s = p.goodput > 0 ? compute_s / p.goodput : INFINITY;
-    p.expected_interruptions = p.wall_s / p.job_mtbf_s;
+    const double m = node_mtbf_s / std::max(1, nodes), d = write_s;
+    p.job_mtbf_s = m;
+    const double x = d / (2.0 * m);
+    p.interval_s = d < 2.0 * m ? std::sqrt(2.0 * d * m) * (1.0 + std::sqrt(x) / 3.0 + x / 9.0) - d : m;
     p.checkpoints = compute_s / p.interval_s;
+    const double exponent = (p.interval_s + d) / m + restart_s / m;
+    if (exponent > kStallExponent) {
+        p.stalls = true;
+        p.goodput = 0;
+        p.waste_fraction = 1;
+        return p;
+    }
+    const double segment_s = m * std::exp(restart_s / m) * std::expm1((p.interval_s + d) / m);
+    p.goodput = p.interval_s / segment_s;
+    p.waste_fraction = 1.0 - p.goodput;
+    p.wall_s = p.checkpoints * segment_s;
+    p.expected_interruptions = p.wall_s / m;
     return p;
 }
 

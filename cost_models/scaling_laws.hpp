@@ -75,18 +75,27 @@ struct Table3Row {
 [[nodiscard]] ModelSpec model_shape_for_params(double params, std::int64_t vocab = 32000,
                                                std::int64_t max_seq_len = 8192);
 
-// Young/Daly checkpointing (Young 1974; Daly 2006): the optimal interval between checkpoints
-// sqrt(2·δ·M) for a write time δ and a job MTBF M (node MTBF / nodes); the expected waste per
-// unit of time δ/τ + (τ/2 + R)/M (checkpoint writes, lost work, restart R).
+// Checkpointing against failures (Young 1974; Daly 2006, "A higher order estimate of the optimum
+// checkpoint interval for restart dumps", Future Generation Computer Systems 22(3):303-312). Failures a
+// Poisson process of mean M (the job MTBF: node MTBF / nodes); a checkpoint write takes δ, a restart R.
+// A segment of τ computed and then written takes the expected wall time M·e^(R/M)·(e^((τ+δ)/M) − 1),
+// failures during the write and the restart included (Daly's model, exact for exponential failures;
+// Young's first-order waste δ/τ + (τ/2 + R)/M is its limit for δ, τ, R ≪ M and passes 100% waste as δ
+// nears M/2). The interval is Daly's second-order optimum τ = sqrt(2δM)·[1 + ⅓·sqrt(δ/(2M)) + δ/(18M)] − δ
+// for δ < 2M, else τ = M.
 struct CheckpointPlan {
     double job_mtbf_s = 0;
     double interval_s = 0;       // compute time between checkpoints
     double waste_fraction = 0;   // of wall time
     double goodput = 1;          // useful fraction of wall time
-    double wall_s = 0;           // wall time for `compute_s` of useful work
+    double wall_s = 0;           // wall time for `compute_s` of useful work (0 when `stalls`)
     double expected_interruptions = 0;
     double checkpoints = 0;
+    // A segment's expected wall time is past e^kStallExponent of its work: failures come faster than a
+    // checkpoint can be written and the job does not progress (goodput 0, no finite wall time).
+    bool stalls = false;
 };
+inline constexpr double kStallExponent = 200;
 [[nodiscard]] CheckpointPlan plan_checkpoints(double compute_s, int nodes, double node_mtbf_s, double write_s,
                                               double restart_s = 0);
 

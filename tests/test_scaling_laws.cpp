@@ -112,21 +112,36 @@ TEST_CASE("model shape for a parameter count: within 3%, aspect ratio near 128, 
     CHECK(g.hidden <= 13312);
 }
 
-TEST_CASE("Young/Daly checkpoint interval sqrt(2·δ·M), interruptions and goodput", "[scaling][plan]") {
-    // 128 nodes of 5000 h MTBF: job MTBF 39.06 h; δ = 60 s -> τ = sqrt(2·60·140625) = 4108 s.
+TEST_CASE("checkpoints against failures: Daly's interval and expected wall time, interruptions and goodput",
+          "[scaling][plan]") {
+    // 128 nodes of 5000 h MTBF: job MTBF M = 140625 s; δ = 60 s. Daly 2006: τ = sqrt(2δM)·[1 + ⅓·sqrt(δ/2M) +
+    // δ/18M] − δ = 4068.0 s; a segment takes M·(e^((τ+δ)/M) − 1) = 4189.2 s of wall time: goodput 0.97107
+    // (Young's first order: 0.97079); 30 days of work take 2,669,215 s.
     const auto p = plan_checkpoints(30 * 86400.0, 128, 5000 * 3600.0, 60.0);
     CHECK(p.job_mtbf_s == Approx(5000.0 * 3600 / 128));
-    CHECK(p.interval_s == Approx(std::sqrt(2.0 * 60.0 * 5000.0 * 3600 / 128)));
-    CHECK(p.waste_fraction == Approx(60.0 / p.interval_s + p.interval_s / 2 / p.job_mtbf_s));
-    CHECK(p.goodput == Approx(1.0 - p.waste_fraction));
-    CHECK(p.wall_s == Approx(30 * 86400.0 / p.goodput));
+    CHECK(p.interval_s == Approx(4068.0166).epsilon(1e-6));
+    CHECK(p.goodput == Approx(0.9710719).epsilon(1e-6));
+    CHECK(p.waste_fraction == Approx(1.0 - p.goodput));
+    CHECK(p.wall_s == Approx(2669215.4).epsilon(1e-6));
     CHECK(p.expected_interruptions == Approx(p.wall_s / p.job_mtbf_s));
-    // The interval minimises the waste: neighbours waste more.
-    for (double s : {0.7, 1.4}) {
-        const double tau = p.interval_s * s;
-        CHECK(60.0 / tau + tau / 2 / p.job_mtbf_s > p.waste_fraction);
-    }
-    // A restart cost adds R/M of waste.
+    CHECK_FALSE(p.stalls);
+    // The interval minimises the expected wall time: neighbours take longer.
+    const auto wall = [&](double tau) {
+        return 30 * 86400.0 / tau * p.job_mtbf_s * std::expm1((tau + 60.0) / p.job_mtbf_s);
+    };
+    for (double s : {0.7, 0.95, 1.05, 1.4}) CHECK(wall(p.interval_s * s) > p.wall_s);
+    // A restart of R multiplies each segment by e^(R/M): 600 s -> goodput 0.96694.
     const auto r = plan_checkpoints(30 * 86400.0, 128, 5000 * 3600.0, 60.0, 600.0);
-    CHECK(r.waste_fraction == Approx(p.waste_fraction + 600.0 / p.job_mtbf_s));
+    CHECK(r.goodput == Approx(0.9669375).epsilon(1e-6));
+    // A write longer than 2M: τ = M; 2048 nodes of 20 h (M = 35.2 s) and 300-s writes keep 0.0072% of the
+    // wall time (Young's first order would waste more than all of it).
+    const auto slow = plan_checkpoints(30 * 86400.0, 2048, 20 * 3600.0, 300.0);
+    CHECK(slow.interval_s == Approx(20.0 * 3600 / 2048));
+    CHECK(slow.goodput == Approx(7.2403e-5).epsilon(1e-4));
+    CHECK(std::isfinite(slow.wall_s));
+    // Failures every 1.8 ms against a 30-s write: the job does not progress, and says so (no inf, no NaN).
+    const auto none = plan_checkpoints(30 * 86400.0, 2048, 0.001 * 3600.0, 30.0);
+    CHECK(none.stalls);
+    CHECK(none.goodput == 0.0);
+    CHECK(none.wall_s == 0.0);
 }
