@@ -6,6 +6,7 @@
 #include "cli/flag_checks.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/scenario.hpp"
+#include "hardware_db/scenario_keys.hpp"
 #include "hardware_db/units.hpp"
 
 namespace llmsim::cli {
@@ -22,9 +23,13 @@ std::vector<double> parse_qps_sweep(const std::string& text) {
     for (const auto& item : items) {
         const auto v = parse_decimal(item);
         if (!v)
-            throw fail(
-                fmt::format("{} is not a finite number: expected rates > 0 (requests/s)", json_brief(Json(item))));
-        if (!(*v > 0)) throw fail(fmt::format("{}: expected rates > 0 (requests/s)", item));
+            throw fail(fmt::format("{} is not a finite number: expected rates > 0 (requests/s){}",
+                                   json_brief(Json(item)),
+                                   item == "max" ? "; for the largest rate meeting the SLO, --qps max" : ""));
+        // The scenario's own bounds on a rate (/inference/qps), said as a sweep's: no 0 (offline) or "max" here.
+        const ScenarioKey& k = scenario_key("/inference", "qps");
+        if (!(*v >= k.zero_or_min && *v <= k.max))
+            throw fail(fmt::format("{}: expected rates in [{:g}, {:g}] (requests/s)", item, k.zero_or_min, k.max));
         if (!out.empty() && !(*v > out.back()))
             throw fail(fmt::format("{} after {}: expected increasing rates", item, out.back()));
         out.push_back(*v);

@@ -101,8 +101,13 @@ TEST_CASE("qps-sweep past capacity: achieved requests/s saturates below offered,
 TEST_CASE("qps-sweep errors: exit 2 naming the flag and the value, nothing on stdout", "[cli][serving][sweep]") {
     const std::vector<std::pair<std::string, std::string>> lists = {
         {"", "empty"},
-        {"0,1", "0: expected rates > 0"},
-        {"1,-2", "-2: expected rates > 0"},
+        {"0,1", "0: expected rates in [1e-06, 1e+09] (requests/s)"},
+        {"1,-2", "-2: expected rates in [1e-06, 1e+09] (requests/s)"},
+        // (below the scenario's least rate: the sweep's own words, not /inference/qps's "0 (off)" or "max")
+        {"1e-9,1", "1e-9: expected rates in [1e-06, 1e+09] (requests/s)"},
+        {"max",
+         "\"max\" is not a finite number: expected rates > 0 (requests/s); for the largest rate meeting the "
+         "SLO, --qps max"},
         {"1,nan", "\"nan\" is not a finite number"},
         {"inf", "\"inf\" is not a finite number"},
         {"4,2", "2 after 4: expected increasing rates"},
@@ -110,7 +115,7 @@ TEST_CASE("qps-sweep errors: exit 2 naming the flag and the value, nothing on st
         {"1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,"
          "38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65",
          "65 rates: expected at most 64"},
-        {"1e12", "1000000000000.0: expected a number >= 0 and <= 1000000000"}};
+        {"1e12", "1e12: expected rates in [1e-06, 1e+09] (requests/s)"}};
     for (const auto& [list, why] : lists) {
         INFO(list);
         const auto r = run_llmsim(deployment({"--qps-sweep", list}), "sweep");
