@@ -203,6 +203,11 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
                                      human_seconds(r.fewer->result.ttft_s.p99),
                                      human_seconds(r.fewer->result.tpot_s.p99),
                                      r.fewer->meets ? "meets" : "misses the SLO");
+        if (!r.best.empty() && r.best.front().routed_round_robin)
+            std::cout << wrap_text(fmt::format(
+                "router: the answer is judged as round robin (one sampled replica): \"{}\" over {} replicas and {} "
+                "requests is past the simulator's work limit, and routing on load needs no more replicas than turns",
+                to_string(s.inference.router), r.best.front().replicas, sim::capacity_stream_requests(s.inference)));
         if (!r.best.empty()) std::cout << wrap_text(fleet_sizing_text(s, fleet));
         if (!r.best.empty() && s.inference.price_per_gpu_hour > 0) {
             // Per token at the traffic asked for (a fleet sized for a higher rate serves qps).

@@ -151,7 +151,8 @@ Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c, double t
             {"tpot_s", r.tpot_s.mean},
             {"requests_per_s", r.requests_per_s},
             {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
-            {"mean_batch", r.mean_batch}};
+            {"mean_batch", r.mean_batch},
+            {"judged_round_robin", c.routed_round_robin}};
 }
 
 }   // namespace

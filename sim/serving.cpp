@@ -1513,11 +1513,24 @@ struct GroupOutcome {
     double most_per_replica_qps = 0;   // the largest offline rate of one replica seen (for the reason)
 };
 
+// Whether a candidate simulated whole is past the work limit of a load-aware router (check_router_work).
+bool routed_round_robin(const Scenario& sc) {
+    return router(sc.inference.router).uses_load &&
+           static_cast<double>(sc.parallel.dp * sc.parallel.cp) * static_cast<double>(sc.inference.requests) >
+               ServingOptions{}.max_sequence_steps;
+}
+
 // The stream a candidate is judged on: `qps` spanning kCapacityStreamS of arrivals (at most
 // kCapacityMaxRequests requests), one sampled replica's share of it unless `whole`.
 ServingResult simulate_candidate(const Scenario& base, const CapacityCandidate& c, bool whole) {
     Scenario sc = capacity_scenario(base, c);
     sc.inference.requests = capacity_stream_requests(base.inference);
+    // While searching, a router that reads the replicas' load is judged as round robin, one sampled replica:
+    // balancing on load serves a fleet at least as well as turns do, so the replicas found bound its own,
+    // and simulating every replica of every probe took minutes a candidate at thousands of requests/s
+    // (and failed at the work limit). Its own routing judges the winner, whole (confirm_whole), unless that
+    // is past the work limit too.
+    if (!whole || routed_round_robin(sc)) sc.inference.router = RouterPolicy::round_robin;
     const Scenario probe = sampled_probe_scenario(sc, kCapacityStreamS, kCapacityMaxRequests);
     ServingOptions o;
     // A fleet whose stream passes the cap is judged as its probes were, even `whole`: the whole deployment's
@@ -1526,6 +1539,12 @@ ServingResult simulate_candidate(const Scenario& base, const CapacityCandidate& 
     o.sample_replica = 0;
     o.fleet_replicas = c.replicas;
     return simulate_serving(probe.serving_job(), o);
+}
+
+bool judged_round_robin(const Scenario& base, const CapacityCandidate& c) {
+    Scenario sc = capacity_scenario(base, c);
+    sc.inference.requests = capacity_stream_requests(base.inference);
+    return routed_round_robin(sc);
 }
 
 // The fewest replicas of `c` (its layout and variant) from `lo` to `hi` meeting the SLO at base's qps, judged
@@ -1567,6 +1586,7 @@ std::optional<CapacityCandidate> fewest_sampled_replicas(const Scenario& base, C
 bool confirm_whole(const Scenario& base, CapacityCandidate& w, int max_gpus, std::int64_t& simulations) {
     for (int i = 0; i < 4; ++i) {
         w.result = simulate_candidate(base, w, true);
+        w.routed_round_robin = judged_round_robin(base, w);
         ++simulations;
         w.meets = w.result.slo_met;
         if (w.meets || (w.replicas + 1) * w.tp * w.pp > max_gpus) break;
@@ -1774,6 +1794,7 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
         CapacityCandidate c = w;
         c.replicas -= 1;
         c.result = simulate_candidate(base, c, true);
+        c.routed_round_robin = judged_round_robin(base, c);
         ++out.simulations;
         c.meets = c.result.slo_met;
         out.fewer = c;

@@ -225,6 +225,9 @@ struct CapacityCandidate {
     std::int64_t max_batch = 0;          // 0: as many sequences as the KV cache holds
     std::int64_t max_batch_tokens = 0;   // chunked-prefill token budget; 0: whole prompts
     bool meets = false;
+    // Judged as round robin on one sampled replica even whole: a load-aware router over this many replicas
+    // and the judged stream is past the simulator's work limit (simulate_candidate).
+    bool routed_round_robin = false;
     ServingResult result;
     int gpus() const { return tp * pp * replicas; }
 };

@@ -530,6 +530,32 @@ TEST_CASE("a uniform length given by its bounds: mean their midpoint, stdev (max
                       Catch::Contains("/inference/input_len/max"));
 }
 
+TEST_CASE("capacity search with a load-aware router: probed as round robin, the winner judged with its own router",
+          "[serving][capacity][heavy]") {
+    // Routing on load serves a fleet at least as well as turns, so the search probes candidates as round robin
+    // on one sampled replica (a 20,000 req/s search simulated every replica of every probe for minutes, then
+    // failed at the work limit) and judges the winner whole with least-requests, which must meet; within the
+    // work limit it is not judged as round robin.
+    Json in = {{"batching", "continuous"},
+               {"input_len", 1000},
+               {"output_len", 200},
+               {"requests", 1500},
+               {"qps", 60.0},
+               {"weight_precision", "bf16"},
+               {"slo", {{"ttft_p99_s", 1.0}, {"tpot_p99_s", 0.03}}}};
+    const auto rr = sim::serving_capacity_search(serving("llama-3-8b", 1, 1, in), 32);
+    in["router"] = "least-requests";
+    const auto lr = sim::serving_capacity_search(serving("llama-3-8b", 1, 1, in), 32);
+    REQUIRE_FALSE(rr.best.empty());
+    REQUIRE_FALSE(lr.best.empty());
+    const auto& w = lr.best.front();
+    CHECK(w.meets);
+    CHECK_FALSE(w.routed_round_robin);
+    CHECK(w.result.ttft_s.p99 <= 1.0);
+    CHECK(w.result.tpot_s.p99 <= 0.03);
+    CHECK(w.gpus() <= rr.best.front().gpus() + w.tp * w.pp);   // at most the confirmation's one more replica
+}
+
 TEST_CASE("capacity search: the fewest GPUs meeting the SLO, confirmed; one replica fewer misses",
           "[serving][capacity][heavy]") {
     const auto s = serving("llama-3-8b", 1, 1,
