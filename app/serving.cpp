@@ -130,7 +130,7 @@ ServingFit serving_fit(const Scenario& s) {
 }
 
 std::int64_t stream_requests(const InferenceConfig& in, double qps, double span_s, std::int64_t max_requests) {
-    const double want = std::ceil(qps * sim::judged_span_s(in, span_s) * sim::arrival_dispersion(in));
+    const double want = sim::wanted_stream_requests(in, qps, span_s);
     const double n = std::max(static_cast<double>(in.requests), std::isfinite(want) ? want : 0.0);
     return static_cast<std::int64_t>(std::min(n, static_cast<double>(max_requests)));
 }

@@ -1513,38 +1513,32 @@ struct GroupOutcome {
     double most_per_replica_qps = 0;   // the largest offline rate of one replica seen (for the reason)
 };
 
-// Whether a candidate simulated whole is past the work limit of a load-aware router (check_router_work).
-bool routed_round_robin(const Scenario& sc) {
-    return router(sc.inference.router).uses_load &&
-           static_cast<double>(sc.parallel.dp * sc.parallel.cp) * static_cast<double>(sc.inference.requests) >
-               ServingOptions{}.max_sequence_steps;
-}
-
-// The stream a candidate is judged on: `qps` spanning kCapacityStreamS of arrivals (at most
-// kCapacityMaxRequests requests), one sampled replica's share of it unless `whole`.
-ServingResult simulate_candidate(const Scenario& base, const CapacityCandidate& c, bool whole) {
+// Judges candidate `c` (its result, whether it meets) on a stream spanning kCapacityStreamS of arrivals at
+// `qps` (at most kCapacityMaxRequests requests): one sampled replica's share of it unless `whole`.
+// While searching, a router that reads the replicas' load is judged as round robin, one sampled replica:
+// balancing on load serves a fleet at least as well as turns do, so the replicas found bound its own, and
+// simulating every replica of every probe took minutes a candidate at thousands of requests/s (and failed
+// at the work limit). Its own routing judges the winner whole (confirm_whole), unless that is past the work
+// limit of check_router_work too (`routed_round_robin`). A fleet whose stream passes the cap is judged as
+// its probes were, even `whole`: the whole deployment's capped stream gives each replica too few requests
+// to miss.
+void judge_candidate(const Scenario& base, CapacityCandidate& c, bool whole) {
     Scenario sc = capacity_scenario(base, c);
     sc.inference.requests = capacity_stream_requests(base.inference);
-    // While searching, a router that reads the replicas' load is judged as round robin, one sampled replica:
-    // balancing on load serves a fleet at least as well as turns do, so the replicas found bound its own,
-    // and simulating every replica of every probe took minutes a candidate at thousands of requests/s
-    // (and failed at the work limit). Its own routing judges the winner, whole (confirm_whole), unless that
-    // is past the work limit too.
-    if (!whole || routed_round_robin(sc)) sc.inference.router = RouterPolicy::round_robin;
+    c.routed_round_robin = whole && router(sc.inference.router).uses_load &&
+                           static_cast<double>(c.replicas) * static_cast<double>(sc.inference.requests) >
+                               ServingOptions{}.max_sequence_steps;
+    if (!whole || c.routed_round_robin) sc.inference.router = RouterPolicy::round_robin;
     const Scenario probe = sampled_probe_scenario(sc, kCapacityStreamS, kCapacityMaxRequests);
     ServingOptions o;
-    // A fleet whose stream passes the cap is judged as its probes were, even `whole`: the whole deployment's
-    // capped stream gives each replica too few requests to miss.
-    if (whole && probe.parallel.dp == sc.parallel.dp) return simulate_serving(sc.serving_job(), o);
-    o.sample_replica = 0;
-    o.fleet_replicas = c.replicas;
-    return simulate_serving(probe.serving_job(), o);
-}
-
-bool judged_round_robin(const Scenario& base, const CapacityCandidate& c) {
-    Scenario sc = capacity_scenario(base, c);
-    sc.inference.requests = capacity_stream_requests(base.inference);
-    return routed_round_robin(sc);
+    if (whole && probe.parallel.dp == sc.parallel.dp) {
+        c.result = simulate_serving(sc.serving_job(), o);
+    } else {
+        o.sample_replica = 0;
+        o.fleet_replicas = c.replicas;
+        c.result = simulate_serving(probe.serving_job(), o);
+    }
+    c.meets = c.result.slo_met;
 }
 
 // The fewest replicas of `c` (its layout and variant) from `lo` to `hi` meeting the SLO at base's qps, judged
@@ -1553,9 +1547,8 @@ bool judged_round_robin(const Scenario& base, const CapacityCandidate& c) {
 std::optional<CapacityCandidate> fewest_sampled_replicas(const Scenario& base, CapacityCandidate c, int lo, int hi,
                                                          std::int64_t& simulations) {
     auto meets = [&](CapacityCandidate& x) {
-        x.result = simulate_candidate(base, x, false);
+        judge_candidate(base, x, false);
         ++simulations;
-        x.meets = x.result.slo_met;
         return x.meets;
     };
     std::optional<CapacityCandidate> found;
@@ -1585,10 +1578,8 @@ std::optional<CapacityCandidate> fewest_sampled_replicas(const Scenario& base, C
 // replica count is taken (a few times, at most max_gpus). Returns whether it meets.
 bool confirm_whole(const Scenario& base, CapacityCandidate& w, int max_gpus, std::int64_t& simulations) {
     for (int i = 0; i < 4; ++i) {
-        w.result = simulate_candidate(base, w, true);
-        w.routed_round_robin = judged_round_robin(base, w);
+        judge_candidate(base, w, true);
         ++simulations;
-        w.meets = w.result.slo_met;
         if (w.meets || (w.replicas + 1) * w.tp * w.pp > max_gpus) break;
         ++w.replicas;
     }
@@ -1657,10 +1648,14 @@ double judged_span_s(const InferenceConfig& in, double span_s) {
     return in.rate_profile.enabled() ? std::max(span_s, in.rate_profile.period_s) : span_s;
 }
 
+double wanted_stream_requests(const InferenceConfig& in, double qps, double span_s) {
+    return std::ceil(qps * judged_span_s(in, span_s) * arrival_dispersion(in));
+}
+
 Scenario sampled_probe_scenario(const Scenario& s, double span_s, std::int64_t max_requests) {
     const auto& in = s.inference;
     const int replicas = s.parallel.dp * s.parallel.cp;
-    const double want = std::ceil(in.qps * judged_span_s(in, span_s) * arrival_dispersion(in));
+    const double want = wanted_stream_requests(in, in.qps, span_s);
     const double cap = static_cast<double>(max_requests);
     const bool independent = !router(in.router).uses_load && !in.autoscale.enabled() && !in.disaggregation.enabled() &&
                              !in.rate_profile.enabled() && !in.arrivals && s.parallel.cp == 1;
@@ -1678,8 +1673,7 @@ Scenario sampled_probe_scenario(const Scenario& s, double span_s, std::int64_t m
 
 std::int64_t capacity_stream_requests(const InferenceConfig& in) {
     // A rate profile's stream spans its whole period (every slice judged), or the question is refused.
-    const double span_s = judged_span_s(in, kCapacityStreamS);
-    const double want = std::ceil(in.qps * span_s * arrival_dispersion(in));
+    const double want = wanted_stream_requests(in, in.qps, kCapacityStreamS);
     if (in.rate_profile.enabled() && want > static_cast<double>(kCapacityMaxRequests))
         refuse_uncovered_profile(in, in.qps, kCapacityMaxRequests);
     return static_cast<std::int64_t>(
@@ -1793,10 +1787,8 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
     if (w.replicas > 1) {
         CapacityCandidate c = w;
         c.replicas -= 1;
-        c.result = simulate_candidate(base, c, true);
-        c.routed_round_robin = judged_round_robin(base, c);
+        judge_candidate(base, c, true);
         ++out.simulations;
-        c.meets = c.result.slo_met;
         out.fewer = c;
     }
     return out;

@@ -226,7 +226,7 @@ struct CapacityCandidate {
     std::int64_t max_batch_tokens = 0;   // chunked-prefill token budget; 0: whole prompts
     bool meets = false;
     // Judged as round robin on one sampled replica even whole: a load-aware router over this many replicas
-    // and the judged stream is past the simulator's work limit (simulate_candidate).
+    // and the judged stream is past the simulator's work limit (judge_candidate).
     bool routed_round_robin = false;
     ServingResult result;
     int gpus() const { return tp * pp * replicas; }
@@ -276,6 +276,9 @@ inline constexpr std::int64_t kCapacityMaxRequests = 2'000'000;
 // The arrivals a judged stream spans: `span_s`, or a rate profile's whole period when longer (every slice
 // judged). One rule for the capacity searches here and in app/serving.
 [[nodiscard]] double judged_span_s(const InferenceConfig& in, double span_s);
+// The requests a judged stream at `qps` wants: judged_span_s of arrivals times arrival_dispersion (before
+// any cap; not finite for a rate that is not).
+[[nodiscard]] double wanted_stream_requests(const InferenceConfig& in, double qps, double span_s);
 // (With a rate profile the stream spans its period; past kCapacityMaxRequests the question is refused.)
 [[nodiscard]] std::int64_t capacity_stream_requests(const InferenceConfig& in);
 // The scenario that judges one sampled replica of `s` (at its qps and requests) on a stream spanning
