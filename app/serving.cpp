@@ -9,6 +9,7 @@
 #include "hardware_db/errors.hpp"
 #include "sim/length_dist.hpp"
 #include "sim/parallel.hpp"
+#include "sim/router.hpp"
 
 namespace llmsim::app {
 
@@ -175,7 +176,11 @@ std::optional<sim::ServingResult> offline_probe(const Scenario& s, std::int64_t 
     sim::ServingOptions one;
     one.sample_replica = 0;
     auto run = [&](std::int64_t per_replica) -> std::optional<sim::ServingResult> {
-        const Scenario off = at_rate(s, 0.0, std::min<std::int64_t>(max_requests, per_replica * replicas));
+        Scenario off = at_rate(s, 0.0, std::min<std::int64_t>(max_requests, per_replica * replicas));
+        // Everything queued at once: a load-aware router past the work limit deals the requests as turns do.
+        if (sim::router(off.inference.router).uses_load &&
+            static_cast<double>(replicas) * static_cast<double>(off.inference.requests) > one.max_sequence_steps)
+            off.inference.router = RouterPolicy::round_robin;
         if (!longest_fits(off, off.inference).empty()) return std::nullopt;
         return sim::simulate_serving(off.serving_job(), one);
     };
@@ -244,8 +249,17 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
     // deployment: a fleet whose stream would pass max_requests is judged as fewer of its replicas at the
     // same rate each (sim::sampled_probe_scenario), even whole, as its capped stream would give each
     // replica too few requests to miss.
+    // A router that reads the replicas' load over a stream past the simulator's work limit (every arrival
+    // reads every replica) is judged as round robin, as `search` judges its candidates: balancing on load
+    // serves a fleet at least as well as turns, so the rate found is a lower bound of its own (said so).
+    const bool load_aware = sim::router(in.router).uses_load;
     auto judged = [&](double qps, double span_s, bool whole) {
-        const Scenario full = at_rate(s, qps, stream_requests(in, qps, span_s, o.max_requests));
+        Scenario full = at_rate(s, qps, stream_requests(in, qps, span_s, o.max_requests));
+        if (load_aware &&
+            static_cast<double>(replicas) * static_cast<double>(full.inference.requests) > o.max_router_loads) {
+            full.inference.router = RouterPolicy::round_robin;
+            c.routed_round_robin = true;
+        }
         const Scenario fewer = sim::sampled_probe_scenario(full, span_s, o.max_requests);
         if (whole && fewer.parallel.dp == full.parallel.dp) return run(full, all);
         sim::ServingOptions so = one;
@@ -367,7 +381,18 @@ ServingEvaluation evaluate_serving(const Scenario& s, const ServingEvalOptions& 
         const auto& c = *e.capacity;
         if (c.qps <= 0) return e;   // the reason is the capacity's why_none (text: "capacity 0: ...")
         e.scenario = at_rate(s, c.qps, c.requests);
-        e.continuous = sim::simulate_serving(e.scenario.serving_job(), so);
+        if (c.routed_round_robin) {
+            Scenario turns = e.scenario;
+            turns.inference.router = RouterPolicy::round_robin;
+            e.continuous = sim::simulate_serving(turns.serving_job(), so);
+            e.notes.push_back(
+                fmt::format("\"{}\" over {} replicas reads every replica's load per arrival, past the simulator's work "
+                            "limit at these streams: the rates were judged as round robin, so the capacity is a lower "
+                            "bound of this router's",
+                            to_string(in.router), s.serving_job().replicas()));
+        } else {
+            e.continuous = sim::simulate_serving(e.scenario.serving_job(), so);
+        }
         e.capacity->published = capacity_range(s, c.qps);
         if (c.stream_capped)
             e.notes.push_back(

@@ -55,6 +55,9 @@ struct CapacityOptions {
     double tolerance = 0.005;   // the search stops when the rates that meet and miss are this close
     std::int64_t max_requests = 2'000'000;
     int max_simulations = 40;
+    // The replica loads (replicas x requests) a load-aware router may read over one judged stream before the
+    // rates are judged as round robin (SloCapacity::routed_round_robin): the serving simulator's work limit.
+    double max_router_loads = sim::ServingOptions{}.max_sequence_steps;
 };
 
 struct SloCapacity {
@@ -67,7 +70,10 @@ struct SloCapacity {
     std::string above_misses;   // what misses there ("TTFT p99 2.31 s > 2 s"; empty when it meets)
     std::int64_t simulations = 0;
     bool stream_capped = false;   // a probed stream hit max_requests before it was long enough
-    std::string why_none;         // when qps == 0
+    // A load-aware router whose streams passed the simulator's work limit: rates judged as round robin,
+    // the answer a lower bound of the router's own capacity.
+    bool routed_round_robin = false;
+    std::string why_none;   // when qps == 0
     // The range the published runs most like this deployment measured (app/accuracy): set by
     // evaluate_serving when the validation residuals give one.
     std::optional<PublishedRange> published;

@@ -194,7 +194,8 @@ Json serving_json(const Scenario&, const Estimate& est) {
                    {"requests", c.requests},
                    {"offline_qps", c.offline_qps},
                    {"simulations", c.simulations},
-                   {"stream_capped", c.stream_capped}};
+                   {"stream_capped", c.stream_capped},
+                   {"judged_round_robin", c.routed_round_robin}};
         if (c.qps > 0) {
             cj["above_qps"] = c.above_qps;
             cj["above_ttft_p99_s"] = c.above.ttft_s.p99;

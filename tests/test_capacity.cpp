@@ -490,3 +490,25 @@ TEST_CASE("qps max on a fleet whose stream passes max_requests: probed as fewer 
     CHECK(c.qps / 64 == Approx(one.qps).epsilon(0.06));
     CHECK_FALSE(c.above_misses.empty());
 }
+
+TEST_CASE("qps max with a load-aware router past the work limit: judged as round robin, a lower bound, and said so",
+          "[capacity][serving]") {
+    // 512 replicas of the README deployment with least-requests read 1.02e9 replica loads over a 2,000,000-request
+    // stream and failed at the simulator's work limit; here four replicas with the limit lowered. Past it the
+    // rates are those of round robin, exactly; within it least-requests serves at least as much.
+    Json fleet = readme({{"qps", "max"}, {"router", "least-requests"}});
+    fleet["gpus"] = 4;
+    Json turns = fleet;
+    turns["inference"]["router"] = "round-robin";
+    app::CapacityOptions o;
+    const auto rr = app::slo_capacity(parse_scenario(turns), o);
+    const auto routed = app::slo_capacity(parse_scenario(fleet), o);
+    o.max_router_loads = 1.0;
+    const auto past = app::slo_capacity(parse_scenario(fleet), o);
+    REQUIRE(rr.qps > 0);
+    CHECK_FALSE(rr.routed_round_robin);
+    CHECK_FALSE(routed.routed_round_robin);
+    CHECK(past.routed_round_robin);
+    CHECK(past.qps == rr.qps);
+    CHECK(routed.qps >= rr.qps * (1 - o.tolerance));
+}
