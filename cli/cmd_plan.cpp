@@ -48,7 +48,8 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
     cmd->add_option("--fit", f->fit, "approach1 (default) | hoffmann | hoffmann-unrounded | epoch");
     cmd->add_option("--seq-len", f->seq_len, "Sequence length (default 4096)")->check(int_in(1, limits::kSeqLen));
     cmd->add_option("--global-batch", f->global_batch,
-                    "Global batch in sequences (default: about 2M tokens, a power of two)")
+                    "Global batch in sequences (default: the budget's compute-optimal batch, DeepSeek LLM's "
+                    "0.292 C^0.3271 tokens, a power of two)")
         ->check(int_in(1, limits::kBatch));
     cmd->add_option("--precision", f->precision, "bf16 (default) | fp8 | fp16");
     cmd->add_option("--vocab", f->vocab, "Vocabulary of the designed model (default 32000)")
@@ -159,6 +160,7 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                   {"layout", search_entry_json(base, best, true, q.options.price_per_gpu_hour)},
                   {"training",
                    {{"tokens", pt.tokens},
+                    {"global_batch_source", f->global_batch ? "--global-batch" : "compute-optimal (DeepSeek LLM fit)"},
                     {"steps", pt.tokens / (static_cast<double>(gb) * f->seq_len)},
                     {"tokens_per_s", tps},
                     {"mfu", best.time.mfu},
@@ -222,8 +224,12 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                 "model shape: {} layers, hidden {}, {} heads ({} KV), SwiGLU ffn {}, vocab {} = {} parameters",
                 model.layers, model.hidden, model.heads, model.kv_heads, model.ffn_hidden, model.vocab,
                 human_count(actual_params)));
-            out += wrap_text(
-                fmt::format("best layout: {}, global batch {} x {} tokens", layout_brief(best.c), gb, f->seq_len));
+            out += wrap_text(fmt::format("best layout: {}, global batch {} x {} tokens{}", layout_brief(best.c), gb,
+                                         f->seq_len,
+                                         f->global_batch ? ""
+                                                         : fmt::format(" (the compute-optimal batch for {:.3g} FLOPs, "
+                                                                       "DeepSeek LLM's fit; --global-batch)",
+                                                                       pt.flops)));
             out += wrap_text(fmt::format("step {}, {} tokens/s ({} per GPU), MFU {:.1f}%, memory {} per GPU",
                                          human_seconds(best.time.step_time_s), fixed_commas(tps, 0),
                                          fixed_commas(tps / gpus, 0), 100 * best.time.mfu,

@@ -67,7 +67,19 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
             auto sp = req.space;
             sp.gpu_counts = {p};
             sp.max_gpus = 0;
-            const auto strong = search::run_search(req.base, sp, req.options);
+            // A count past the search's layout limit, said in scaling's words (no --max-gpus or batch range).
+            auto searched = [&](const search::SearchSpace& space) {
+                try {
+                    return search::run_search(req.base, space, req.options);
+                } catch (const search::SearchWorkLimit& e) {
+                    throw ConfigError(fmt::format(
+                        "--gpus: {}: expected GPU counts whose search has at most {} layouts each (this one has "
+                        "{}): fewer GPUs, or fewer layouts (--tp, --pp, --cp, --micro-batch, --recompute, "
+                        "--schedules)",
+                        p, e.limit, e.layouts));
+                }
+            };
+            const auto strong = searched(sp);
             if (!strong.top.empty()) {
                 row.strong_ok = true;
                 row.strong = strong.top.front();
@@ -76,7 +88,7 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
             row.weak_batch = std::max<std::int64_t>(1, gb0 * p / counts.front());   // <= 2^24 · 2^20
             if (row.weak_batch <= limits::kBatch) {   // beyond: no weak-scaling point (the batch bound)
                 sp.global_batches = {row.weak_batch};
-                const auto weak = search::run_search(req.base, sp, req.options);
+                const auto weak = searched(sp);
                 if (!weak.top.empty()) {
                     row.weak_ok = true;
                     row.weak = weak.top.front();

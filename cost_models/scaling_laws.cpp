@@ -90,6 +90,8 @@ ScalingPoint finish(ScalingFit f, double n, double d, double c) {
 
 }   // namespace
 
+double optimal_batch_tokens(double flops) { return 0.2920 * std::pow(flops, 0.3271); }
+
 ScalingPoint optimal_for_compute(ScalingFit f, double c) {
     if (f == ScalingFit::approach1) {
         const auto cs = column(&Table3Row::flops);

@@ -37,6 +37,12 @@ struct LossFit {
 // C ≈ 6·N·D (Kaplan et al. 2020; Hoffmann et al. Sec. 2).
 [[nodiscard]] inline double training_compute(double params, double tokens) { return 6.0 * params * tokens; }
 
+// The batch (tokens per optimizer step) near-optimal for a budget of C FLOPs: DeepSeek LLM's fit
+// B_opt = 0.2920 · C^0.3271 (Bi et al. 2024, arXiv:2401.02954, Sec. 3.1, Eq. 1; fitted on 1e17-3e20 FLOPs
+// and used for their 7B and 67B runs on 2T tokens, 9.4M and 18.9M tokens: at C = 6ND the fit gives 9.2M and
+// 19.3M).
+[[nodiscard]] double optimal_batch_tokens(double flops);
+
 struct ScalingPoint {
     double params = 0;   // N
     double tokens = 0;   // D

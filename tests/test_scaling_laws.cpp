@@ -145,3 +145,12 @@ TEST_CASE("checkpoints against failures: Daly's interval and expected wall time,
     CHECK(none.goodput == 0.0);
     CHECK(none.wall_s == 0.0);
 }
+
+TEST_CASE("compute-optimal batch: DeepSeek LLM's fit against its own 7B and 67B runs", "[scaling][plan]") {
+    // Bi et al. 2024 (arXiv:2401.02954) Table 2: 7B and 67B on 2T tokens with batches of 2304 and 4608
+    // sequences of 4096 tokens. Their compute counts non-embedding FLOPs; 6ND is within a few per cent.
+    CHECK(optimal_batch_tokens(training_compute(7e9, 2e12)) / (2304.0 * 4096) == Approx(1.0).margin(0.03));
+    CHECK(optimal_batch_tokens(training_compute(67e9, 2e12)) / (4608.0 * 4096) == Approx(1.0).margin(0.03));
+    // B = 0.2920 C^0.3271 by hand at 1e21 FLOPs: 10^(21 x 0.3271) x 0.2920 = 2.160e6 tokens.
+    CHECK(optimal_batch_tokens(1e21) == Approx(2.1601e6).epsilon(1e-4));
+}

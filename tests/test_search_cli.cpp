@@ -158,7 +158,14 @@ TEST_CASE("llmsim plan and scaling --json", "[plan][scaling][cli][heavy]") {
     // interruptions (419 unexpected; Llama Team 2024, Sec. 3.3.4), 8.6 (7.8) a day.
     const auto l3 = run("plan --days 54 --system dgx-h100 --gpus 16384 --json");
     REQUIRE(l3.rc == 0);
-    const auto r = nlohmann::json::parse(l3.out)["reliability"];
+    const auto l3j = nlohmann::json::parse(l3.out);
+    const auto r = l3j["reliability"];
+    // Its batch is the budget's compute-optimal one (DeepSeek LLM's fit), a power of two in sequences: 67M
+    // tokens at ~3.8e25 FLOPs, 16,384 sequences of 4096 (2M tokens left these GPUs at a quarter MFU).
+    CHECK(l3j["layout"]["training"]["global_batch"] == 16384);
+    CHECK(l3j["training"]["global_batch_source"] == "compute-optimal (DeepSeek LLM fit)");
+    CHECK(l3j["layout"]["mfu"].get<double>() > 0.4);
+    CHECK(j["layout"]["training"]["global_batch"] == 512);   // 2.2M tokens at 1e21 FLOPs
     CHECK(r["nodes"] == 2048);
     CHECK(r["node_mtbf_hours"].get<double>() == Approx(400.0 * 168 / 1.5 / 8));   // 8 GPUs a node
     CHECK(std::abs(r["interruptions_per_day"].get<double>() / (466.0 / 54) - 1) < 0.2);
@@ -166,6 +173,13 @@ TEST_CASE("llmsim plan and scaling --json", "[plan][scaling][cli][heavy]") {
     CHECK(std::abs(r["expected_interruptions"].get<double>() / 466.0 - 1) < 0.2);
     CHECK_FALSE(r.contains("goodput"));   // no checkpoint write time: not priced
     CHECK(run("plan --days 54 --system dgx-h100 --gpus 64 --restart-s 60").rc == 2);
+    // A plan whose model's search passes the layout limit says so in plan's flags, not search's.
+    const auto huge = run("plan --days 1e9 --system dgx-h100 --gpus 2048");
+    CHECK(huge.rc == 2);
+    CHECK(huge.out.empty());
+    CHECK(huge.err.find("--days: 1e+09: expected a budget whose plan searches at most 33554432 layouts") !=
+          std::string::npos);
+    CHECK(huge.err.find("--max-gpus") == std::string::npos);
     const auto s =
         run("scaling --model gpt3-1.3b --system dgx-a100-80gb --seq-len 2048 --global-batch 256 "
             "--gpus 8,16,32 --json");

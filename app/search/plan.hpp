@@ -16,7 +16,7 @@ struct PlanRequest {
     int gpus = 1;
     Precision precision = Precision::bf16;
     std::int64_t seq_len = 4096;
-    std::int64_t global_batch = 0;   // 0: about 2M tokens, a power of two
+    std::int64_t global_batch = 0;   // 0: the compute-optimal batch of each budget tried (default_global_batch)
     std::int64_t vocab = 32000;
     ScalingFit fit = ScalingFit::approach1;
     enum class Budget { compute_flops, gpu_hours, days } budget = Budget::compute_flops;
@@ -36,8 +36,9 @@ struct PlanResult {
     double tokens_per_s = 0, train_s = 0, gpu_hours = 0;
 };
 
-// The global batch used when the request gives none: 2M tokens rounded to a power of two sequences.
-std::int64_t default_global_batch(std::int64_t seq_len);
+// The global batch used when the request gives none: the batch near-optimal for a training budget of
+// `flops` (optimal_batch_tokens, DeepSeek LLM's fit) in sequences of seq_len, rounded to a power of two.
+std::int64_t default_global_batch(std::int64_t seq_len, double flops);
 
 // The largest budget (FLOPs) plan designs a model for: that of a compute-optimal model of
 // limits::kMaxDesignedParams parameters under `fit`.

@@ -638,12 +638,15 @@ std::vector<Unit> search_units(const Ctx& cx, const std::vector<int>& counts, st
     std::int64_t total_leaves = 0;
     for (const auto& u : units) total_leaves += u.leaves;
     if (total_leaves > limits::kSearchLayouts)   // a work limit: refused before any is evaluated
-        throw ConfigError(fmt::format(
-            "search: {} layouts to evaluate ({} GPU count{} from {} to {}, {} global batch{}): expected at most {}; "
-            "narrow the space (--max-gpus or search.max_gpus, --global-batch-range or search.global_batch, "
-            "--tp, --pp, --micro-batch)",
-            total_leaves, counts.size(), counts.size() == 1 ? "" : "s", counts.front(), counts.back(),
-            space.global_batches.size(), space.global_batches.size() == 1 ? "" : "es", limits::kSearchLayouts));
+        throw SearchWorkLimit(
+            fmt::format("search: {} layouts to evaluate ({} GPU count{} from {} to {}, {} global batch{}): expected at "
+                        "most {}; "
+                        "narrow the space (--max-gpus or search.max_gpus, --global-batch-range or search.global_batch, "
+                        "--tp, --pp, --micro-batch)",
+                        total_leaves, counts.size(), counts.size() == 1 ? "" : "s", counts.front(), counts.back(),
+                        space.global_batches.size(), space.global_batches.size() == 1 ? "" : "es",
+                        limits::kSearchLayouts),
+            total_leaves, limits::kSearchLayouts);
     return units;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/search/fast_eval.hpp"
+#include "hardware_db/errors.hpp"
 
 namespace llmsim::search {
 
@@ -100,8 +101,19 @@ double memory_limit(double capacity_bytes, double headroom_fraction, double head
 // The GPU counts searched for `max_gpus` (2^k and 3·2^k, at least `min_gpus`).
 std::vector<int> gpu_counts_up_to(int max_gpus, int min_gpus = 1);
 
+// A space past limits::kSearchLayouts, refused before any layout is evaluated: a ConfigError in `search`'s
+// words (its flags and keys), its numbers kept for callers that search on the user's behalf (plan, scaling)
+// to say it in theirs.
+class SearchWorkLimit : public ConfigError {
+public:
+    SearchWorkLimit(const std::string& problem, std::int64_t layouts_, std::int64_t limit_)
+        : ConfigError(problem), layouts(layouts_), limit(limit_) {}
+    std::int64_t layouts, limit;
+};
+
 // Runs the search over the base scenario's model, system and training settings (seq_len,
-// precision, flash attention, optimizer). Throws ConfigError for an empty or invalid space.
+// precision, flash attention, optimizer). Throws ConfigError for an empty or invalid space
+// (SearchWorkLimit past the layout work limit).
 SearchResult run_search(const Scenario& base, const SearchSpace& space, const SearchOptions& options);
 
 // The objective value of an evaluated layout (smaller is better).
