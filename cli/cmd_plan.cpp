@@ -25,7 +25,7 @@ namespace llmsim::cli {
 
 void setup_plan(CLI::App* cmd, Context& ctx) {
     struct Flags {
-        std::string compute, system, fit = "approach1", precision = "bf16";
+        std::string compute, system, fit = "approach1", precision;   // precision: the chip's 16-bit one
         std::optional<double> gpu_hours, days, price, mtbf_node_hours, checkpoint_write_s;
         double restart_s = 0;
         std::optional<int> gpus, threads;
@@ -51,7 +51,7 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                     "Global batch in sequences (default: the budget's compute-optimal batch, DeepSeek LLM's "
                     "0.292 C^0.3271 tokens, a power of two)")
         ->check(int_in(1, limits::kBatch));
-    cmd->add_option("--precision", f->precision, "bf16 (default) | fp8 | fp16");
+    cmd->add_option("--precision", f->precision, "bf16 (default; fp16 on chips without bf16) | fp8 | fp16");
     cmd->add_option("--vocab", f->vocab, "Vocabulary of the designed model (default 32000)")
         ->check(int_in(1, limits::kVocab));
     cmd->add_option("--mtbf-node-hours", f->mtbf_node_hours,
@@ -73,6 +73,8 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
         if (!scaling_fit_from_string(f->fit, fit))
             throw ConfigError(
                 fmt::format("--fit: \"{}\": expected approach1, hoffmann, hoffmann-unrounded or epoch", f->fit));
+        const SystemSpec system = Database::builtin().system(f->system);
+        if (f->precision.empty()) f->precision = to_string(system.gpu.half_precision());
         const auto prec = precision_from_string(f->precision);
         if (!prec || (*prec != Precision::bf16 && *prec != Precision::fp16 && *prec != Precision::fp8 &&
                       *prec != Precision::fp32))
@@ -83,7 +85,7 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                             "is priced in the goodput it gives)",
                             f->restart_s));
         search::PlanRequest q;
-        q.system = Database::builtin().system(f->system);
+        q.system = system;
         q.precision = *prec;
         q.seq_len = f->seq_len;
         q.global_batch = f->global_batch.value_or(0);

@@ -19,7 +19,7 @@ Precision compute_precision(const AcceleratorSpec& a, Precision w, Precision req
     if (w == Precision::fp8 && a.peak(Precision::fp8) > 0) return Precision::fp8;
     if (w == Precision::fp4 && a.peak(Precision::fp4) > 0) return Precision::fp4;
     if (a.peak(requested) > 0) return requested;
-    return a.peak(Precision::bf16) > 0 ? Precision::bf16 : Precision::fp16;
+    return a.half_precision();
 }
 
 struct Acc {

@@ -149,7 +149,7 @@ KernelTime gemm_time(const AcceleratorSpec& a, const GemmSpec& g) noexcept {
     const double ab = g.a_bytes > 0 ? g.a_bytes : in_b, bb = g.b_bytes > 0 ? g.b_bytes : in_b;
     const double cb = g.c_bytes > 0 ? g.c_bytes : out_b;
     t.bytes = g.batch * (g.m * g.k * ab + g.k * g.n * bb + g.m * g.n * cb);
-    const Precision p = a.peak(g.precision) > 0 ? g.precision : Precision::bf16;
+    const Precision p = a.peak(g.precision) > 0 ? g.precision : a.half_precision();
     const double eff = gemm_efficiency(a, p, g.m, g.n, g.k, g.batch, g.m_stdev);
     const double sustained = g.sustained ? a.efficiency.sustained_fraction : 1.0;
     t.compute_s = t.flops / (a.peak(p) * share_of_peak(std::max(eff, 1e-6), sustained));
@@ -189,8 +189,9 @@ double unfused_attention_score_bytes(bool backward, bool dropout) noexcept {
 
 namespace {
 KernelTime unfused_attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noexcept {
-    const Precision ap =
-        (s.precision == Precision::fp8 || s.precision == Precision::fp32) ? Precision::bf16 : s.precision;
+    const Precision ap = (s.precision == Precision::fp8 || s.precision == Precision::fp32 || !(a.peak(s.precision) > 0))
+                             ? a.half_precision()
+                             : s.precision;
     GemmSpec qk;   // S = QKᵀ (and dP = dO·Vᵀ: the same shape)
     qk.m = s.s_q;
     qk.n = s.s_kv;
@@ -236,8 +237,9 @@ KernelTime attention_time(const AcceleratorSpec& a, const AttentionSpec& s) noex
     const double q_o = s.q_o_bytes >= 0 ? s.q_o_bytes : s.batch_heads * s.d * e * 2.0 * s.s_q * passes;
     const double kv = s.kv_bytes >= 0 ? s.kv_bytes : s.batch_heads * s.d * e * 2.0 * s.s_kv * passes;
     t.bytes = q_o + kv;
-    const Precision ap =
-        (s.precision == Precision::fp8 || s.precision == Precision::fp32) ? Precision::bf16 : s.precision;
+    const Precision ap = (s.precision == Precision::fp8 || s.precision == Precision::fp32 || !(a.peak(s.precision) > 0))
+                             ? a.half_precision()
+                             : s.precision;
     double eff = s.backward ? a.efficiency.attention_bwd : a.efficiency.attention_fwd;
     if (s.fa2) {
         const double fa2 = s.backward ? a.efficiency.fa2_attention_bwd : a.efficiency.fa2_attention_fwd;

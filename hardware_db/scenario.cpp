@@ -75,12 +75,19 @@ std::optional<ModelSpec> read_optional_model(KeyReader& r, const std::string& ke
     return db.resolve_model(*v, r.ptr(key), r.problems(), base_dir);
 }
 
+// The 16-bit precision a scenario computes and stores in when it states none: the system's chip's
+// (bf16, or fp16 on chips without bf16 tensor cores such as the V100); bf16 while the system is unresolved.
+Precision default_precision(const Scenario& s) {
+    const auto& g = s.system.gpu;
+    return g.peak(Precision::bf16) > 0 || g.peak(Precision::fp16) > 0 ? g.half_precision() : Precision::bf16;
+}
+
 void read_training(KeyReader& r, Scenario& s, const Database& db, const std::string& base_dir) {
     auto& t = s.training;
     t.seq_len = r.int_key_or("seq_len", 2048);
     t.micro_batch = r.int_key_or("micro_batch", 1);
     t.global_batch = r.int_key_or("global_batch", -1);
-    t.precision = read_precision(r, "precision", Precision::bf16);
+    t.precision = read_precision(r, "precision", default_precision(s));
     t.grad_precision = read_precision(r, "grad_precision", Precision::fp32);
     t.grad_precision_unstated = !r.has("grad_precision");
     const auto rc = r.choice_key("recompute").value_or("none");
@@ -394,10 +401,11 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     in.output_dist = read_length(r, "output_len", 128);
     in.input_len = std::max<std::int64_t>(1, std::llround(in.input_dist.mean));
     in.output_len = std::max<std::int64_t>(1, std::llround(in.output_dist.mean));
-    in.weight_precision = read_precision(r, "weight_precision", Precision::bf16);
-    in.kv_precision = read_precision(r, "kv_precision", Precision::bf16);
-    // Compute runs at the weight precision where the chip has tensor cores for it, else bf16.
-    in.compute_precision = read_precision(r, "compute_precision", Precision::bf16);
+    const Precision half = default_precision(s);
+    in.weight_precision = read_precision(r, "weight_precision", half);
+    in.kv_precision = read_precision(r, "kv_precision", half);
+    // Compute runs at the weight precision where the chip has tensor cores for it, else at its 16-bit one.
+    in.compute_precision = read_precision(r, "compute_precision", half);
     in.quant_group_size = static_cast<int>(r.int_key_or("quant_group_size", 128));
     in.batching =
         r.choice_key("batching").value_or("static") == "continuous" ? Batching::continuous : Batching::static_batches;

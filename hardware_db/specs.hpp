@@ -90,6 +90,9 @@ struct AcceleratorSpec {
     std::map<std::string, Provenance> provenance;   // key: field path ("peak_tflops.bf16")
 
     double peak(Precision p) const { return peak_flops[static_cast<int>(p)]; }
+    // The 16-bit tensor precision a kernel falls back to (fp8 and fp32 attention, a GEMM at a precision
+    // the chip lacks): bf16 where the chip has it, else fp16 (V100, T4-class parts).
+    Precision half_precision() const { return peak(Precision::bf16) > 0 ? Precision::bf16 : Precision::fp16; }
     double gemm_max(Precision p) const { return efficiency.gemm_max[static_cast<int>(p)]; }
 };
 

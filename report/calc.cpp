@@ -44,6 +44,11 @@ Precision precision_of(const std::string& text, const std::string& flag) {
     return *p;
 }
 
+// --precision of a GPU's math: as given, else the chip's 16-bit one (bf16; fp16 without bf16, e.g. V100).
+Precision math_precision(const CalcInputs& f, const AcceleratorSpec& g) {
+    return f.precision.empty() ? g.half_precision() : precision_of(f.precision, "--precision");
+}
+
 }   // namespace
 
 const std::vector<CalcDef>& calc_defs() {
@@ -85,10 +90,11 @@ const std::vector<CalcDef>& calc_defs() {
              c->add_option("--m", f.m_dim, "Rows of A and C (tokens)")->required()->check(CLI::PositiveNumber);
              c->add_option("--n", f.n_dim, "Columns of B and C")->required()->check(CLI::PositiveNumber);
              c->add_option("--k", f.k_dim, "Reduction depth")->required()->check(CLI::PositiveNumber);
-             c->add_option("--precision", f.precision, "Math precision (default bf16)");
+             c->add_option("--precision", f.precision, "Math precision (default bf16; fp16 on chips without bf16)");
          },
          [](const CalcInputs& f) {
-             return drills::gemm_calc(gpu_of(f), f.m_dim, f.n_dim, f.k_dim, precision_of(f.precision, "--precision"));
+             const auto g = gpu_of(f);
+             return drills::gemm_calc(g, f.m_dim, f.n_dim, f.k_dim, math_precision(f, g));
          }},
         {"bubble", "Pipeline bubble for p stages, m micro-batches, v chunks and a schedule",
          [](CLI::App* c, CalcInputs& f) {
@@ -128,13 +134,14 @@ const std::vector<CalcDef>& calc_defs() {
              c->add_option("--params", f.params, "Parameters N (70B, 7e10)")->required();
              c->add_option("--tokens", f.tokens, "Training tokens D (1.4T, 1.4e12)")->required();
              c->add_option("--gpus", f.gpus, "GPUs")->required()->check(CLI::Range(1, 1 << 24));
-             c->add_option("--gpu", f.gpu, "Accelerator (its dense bf16 peak)");
+             c->add_option("--gpu", f.gpu, "Accelerator (its dense bf16 peak; fp16 without bf16)");
              c->add_option("--peak-tflops", f.peak_tflops, "Or: peak TFLOP/s per GPU")->check(CLI::PositiveNumber);
              c->add_option("--mfu", f.mfu, "Model FLOPs utilisation (0.4)")->required()->check(CLI::Range(1e-6, 1.0));
              c->add_option("--usd-per-gpu-hour", f.usd, "Price per GPU-hour")->check(CLI::NonNegativeNumber);
          },
          [](const CalcInputs& f) {
-             const double peak = f.peak_tflops > 0 ? f.peak_tflops * 1e12 : gpu_of(f).peak(Precision::bf16);
+             const auto g = gpu_of(f);
+             const double peak = f.peak_tflops > 0 ? f.peak_tflops * 1e12 : g.peak(g.half_precision());
              return drills::training_time_calc(count_of(f.params, "--params"),
                                                count_of(f.tokens, "--tokens", limits::kMaxTokens), f.gpus, peak, f.mfu,
                                                f.usd);
@@ -231,11 +238,11 @@ const std::vector<CalcDef>& calc_defs() {
                  ->required()
                  ->check(CLI::PositiveNumber);
              c->add_option("--seq", f.seq, "Sequence length")->check(CLI::Range(1, 1 << 24));
-             c->add_option("--precision", f.precision, "Peak to divide by (default bf16)");
+             c->add_option("--precision", f.precision, "Peak to divide by (default bf16; fp16 on chips without bf16)");
          },
          [](const CalcInputs& f) {
-             return drills::mfu_calc(model_of(f), f.seq, f.tokens_per_s, f.gpus, gpu_of(f),
-                                     precision_of(f.precision, "--precision"));
+             const auto g = gpu_of(f);
+             return drills::mfu_calc(model_of(f), f.seq, f.tokens_per_s, f.gpus, g, math_precision(f, g));
          }},
         {"params", "Parameter count: QKV with GQA, MLP, embeddings",
          [](CLI::App* c, CalcInputs& f) { c->add_option("--model", f.model, "Model")->required(); },

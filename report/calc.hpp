@@ -20,8 +20,8 @@ namespace llmsim::report {
 
 // Every flag of every calculation (each reads its own); the defaults are the CLI's.
 struct CalcInputs {
-    std::string bytes, params, system, gpu, model, precision = "bf16", schedule = "1f1b", kv_precision = "bf16",
-                                                   weights = "bf16", layer_bytes;
+    std::string bytes, params, system, gpu, model, precision, schedule = "1f1b", kv_precision = "bf16",
+                                                              weights = "bf16", layer_bytes;
     int ranks = 0, p = 0, v = 1, p1 = 0, p2 = 0, gpus = 0, dp = 1, zero = 0, tp = 1, layers = 0, k = 4, rank = 16;
     double GBps = 0, latency_us = 0, m_dim = 0, n_dim = 0, k_dim = 0, serial = 0, t1 = 0, t2 = 0, mfu = 0,
            peak_tflops = 0, usd = 0, rate = 0, latency_s = 0, kv_bytes_per_seq = 0, alpha = 0, draft_cost = 0.05,

@@ -173,6 +173,10 @@ TEST_CASE("llmsim plan and scaling --json", "[plan][scaling][cli][heavy]") {
     CHECK(std::abs(r["expected_interruptions"].get<double>() / 466.0 - 1) < 0.2);
     CHECK_FALSE(r.contains("goodput"));   // no checkpoint write time: not priced
     CHECK(run("plan --days 54 --system dgx-h100 --gpus 64 --restart-s 60").rc == 2);
+    // A chip without bf16 plans in fp16 unless told otherwise (it was refused as bf16).
+    const auto v100 = run("plan --compute 1e21 --system dgx-v100 --gpus 64 --json");
+    REQUIRE(v100.rc == 0);
+    CHECK(nlohmann::json::parse(v100.out)["layout"]["training"]["precision"] == "fp16");
     // A plan whose model's search passes the layout limit says so in plan's flags, not search's.
     const auto huge = run("plan --days 1e9 --system dgx-h100 --gpus 2048");
     CHECK(huge.rc == 2);

@@ -157,6 +157,41 @@ TEST_CASE(
     CHECK(t_l40s == Approx(16.06e9 / (864e9 * 0.85)).epsilon(0.15));
 }
 
+TEST_CASE("a chip without bf16 (V100) serves in fp16 by default, every iteration finite", "[serving][hwdb]") {
+    // The V100 has fp16 tensor cores and no bf16: a scenario stating no precision computes and stores in
+    // fp16 (it was refused as bf16 from flags, and priced at a 0 bf16 peak, inf, from a file stating fp16).
+    Json j = {{"model", "llama-3-8b"},
+              {"system", "dgx-v100"},
+              {"gpus", 1},
+              {"inference",
+               {{"batching", "continuous"}, {"input_len", 100}, {"output_len", 100}, {"qps", 1}, {"requests", 20}}}};
+    const auto s = parse_scenario(j);
+    CHECK(s.inference.compute_precision == Precision::fp16);
+    CHECK(s.inference.weight_precision == Precision::fp16);
+    CHECK(s.inference.kv_precision == Precision::fp16);
+    IterationBatch b;
+    b.prefill_tokens = 100;
+    b.prefill_seqs = 1;
+    b.prefill_pairs = 100 * 101 / 2.0;
+    b.prefill_kv_tokens = 100;
+    b.decode_seqs = 4;
+    b.decode_kv_tokens = 400;
+    const auto c = iteration_cost(s.serving_job(), b);
+    CHECK(std::isfinite(c.time_s));
+    CHECK(c.time_s > 0);
+    // A decode step of batch 1 reads the 16.06 GB of fp16 weights over 900 GB/s x 0.83: ~21.5 ms.
+    IterationBatch one;
+    one.decode_seqs = 1;
+    one.decode_kv_tokens = 100;
+    CHECK(iteration_cost(s.serving_job(), one).time_s == Approx(16.06e9 / (900e9 * 0.83)).epsilon(0.15));
+    const auto r = sim::simulate_serving(s.serving_job());
+    CHECK(std::isfinite(r.ttft_s.p99));
+    CHECK(r.requests_per_s > 0);
+    // Training on it too: no stated precision is fp16.
+    Json t = {{"model", "gpt3-1.3b"}, {"system", "dgx-v100"}, {"gpus", 8}, {"training", {{"global_batch", 64}}}};
+    CHECK(parse_scenario(t).training.precision == Precision::fp16);
+}
+
 TEST_CASE("continuous batching beats static batching on a mixed-length stream", "[serving][sim]") {
     const auto cont = serving("llama-3-8b", 1, 1, mixed({{"max_batch", 64}}));
     // The stream simulator's static batches (the reader refuses a stream's keys on a static scenario, whose
