@@ -116,6 +116,7 @@ void add_serving_flags(CLI::App* cmd, ScenarioFlags& f, const std::string& g) {
         ->group(g);
     cmd->add_option("--seed", f.seed,
                     "Random stream of arrivals and lengths (continuous batching; seeds are independent replications)")
+        ->check(int_in(0, INT64_MAX))
         ->group(g);
     cmd->add_option("--engine", f.engine,
                     "NAME[@VERSION]: the serving engine whose kernels, scheduler and defaults the deployment runs "

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -104,6 +105,23 @@ void require_plain_values_of(CLI::App& app) {
                             "{} is not a decimal integer (octal and hexadecimal are not read): "
                             "expected digits without a leading 0{}{}",
                             typed_text(s), is_unsigned ? " or a sign" : "", also);
+                    // Past 64 bits CLI11 would saturate (99999999999999999999 read as 2^63 - 1): out of range.
+                    bool fits = false;
+                    const char* end = s.data() + s.size();
+                    const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
+                    if (is_unsigned) {
+                        std::uint64_t u = 0;
+                        const auto r = std::from_chars(begin, end, u);
+                        fits = r.ec == std::errc() && r.ptr == end;
+                    } else {
+                        std::int64_t i = 0;
+                        const auto r = std::from_chars(begin, end, i);
+                        fits = r.ec == std::errc() && r.ptr == end;
+                    }
+                    if (!fits)
+                        return fmt::format("{}: out of range: expected an integer in [{}, {}]{}", typed_text(s),
+                                           is_unsigned ? "0" : "-9223372036854775808",
+                                           is_unsigned ? "18446744073709551615" : "9223372036854775807", also);
                     return {};
                 }
                 if (base == "FLOAT") {

@@ -291,8 +291,14 @@ std::optional<std::int64_t> ObjectReader::integer(const std::string& key, std::i
         problems_.add(ptr(key), *v, "an integer");
         return std::nullopt;
     }
+    if (!x && v->is_number_float() && std::fabs(v->get<double>()) < 9.2e18) {   // 1e16: doubles skip integers there
+        problems_.add(ptr(key), *v,
+                      fmt::format("an integer in [{}, {}], written in digits past 9e15", min_value, max_value));
+        return std::nullopt;
+    }
     if (!x || *x < min_value || *x > max_value) {
-        if (max_value == INT64_MAX)
+        // Below the least value "an integer >= min" says it; above, or past 64 bits, the whole range.
+        if (max_value == INT64_MAX && x && *x < min_value)
             problems_.add(ptr(key), *v, fmt::format("an integer >= {}", min_value));
         else
             problems_.add(ptr(key), *v, fmt::format("an integer in [{}, {}]", min_value, max_value));

@@ -393,6 +393,27 @@ TEST_CASE("integer and number flags are decimal; empty values are refused (was 0
     expect_refused({"calc", "amdahl", "--serial", "0.1", "--p", ""}, {"--p: empty value: expected an integer"});
     // An unsigned seed: -1 was 2^64 - 1.
     expect_refused({"drill", "--seed", "-1"}, {"--seed: '-1' is not a decimal integer", "or a sign"});
+    // Past 64 bits: CLI11 saturated (99999999999999999999 ran as seed 2^63 - 1, the same stream as 2^64 - 1).
+    const std::vector<std::string> stream = {"estimate", "--model",      "llama-3-8b", "--system", "dgx-h100",
+                                             "--qps",    "10",           "--requests", "200",      "--input-len",
+                                             "100",      "--output-len", "50"};
+    auto streamed = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = stream;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    expect_refused(streamed({"--seed", "99999999999999999999"}),
+                   {"--seed: '99999999999999999999'", "expected an integer in 0..9223372036854775807"});
+    expect_refused({"calc", "amdahl", "--serial", "0.1", "--p", "99999999999999999999"},
+                   {"--p: '99999999999999999999': out of range"});
+    expect_refused({"drill", "--seed", "18446744073709551616"},
+                   {"--seed: '18446744073709551616': out of range: expected an integer in [0, 18446744073709551615]"});
+    // The same in a scenario: the range, not "an integer >= 0", which the value is.
+    const auto seed = write("seed.json", "{" + kBase +
+                                             R"(, "inference": {"batching": "continuous", "qps": 1,
+                                                "seed": 9223372036854775808}})");
+    expect_refused({"estimate", "-s", seed.string()},
+                   {"/inference/seed: 9223372036854775808: expected an integer in [0, 9223372036854775807]"});
     // Numbers: hexadecimal floating point, inf and nan.
     expect_refused({"calc", "amdahl", "--serial", "0x0.1", "--p", "4"}, {"--serial: '0x0.1' is not a finite decimal"});
     expect_refused({"plan", "--days", "0x1p3", "--system", "dgx-h100", "--gpus", "8"},
