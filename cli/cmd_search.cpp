@@ -189,14 +189,22 @@ int serving_capacity(const SearchFlags& f, const Scenario& s) {
                                            s.model.name, s.system.name, in.rate_profile.enabled() ? "a mean " : "",
                                            in.qps, shape, stream_slo_text(in), r.variants, r.simulations));
         Table t({"gpus", "tp x pp x replicas", "weights/KV", "max batch", "chunk", "TTFT p99", "TPOT p99", "req/s"});
-        for (const auto& c : r.best)
-            t.row({std::to_string(c.gpus()), fmt::format("{} x {} x {}", c.tp, c.pp, c.replicas),
+        bool sampled = false;   // a row judged on one replica's share only (its whole deployment may need more)
+        for (const auto& c : r.best) {
+            sampled = sampled || !c.judged_whole;
+            t.row({std::to_string(c.gpus()) + (c.judged_whole ? "" : "*"),
+                   fmt::format("{} x {} x {}", c.tp, c.pp, c.replicas),
                    fmt::format("{}/{}", to_string(c.weight_precision), to_string(c.kv_precision)),
                    c.max_batch > 0 ? std::to_string(c.max_batch) : std::string("KV"),
                    c.max_batch_tokens > 0 ? std::to_string(c.max_batch_tokens) : std::string("none"),
                    human_seconds(c.result.ttft_s.p99), human_seconds(c.result.tpot_s.p99),
                    fmt::format("{:.2f}", c.result.requests_per_s)});
+        }
         std::cout << t.str();
+        if (sampled)
+            std::cout << wrap_text(
+                "* judged on one sampled replica's share of the stream only: the whole deployment may need more "
+                "replicas (rows without * were judged whole)");
         if (!r.why_none.empty()) std::cout << wrap_text("no answer: " + r.why_none);
         if (r.fewer)
             std::cout << fmt::format("one replica fewer ({} GPUs): TTFT p99 {}, TPOT p99 {} -> {}\n", r.fewer->gpus(),

@@ -152,7 +152,8 @@ Json candidate_json(const Scenario& s, const sim::CapacityCandidate& c, double t
             {"requests_per_s", r.requests_per_s},
             {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
             {"mean_batch", r.mean_batch},
-            {"judged_round_robin", c.routed_round_robin}};
+            {"judged_round_robin", c.routed_round_robin},
+            {"judged_whole", c.judged_whole}};
 }
 
 }   // namespace

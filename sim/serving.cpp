@@ -1583,6 +1583,7 @@ bool confirm_whole(const Scenario& base, CapacityCandidate& w, int max_gpus, std
         if (w.meets || (w.replicas + 1) * w.tp * w.pp > max_gpus) break;
         ++w.replicas;
     }
+    w.judged_whole = true;
     return w.meets;
 }
 
@@ -1774,16 +1775,30 @@ CapacityResult serving_capacity_search(const Scenario& base, int max_gpus, int t
                       max_gpus, in0.qps, most);
         return out;
     }
-    // The answer on the whole deployment (the search judged one sampled replica): it must meet, or the
-    // next replica count is taken; then one replica fewer must miss.
-    CapacityCandidate& w = out.best.front();
-    confirm_whole(base, w, max_gpus, out.simulations);
-    if (!w.meets) {
-        out.why_none =
-            fmt::format("the best deployment found ({} GPUs) misses the SLO on the whole deployment", w.gpus());
+    // The answer on the whole deployment (the search judged one sampled replica): each candidate in order of
+    // its sampled GPUs is judged whole, the next replica count taken while it misses (confirm_whole); one whose
+    // sampled GPUs are not below the fewest confirmed cannot need fewer, so the confirmations stop there. (Only
+    // the first was confirmed until 2026-11-29: a 12-GPU tp 4 that needed 16 whole was answered while a 12-GPU
+    // tp 2 met whole at 14.) Then one replica fewer than the answer must miss.
+    std::optional<std::size_t> winner;
+    for (std::size_t i = 0; i < out.best.size(); ++i) {
+        CapacityCandidate& c = out.best[i];
+        if (winner && c.gpus() >= out.best[*winner].gpus()) break;
+        if (confirm_whole(base, c, max_gpus, out.simulations) && (!winner || c.gpus() < out.best[*winner].gpus()))
+            winner = i;
+    }
+    if (!winner) {
+        out.why_none = fmt::format("the best deployment found ({} GPUs) misses the SLO on the whole deployment",
+                                   out.best.front().gpus());
         out.best.clear();
         return out;
     }
+    // The answer first, then the others in order of their GPUs (confirmed ones at their whole count).
+    std::rotate(out.best.begin(), out.best.begin() + static_cast<std::ptrdiff_t>(*winner),
+                out.best.begin() + static_cast<std::ptrdiff_t>(*winner) + 1);
+    std::stable_sort(out.best.begin() + 1, out.best.end(),
+                     [](const CapacityCandidate& a, const CapacityCandidate& b) { return a.gpus() < b.gpus(); });
+    CapacityCandidate& w = out.best.front();
     if (w.replicas > 1) {
         CapacityCandidate c = w;
         c.replicas -= 1;

@@ -228,6 +228,9 @@ struct CapacityCandidate {
     // Judged as round robin on one sampled replica even whole: a load-aware router over this many replicas
     // and the judged stream is past the simulator's work limit (judge_candidate).
     bool routed_round_robin = false;
+    // Judged on the whole deployment (its replica count then the fewest meeting whole, confirm_whole); else
+    // `result` is one sampled replica's share, and the whole deployment may need more replicas.
+    bool judged_whole = false;
     ServingResult result;
     int gpus() const { return tp * pp * replicas; }
 };

@@ -650,6 +650,40 @@ TEST_CASE("capacity search: the fewest GPUs meeting the SLO, confirmed; one repl
     CHECK_THROWS_WITH(sim::serving_capacity_search(no_slo, 8), Catch::Contains("/inference/slo"));
 }
 
+TEST_CASE("capacity search: every candidate that could need fewer GPUs is judged whole, not only the first",
+          "[serving][capacity]") {
+    // Llama-3-70B FP8, 2,000-token prompts at 16 req/s, p99 TTFT 2 s / TPOT 40 ms (the colocated half of
+    // scenarios/llama3-70b-h100-disaggregated.json). Sampled, tp 4 x 3 and tp 2 x 6 both looked like 12 GPUs;
+    // whole, tp 4 needs 4 replicas (16 GPUs) and tp 2 needs 7 (14 GPUs). Only the first (tp 4, the lower
+    // TPOT) was confirmed, so the search answered 16.
+    Json j = {{"model", "llama-3-70b"},
+              {"system", "dgx-h100"},
+              {"gpus", 8},
+              {"inference",
+               {{"batching", "continuous"},
+                {"weight_precision", "fp8"},
+                {"kv_precision", "fp8"},
+                {"input_len", {{"mean", 2000}, {"dist", "lognormal"}, {"stdev", 800}}},
+                {"output_len", {{"mean", 200}, {"dist", "lognormal"}, {"stdev", 100}}},
+                {"qps", 16},
+                {"requests", 10000},
+                {"slo", {{"ttft_p99_s", 2.0}, {"tpot_p99_s", 0.04}}}}}};
+    const auto r = sim::serving_capacity_search(parse_scenario(j), 64);
+    REQUIRE_FALSE(r.best.empty());
+    const auto& w = r.best.front();
+    CHECK(w.judged_whole);
+    CHECK(w.meets);
+    CHECK(w.gpus() == 14);
+    CHECK(w.tp == 2);
+    for (const auto& c : r.best) {
+        INFO(c.tp << " x " << c.pp << " x " << c.replicas);
+        CHECK(c.gpus() >= w.gpus());   // whole or sampled: no candidate could need fewer
+    }
+    REQUIRE(r.fewer);
+    CHECK_FALSE(r.fewer->meets);
+    CHECK(r.fewer->gpus() == 12);
+}
+
 TEST_CASE("the scheduler says why waiting requests were held back: seats, KV blocks, token budget", "[serving][sim]") {
     // Offline: every request waits from t = 0, so some reason holds the queue back in every iteration
     // but the last ones. With 8 seats the seats bind.
