@@ -1416,7 +1416,9 @@ ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions
         s.finish = -1;
         s.kv_held = true;
     }
-    ReplicaLoop dec(decode, stream, st, decode_pool, opt, false);
+    // Offline, the decode pool measures its own saturated rate while landed caches wait for it (its
+    // bottleneck case): its rate from the first landing to its last token counts its fill and drain.
+    ReplicaLoop dec(decode, stream, st, decode_pool, opt, offline);
     serve_stream(dec, order, decode_replicas, route, -1);
     ServingResult pr, dr;
     pre.into(pr);
@@ -1443,7 +1445,9 @@ ServingResult simulate_disaggregated(const ServingJob& job, const ServingOptions
         // saturated rate or the decode pool's from the first landing to its last token (the makespan's
         // ramp-up before the first landing is no steady state).
         const double t0 = stream[static_cast<std::size_t>(order.front())].arrival_s;
-        double rate = dec.end_all > t0 ? static_cast<double>(n) / (dec.end_all - t0) : res.requests_per_s;
+        double rate = dec.saturated.measured && dec.saturated.rates.requests > 0 ? dec.saturated.rates.requests
+                      : dec.end_all > t0 ? static_cast<double>(n) / (dec.end_all - t0)
+                                         : res.requests_per_s;
         if (pre.saturated.measured) rate = std::min(rate, pre.saturated.rates.requests);
         if (res.requests_per_s > 0) {
             const double k = rate / res.requests_per_s;
