@@ -278,10 +278,19 @@ std::string serving_text(const Scenario&, const Estimate& est) {
         std::vector<std::string> missed;   // the classes that miss their own SLO
         for (const auto& x : c.classes)
             if (!x.slo_met) missed.push_back(x.name);
-        headline.emplace_back(c.classes.empty() ? (c.slo_met ? "SLO met" : "SLO MISSED")
+        std::string verdict = c.classes.empty() ? (c.slo_met ? "SLO met" : "SLO MISSED")
                               : c.slo_met       ? "every class's SLO met"
                               : missed.empty()  ? "SLO MISSED"
-                                                : fmt::format("SLO MISSED ({})", fmt::join(missed, ", ")));
+                                                : fmt::format("SLO MISSED ({})", fmt::join(missed, ", "));
+        // Met on this stream only: past the offline throughput the queue grows with the stream, and a stream
+        // too short for a steady state is decided by its warm-up (the notes below say which and why).
+        if (c.slo_met && in.qps > 0) {
+            if (e.utilisation > 1.0)
+                verdict += " on this stream only (past capacity: note)";
+            else if (c.steadiness.applies && !c.steadiness.long_enough)
+                verdict += " on this short stream (note)";
+        }
+        headline.emplace_back(verdict);
     }
     out += join_fields(headline) + "\n";
     Table t({"latency", "mean", "p50", "p90", "p99"});

@@ -737,3 +737,24 @@ TEST_CASE("a stream of request classes with their own SLOs is headed by each cla
     CHECK(text.find("each class's SLO (chat: p99 TTFT 500 ms / TPOT 30 ms; summary: p99 TTFT 4 s / TPOT 30 ms)") !=
           std::string::npos);
 }
+
+TEST_CASE("an SLO met past capacity or on a stream too short is said to be met on that stream only", "[cli][serving]") {
+    // The README deployment (offline 39 req/s) with a TPOT-only SLO: at 41 req/s its 1,000 default requests
+    // arrive in 24 s, the queue has barely begun to grow, and the SLO was simply "met".
+    auto at = [](const char* qps, const char* requests) {
+        return run_llmsim({"estimate", "--model",      "llama-3-8b", "--system",           "dgx-h100", "--input-len",
+                           "1000",     "--output-len", "250",        "--weight-precision", "fp8",      "--kv-precision",
+                           "fp8",      "--chunk",      "2048",       "--slo-tpot-p99",     "0.1",      "--qps",
+                           qps,        "--requests",   requests},
+                          "slo-verdict");
+    };
+    const auto past = at("41", "1000");
+    REQUIRE(past.rc == 0);
+    CHECK(past.out.find("SLO met on this stream only (past capacity: note)") != std::string::npos);
+    const auto brief = at("30", "1000");
+    REQUIRE(brief.rc == 0);
+    CHECK(brief.out.find("SLO met on this short stream (note)") != std::string::npos);
+    const auto steady = at("30", "20000");
+    REQUIRE(steady.rc == 0);
+    CHECK(steady.out.find("SLO met\n") != std::string::npos);
+}
