@@ -139,6 +139,24 @@ int run(int argc, char** argv) {
         // Flag errors name the flag, the value and what was expected; exit code 2 like bad JSON.
         std::fflush(stdout);
         const auto hints = suggestions(app, argc, argv);
+        // A flag given twice ("--qps: At Most 1 required but received 2"): its values and what is expected.
+        const std::string what = e.what();
+        const auto twice = what.find(": At Most 1 required but received ");
+        if (hints.empty() && twice != std::string::npos && what.rfind("--", 0) == 0) {
+            const std::string flag = what.substr(0, twice);
+            std::vector<std::string> values;
+            for (int i = 1; i < argc; ++i) {
+                const std::string a = argv[i];
+                if (a == flag && i + 1 < argc)
+                    values.push_back(argv[i + 1]);
+                else if (a.rfind(flag + "=", 0) == 0)
+                    values.push_back(a.substr(flag.size() + 1));
+            }
+            std::cerr << fmt::format("error: {}: given {} times ({}): expected it once\n", flag,
+                                     values.empty() ? what.substr(twice + 35) : std::to_string(values.size()),
+                                     fmt::join(values, ", "));
+            return 2;
+        }
         if (hints.empty()) std::cerr << "error: " << e.what() << "\n";
         for (const auto& h : hints) std::cerr << "error: " << h << "\n";
         return 2;

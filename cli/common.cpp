@@ -1,6 +1,7 @@
 #include "cli/common.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -342,7 +343,14 @@ const char* first_serving_flag(const ScenarioFlags& f) {
     return nullptr;
 }
 
+void FlagOverlay::know(const std::string& pointer, const std::string& flag) {
+    for (const auto& [p, f] : known_)
+        if (p == pointer) return;
+    known_.emplace_back(pointer, flag);
+}
+
 void FlagOverlay::set(const std::string& pointer, const std::string& flag, Json value) {
+    know(pointer, flag);
     doc_[Json::json_pointer(pointer)] = std::move(value);
     for (auto& [p, f] : flags_)
         if (p == pointer) {
@@ -370,6 +378,45 @@ ConfigError FlagOverlay::rename(const ConfigError& e, const std::string& scenari
                 break;
             }
         if (!mapped && !scenario_file.empty() && line.rfind('/', 0) == 0) line = scenario_file + "#" + line;
+        // A problem about a flag names the other settings it refers to as flags too: a pointer a flag sets
+        // becomes that flag, and an object whose keys flags set becomes its flags ("with /inference/slo
+        // (ttft_p99_s, ...)" from --qps max becomes "with --slo-ttft-p99, ... (ttft_p99_s, ...)").
+        if (mapped) {
+            const std::size_t head = line.find(':');
+            std::string rest = head == std::string::npos ? std::string() : line.substr(head);
+            for (std::size_t at = rest.find('/'); at != std::string::npos; at = rest.find('/', at + 1)) {
+                if (at > 0 && rest[at - 1] != ' ' && rest[at - 1] != '(') continue;
+                std::size_t end = at;
+                while (end < rest.size() &&
+                       (std::islower(static_cast<unsigned char>(rest[end])) ||
+                        std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '_' || rest[end] == '/'))
+                    ++end;
+                const std::string ptr = rest.substr(at, end - at);
+                std::vector<std::string> named;
+                bool object = true;   // the pointer names an object whose keys flags set, not one flag's key
+                for (const auto& [p, f] : known_)
+                    if (p == ptr || p.rfind(ptr + "/", 0) == 0) {
+                        named.push_back(f);
+                        object = object && p != ptr;
+                    }
+                if (named.empty()) continue;
+                std::string flags;
+                for (std::size_t i = 0; i < named.size(); ++i)
+                    flags += (i == 0 ? "" : i + 1 == named.size() ? " or " : ", ") + named[i];
+                // The keys a parenthesis after an object lists are its flags' now: left out.
+                if (object && rest.compare(end, 2, " (") == 0) {
+                    const std::size_t close = rest.find(')', end);
+                    const std::string inside =
+                        close == std::string::npos ? std::string() : rest.substr(end + 2, close - end - 2);
+                    if (!inside.empty() &&
+                        inside.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_,/ ") == std::string::npos)
+                        end = close + 1;
+                }
+                rest.replace(at, end - at, flags);
+                at += flags.size() - 1;
+            }
+            line = line.substr(0, head == std::string::npos ? line.size() : head) + rest;
+        }
         lines.push_back(line);
     }
     return ConfigError(lines);

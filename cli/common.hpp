@@ -57,9 +57,11 @@ public:
     void set(const std::string& pointer, const std::string& flag, Json value);
     template <class T>
     void set(const std::string& pointer, const std::string& flag, const std::optional<T>& v) {
+        know(pointer, flag);
         if (v) set(pointer, flag, Json(*v));
     }
     void set(const std::string& pointer, const std::string& flag, const std::string& v) {
+        know(pointer, flag);
         if (!v.empty()) set(pointer, flag, Json(v));
     }
     bool given(const std::string& pointer) const;
@@ -67,8 +69,10 @@ public:
     ConfigError rename(const ConfigError& e, const std::string& scenario_file) const;
 
 private:
+    void know(const std::string& pointer, const std::string& flag);
     Json& doc_;
-    std::vector<std::pair<std::string, std::string>> flags_;   // pointer, flag
+    std::vector<std::pair<std::string, std::string>> flags_;   // pointer, flag (given)
+    std::vector<std::pair<std::string, std::string>> known_;   // pointer, flag (every flag the command has)
 };
 
 // A comma-separated list: its items (empty text: none). `flag` names the list in errors.

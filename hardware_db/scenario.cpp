@@ -202,7 +202,9 @@ LengthDist read_length(KeyReader& r, const std::string& key, double dflt) {
         return d;
     }
     KeyReader o(*v, at, r.problems(), "/inference/" + key);
+    const std::size_t before_dist = r.problems().lines.size();
     const auto kind = o.choice_key("dist").value_or("fixed");
+    const bool dist_refused = r.problems().lines.size() > before_dist;   // then the family is unknown
     d.kind = kind == "normal"        ? LengthDist::Kind::normal
              : kind == "uniform"     ? LengthDist::Kind::uniform
              : kind == "exponential" ? LengthDist::Kind::exponential
@@ -228,7 +230,9 @@ LengthDist read_length(KeyReader& r, const std::string& key, double dflt) {
                                          0.5 * (d.min + d.max)));
     }
     const bool mean_read = r.problems().lines.size() == problems_before;   // (a missing or bad mean is said once)
+    const std::size_t before_stdev = r.problems().lines.size();
     d.stdev = by_bounds ? (d.max - d.min) / std::sqrt(12.0) : o.num_key_or("stdev", 0.0);
+    const bool stdev_refused = r.problems().lines.size() > before_stdev;   // out of range or not a number
     o.finish();
     const bool spread = d.kind != LengthDist::Kind::fixed && d.kind != LengthDist::Kind::exponential;
     if (d.max < d.min) {
@@ -240,8 +244,19 @@ LengthDist read_length(KeyReader& r, const std::string& key, double dflt) {
         r.problems().add(at + "/mean", Json(d.mean), fmt::format("within [min, max] = [{}, {}]", d.min, d.max));
     }
     // (Not again for a stdev the reader refused above, nor for one the bounds gave: their problem is said.)
-    const Json* given_stdev = v->contains("stdev") ? &(*v)["stdev"] : nullptr;
-    const bool stdev_refused = given_stdev && !(given_stdev->is_number() && given_stdev->get<double>() >= 0);
+    // A stdev the family cannot take would be dropped without a word: refused.
+    if (!spread && o.has("stdev") && !stdev_refused && !dist_refused && mean_read) {
+        if (d.kind == LengthDist::Kind::fixed && d.stdev > 0)
+            r.problems().add(at + "/stdev", Json(d.stdev),
+                             fmt::format("0 or no stdev for a fixed length (every request {} tokens): a spread needs "
+                                         "\"dist\" normal, uniform or lognormal",
+                                         d.mean));
+        else if (d.kind == LengthDist::Kind::exponential && d.stdev > 0 &&
+                 std::fabs(d.stdev - d.mean) > 1e-9 * std::max(1.0, d.mean))
+            r.problems().add(
+                at + "/stdev", Json(d.stdev),
+                fmt::format("the mean ({}), 0 or no stdev: an exponential length's stdev is its mean", d.mean));
+    }
     if (spread && d.stdev <= 0 && o.has("dist") && !by_bounds && !stdev_refused)
         r.problems().add(at + "/stdev", Json(d.stdev), fmt::format("> 0 for a {} distribution", kind));
     return d;
@@ -432,7 +447,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         const char* why = in.arrivals ? "no arrival_cv with /inference/arrivals (the trace gives every "
                                         "arrival)"
                           : !in.qps_max && !(in.qps > 0)
-                              ? "arrival_cv with a qps (offline, every request arrives at once)"
+                              ? "/inference/qps with it (offline, every request arrives at once)"
                               : nullptr;
         if (why) r.problems().add(r.ptr("arrival_cv"), *r.get("arrival_cv"), why);
     }
@@ -470,7 +485,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         o.finish();
         const char* why = in.arrivals ? "no rate_profile with /inference/arrivals (the trace gives every arrival)"
                           : !in.qps_max && !(in.qps > 0)
-                              ? "rate_profile with a qps (offline, every request arrives at once)"
+                              ? "/inference/qps with it (offline, every request arrives at once)"
                               : nullptr;
         if (why) r.problems().add(r.ptr("rate_profile"), *pj, why);
         if (why || p.levels.empty()) p = RateProfile{};
@@ -551,7 +566,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         o.finish();
         const char* why = in.qps_max ? "no autoscale with qps \"max\" (a capacity is a fixed deployment's)"
                           : !(in.qps > 0) && !in.arrivals
-                              ? "autoscale with a qps or arrivals (offline, every request arrives at once)"
+                              ? "/inference/qps or /inference/arrivals with it (offline, every request arrives at once)"
                           : in.disaggregation.enabled() ? "no autoscale with disaggregation (one pool of replicas)"
                                                         : nullptr;
         if (why) r.problems().add(r.ptr("autoscale"), *aj, why);
@@ -613,7 +628,7 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         in.window_s = r.num_key_or("window_s", 0.0);
         if (!in.qps_max && !(in.qps > 0)) {
             r.problems().add(r.ptr("window_s"), *r.get("window_s"),
-                             "window_s with a qps or a trace (offline, every request arrives at once)");
+                             "/inference/qps or /inference/arrivals with it (offline, every request arrives at once)");
             in.window_s = 0;
         }
     }
@@ -860,7 +875,7 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
                 pr.add("/inference/" + key, value,
                        fmt::format("no such key in a {} scenario (it applies to {} scenarios{})",
                                    serving ? "serving" : "static-batching inference", key_kinds_text(k.kinds),
-                                   serving ? "" : "; \"batching\": \"continuous\" simulates a request stream"));
+                                   serving ? "" : "; /inference/batching \"continuous\" simulates a request stream"));
         }
     }
 

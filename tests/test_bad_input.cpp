@@ -613,3 +613,38 @@ TEST_CASE("calibrate check takes the system from the truth file's GPU and refuse
                     "--profile", "h200-sxm-141gb-2026-11-26"},
                    {"truth-model.json#/gemms/0/model: "});
 }
+
+TEST_CASE("flag errors name flags: the settings they refer to, a flag given twice, one problem once (was keys)",
+          "[bad-input]") {
+    const std::vector<std::string> m = {"estimate",    "--model", "llama-3-8b",   "--system", "dgx-h100",
+                                        "--input-len", "100",     "--output-len", "50"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = m;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    // Cross-references: the SLO flags, not /inference/slo (ttft_p99_s, ...); --qps, not "arrival_cv with a qps".
+    expect_refused(with({"--qps", "max"}),
+                   {"--qps: \"max\": expected a number, or \"max\" with --slo-ttft-p99, --slo-tpot-p99, --slo-ttft-p90 "
+                    "or --slo-tpot-p90: the largest rate meeting it"});
+    expect_refused(with({"--arrival-cv", "3"}), {"--arrival-cv: 3.0: expected --qps with it"});
+    expect_refused(with({"--batch", "4", "--prefix-cache-hit", "0.5"}),
+                   {"--batching \"continuous\" simulates a request stream"});
+    // A flag given twice: its values and what is expected ("At Most 1 required but received 2").
+    expect_refused(with({"--qps", "5", "--qps", "6"}), {"--qps: given 2 times (5, 6): expected it once"});
+    // A stdev out of range is said once (it was then also "stdev: 0.0: expected > 0", a value never given).
+    const Run r = llmsim::test::run_llmsim({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len",
+                                            "lognormal:100,1e9,1,1000", "--output-len", "50", "--qps", "5"},
+                                           "bad-input");
+    CHECK(r.rc == 2);
+    CHECK(r.err.find("--input-len/stdev: 1000000000.0: expected a number >= 0 and <= 16777216") != std::string::npos);
+    CHECK(r.err.find("stdev: 0.0") == std::string::npos);
+    // A stdev its family cannot take is refused, not dropped.
+    const auto fixed = write("fixed-stdev.json", "{" + kBase + R"(, "gpus": 1, "inference": {"batching": "continuous",
+        "qps": 1, "input_len": {"mean": 100, "dist": "fixed", "stdev": 5}}})");
+    expect_refused({"estimate", "-s", fixed.string()},
+                   {"/inference/input_len/stdev: 5.0: expected 0 or no stdev for a fixed length"});
+    expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len",
+                    "exponential:100,30,1,1000", "--output-len", "50", "--qps", "5"},
+                   {"--input-len/stdev: 30.0: expected the mean (100), 0 or no stdev"});
+}
