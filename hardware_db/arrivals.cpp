@@ -93,7 +93,8 @@ std::shared_ptr<const ArrivalTrace> read_arrival_trace(const std::string& path, 
     const std::string text = read_input_file(path, kMaxTraceBytes, what);
     auto trace = std::make_shared<ArrivalTrace>();
     trace->path = shown;
-    std::size_t pos = 0;
+    // A UTF-8 byte-order mark (as spreadsheet programs write CSV) is not part of the header.
+    std::size_t pos = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
     std::int64_t line_no = 0;
     bool azure = false, header = false;
     double first = 0, last = 0;

@@ -624,6 +624,12 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
     apply_engine_defaults(in, s.system.gpu, s.model, stated);
     // A trace replays at its own rate unless `qps` rescales it.
     if (in.arrivals && !r.has("qps")) in.qps = in.arrivals->rate_qps(static_cast<std::size_t>(in.requests));
+    // A trace whose rows used all arrive at one instant has no rate to scale: a qps would be said and not run.
+    if (in.arrivals && r.has("qps") && (in.qps > 0 || in.qps_max) &&
+        !(in.arrivals->rate_qps(static_cast<std::size_t>(in.requests)) > 0))
+        r.problems().add(r.ptr("qps"), *r.get("qps"),
+                         "no qps with a trace whose rows all arrive at one instant (their times cannot be scaled to "
+                         "a rate): spread its arrival_s, or leave qps out (every request at once, offline)");
     if (r.has("window_s")) {
         in.window_s = r.num_key_or("window_s", 0.0);
         if (!in.qps_max && !(in.qps > 0)) {

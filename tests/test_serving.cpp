@@ -1210,6 +1210,17 @@ TEST_CASE("arrivals: Azure's TIMESTAMP,ContextTokens,GeneratedTokens; bad traces
     refused("llmsim_bad7.csv", "arrival_s,input_tokens,output_tokens\n0,10,5\n", "/inference/input_len",
             Json{{"input_len", 100}});
     refused("llmsim_bad8.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-13-16 18:15:46,10,5\n", "a timestamp");
+    // Rows all at one instant have no rate to scale: a qps is refused (it was said in the header and not run).
+    refused("llmsim_bad9.csv", "arrival_s,input_tokens,output_tokens\n0,10,10\n0,10,10\n",
+            "/inference/qps: 5.0: expected no qps with a trace whose rows all arrive at one instant",
+            Json{{"qps", 5.0}});
+    // A UTF-8 byte-order mark before the header (spreadsheets write one) is read past.
+    const auto bom = temp_file("llmsim_test_bom.csv",
+                               "\xEF\xBB\xBF"
+                               "arrival_s,input_tokens,output_tokens\n0,10,10\n1,20,5\n");
+    const auto b = sim::request_stream(serving("llama-3-8b", 1, 1, trace_inference(bom)).inference);
+    REQUIRE(b.size() == 2);
+    CHECK(b[1].input == 20);
     try {
         (void)serving("llama-3-8b", 1, 1, trace_inference("/nonexistent/trace.csv"));
         FAIL("accepted a missing file");
