@@ -62,10 +62,29 @@ void setup_chinchilla(CLI::App* cmd, Context& ctx) {
         }
         Json rows = Json::array();
         Table t({"fit", "params N", "tokens D", "FLOPs C", "tokens/param", "loss", "6ND/C"});
+        auto point = [&](ScalingFit fit) {
+            return query == "compute"  ? optimal_for_compute(fit, value)
+                   : query == "params" ? optimal_for_params(fit, value)
+                                       : optimal_for_tokens(fit, value);
+        };
+        // A compute-optimal model of less than one parameter or one token is no answer (--compute 1 printed
+        // "params N 0"); the fits themselves were made on models of 70M to 16B parameters.
+        double smallest = INFINITY;
         for (ScalingFit fit : fits) {
-            const ScalingPoint p = query == "compute"  ? optimal_for_compute(fit, value)
-                                   : query == "params" ? optimal_for_params(fit, value)
-                                                       : optimal_for_tokens(fit, value);
+            const ScalingPoint p = point(fit);
+            smallest = std::min(smallest, p.params);
+            if (!(p.params >= 1) || !(p.tokens >= 1))
+                throw ConfigError(fmt::format(
+                    "--{}: {}: expected a {} whose compute-optimal model has at least one parameter and one token "
+                    "(under {}: {:.3g} parameters, {:.3g} tokens)",
+                    query,
+                    query == "compute"  ? f->compute
+                    : query == "params" ? f->params
+                                        : f->tokens,
+                    query == "compute" ? "budget" : "value", to_string(fit), p.params, p.tokens));
+        }
+        for (ScalingFit fit : fits) {
+            const ScalingPoint p = point(fit);
             const LossFit k = loss_fit(fit);
             rows.push_back({{"fit", to_string(fit)},
                             {"params", p.params},
@@ -89,6 +108,11 @@ void setup_chinchilla(CLI::App* cmd, Context& ctx) {
                              "approach1: Hoffmann et al. 2022 Table 3 interpolated log-log (its loss uses the "
                              "hoffmann fit);")
                       << "hoffmann, epoch: Approach 3 closed form N_opt = G·(C/6)^(β/(α+β)).\n";
+            if (smallest < 7e7)
+                std::cout << wrap_text(fmt::format(
+                    "note: extrapolated below the fits' smallest model (70M parameters; Hoffmann et al. 2022 "
+                    "trained 70M to 16B): {} here",
+                    human_count(smallest)));
         }
         ctx.exit_code = 0;
     });

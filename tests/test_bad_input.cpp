@@ -238,6 +238,15 @@ TEST_CASE("infinite or undefined outputs come from refused inputs: straggler fac
         {"--straggler: '0:1e308': expected a stage in 0..0 and a factor in (0, 1000]"});
     expect_refused({"chinchilla", "--compute", "1e308T"}, {"--compute: \"1e308T\": expected a count in [1, 1e+40]"});
     expect_refused({"chinchilla", "--params", "nanB"}, {"--params: \"nanB\": expected a count"});
+    // A compute-optimal model of less than a parameter or a token ("params N 0" at --compute 1), and a plan
+    // below the smallest model it designs ("N = 0 parameters", then an 18.1M-parameter design).
+    expect_refused({"chinchilla", "--compute", "1"},
+                   {"--compute: 1: expected a budget whose compute-optimal model has at least one parameter"});
+    expect_refused({"plan", "--system", "dgx-h100", "--gpus", "8", "--compute", "1"},
+                   {"--compute: 1: expected a budget whose compute-optimal model has at least the 1.81e+07 "
+                    "parameters of the smallest model plan designs at vocab 32000"});
+    expect_refused({"plan", "--system", "dgx-h100", "--gpus", "8", "--days", "1e-6"},
+                   {"--days: 1e-06: expected a budget whose compute-optimal model has at least"});
 }
 
 TEST_CASE("calibration fits on degenerate rows give no figure, never nan (and bad probe figures are refused)",

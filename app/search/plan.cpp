@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_models/model_params.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 
@@ -42,6 +43,18 @@ PlanResult plan(const PlanRequest& request) {
             q.budget_value, limits::kMaxDesignedParams, to_string(q.fit), c_max, q.gpus, q.system.name));
     };
     if (q.budget == PlanRequest::Budget::compute_flops && q.budget_value > c_max) throw too_large();
+    // The least budget: that of the smallest model plan designs (its embeddings at this vocabulary dominate);
+    // a smaller compute-optimal model would be reported at parameters it does not have (--compute 1 said
+    // "N = 0" and designed 18.1M).
+    const ModelSpec smallest = model_shape_for_params(1.0, q.vocab, std::max<std::int64_t>(8192, q.seq_len));
+    const double c_min = optimal_for_params(q.fit, count_parameters(smallest).total).flops;
+    auto too_small = [&](double flops) {
+        return ConfigError(fmt::format(
+            "budget: {:g}: expected a budget whose compute-optimal model has at least the {:.3g} parameters of the "
+            "smallest model plan designs at vocab {} (under {}, at least {:.3g} FLOPs; this one reaches {:.3g})",
+            q.budget_value, count_parameters(smallest).total, q.vocab, to_string(q.fit), c_min, flops));
+    };
+    if (q.budget == PlanRequest::Budget::compute_flops && q.budget_value < c_min) throw too_small(q.budget_value);
     PlanResult out;
     Scenario base;
     base.system = q.system;
@@ -56,6 +69,7 @@ PlanResult plan(const PlanRequest& request) {
 
     std::int64_t considered = 0;   // layouts the searches considered: a work limit over all trials
     auto trial = [&](double flops) {
+        if (flops < c_min) throw too_small(flops);
         Trial t;
         t.pt = optimal_for_compute(q.fit, flops);
         t.model = model_shape_for_params(t.pt.params, q.vocab, std::max<std::int64_t>(8192, q.seq_len));
