@@ -148,7 +148,8 @@ void add_length(std::vector<K>& t, const std::string& obj) {
                     .dflt("\"fixed\""));
     t.push_back(K(o, "stdev", KT::number, S,
                   "standard deviation of the lengths drawn (> 0 for normal, uniform and lognormal; where the family "
-                  "cannot spread so far within [min, max], as far as it can)")
+                  "cannot spread so far within [min, max], as far as it can; 0 or absent for fixed, the mean for "
+                  "exponential)")
                     .real(0.0, true, static_cast<double>(limits::kSeqLen))
                     .unit("tokens")
                     .computed("0; (max − min)/√12 for a uniform length given by min and max")

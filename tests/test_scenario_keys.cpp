@@ -113,6 +113,9 @@ Json context_for(const ScenarioKey& k) {
     // Adapter keys need an adapter method; a disabled PPO iteration takes no other key.
     if (k.object == "/training/finetune" && k.key != "method") j["training"]["finetune"] = {{"method", "lora"}};
     if (p == "/training/fp8_params") j["training"]["precision"] = "fp8";
+    // A length's stdev needs a family that spreads (the default, fixed, refuses one).
+    if ((k.object == "/inference/input_len" || k.object == "/inference/output_len") && k.key == "stdev")
+        j[Json::json_pointer(k.object)] = {{"mean", 100}, {"dist", "normal"}};
     if (p == "/model/preset") j["model"] = Json::object();   // the zoo model, not the small one
     return j;
 }
