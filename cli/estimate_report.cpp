@@ -248,8 +248,8 @@ std::string serving_text(const Scenario&, const Estimate& est) {
                             "req/s); at {:.4g} req/s (+5%): {}; judged on {} requests (feed it back with "
                             "--requests {})",
                             c.qps, capacity_rate_text(s.inference), c.simulations, c.offline_qps, c.above_qps,
-                            c.above_misses.empty() ? std::string("still met") : c.above_misses,
-                            with_commas(c.requests), c.requests));
+                            c.above_misses.empty() ? std::string("still met") : c.above_misses, with_commas(c.requests),
+                            c.requests));
         if (c.qps > 0)
             out += published_range_text(c.published, "rate", "req/s");
         else
