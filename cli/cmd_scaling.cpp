@@ -60,6 +60,10 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
         };
         std::vector<Row> rows;
         ProgressBar bar("scaling");
+        // The weak-scaling reference: the first count where a layout fits (its strong step is weak's 100%; the
+        // batch grows from it, never from a count that fits nothing: 2 GPUs of a 70B model scaled the 8-GPU
+        // reference's own weak batch to 4x and read its weak efficiency as 28%).
+        int base_gpus = 0;
         for (int p : counts) {
             bar.update(static_cast<double>(rows.size()) / static_cast<double>(counts.size()));
             Row row;
@@ -83,10 +87,15 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
             if (!strong.top.empty()) {
                 row.strong_ok = true;
                 row.strong = strong.top.front();
+                if (base_gpus == 0) base_gpus = p;
             }
-            // Weak scaling: the batch grows in proportion to the GPUs.
-            row.weak_batch = std::max<std::int64_t>(1, gb0 * p / counts.front());   // <= 2^24 · 2^20
-            if (row.weak_batch <= limits::kBatch) {   // beyond: no weak-scaling point (the batch bound)
+            // Weak scaling: the batch grows in proportion to the GPUs from the reference count; at the reference
+            // it is the strong step itself.
+            row.weak_batch = base_gpus > 0 ? std::max<std::int64_t>(1, gb0 * p / base_gpus) : 0;   // <= 2^24 · 2^20
+            if (base_gpus == p) {
+                row.weak_ok = true;
+                row.weak = row.strong;
+            } else if (base_gpus > 0 && row.weak_batch <= limits::kBatch) {   // beyond: no weak point (batch bound)
                 sp.global_batches = {row.weak_batch};
                 const auto weak = searched(sp);
                 if (!weak.top.empty()) {
@@ -110,7 +119,8 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
             {"gpus", "layout (strong)", "step", "tok/s/gpu", "MFU", "strong eff", "weak gbs", "weak step", "weak eff"});
         t.detail(1);   // under each row when the table would pass the terminal's edge
         for (const auto& r : rows) {
-            Json j = {{"gpus", r.gpus}, {"global_batch", gb0}, {"weak_global_batch", r.weak_batch}};
+            Json j = {{"gpus", r.gpus}, {"global_batch", gb0}, {"weak_global_batch", nullptr}};
+            if (r.weak_batch > 0) j["weak_global_batch"] = r.weak_batch;
             std::vector<std::string> cells{std::to_string(r.gpus)};
             if (r.strong_ok) {
                 const double eff =
@@ -128,7 +138,7 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
                 j["strong"] = nullptr;
                 cells.insert(cells.end(), {"no layout fits", "", "", "", ""});
             }
-            cells.push_back(std::to_string(r.weak_batch));
+            cells.push_back(r.weak_batch > 0 ? std::to_string(r.weak_batch) : std::string("-"));
             if (r.weak_ok && ref) {
                 // Ideal weak scaling keeps the step time of the smallest count.
                 const double eff = ref->strong.time.step_time_s / r.weak.time.step_time_s;
@@ -155,6 +165,13 @@ void setup_scaling(CLI::App* cmd, Context& ctx) {
             c.reference = 100;
             c.reference_label = "ideal (100%)";
             plot::write(*plot_file, plot::line_chart(c));
+        }
+        if (!ref && !f->json) {
+            std::cout << wrap_text(fmt::format("scaling: {} on {}: no layout fits at any of the GPU counts given",
+                                               req.base.model.name, req.base.system.name));
+            std::cout << t.str();
+            ctx.exit_code = 1;
+            return;
         }
         if (f->json) {
             print_json({{"model", req.base.model.name},

@@ -173,6 +173,18 @@ TEST_CASE("llmsim plan and scaling --json", "[plan][scaling][cli][heavy]") {
     CHECK(std::abs(r["expected_interruptions"].get<double>() / 466.0 - 1) < 0.2);
     CHECK_FALSE(r.contains("goodput"));   // no checkpoint write time: not priced
     CHECK(run("plan --days 54 --system dgx-h100 --gpus 64 --restart-s 60").rc == 2);
+    // Weak scaling grows the batch from the first count that fits, whose weak efficiency is then 100% (2 GPUs
+    // of a 70B model fit nothing; the batch grew from 2 and the 8-GPU reference read 28%).
+    const auto w =
+        run("scaling --model llama-3-70b --system dgx-h100 --gpus 2,8,16 --seq-len 4096 --global-batch 64 "
+            "--json");
+    REQUIRE(w.rc == 0);
+    const auto wj = nlohmann::json::parse(w.out);
+    CHECK(wj["reference_gpus"] == 8);
+    CHECK(wj["sizes"][0]["weak_global_batch"].is_null());
+    CHECK(wj["sizes"][1]["weak_global_batch"] == 64);
+    CHECK(wj["sizes"][1]["weak_scaling_efficiency"].get<double>() == Approx(1.0));
+    CHECK(wj["sizes"][2]["weak_global_batch"] == 128);
     // A chip without bf16 plans in fp16 unless told otherwise (it was refused as bf16).
     const auto v100 = run("plan --compute 1e21 --system dgx-v100 --gpus 64 --json");
     REQUIRE(v100.rc == 0);
