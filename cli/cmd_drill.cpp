@@ -88,6 +88,12 @@ void setup_drill(CLI::App* cmd, Context& ctx) {
         const auto qs = drills::make_session(builtin_bank(), o);
         std::vector<std::string> given;
         if (f->answers) given = split_answers(*f->answers);
+        // More answers than questions: the grading would drop some without a word (fewer are graded as blank).
+        if (given.size() > qs.size())
+            throw ConfigError(
+                fmt::format("--answers: {} answers: expected at most {}, one per question of the "
+                            "session (';' between them)",
+                            given.size(), qs.size()));
 
         if (f->json) {
             Json arr = Json::array();

@@ -771,19 +771,19 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
                            t.global_batch / (t.micro_batch * p.dp), p.pp, p.schedule->name));
     if (t.offload == Offload::optimizer_params && p.zero != 3)
         pr.add("/training/offload", Json("optimizer+params"),
-               "parallel.zero = 3 (parameter offload shards parameters)");
+               "/parallel/zero = 3 (parameter offload shards parameters)");
     // Megatron-Core's TransformerConfig: a recompute method needs full granularity; CPU offloading needs
     // fewer offloaded layers than the model has, no pipeline parallelism and no recomputation.
     if (t.fp8_params && t.precision != Precision::fp8)
         pr.add("/training/fp8_params", Json(true),
-               fmt::format("false with training.precision = \"{}\" (FP8 weights need FP8 training)",
+               fmt::format("false with /training/precision = \"{}\" (FP8 weights need FP8 training)",
                            to_string(t.precision)));
     if (t.fp8_params && t.finetune.method == FinetuneConfig::Method::qlora)
         pr.add("/training/fp8_params", Json(true), "false with QLoRA (its base weights are NF4)");
     for (const auto& v : optimizer_precision_violations(t)) pr.add(v.pointer, Json(v.value), v.expected);
     if (t.recompute_num_layers > 0 && t.recompute != Recompute::full)
         pr.add("/training/recompute_num_layers", Json(t.recompute_num_layers),
-               fmt::format("only with training.recompute = \"full\" (here \"{}\")", to_string(t.recompute)));
+               fmt::format("only with /training/recompute = \"full\" (here \"{}\")", to_string(t.recompute)));
     if (t.activation_offload_layers > 0) {
         const std::string where = "/training/activation_offload_layers";
         if (t.activation_offload_layers >= m.layers)
@@ -797,7 +797,7 @@ void check_layout(const ModelSpec& m, int gpus, const ParallelConfig& p, const T
                                p.pp));
         if (t.recompute != Recompute::none)
             pr.add(where, Json(t.activation_offload_layers),
-                   fmt::format("0 with training.recompute = \"{}\": Megatron-Core offloads activations only "
+                   fmt::format("0 with /training/recompute = \"{}\": Megatron-Core offloads activations only "
                                "without recomputation",
                                to_string(t.recompute)));
     }
@@ -950,12 +950,12 @@ Scenario parse_scenario(const Json& j, const std::string& base_dir, const Databa
         if (!s.is_inference && s.training.offload != Offload::none && !(s.system.pcie_GBps > 0))
             pr.add(
                 "/system/pcie_GBps", Json(s.system.pcie_GBps),
-                fmt::format("a host link bandwidth > 0 for training.offload = \"{}\"", to_string(s.training.offload)));
+                fmt::format("a host link bandwidth > 0 for /training/offload = \"{}\"", to_string(s.training.offload)));
         // The host runs the offloaded optimizer at its DRAM bandwidth (was 100 GB/s when 0).
         if (!s.is_inference && s.training.offload != Offload::none && !(s.system.host_memory_GBps > 0))
             pr.add_raw(
                 fmt::format("/system/host_memory_GBps: missing: expected a host DRAM bandwidth > 0 for "
-                            "training.offload = \"{}\"",
+                            "/training/offload = \"{}\"",
                             to_string(s.training.offload)));
         const Precision prec = s.is_inference ? s.inference.compute_precision : s.training.precision;
         if (s.system.gpu.peak(prec) <= 0) {

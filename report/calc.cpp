@@ -44,6 +44,23 @@ Precision precision_of(const std::string& text, const std::string& flag) {
     return *p;
 }
 
+// A finite number > 0 (>= 0 with `zero`): CLI11's PositiveNumber let "inf" through to its range message
+// ("Value inf not in range 0.000000 to 1797693134862315708145...").
+CLI::Validator finite_number(bool zero) {
+    const std::string expected = zero ? "a finite number >= 0" : "a finite number > 0";
+    return CLI::Validator(
+        [zero, expected](std::string& s) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(s.c_str(), &end);
+            const bool whole = !s.empty() && end == s.c_str() + s.size();
+            if (!whole || !std::isfinite(v) || (zero ? v < 0 : v <= 0))
+                return fmt::format("'{}': expected {}", s.substr(0, 40), expected);
+            return {};
+        },
+        zero ? "NUMBER >= 0" : "NUMBER > 0", "finite_number");
+}
+const CLI::Validator kPositive = finite_number(false), kNonNegative = finite_number(true);
+
 // --precision of a GPU's math: as given, else the chip's 16-bit one (bf16; fp16 without bf16, e.g. V100).
 Precision math_precision(const CalcInputs& f, const AcceleratorSpec& g) {
     return f.precision.empty() ? g.half_precision() : precision_of(f.precision, "--precision");
@@ -59,13 +76,12 @@ const std::vector<CalcDef>& calc_defs() {
              c->add_option("--bytes", f.bytes, "Buffer size (350GB, 3.5e11, 326GiB)");
              c->add_option("--params", f.params, "Or: parameters (175B), times --bytes-per-param");
              c->add_option("--bytes-per-param", f.bytes_per_param, "Bytes per parameter (default 2: fp16/bf16)")
-                 ->check(CLI::PositiveNumber);
+                 ->check(kPositive);
              c->add_option("--ranks", f.ranks, "Ranks p")->required()->check(CLI::Range(2, 1 << 24));
              c->add_option("--GBps", f.GBps, "Link bandwidth per rank and direction, GB/s")
                  ->required()
-                 ->check(CLI::PositiveNumber);
-             c->add_option("--latency-us", f.latency_us, "Per-step latency α in us (default 0)")
-                 ->check(CLI::NonNegativeNumber);
+                 ->check(kPositive);
+             c->add_option("--latency-us", f.latency_us, "Per-step latency α in us (default 0)")->check(kNonNegative);
              c->add_option("--system", f.system, "Also price every registry algorithm on this system");
          },
          [](const CalcInputs& f) {
@@ -87,9 +103,9 @@ const std::vector<CalcDef>& calc_defs() {
         {"gemm", "GEMM arithmetic intensity and roofline bound on a GPU",
          [](CLI::App* c, CalcInputs& f) {
              c->add_option("--gpu", f.gpu, "Accelerator (llmsim hw list)")->required();
-             c->add_option("--m", f.m_dim, "Rows of A and C (tokens)")->required()->check(CLI::PositiveNumber);
-             c->add_option("--n", f.n_dim, "Columns of B and C")->required()->check(CLI::PositiveNumber);
-             c->add_option("--k", f.k_dim, "Reduction depth")->required()->check(CLI::PositiveNumber);
+             c->add_option("--m", f.m_dim, "Rows of A and C (tokens)")->required()->check(kPositive);
+             c->add_option("--n", f.n_dim, "Columns of B and C")->required()->check(kPositive);
+             c->add_option("--k", f.k_dim, "Reduction depth")->required()->check(kPositive);
              c->add_option("--precision", f.precision, "Math precision (default bf16; fp16 on chips without bf16)");
          },
          [](const CalcInputs& f) {
@@ -123,9 +139,9 @@ const std::vector<CalcDef>& calc_defs() {
         {"scaling", "Strong or weak scaling efficiency from two measurements",
          [](CLI::App* c, CalcInputs& f) {
              c->add_option("--p1", f.p1, "GPUs of the first run")->required()->check(CLI::Range(1, 1 << 24));
-             c->add_option("--t1", f.t1, "Time of the first run (s)")->required()->check(CLI::PositiveNumber);
+             c->add_option("--t1", f.t1, "Time of the first run (s)")->required()->check(kPositive);
              c->add_option("--p2", f.p2, "GPUs of the second run")->required()->check(CLI::Range(1, 1 << 24));
-             c->add_option("--t2", f.t2, "Time of the second run (s)")->required()->check(CLI::PositiveNumber);
+             c->add_option("--t2", f.t2, "Time of the second run (s)")->required()->check(kPositive);
              c->add_flag("--weak", f.weak, "Weak scaling (same work per GPU); default strong");
          },
          [](const CalcInputs& f) { return drills::scaling_efficiency_calc(f.p1, f.t1, f.p2, f.t2, f.weak); }},
@@ -135,9 +151,9 @@ const std::vector<CalcDef>& calc_defs() {
              c->add_option("--tokens", f.tokens, "Training tokens D (1.4T, 1.4e12)")->required();
              c->add_option("--gpus", f.gpus, "GPUs")->required()->check(CLI::Range(1, 1 << 24));
              c->add_option("--gpu", f.gpu, "Accelerator (its dense bf16 peak; fp16 without bf16)");
-             c->add_option("--peak-tflops", f.peak_tflops, "Or: peak TFLOP/s per GPU")->check(CLI::PositiveNumber);
+             c->add_option("--peak-tflops", f.peak_tflops, "Or: peak TFLOP/s per GPU")->check(kPositive);
              c->add_option("--mfu", f.mfu, "Model FLOPs utilisation (0.4)")->required()->check(CLI::Range(1e-6, 1.0));
-             c->add_option("--usd-per-gpu-hour", f.usd, "Price per GPU-hour")->check(CLI::NonNegativeNumber);
+             c->add_option("--usd-per-gpu-hour", f.usd, "Price per GPU-hour")->check(kNonNegative);
          },
          [](const CalcInputs& f) {
              const auto g = gpu_of(f);
@@ -195,12 +211,12 @@ const std::vector<CalcDef>& calc_defs() {
          }},
         {"littles-law", "Continuous batching: sequences in flight = rate × time (Little's law)",
          [](CLI::App* c, CalcInputs& f) {
-             c->add_option("--rate", f.rate, "Requests per second")->required()->check(CLI::PositiveNumber);
+             c->add_option("--rate", f.rate, "Requests per second")->required()->check(kPositive);
              c->add_option("--latency", f.latency_s, "Seconds each request spends in the system")
                  ->required()
-                 ->check(CLI::PositiveNumber);
+                 ->check(kPositive);
              c->add_option("--kv-bytes-per-seq", f.kv_bytes_per_seq, "KV cache bytes per sequence")
-                 ->check(CLI::NonNegativeNumber);
+                 ->check(kNonNegative);
          },
          [](const CalcInputs& f) { return drills::littles_law_calc(f.rate, f.latency_s, f.kv_bytes_per_seq); }},
         {"speculative", "Speculative decoding: expected tokens per pass and speedup",
@@ -210,7 +226,7 @@ const std::vector<CalcDef>& calc_defs() {
                  ->check(CLI::Range(0.0, 0.999999));
              c->add_option("--k", f.k, "Draft tokens per round")->check(CLI::Range(1, 64));
              c->add_option("--draft-cost", f.draft_cost, "Draft step cost as a fraction of a target step (0.05)")
-                 ->check(CLI::NonNegativeNumber);
+                 ->check(kNonNegative);
          },
          [](const CalcInputs& f) { return drills::speculative_calc(f.alpha, f.k, f.draft_cost); }},
         {"lora", "LoRA / QLoRA memory of model states",
@@ -236,7 +252,7 @@ const std::vector<CalcDef>& calc_defs() {
              c->add_option("--gpus", f.gpus, "GPUs")->required()->check(CLI::Range(1, 1 << 24));
              c->add_option("--tokens-per-s", f.tokens_per_s, "Measured tokens/s (whole job)")
                  ->required()
-                 ->check(CLI::PositiveNumber);
+                 ->check(kPositive);
              c->add_option("--seq", f.seq, "Sequence length")->check(CLI::Range(1, 1 << 24));
              c->add_option("--precision", f.precision, "Peak to divide by (default bf16; fp16 on chips without bf16)");
          },
@@ -263,7 +279,7 @@ const std::vector<CalcDef>& calc_defs() {
              c->add_flag("--sp", f.sp, "Sequence parallelism");
              f.GBps = 450;
              c->add_option("--GBps", f.GBps, "Scale-up link GB/s per GPU and direction (default 450, NVLink 4)")
-                 ->check(CLI::PositiveNumber);
+                 ->check(kPositive);
          },
          [](const CalcInputs& f) {
              return drills::tp_comm_calc(model_of(f), f.seq, f.micro_batch, f.tp, f.sp, f.GBps);
@@ -272,8 +288,7 @@ const std::vector<CalcDef>& calc_defs() {
          [](CLI::App* c, CalcInputs& f) {
              c->add_option("--params", f.params, "Parameters (70B)")->required();
              c->add_option("--ranks", f.ranks, "Ranks")->required()->check(CLI::Range(2, 1 << 24));
-             c->add_option("--bytes-per-param", f.bytes_per_param, "Bytes per parameter (2)")
-                 ->check(CLI::PositiveNumber);
+             c->add_option("--bytes-per-param", f.bytes_per_param, "Bytes per parameter (2)")->check(kPositive);
          },
          [](const CalcInputs& f) {
              return drills::fsdp_vs_ddp_calc(count_of(f.params, "--params"), f.ranks, f.bytes_per_param);

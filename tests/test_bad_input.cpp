@@ -240,6 +240,15 @@ TEST_CASE("infinite or undefined outputs come from refused inputs: straggler fac
     expect_refused({"chinchilla", "--params", "nanB"}, {"--params: \"nanB\": expected a count"});
     // A compute-optimal model of less than a parameter or a token ("params N 0" at --compute 1), and a plan
     // below the smallest model it designs ("N = 0 parameters", then an 18.1M-parameter design).
+    // A throughput past the GPUs' peak (MFU 608,722%), a bandwidth of inf (CLI11's range message printed
+    // 1.797e308 in full), more drill answers than questions (dropped without a word).
+    expect_refused(
+        {"calc", "mfu", "--model", "llama-3-8b", "--gpu", "h100-sxm", "--gpus", "8", "--tokens-per-s", "1e9"},
+        {"--tokens-per-s: 1e+09: expected at most 164048 (8 GPUs at their bf16 peak, 100% MFU)"});
+    expect_refused({"calc", "allreduce", "--bytes", "1GB", "--ranks", "8", "--GBps", "inf"},
+                   {"--GBps: 'inf' is not a finite decimal number"});
+    expect_refused({"drill", "--seed", "7", "--count", "2", "--answers", "1;2;3"},
+                   {"--answers: 3 answers: expected at most 2"});
     expect_refused({"chinchilla", "--compute", "1"},
                    {"--compute: 1: expected a budget whose compute-optimal model has at least one parameter"});
     expect_refused({"plan", "--system", "dgx-h100", "--gpus", "8", "--compute", "1"},
@@ -474,7 +483,7 @@ TEST_CASE("a bandwidth of 0 where the system uses it is refused with its pointer
                         "gpus_per_node": 8, "intra_node_GBps": 450, "inter_node_GBps": 50, "pcie_GBps": 63},
                         "gpus": 8, "training": {"global_batch": 64, "offload": "optimizer"}})")
                         .string()},
-                   {"/system/host_memory_GBps: missing: expected a host DRAM bandwidth > 0 for training.offload"});
+                   {"/system/host_memory_GBps: missing: expected a host DRAM bandwidth > 0 for /training/offload"});
 }
 
 TEST_CASE("rates and measurements are bounded to a physical range (was qps 5e-324: infinite latencies)",

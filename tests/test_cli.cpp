@@ -351,7 +351,7 @@ TEST_CASE("--recompute-num-layers and --activation-offload-layers set their keys
     const auto bad = with({"--recompute", "full", "--activation-offload-layers", "40"});
     CHECK(bad.rc == 2);
     CHECK(bad.out.empty());
-    CHECK(bad.err.find("--activation-offload-layers: 40: expected 0 with training.recompute = \"full\"") !=
+    CHECK(bad.err.find("--activation-offload-layers: 40: expected 0 with --recompute = \"full\"") !=
           std::string::npos);
 }
 

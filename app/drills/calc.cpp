@@ -276,13 +276,19 @@ Calc flops_per_token_calc(const ModelSpec& m, std::int64_t seq) {
 Calc mfu_calc(const ModelSpec& m, std::int64_t seq, double tokens_per_s, int gpus, const AcceleratorSpec& gpu,
               Precision p) {
     require(tokens_per_s > 0 && gpus >= 1, "--tokens-per-s/--gpus: expected positive values");
-    require(gpu.peak(p) > 0, fmt::format("{} has no {} peak", gpu.name, to_string(p)));
+    require(gpu.peak(p) > 0, fmt::format("--precision: {}: expected a precision {} has a peak for (it has none)",
+                                         to_string(p), gpu.name));
     const auto pc = count_parameters(m);
     TrainingConfig t;
     t.seq_len = seq;
     const auto f = training_flops(m, t);
     const double mfu6 = 6 * pc.active * tokens_per_s / (gpus * gpu.peak(p));
     const double mfu = f.model_flops_per_token * tokens_per_s / (gpus * gpu.peak(p));
+    // A measurement past the GPUs' peak is not one: MFU lies in (0, 1] by either count.
+    const double most = gpus * gpu.peak(p) / std::max(6 * pc.active, f.model_flops_per_token);
+    require(std::max(mfu, mfu6) <= 1.0,
+            fmt::format("--tokens-per-s: {}: expected at most {} ({} GPUs at their {} peak, 100% MFU)",
+                        num(tokens_per_s), num(most), gpus, to_string(p)));
     Calc c;
     c.title = fmt::format("MFU of {} on {} × {}", m.name, gpus, gpu.display_name);
     c.given = {
