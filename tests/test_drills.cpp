@@ -11,6 +11,7 @@
 #include "app/estimate.hpp"
 #include "app/explain.hpp"
 #include "cost_models/collectives.hpp"
+#include "cost_models/model_params.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
@@ -149,6 +150,14 @@ TEST_CASE("calcs equal hand-derived values", "[calc]") {
     // Decode bound at batch 1: HBM bandwidth / weight bytes.
     const Calc dec = decode_bound_calc(l7, h100, 1, 0, Precision::bf16);
     CHECK(dec.result().value == Approx(h100.hbm_GBps * 1e9 / (dec.steps[0].value * 1e9)));
+    // A MoE step reads the experts its tokens route to: Mixtral at batch 1 reads its top 2 of 8 experts per layer
+    // (12.9B active parameters, ~25.9 GB in bf16), not all 46.7B (93.4 GB: a bound half of what estimate gives).
+    const auto mixtral = Database::builtin().model("mixtral-8x7b");
+    const Calc moe = decode_bound_calc(mixtral, h100, 1, 0, Precision::bf16);
+    CHECK(moe.steps[0].value == Approx(2.0));   // experts touched by one token's top 2
+    CHECK(moe.steps[1].value == Approx(2.0 * count_parameters(mixtral).active / 1e9).epsilon(0.01));
+    // Batch 64 touches 8 · (1 − (6/8)^64) ≈ all 8.
+    CHECK(decode_bound_calc(mixtral, h100, 64, 0, Precision::bf16).steps[0].value == Approx(8.0).epsilon(1e-6));
     // TP volume: 4 messages of s·b·h·2 bytes.
     CHECK(tp_comm_calc(l70, 4096, 1, 8, false, 450).result().value == Approx(4.0 * 4096 * 8192 * 2 / 1e9));
     CHECK(grad_accum_calc(1024, 2, 64, 4096).result().value == 8);

@@ -7,6 +7,7 @@
 
 #include "cost_models/collectives.hpp"
 #include "cost_models/flops.hpp"
+#include "cost_models/inference.hpp"
 #include "cost_models/layer/layer.hpp"
 #include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
@@ -619,23 +620,40 @@ Calc decode_bound_calc(const ModelSpec& m, const AcceleratorSpec& gpu, std::int6
     require(batch >= 1 && context >= 0, "--batch/--context: expected batch >= 1, context >= 0");
     const auto mem = one_gpu_serving_memory(m, gpu, batch, context, weights, Precision::bf16);
     const double bw = gpu.hbm_GBps * kGB;
-    const double step_bytes = mem.weights_bytes + mem.kv_cache_bytes;
+    // A MoE decode step reads only the experts its tokens route to: of E experts, B tokens choosing k each
+    // touch E·(1 − (1 − k/E)^B) on average (experts_touched; uniform routing); the rest of the weights every step.
+    double weights_read = mem.weights_bytes;
+    Calc c;
+    if (m.moe.enabled()) {
+        const auto pc = count_parameters(m);
+        const double per_expert = pc.expert_params_per_layer / m.moe.experts;
+        const double touched = experts_touched(m.moe.experts, m.moe.top_k, static_cast<double>(batch));
+        const double unread = m.moe_layers() * per_expert * (m.moe.experts - touched);
+        weights_read = mem.weights_bytes * (1.0 - unread / pc.total);
+        c.steps.push_back(
+            step("experts read per MoE layer", "E · (1 − (1 − k/E)^B)",
+                 fmt::format("{} · (1 − (1 − {}/{})^{})", m.moe.experts, m.moe.top_k, m.moe.experts, batch), touched,
+                 "experts",
+                 "only routed experts' weights are read; uniform routing (real routers are skewed and "
+                 "touch fewer)"));
+    }
+    const double step_bytes = weights_read + mem.kv_cache_bytes;
     const double steps_per_s = bw / step_bytes;
     const double bound = steps_per_s * static_cast<double>(batch);
-    Calc c;
     c.title =
         fmt::format("Decode throughput bound, {} on one {} ({} weights)", m.name, gpu.display_name, to_string(weights));
     c.given = {fmt::format("batch {}, {} tokens of context each, HBM {} GB/s", batch, context, num(gpu.hbm_GBps))};
-    c.steps.push_back(step("bytes read per decode step", "weights + batch's KV cache",
-                           fmt::format("{} + {}", bytes_str(mem.weights_bytes), bytes_str(mem.kv_cache_bytes)),
-                           step_bytes / kGB, "GB"));
+    c.steps.push_back(step(
+        "bytes read per decode step",
+        m.moe.enabled() ? "weights read (shared + experts touched) + batch's KV cache" : "weights + batch's KV cache",
+        fmt::format("{} + {}", bytes_str(weights_read), bytes_str(mem.kv_cache_bytes)), step_bytes / kGB, "GB"));
     c.steps.push_back(step("per-sequence speed bound", "tokens/s ≤ BW / bytes per step",
                            fmt::format("{} GB/s / {}", num(gpu.hbm_GBps), bytes_str(step_bytes)), steps_per_s,
                            "tokens/s", "kernels reach ~80-90% of HBM bandwidth; llmsim uses the GPU's hbm_efficiency"));
     c.steps.push_back(step("throughput bound of the batch", "batch · BW / bytes per step",
                            fmt::format("{} · {}", batch, num(steps_per_s)), bound, "tokens/s",
                            "batching amortises the weight reads until the KV reads or the FLOPs dominate"));
-    c.answer = batch > 1 ? 2 : 1;
+    c.answer = c.steps.size() - (batch > 1 ? 1 : 2);
     return c;
 }
 
