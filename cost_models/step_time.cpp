@@ -808,7 +808,11 @@ StepCosts assemble_step_costs(const TrainingJob& s, const LayerCost& dense_cost,
         stages.optimizer(sc, dense_params, expert_params);
         c.stages.push_back(sc);
     }
-    if (comms) c.comms = *comms;
+    // The collectives a step runs: a dense layer's recorded for a model with no dense layer (every layer MoE)
+    // run 0 times and are left out.
+    if (comms)
+        for (const auto& ev : *comms)
+            if (ev.calls_per_step > 0) c.comms.push_back(ev);
     return c;
 }
 
