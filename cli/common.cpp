@@ -54,6 +54,15 @@ void add_scenario_flags(CLI::App* cmd, ScenarioFlags& f, bool with_json) {
                     "Offload the first N layers' activations to host memory (pp 1, no recompute)")
         ->check(int_in(0, limits::kLayers));
     cmd->add_option("--sp", f.sp, "Sequence parallelism (true/false)")->check(true_or_false());
+    cmd->add_option("--tp-comm-overlap", f.tp_comm_overlap,
+                    "TP communication overlap: true | false (default false; search's 'overlap tp')")
+        ->check(true_or_false());
+    cmd->add_option("--overlap-grad-reduce", f.overlap_grad_reduce,
+                    "DP gradient-reduce overlap: true | false (default true; search's 'overlap grad')")
+        ->check(true_or_false());
+    cmd->add_option("--overlap-param-gather", f.overlap_param_gather,
+                    "Parameter all-gather overlap: true | false (default true; search's 'overlap param')")
+        ->check(true_or_false());
     cmd->add_option("--precision", f.precision, "fp32 | fp16 | bf16 | fp8");
     cmd->add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zero-bubble");
     cmd->add_option("--offload", f.offload, "none | optimizer | optimizer+params");
@@ -473,6 +482,9 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
     ov.set("/parallel/vp", "--vp", f.vp);
     ov.set("/parallel/zero", "--zero", f.zero);
     ov.set("/parallel/sequence_parallel", "--sp", f.sp);
+    ov.set("/parallel/tp_comm_overlap", "--tp-comm-overlap", f.tp_comm_overlap);
+    ov.set("/parallel/overlap_grad_reduce", "--overlap-grad-reduce", f.overlap_grad_reduce);
+    ov.set("/parallel/overlap_param_gather", "--overlap-param-gather", f.overlap_param_gather);
     ov.set("/parallel/schedule", "--schedule", f.schedule);
     const char* a_serving = first_serving_flag(f);
     const bool file_inference = j.is_object() && j.contains("inference");
@@ -492,7 +504,10 @@ void overlay_flags(const ScenarioFlags& f, FlagOverlay& ov, const Json& j) {
               std::pair{!f.precision.empty(), "--precision"}, std::pair{!f.offload.empty(), "--offload"},
               std::pair{f.token_budget.has_value(), "--token-budget"}, std::pair{!f.framework.empty(), "--framework"},
               std::pair{!f.grad_precision.empty(), "--grad-precision"},
-              std::pair{f.torch_compile.has_value(), "--torch-compile"}})
+              std::pair{f.torch_compile.has_value(), "--torch-compile"},
+              std::pair{f.tp_comm_overlap.has_value(), "--tp-comm-overlap"},
+              std::pair{f.overlap_grad_reduce.has_value(), "--overlap-grad-reduce"},
+              std::pair{f.overlap_param_gather.has_value(), "--overlap-param-gather"}})
             if (given)
                 lines.push_back(
                     fmt::format("{}: given with {}: expected {} only with training scenarios (serving: --batch, "

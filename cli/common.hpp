@@ -24,6 +24,8 @@ struct ScenarioFlags {
     std::optional<std::int64_t> micro_batch, global_batch, seq_len, recompute_num_layers, activation_offload_layers;
     std::optional<double> token_budget;
     std::optional<bool> sp, torch_compile;
+    // Megatron's overlap flags, as `search` prints them in a layout (so its answer re-runs from flags).
+    std::optional<bool> tp_comm_overlap, overlap_grad_reduce, overlap_param_gather;
     // Serving what-if (written under /inference; a serving flag makes the scenario a serving one).
     std::optional<std::int64_t> batch, requests, max_batch, chunk, spec_tokens, seed;
     // --input-len / --output-len: TOKENS, DIST:MEAN[,STDEV[,MIN,MAX]] or uniform:MIN,MAX (length_flag_value)

@@ -351,8 +351,7 @@ TEST_CASE("--recompute-num-layers and --activation-offload-layers set their keys
     const auto bad = with({"--recompute", "full", "--activation-offload-layers", "40"});
     CHECK(bad.rc == 2);
     CHECK(bad.out.empty());
-    CHECK(bad.err.find("--activation-offload-layers: 40: expected 0 with --recompute = \"full\"") !=
-          std::string::npos);
+    CHECK(bad.err.find("--activation-offload-layers: 40: expected 0 with --recompute = \"full\"") != std::string::npos);
 }
 
 TEST_CASE("llmsim estimate names the memory levers it assumed for a layout that needs them",
@@ -561,4 +560,34 @@ TEST_CASE("fit_text: a line past the edge wraps under its text, past its indent 
     CHECK(cli::fit_text("aaaa bbbb cccc dddd eeee\n", 12) == "aaaa bbbb\n  cccc dddd\n  eeee\n");
     CHECK(cli::fit_text("short\n  also short\n", 20) == "short\n  also short\n");
     CHECK(cli::fit_text("no newline at the end", 80) == "no newline at the end");
+}
+
+TEST_CASE("the overlap flags search prints in a layout re-run it from estimate's flags", "[cli][estimate][search]") {
+    // search answers 'tp4 pp2x41 ... (overlap tp+grad+param)': from flags, estimate had no --tp-comm-overlap
+    // and gave 4.4 min for search's 4.0.
+    const std::vector<std::string> layout = {
+        "--model",        "llama-3-70b", "--system",  "dgx-h100",  "--gpus",        "8", "--seq-len",   "4096",
+        "--global-batch", "512",         "--tp",      "4",         "--pp",          "2", "--vp",        "41",
+        "--zero",         "0",           "--offload", "optimizer", "--micro-batch", "1", "--recompute", "none",
+        "--sp",           "true",        "--json"};
+    std::vector<std::string> e = {"estimate"};
+    e.insert(e.end(), layout.begin(), layout.end());
+    e.insert(e.end() - 1,
+             {"--tp-comm-overlap", "true", "--overlap-grad-reduce", "true", "--overlap-param-gather", "true"});
+    const auto est = llmsim_cli(e);
+    REQUIRE(est.rc == 0);
+    const auto j = Json::parse(est.out);
+    CHECK(j["scenario"]["parallel"]["tp_comm_overlap"] == true);
+    const auto off = [&] {
+        auto x = layout;
+        x.insert(x.begin(), "estimate");
+        x.insert(x.end() - 1, {"--tp-comm-overlap", "false"});
+        return Json::parse(llmsim_cli(x).out);
+    }();
+    CHECK(off["step_time_s"].get<double>() > j["step_time_s"].get<double>());
+    // A serving scenario has no such settings: refused by name.
+    const auto serving = llmsim_cli(
+        {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--qps", "2", "--tp-comm-overlap", "true"});
+    CHECK(serving.rc == 2);
+    CHECK(serving.err.find("--tp-comm-overlap: given with") != std::string::npos);
 }
