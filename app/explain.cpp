@@ -185,7 +185,10 @@ void layout_levers(const Scenario& s, const LeverAdder& lever) {
                   x.parallel.dp *= 2;
               });
     if (p0.pp > 1)
-        lever("interleaved schedule (more model chunks)", fmt::format("vp {} -> {}", p0.vp, p0.vp * 2),
+        lever("interleaved schedule (more model chunks)",
+              p0.schedule->uses_chunks ? fmt::format("vp {} -> {}", p0.vp, p0.vp * 2)
+                                       : fmt::format("vp {} -> {}, schedule {} -> {}", p0.vp, p0.vp * 2,
+                                                     p0.schedule->name, default_schedule(p0.vp * 2).name),
               "divides the bubble by v; v times more pipeline sends and more in-flight activations", [](Scenario& x) {
                   x.parallel.vp *= 2;
                   x.parallel.schedule = &default_schedule(x.parallel.vp);
@@ -343,12 +346,24 @@ void training_levers(const Scenario& s, Explanation& e) {
     fitting_levers(s, lever);
     precision_levers(s, lever);
     const auto& p0 = s.parallel;
+    // ZeRO shards its states over the data-parallel ranks: with a stage on, dp moves the memory per GPU.
+    const std::string sharded = p0.zero >= 3   ? "weights, gradients and optimizer states"
+                                : p0.zero == 2 ? "gradients and optimizer states"
+                                : p0.zero == 1 ? "optimizer states"
+                                               : "";
     lever("more GPUs", fmt::format("dp {} -> {} ({} GPUs)", p0.dp, p0.dp * 2, 2 * p0.world()),
-          "shorter steps at the same global batch; more money and a smaller batch per GPU",
+          sharded.empty() ? "shorter steps at the same global batch; more money and a smaller batch per GPU"
+                          : fmt::format("shorter steps at the same global batch; more money and a smaller batch per "
+                                        "GPU; less memory per GPU (ZeRO-{} shards {} over twice the ranks)",
+                                        p0.zero, sharded),
           [](Scenario& x) { x.parallel.dp *= 2; });
     if (p0.dp % 2 == 0)
         lever("fewer GPUs", fmt::format("dp {} -> {} ({} GPUs)", p0.dp, p0.dp / 2, p0.world() / 2),
-              "cheaper per step, longer steps; same memory per GPU", [](Scenario& x) { x.parallel.dp /= 2; });
+              sharded.empty() ? "cheaper per step, longer steps; same memory per GPU"
+                              : fmt::format("cheaper per step, longer steps; more memory per GPU (ZeRO-{} shards {} "
+                                            "over half the ranks)",
+                                            p0.zero, sharded),
+              [](Scenario& x) { x.parallel.dp /= 2; });
 }
 
 // The recommended lever (e.recommended) and its sentence (e.recommendation).
