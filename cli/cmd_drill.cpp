@@ -89,6 +89,8 @@ void setup_drill(CLI::App* cmd, Context& ctx) {
         std::vector<std::string> given;
         if (f->answers) given = split_answers(*f->answers);
         // More answers than questions: the grading would drop some without a word (fewer are graded as blank).
+        // A trailing ';' leaves an empty last answer, not one more.
+        while (given.size() > qs.size() && given.back().find_first_not_of(" \t") == std::string::npos) given.pop_back();
         if (given.size() > qs.size())
             throw ConfigError(
                 fmt::format("--answers: {} answers: expected at most {}, one per question of the "
