@@ -248,6 +248,7 @@ void read_system_keys(KeyReader& r, SystemSpec& s, bool full) {
     s.scaleup_domain = static_cast<int>(r.int_key_or("scaleup_domain", full ? s.gpus_per_node : s.scaleup_domain));
     s.intra_node_latency_us = r.num_key_or("intra_node_latency_us", s.intra_node_latency_us);
     s.intra_node_efficiency = r.num_key_or("intra_node_efficiency", s.intra_node_efficiency);
+    s.scaleup_mesh_links = static_cast<int>(r.int_key_or("scaleup_mesh_links", s.scaleup_mesh_links));
     s.nvls = r.boolean_or("nvls", s.nvls);
     s.nvls_GBps = r.num_key_or("nvls_GBps", s.nvls_GBps);
     s.inter_node_latency_us = r.num_key_or("inter_node_latency_us", s.inter_node_latency_us);
@@ -795,6 +796,7 @@ Json to_json(const SystemSpec& s, bool with_provenance) {
               {"intra_node_GBps", s.intra_node_GBps},
               {"intra_node_latency_us", s.intra_node_latency_us},
               {"intra_node_efficiency", s.intra_node_efficiency},
+              {"scaleup_mesh_links", s.scaleup_mesh_links},
               {"nvls", s.nvls},
               {"nvls_GBps", s.nvls_GBps},
               {"inter_node_GBps", s.inter_node_GBps},

@@ -398,6 +398,12 @@ std::vector<ScenarioKey> build() {
                     .real(limits::kMinFraction, true, 1.0)
                     .computed("the preset's (0.8 in a full description)")
                     .example("0.8"));
+    t.push_back(K(s, "scaleup_mesh_links", KT::integer, kAllKinds,
+                  "links per device of a switchless scale-up mesh (AMD xGMI: 7), one per peer: a collective among "
+                  "k devices of the domain drives min(k - 1, links) of intra_node_GBps's links; 0: switched")
+                    .range(0, limits::kGpus)
+                    .computed("the preset's (0 in a full description)")
+                    .example("7"));
     t.push_back(K(s, "nvls", KT::boolean, kAllKinds, "NVLink SHARP in-switch reductions")
                     .computed("the preset's")
                     .example("true"));

@@ -107,8 +107,12 @@ struct SystemSpec {
     double intra_node_GBps = 0;
     double intra_node_latency_us = 0;     // per hop
     double intra_node_efficiency = 0.8;   // achievable busbw / link bandwidth
-    bool nvls = false;                    // NVLink SHARP (in-switch reduction)
-    double nvls_GBps = 0;                 // achievable all-reduce busbw with NVLS
+    // A point-to-point scale-up mesh without a switch (AMD's xGMI): intra_node_GBps is this many links, one per
+    // peer, so a collective among k of the domain's devices drives min(k - 1, links) of them (a pair: one).
+    // 0: switched (NVSwitch), where every device reaches any group at its whole bandwidth.
+    int scaleup_mesh_links = 0;
+    bool nvls = false;      // NVLink SHARP (in-switch reduction)
+    double nvls_GBps = 0;   // achievable all-reduce busbw with NVLS
     // Scale-out network: per device share of the node's NICs, per direction.
     double inter_node_GBps = 0;
     double inter_node_latency_us = 0;

@@ -133,6 +133,18 @@ TEST_CASE("nccl-tests bus bandwidth factors", "[collectives]") {
     const auto nvls = collective_time(h100, Collective::all_reduce, 4e9, place_group(8, 1, 8));
     CHECK(nvls.algorithm == find_algorithm("nvls"));
     CHECK(nvls.busbw_GBps == Approx(480).epsilon(0.05));
+    // MI300X's switchless xGMI mesh: 7 links of 64 GB/s per direction, one per peer. A group of k GPUs drives
+    // k - 1 of them: 2 GPUs one link (64 x 0.81 = 51.8 GB/s busbw), 4 three, 8 all seven (it was every group
+    // at 448 x 0.81, 3-7x too fast for tp 2 and 4).
+    const auto mi = Database::builtin().system("mi300x-8x");
+    for (const int k : {2, 4, 8}) {
+        INFO(k << " GPUs");
+        const auto r = collective_time(mi, Collective::all_reduce, 1e9, place_group(k, 1, 8));
+        CHECK(r.busbw_GBps == Approx((k - 1) * 64.0 * 0.81).epsilon(0.01));
+    }
+    // A pipeline send reaches its one peer over one link.
+    const auto p2p = collective_time(mi, Collective::send_recv, 1e9, place_group(2, 1, 8));
+    CHECK(p2p.time_s == Approx(1e9 / (64e9 * 0.81)).epsilon(0.01));
 }
 
 TEST_CASE("TPU torus collectives follow the JAX scaling book", "[collectives]") {

@@ -12,8 +12,8 @@ double expert_all_to_all_time(const SystemSpec& s, const GroupPlacement& g, doub
                               double token_bytes, ExpertAllToAll mode) noexcept {
     const int n = g.n;
     if (n <= 1 || !(tokens > 0) || !(top_k > 0) || !(token_bytes > 0)) return 0.0;
-    const collective_impl::Links l = collective_impl::links(s);
     const double r = std::min(g.per_domain, n);   // ranks of the group on one scale-up domain
+    const collective_impl::Links l = collective_impl::links(s, static_cast<int>(r) - 1);
     const double D = g.domains();
     const double copies = tokens * top_k * token_bytes;   // every chosen expert gets the token once
     if (D <= 1) return l.base + l.a_in + copies * (n - 1.0) / n / l.b_in;

@@ -11,8 +11,9 @@ double direct_time(const SystemSpec& s, Collective c, double bytes, const GroupP
     const int n = g.n;
     if (n <= 1) return 0.0;
     if (c != Collective::all_to_all && c != Collective::send_recv) return kNotApplicable;
-    const Links l = links(s);
     const int N = g.domains();
+    // A send/recv talks to one peer; an all-to-all to every other rank of its domain.
+    const Links l = links(s, c == Collective::send_recv ? 1 : (N == 1 ? n : std::min(g.per_domain, n)) - 1);
     if (N == 1) {
         if (s.is_torus()) return kNotApplicable;   // the torus algorithm covers a pod
         return l.base + l.a_in + busbw_factor(c, n) * bytes / l.b_in;

@@ -12,8 +12,8 @@ double hierarchical_time(const SystemSpec& s, Collective c, double bytes, const 
     if (n <= 1) return 0.0;
     const int N = g.domains();
     if (N == 1) return kNotApplicable;
-    const Links l = links(s);
     const int r = std::min(g.per_domain, n);
+    const Links l = links(s, r - 1);
     auto intra = [&](Collective cc, double sz) {
         if (r <= 1) return 0.0;
         if (s.is_torus()) return torus_time(s, cc, sz, r);

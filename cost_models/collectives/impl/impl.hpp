@@ -16,7 +16,9 @@ struct Links {
     double b_in;    // achievable bandwidth per device on the scale-up fabric
     double b_out;   // achievable bandwidth per device on the scale-out network (or TPU DCN)
 };
-Links links(const SystemSpec& s) noexcept;
+// `peers`: how many other devices of its scale-up domain each rank exchanges with (a switchless mesh gives a
+// rank one link per peer, SystemSpec::scaleup_mesh_links; a switch, or peers < 0, the whole fabric).
+Links links(const SystemSpec& s, int peers = -1) noexcept;
 
 // A ring collective of `bytes` among `n` ranks on one link kind.
 double ring_on_link(Collective c, double bytes, int n, double base_s, double alpha_s, double bw_Bps) noexcept;

@@ -10,12 +10,16 @@
 
 namespace llmsim::collective_impl {
 
-Links links(const SystemSpec& s) noexcept {
+Links links(const SystemSpec& s, int peers) noexcept {
     Links l;
     l.base = s.collective_base_latency_us * 1e-6;
     l.a_in = s.intra_node_latency_us * 1e-6;
     l.a_out = s.inter_node_latency_us * 1e-6;
     l.b_in = s.intra_node_GBps * 1e9 * s.intra_node_efficiency;
+    // A mesh: k - 1 peers drive k - 1 of the links (a ring over k devices of a full mesh runs k - 1 edge-disjoint
+    // rings, one per outgoing link).
+    const int mesh = s.scaleup_mesh_links;
+    if (mesh > 0 && peers >= 0) l.b_in *= std::clamp(peers, 1, mesh) / static_cast<double>(mesh);
     const double out = s.is_torus() ? (s.dcn_GBps > 0 ? s.dcn_GBps : s.inter_node_GBps) : s.inter_node_GBps;
     l.b_out = out * 1e9 * s.inter_node_efficiency;
     if (l.b_out <= 0) l.b_out = 1e-9;   // no scale-out network: effectively impossible
@@ -82,8 +86,8 @@ double ring_time(const SystemSpec& s, Collective c, double bytes, const GroupPla
     const int n = g.n;
     if (n <= 1) return 0.0;
     if (s.is_torus() || c == Collective::all_to_all || c == Collective::send_recv) return kNotApplicable;
-    const Links l = links(s);
     const int N = g.domains();
+    const Links l = links(s, (N == 1 ? n : std::min(g.per_domain, n)) - 1);
     if (N == 1) return ring_on_link(c, bytes, n, l.base, l.a_in, l.b_in);
     const int r = std::min(g.per_domain, n);
     const double b_in = r > 1 ? l.b_in : std::numeric_limits<double>::infinity();

@@ -21,8 +21,8 @@ double tree_time(const SystemSpec& s, Collective c, double bytes, const GroupPla
     const int n = g.n;
     if (n <= 1) return 0.0;
     if (c != Collective::all_reduce || s.is_torus()) return kNotApplicable;
-    const Links l = links(s);
     const int N = g.domains();
+    const Links l = links(s, (N == 1 ? n : std::min(g.per_domain, n)) - 1);
     if (N == 1) return l.base + tree_all_reduce_time(n, bytes, l.a_in, l.b_in);
     const int r = std::min(g.per_domain, n);
     const double b_in = r > 1 ? l.b_in : std::numeric_limits<double>::infinity();
