@@ -70,6 +70,18 @@ void setup_estimate(CLI::App* cmd, Context& ctx) {
             ctx.exit_code = 0;
             return;
         }
+        if (opts->fast) {   // the closed form's step beside the simulator's trace of another step: refused
+            std::vector<std::string> lines;
+            for (const auto& [given, flag] :
+                 {std::pair{!trace->empty(), "--trace"}, std::pair{!timeline_file->empty(), "--plot-timeline"},
+                  std::pair{opts->timeline, "--timeline"}})
+                if (given)
+                    lines.push_back(
+                        fmt::format("--fast: given with {}: expected one of them ({} shows the simulated "
+                                    "step, which --fast skips: the step printed would be another)",
+                                    flag, flag));
+            if (!lines.empty()) throw ConfigError(lines);
+        }
         const Scenario s = resolve_scenario(*flags);
         app::EstimateOptions o = *opts;
         o.timeline_columns = table_width() > 0 ? static_cast<int>(table_width()) : 120;   // --wide: 0

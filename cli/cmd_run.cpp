@@ -134,6 +134,9 @@ void setup_run(CLI::App* cmd, Context& ctx) {
         const bool to_stdout = f->output == "-";
         Json results = Json::array();
         Table t({"#", "scenario", "kind", "step / TTFT", "MFU / TPOT", "tokens/s per GPU", "memory per GPU", "fits"});
+        // A failed scenario's message goes under the table, wrapped, not into a cell (it widened the table to
+        // ~220 columns and squeezed the names to 8).
+        std::vector<std::string> errors;
         auto table_row = [&](const batch::Row& row) {
             if (f->json) {
                 results.push_back(Json::parse(batch::jsonl_row(row)));
@@ -149,7 +152,8 @@ void setup_run(CLI::App* cmd, Context& ctx) {
                 name = sc["name"].get<std::string>();
             if (name.empty()) name = row.item->origin;
             if (!row.ok) {
-                t.row({std::to_string(row.index), name, "error", row.error, "", "", "", ""});
+                t.row({std::to_string(row.index), name, "error", "(below)", "", "", "", ""});
+                errors.push_back(fmt::format("#{}: {}", row.index, row.error));
                 return;
             }
             const Json& r = row.result;
@@ -191,8 +195,10 @@ void setup_run(CLI::App* cmd, Context& ctx) {
             if (!f->plot.empty() && sum.failed < sum.rows) plot::write(f->plot, sweep_plot.svg());
             if (f->json)
                 print_json({{"results", results}});
-            else
+            else {
                 std::cout << t.left(1).left(2).str();
+                for (const auto& e : errors) std::cout << wrap_text(e);
+            }
         }
         if (!f->plot.empty() && sum.failed == sum.rows)
             std::cerr << fmt::format("--plot: {}: not written: no scenario succeeded\n", f->plot);
@@ -202,7 +208,8 @@ void setup_run(CLI::App* cmd, Context& ctx) {
             std::cerr << fmt::format("note: -j {}: {} worker threads started ({}); the run used them\n",
                                      sum.threads_asked, sum.threads_started, sum.thread_error);
         if (sum.failed > 0 && !to_stdout)
-            std::cerr << fmt::format("{} of {} scenarios failed (their rows say why)\n", sum.failed, sum.rows);
+            std::cerr << fmt::format("{} of {} scenarios failed ({})\n", sum.failed, sum.rows,
+                                     f->output.empty() && !f->json ? "why: under the table" : "their rows say why");
         ctx.exit_code = sum.failed > 0 ? 1 : 0;
     });
 }

@@ -594,6 +594,37 @@ TEST_CASE("run decides --plot and -j before running or printing (was a table, th
                    {"--threads: 2000: expected an integer in 1..1024"});
 }
 
+TEST_CASE("estimate --fast with the simulator's trace or timeline is refused (the trace was of another step)",
+          "[bad-input]") {
+    // --fast printed the closed form's 282 ms while --trace wrote the simulated step's 277.5 ms.
+    const std::vector<std::string> m = {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100",
+                                        "--gpus",   "8",       "--pp",       "2",        "--fast"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto a = m;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    const auto trace = (dir() / "fast-trace.json").string();
+    expect_refused(with({"--trace", trace}), {"--fast: given with --trace: expected one of them"});
+    CHECK_FALSE(fs::exists(trace));
+    expect_refused(with({"--timeline"}), {"--fast: given with --timeline: expected one of them"});
+}
+
+TEST_CASE("run: a failed scenario's message is under the table, which keeps to 80 columns", "[bad-input]") {
+    // The message was a cell: the table grew to ~220 columns and the scenario names broke into 8-letter pieces.
+    const auto list =
+        write("run-list.json", "{\"scenarios\": [{\"name\": \"a long name of a scenario that fits\", " + kBase +
+                                   R"(, "gpus": 8}, {)" + kBase + R"(, "gpus": 8, "parallel": {"tp": 3}}]})");
+    const Run r = llmsim::test::run_llmsim({"run", list.string(), "--fast"}, "bad-input");
+    CHECK(r.out.find("(below)") != std::string::npos);
+    CHECK(r.out.find("#1: ") != std::string::npos);
+    CHECK(r.out.find("/parallel/tp: 3") != std::string::npos);
+    std::size_t widest = 0, from = 0;
+    for (std::size_t nl = r.out.find('\n'); nl != std::string::npos; from = nl + 1, nl = r.out.find('\n', from))
+        widest = std::max(widest, nl - from);
+    CHECK(widest <= 80);
+}
+
 TEST_CASE("calibrate check takes the system from the truth file's GPU and refuses a mismatch (was dgx-h100)",
           "[bad-input]") {
     const std::string h200 = source("hardware_db/profiles/h200-sxm-141gb-2026-11-26/torch-truth.json");
