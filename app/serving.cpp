@@ -178,8 +178,8 @@ std::optional<sim::ServingResult> offline_probe(const Scenario& s, std::int64_t 
     auto run = [&](std::int64_t per_replica) -> std::optional<sim::ServingResult> {
         Scenario off = at_rate(s, 0.0, std::min<std::int64_t>(max_requests, per_replica * replicas));
         // Everything queued at once: a load-aware router past the work limit deals the requests as turns do.
-        if (sim::router(off.inference.router).uses_load &&
-            static_cast<double>(replicas) * static_cast<double>(off.inference.requests) > one.max_sequence_steps)
+        if (sim::router_past_work_limit(off.inference.router, replicas,
+                                        static_cast<double>(off.inference.requests), one.max_sequence_steps))
             off.inference.router = RouterPolicy::round_robin;
         if (!longest_fits(off, off.inference).empty()) return std::nullopt;
         return sim::simulate_serving(off.serving_job(), one);
@@ -252,11 +252,10 @@ SloCapacity slo_capacity(const Scenario& s, const CapacityOptions& o) {
     // A router that reads the replicas' load over a stream past the simulator's work limit (every arrival
     // reads every replica) is judged as round robin, as `search` judges its candidates: balancing on load
     // serves a fleet at least as well as turns, so the rate found is a lower bound of its own (said so).
-    const bool load_aware = sim::router(in.router).uses_load;
     auto judged = [&](double qps, double span_s, bool whole) {
         Scenario full = at_rate(s, qps, stream_requests(in, qps, span_s, o.max_requests));
-        if (load_aware &&
-            static_cast<double>(replicas) * static_cast<double>(full.inference.requests) > o.max_router_loads) {
+        if (sim::router_past_work_limit(full.inference.router, replicas,
+                                        static_cast<double>(full.inference.requests), o.max_router_loads)) {
             full.inference.router = RouterPolicy::round_robin;
             c.routed_round_robin = true;
         }

@@ -1142,8 +1142,9 @@ void replicas_per_window(const std::vector<std::pair<double, int>>& held, const 
 // Each arrival reads every replica's load: bounded as the sequence-steps are, before anything runs.
 void check_router_work(const InferenceConfig& in, const RouterDef& route, int replicas, std::size_t requests,
                        const ServingOptions& opt, bool autoscaled = false) {
-    const double loads_read = static_cast<double>(replicas) * static_cast<double>(requests);
-    if ((route.uses_load || autoscaled) && loads_read > opt.max_sequence_steps)
+    // An autoscaler reads every replica's load too, whatever the router.
+    const double loads_read = router_loads_read(route.uses_load || autoscaled, replicas, static_cast<double>(requests));
+    if (loads_read > opt.max_sequence_steps)
         throw ConfigError(fmt::format(
             "/inference/router: \"{}\" over {} replicas and {} requests reads {:.3g} replica loads, past the "
             "serving simulator's work limit ({:.3g}): expected fewer requests or replicas, or \"round-robin\"",
@@ -1529,9 +1530,8 @@ struct GroupOutcome {
 void judge_candidate(const Scenario& base, CapacityCandidate& c, bool whole) {
     Scenario sc = capacity_scenario(base, c);
     sc.inference.requests = capacity_stream_requests(base.inference);
-    c.routed_round_robin = whole && router(sc.inference.router).uses_load &&
-                           static_cast<double>(c.replicas) * static_cast<double>(sc.inference.requests) >
-                               ServingOptions{}.max_sequence_steps;
+    c.routed_round_robin = whole && router_past_work_limit(sc.inference.router, c.replicas,
+                                                           static_cast<double>(sc.inference.requests));
     if (!whole || c.routed_round_robin) sc.inference.router = RouterPolicy::round_robin;
     const Scenario probe = sampled_probe_scenario(sc, kCapacityStreamS, kCapacityMaxRequests);
     ServingOptions o;
@@ -1655,6 +1655,14 @@ double judged_span_s(const InferenceConfig& in, double span_s) {
 
 double wanted_stream_requests(const InferenceConfig& in, double qps, double span_s) {
     return std::ceil(qps * judged_span_s(in, span_s) * arrival_dispersion(in));
+}
+
+double router_loads_read(bool reads_loads, std::int64_t replicas, double requests) {
+    return reads_loads ? static_cast<double>(replicas) * requests : 0.0;
+}
+
+bool router_past_work_limit(RouterPolicy r, std::int64_t replicas, double requests, double limit_loads) {
+    return router_loads_read(router(r).uses_load, replicas, requests) > limit_loads;
 }
 
 Scenario sampled_probe_scenario(const Scenario& s, double span_s, std::int64_t max_requests) {

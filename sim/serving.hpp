@@ -293,6 +293,15 @@ inline constexpr std::int64_t kCapacityMaxRequests = 2'000'000;
 // read 51% above one replica's capacity, above its own offline throughput). Not for replicas that share
 // load (a load-aware router, an autoscaler), pools, a rate profile or a trace: they are simulated whole.
 [[nodiscard]] Scenario sampled_probe_scenario(const Scenario& s, double span_s, std::int64_t max_requests);
+// The replica loads read over `requests` arrivals to `replicas` replicas by a router or autoscaler that
+// reads them (each arrival reads every replica's load; 0 when none does), and whether a router's pass
+// `limit_loads`, the serving
+// simulator's work limit (ServingOptions::max_sequence_steps): check_router_work refuses such a run, and
+// the capacity searches judge it as round robin (balancing on load serves a fleet at least as well as
+// turns, so the rate found bounds the router's own). One rule for every caller.
+[[nodiscard]] double router_loads_read(bool reads_loads, std::int64_t replicas, double requests);
+[[nodiscard]] bool router_past_work_limit(RouterPolicy r, std::int64_t replicas, double requests,
+                                          double limit_loads = ServingOptions{}.max_sequence_steps);
 // A capacity question whose judged stream cannot span the rate profile's period within `max_requests` at
 // `qps`: a ConfigError naming /inference/rate_profile/period_s (its later slices would go unjudged, the answer
 // too high where the peak comes late). One sentence for every capacity search.
