@@ -85,15 +85,12 @@ void expand_sweep(const Json& doc, const std::string& origin, const std::string&
             if (!d.paths.empty()) dims.push_back(std::move(d));
         }
     }
-    for (const auto& d : dims)
-        for (const auto& p : d.paths)
-            if (std::count_if(dims.begin(), dims.end(), [&](const Dimension& o) {
-                    return std::find(o.paths.begin(), o.paths.end(), p) != o.paths.end();
-                }) > 1) {
-                problems.push_back(
-                    fmt::format("{}: \"{}\" is both swept and zipped: expected it in one of them", origin, p));
-                break;
-            }
+    // A path in both (the zip, one dimension, comes last): said once, at its zip entry.
+    if (doc.contains("sweep") && doc["sweep"].is_object() && doc.contains("zip") && doc["zip"].is_object())
+        for (const auto& [path, values] : doc["zip"].items())
+            if (doc["sweep"].contains(path))
+                problems.push_back(fmt::format("{}/zip/{}: \"{}\" is both swept and zipped: expected it in one of them",
+                                               origin, pointer_token(path), path));
     if (!problems.empty()) throw ConfigError(problems);
     for (const auto& d : dims)
         for (const auto& p : d.paths) add_swept(plan, p);
@@ -491,14 +488,16 @@ struct Piece {
 // A line of at most kMaxRowBytes (a row holds one resolved scenario and its result: kilobytes).
 constexpr std::size_t kMaxRowBytes = std::size_t{64} << 20;
 
-bool read_line(std::istream& in, std::string& line, bool& too_long) {
+// `ended`: the line ended with a newline (run ends every row with one: a last line without it was cut short).
+bool read_line(std::istream& in, std::string& line, bool& too_long, bool& ended) {
     line.clear();
     too_long = false;
+    ended = false;
     std::streambuf* sb = in.rdbuf();
     bool any = false;
     for (int c = sb->sbumpc(); c != std::char_traits<char>::eof(); c = sb->sbumpc()) {
         any = true;
-        if (c == '\n') return true;
+        if (c == '\n') return ended = true;
         if (line.size() >= kMaxRowBytes) {
             too_long = true;   // skip the rest of the line
             continue;
@@ -525,9 +524,9 @@ void merge_pass(const std::vector<std::string>& names,
     auto advance = [&](Piece& p) {
         p.index.reset();
         std::string line;
-        bool too_long = false;
+        bool too_long = false, ended = false;
         while (!p.done) {
-            if (!read_line(*p.in, line, too_long)) {
+            if (!read_line(*p.in, line, too_long, ended)) {
                 p.done = true;
                 break;
             }
@@ -535,6 +534,13 @@ void merge_pass(const std::vector<std::string>& names,
             if (too_long) {
                 problems.push_back(fmt::format("{}:{}: a line longer than {} MiB: expected rows of llmsim run", p.name,
                                                p.line_no, kMaxRowBytes >> 20));
+                continue;
+            }
+            if (!ended) {
+                problems.push_back(
+                    fmt::format("{}:{}: the last line ends without a newline (the piece was cut short?): "
+                                "expected whole rows of llmsim run, each ending its line",
+                                p.name, p.line_no));
                 continue;
             }
             if (line.empty()) continue;
@@ -560,9 +566,11 @@ void merge_pass(const std::vector<std::string>& names,
             }
             std::size_t index = 0, of = 0;
             const std::size_t p0 = is_csv ? 0 : std::string("{\"index\":").size();
-            if (!is_csv && line.rfind("{\"index\":", 0) != 0) {
+            if (!is_csv && (line.rfind("{\"index\":", 0) != 0 || !Json::accept(line))) {
                 problems.push_back(
-                    fmt::format("{}:{}: expected a row of llmsim run (starting {{\"index\":)", p.name, p.line_no));
+                    fmt::format("{}:{}: not a JSON row of llmsim run: expected one JSON object per line, "
+                                "starting {{\"index\":",
+                                p.name, p.line_no));
                 continue;
             }
             const std::size_t q = number_at(line, p0, index);
@@ -621,6 +629,13 @@ void merge_pass(const std::vector<std::string>& names,
     if (missing > 0)
         problems.push_back(fmt::format("{} of {} rows missing (first: row {}): expected every shard's output", missing,
                                        total.value_or(next), first_missing));
+    // Pieces without a row cannot say how many rows the run had (a shard can run nothing): merged alone,
+    // the run's rows would be lost without a word.
+    if (!total && problems.empty())
+        problems.push_back(
+            fmt::format("no piece holds a row ({}): expected the outputs of every shard of "
+                        "llmsim run --shard K/N (a shard that ran nothing writes no row)",
+                        names.size() == 1 ? names.front() : fmt::format("{} pieces", names.size())));
 }
 
 }   // namespace

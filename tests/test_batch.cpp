@@ -198,6 +198,33 @@ TEST_CASE("merge streams its pieces: rows in run order, nothing written when a p
     CHECK(none.str().empty());
 }
 
+TEST_CASE("merge refuses a piece cut short, a row that is not JSON and pieces without a row", "[batch]") {
+    // Each was merged with exit 0: a last row cut mid-way was copied as it was (corrupt JSON lines or CSV), and
+    // the empty shard of a one-scenario run merged alone gave an empty output.
+    const std::vector<std::string> names = {"a.jsonl", "b.jsonl"};
+    auto merged = [&](std::vector<std::string> texts) {
+        std::ostringstream out;
+        try {
+            merge_files(
+                names, [&](std::size_t i) { return std::make_unique<std::istringstream>(texts[i]); }, out);
+        } catch (const ConfigError& e) {
+            CHECK(out.str().empty());
+            return std::string(e.what());
+        }
+        return std::string("merged: ") + out.str();
+    };
+    CHECK(merged({"{\"index\":0,\"of\":2,\"x\":1}\n", "{\"index\":1,\"of\":2,\"x\""})
+              .find("b.jsonl:1: the last line ends without a newline (the piece was cut short?)") != std::string::npos);
+    CHECK(merged({"{\"index\":0,\"of\":2,\"x\":1}\n", "{\"index\":1,\"of\":2,\"x\"\n"})
+              .find("b.jsonl:1: not a JSON row of llmsim run") != std::string::npos);
+    CHECK(merged({"index,of,x\n0,2,1\n", "index,of,x\n1,2,"}).find("b.jsonl:2: the last line ends without a newline") !=
+          std::string::npos);
+    CHECK(merged({"", "\n"}).find("no piece holds a row (2 pieces)") != std::string::npos);
+    CHECK(merged({"index,of,x\n", "index,of,x\n"}).find("no piece holds a row") != std::string::npos);
+    // A shard that ran nothing beside one that ran the row merges.
+    CHECK(merged({"", "{\"index\":0,\"of\":1,\"x\":1}\n"}) == "merged: {\"index\":0,\"of\":1,\"x\":1}\n");
+}
+
 TEST_CASE("a sweep is built on demand: a shard of a 2^22-point sweep builds only its slice (issue 34)", "[batch]") {
     // 2^22 points: expanded ahead this held 2^22 documents (gigabytes) before one shard ran.
     Json values = Json::array();
