@@ -306,6 +306,45 @@ void check_system_rates(const SystemSpec& s, const std::string& pointer, Problem
                            s.nics_per_node));
 }
 
+// A switched preset's scale-out bandwidth per GPU is derived from its NICs (docs/hardware-db.md:
+// nics_per_node · nic_Gbps / 8 / gpus_per_node). Overriding one of those three without inter_node_GBps
+// re-derives it; the override kept the preset's figure, so a node of one 100 Gb/s card priced its
+// all-reduces at the 8 x 400 Gb/s of a DGX H100. A preset whose figure is not that derivation (a
+// measured one) needs inter_node_GBps stated with them.
+void rederive_scaleout(const SystemSpec& preset, const Json& overrides, const std::string& pointer, SystemSpec& s,
+                       Problems& pr) {
+    const char* inputs[] = {"nics_per_node", "nic_Gbps", "gpus_per_node"};
+    const char* given = nullptr;
+    for (const char* k : inputs)
+        if (overrides.contains(k)) given = given ? given : k;
+    if (!given || overrides.contains("inter_node_GBps") || s.is_torus()) return;
+    auto derived = [](const SystemSpec& x) {
+        return x.gpus_per_node > 0 ? x.nics_per_node * x.nic_Gbps / 8.0 / x.gpus_per_node : 0.0;
+    };
+    const double was = derived(preset);
+    if (!(preset.nics_per_node > 0) || std::abs(was - preset.inter_node_GBps) > 0.01 * preset.inter_node_GBps) {
+        pr.add(pointer + "/" + given, overrides[given],
+               fmt::format("inter_node_GBps stated beside it: the preset's {:.4g} GB/s per GPU is not derived from "
+                           "its NICs ({} x {:.4g} Gb/s / 8 / {} GPUs = {:.4g}), so it cannot be re-derived",
+                           preset.inter_node_GBps, preset.nics_per_node, preset.nic_Gbps, preset.gpus_per_node, was));
+        return;
+    }
+    const double now = derived(s);
+    if (!(now >= 1e-6)) {
+        pr.add(pointer + "/" + given, overrides[given],
+               fmt::format("a network: with it the scale-out bandwidth, nics_per_node x nic_Gbps / 8 / gpus_per_node, "
+                           "is {:.4g} GB/s per GPU (state inter_node_GBps for a system whose GPUs reach other nodes "
+                           "another way)",
+                           now));
+        return;
+    }
+    s.inter_node_GBps = now;
+    s.provenance["inter_node_GBps"] =
+        Provenance{fmt::format("derived from the scenario's {} at {}: nics_per_node x nic_Gbps / 8 / gpus_per_node",
+                               given, pointer.empty() ? "/" : pointer),
+                   "override"};
+}
+
 }   // namespace
 
 // --------------------------------------------------------------------------------------------
@@ -494,6 +533,7 @@ SystemSpec Database::resolve_system(const Json& value, const std::string& pointe
         for (auto& l : inner.lines) pr.add_raw(l);
     }
     // 2. Scenario keys: a full description or overrides of the preset.
+    const SystemSpec preset_spec = s;
     std::string profile_path;
     if (override_obj.is_object() && !override_obj.empty()) {
         KeyReader r(override_obj, pointer, pr, "/system");
@@ -515,6 +555,7 @@ SystemSpec Database::resolve_system(const Json& value, const std::string& pointe
         }
         read_system_keys(r, s, preset == nullptr);
         r.finish();
+        if (preset) rederive_scaleout(preset_spec, override_obj, pointer, s, pr);
         mark_overrides(override_obj, "", "scenario override at " + (pointer.empty() ? "/" : pointer), s.provenance,
                        "override");
         if (!preset && s.name.empty()) s.name = "custom";

@@ -220,6 +220,29 @@ TEST_CASE("preset with override {\"preset\":\"dgx-h100\",\"inter_node_GBps\":25}
     CHECK(overrides == 1);
 }
 
+TEST_CASE("overriding a preset's NICs or GPUs per node re-derives its scale-out bandwidth", "[hwdb][override]") {
+    // The overrides were echoed and ignored: one 100 Gb/s card per DGX H100 node kept the 8 x 400 Gb/s figure.
+    auto resolved = [](const char* text, Problems& pr) {
+        return db().resolve_system(Json::parse(text), "/system", pr);
+    };
+    Problems pr;
+    const SystemSpec one = resolved(R"({"preset": "dgx-h100", "nics_per_node": 1, "nic_Gbps": 100})", pr);
+    REQUIRE(pr.empty());
+    CHECK(one.inter_node_GBps == Approx(1.0 * 100 / 8 / 8));   // 1.5625 GB/s per GPU
+    CHECK(one.provenance.at("inter_node_GBps").kind == "override");
+    CHECK(one.provenance.at("inter_node_GBps").source.find("nics_per_node") != std::string::npos);
+    CHECK(resolved(R"({"preset": "dgx-h100", "gpus_per_node": 4, "scaleup_domain": 4})", pr).inter_node_GBps ==
+          Approx(8.0 * 400 / 8 / 4));
+    REQUIRE(pr.empty());
+    // Stated beside them, inter_node_GBps wins.
+    CHECK(resolved(R"({"preset": "dgx-h100", "nics_per_node": 1, "inter_node_GBps": 7})", pr).inter_node_GBps == 7.0);
+    REQUIRE(pr.empty());
+    // No NICs left: no scale-out bandwidth to derive.
+    (void)resolved(R"({"preset": "dgx-h100", "nics_per_node": 0})", pr);
+    REQUIRE(pr.lines.size() == 1);
+    CHECK(pr.lines[0].find("/system/nics_per_node: 0: expected a network") != std::string::npos);
+}
+
 TEST_CASE("a nested GPU override changes only that accelerator field, marked as an override", "[hwdb][override]") {
     Problems pr;
     const SystemSpec base = db().system("dgx-h100");
