@@ -311,6 +311,12 @@ std::optional<std::pair<double, double>> observed_ratio(const NcclTestsRun& run)
 
 // The longest physical line (or reassembled rank line) read; longer is not nccl-tests output.
 constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
+// The bounds of a row's figures, one for the text and the JSON (-J) forms: sizes and counts up to 2^62
+// (4 EiB), times and bandwidths up to 1e15 (us, GB/s), #wrong up to 1e18. The text reader dropped a size
+// past 2^63 without a word and took a time of 1e300 us that -J refuses.
+constexpr std::int64_t kMaxRowSize = std::int64_t{1} << 62;
+constexpr double kMaxRowFigure = 1e15;
+constexpr double kMaxRowWrong = 1e18;
 // Rows reserved per byte of log still to read (a row line is >= 64 bytes in every nccl-tests format),
 // so that the row vector never reallocates while a large log is read.
 constexpr std::int64_t kBytesPerRowReserved = 64;
@@ -649,8 +655,11 @@ private:
     }
 
     // A data row starts with its size and count (integers) and, when there is more, the data type.
+    // The size may be past 2^63 (refused by emit, not skipped as "not a row").
     static bool row_start(const std::vector<std::string_view>& raw) {
-        return raw.size() >= 2 && as_integer(raw[0]) && is_digit(raw[1][0]) && (raw.size() == 2 || is_alpha(raw[2][0]));
+        const bool digits = !raw.empty() && !raw[0].empty() && raw[0].size() <= 64 &&
+                            std::all_of(raw[0].begin(), raw[0].end(), [](char c) { return is_digit(c); });
+        return raw.size() >= 2 && digits && is_digit(raw[1][0]) && (raw.size() == 2 || is_alpha(raw[2][0]));
     }
 
     // Token syntax only; values are converted and range-checked once, by emit().
@@ -760,20 +769,20 @@ private:
     // Parses a complete row: every figure finite and >= 0 (N/A where nccl-tests prints it).
     void emit(const std::vector<std::string_view>& t, int lineno) {
         const Layout& L = *layout_;
-        auto integer = [&](int pos, std::int64_t lo) {
+        auto integer = [&](int pos, std::int64_t lo, std::int64_t hi) {
             const auto v = as_integer(t[static_cast<std::size_t>(pos)]);
-            if (!v || *v < lo)
-                fail(lineno, fmt::format("{} of the row of size {}: {}: expected an integer >= {}", L.name(pos), t[0],
-                                         brief(t[static_cast<std::size_t>(pos)]), lo));
+            if (!v || *v < lo || *v > hi)
+                fail(lineno, fmt::format("{} of the row of size {}: {}: expected an integer in [{}, {}]", L.name(pos),
+                                         t[0], brief(t[static_cast<std::size_t>(pos)]), lo, hi));
             return *v;
         };
         NcclTestsRow row;
-        row.size_bytes = integer(L.size, 0);
-        row.count = integer(L.count, 0);
+        row.size_bytes = integer(L.size, 0, kMaxRowSize);
+        row.count = integer(L.count, 0, kMaxRowSize);
         row.type = ShortName(t[static_cast<std::size_t>(L.type)]);
         row.redop = ShortName(t[static_cast<std::size_t>(L.redop)]);
         if (L.root >= 0) {
-            const auto root = integer(L.root, -1);
+            const auto root = integer(L.root, -1, limits::kGpus - 1);
             if (root >= limits::kGpus)
                 fail(lineno, fmt::format("root of the row of size {}: {}: expected a rank below {}", t[0], root,
                                          limits::kGpus));
@@ -793,12 +802,12 @@ private:
                            int wrong, int lineno) const {
         NcclTestsResult r;
         if (time < 0 || t[static_cast<std::size_t>(time)] == "N/A") return r;
-        auto num = [&](int pos) {
+        auto num = [&](int pos, double hi = kMaxRowFigure) {
             const std::string_view tok = t[static_cast<std::size_t>(pos)];
             const auto v = as_number(tok);
-            if (!v || *v < 0)
-                fail(lineno, fmt::format("{} of the row of size {}: {}: expected a number >= 0", L.name(pos), t[0],
-                                         brief(tok)));
+            if (!v || *v < 0 || *v > hi)
+                fail(lineno, fmt::format("{} of the row of size {}: {}: expected a number in [0, {:g}]", L.name(pos),
+                                         t[0], brief(tok), hi));
             return *v;
         };
         r.present = true;
@@ -809,7 +818,7 @@ private:
         r.algbw_res = half_ulp(t[static_cast<std::size_t>(alg)]);
         r.busbw_res = half_ulp(t[static_cast<std::size_t>(bus)]);
         if (wrong >= 0 && wrong < static_cast<int>(t.size()) && t[static_cast<std::size_t>(wrong)] != "N/A")
-            r.wrong = num(wrong);
+            r.wrong = num(wrong, kMaxRowWrong);
         return r;
     }
 
@@ -958,10 +967,10 @@ NcclTestsResult json_half(const Json& o, const std::string& pointer, Problems& p
     x.present = true;
     const char* time_key = r.has("time") ? "time" : "cpu_time";
     if (!r.has(time_key)) pr.add_raw(fmt::format("{}: missing: expected a number >= 0 (us)", r.ptr("time")));
-    x.time_us = json_figure(r, time_key, 0, 1e15, false).value_or(0);
-    x.algbw_GBps = json_figure(r, "alg_bw", 0, 1e15, false).value_or(0);
-    x.busbw_GBps = json_figure(r, "bus_bw", 0, 1e15, false).value_or(0);
-    x.wrong = json_figure(r, "nwrong", 0, 1e18, false);
+    x.time_us = json_figure(r, time_key, 0, kMaxRowFigure, false).value_or(0);
+    x.algbw_GBps = json_figure(r, "alg_bw", 0, kMaxRowFigure, false).value_or(0);
+    x.busbw_GBps = json_figure(r, "bus_bw", 0, kMaxRowFigure, false).value_or(0);
+    x.wrong = json_figure(r, "nwrong", 0, kMaxRowWrong, false);
     // "%lf" prints 6 decimals.
     x.time_res = x.algbw_res = x.busbw_res = 5e-7f;
     return x;
@@ -1046,8 +1055,8 @@ NcclTestsFile parse_json_form(const Json& j, const std::string& source) {
             ObjectReader e((*results)[i], fmt::format("{}/{}", top.ptr("results"), i), pr);
             if (!e.ok()) continue;
             NcclTestsRow row;
-            row.size_bytes = e.integer_or("size", 0, 0, std::int64_t{1} << 62);
-            row.count = e.integer_or("count", 0, 0, std::int64_t{1} << 62);
+            row.size_bytes = e.integer_or("size", 0, 0, kMaxRowSize);
+            row.count = e.integer_or("count", 0, 0, kMaxRowSize);
             row.type = json_name(e, "type");
             row.redop = json_name(e, "redop");
             if (const auto root = json_figure(e, "root", -1, static_cast<double>(limits::kGpus - 1), true))
@@ -1179,7 +1188,19 @@ std::vector<std::string> check_bandwidths(const NcclTestsRun& run) {
     std::vector<std::string> out;
     auto factor = nccl_bus_factor(run.collective, run.ranks);
     auto check = [&](const NcclTestsRow& row, const NcclTestsResult& r, const char* which) {
-        if (!r.present || row.size_bytes <= 0 || r.time_us <= 0) return;
+        if (!r.present) return;
+        // nccl-tests counts the elements its check found wrong: the run's data were corrupted.
+        if (r.wrong && *r.wrong > 0)
+            out.push_back(
+                fmt::format("{}:{}: size {} {}: #wrong {:g}: nccl-tests found wrong results (a faulty "
+                            "GPU, link or NCCL build); the timing is kept, check the run",
+                            run.source_file, row.line, row.size_bytes, which, *r.wrong));
+        if (row.size_bytes > 0 && r.time_us <= 0)
+            out.push_back(
+                fmt::format("{}:{}: size {} {}: time 0 us: size/time is infinite; the row says nothing "
+                            "about the bandwidth",
+                            run.source_file, row.line, row.size_bytes, which));
+        if (row.size_bytes <= 0 || r.time_us <= 0) return;
         double S = static_cast<double>(row.size_bytes);
         double alg = S / r.time_us / 1e3;
         // algbw implied by the time at either end of its rounding interval.
