@@ -121,8 +121,10 @@ void write_test_table(std::ostream& os, const calibrate::NcclTestsRun& t) {
         out += fmt::format("avg bus bandwidth: {} GB/s ({} rows)\n", fmt::format("{:g}", *t.avg_busbw_GBps),
                            t.rows.size());
     } else if (auto m = calibrate::mean_busbw(t)) {
-        out += fmt::format("avg bus bandwidth: no footer in the log; mean of the busbw column {:.4g} GB/s ({} rows)\n",
-                           *m, t.rows.size());
+        out +=
+            wrap_text(fmt::format("avg bus bandwidth: no footer in the log; mean of the busbw column {:.4g} GB/s ({} "
+                                  "rows)",
+                                  *m, t.rows.size()));
     }
     os << out;
 }

@@ -128,8 +128,8 @@ void setup_drill(CLI::App* cmd, Context& ctx) {
             return;
         }
 
-        std::cout << fmt::format("llmsim drill: {} questions, {} (seed {}; `--seed {}` repeats this session)\n",
-                                 qs.size(), f->difficulty, o.seed, o.seed);
+        std::cout << wrap_text(fmt::format("llmsim drill: {} questions, {} (seed {}; `--seed {}` repeats this session)",
+                                           qs.size(), f->difficulty, o.seed, o.seed));
         int score = 0;
         std::size_t asked = 0;
         for (std::size_t i = 0; i < qs.size(); ++i) {

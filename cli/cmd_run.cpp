@@ -118,6 +118,22 @@ void setup_run(CLI::App* cmd, Context& ctx) {
                                 "number (the chart's x axis)",
                                 f->plot));
         }
+        // The chart's file is tried before anything runs: a path that cannot be written failed after every row
+        // was written to -o and the summary printed (exit 2 with output). A file it creates is removed again.
+        if (!f->plot.empty()) {
+            std::error_code ec;
+            const bool existed = std::filesystem::exists(f->plot, ec);
+            {
+                std::ofstream probe(f->plot, std::ios::binary | std::ios::app);
+                if (!probe) throw ConfigError(fmt::format("--plot: {}: cannot be written", f->plot));
+            }
+            if (!existed) std::filesystem::remove(f->plot, ec);
+        }
+        if (f->json && !f->output.empty())
+            throw ConfigError(
+                fmt::format("--json: with -o {}: expected one of them (--json prints the rows on stdout "
+                            "as {{\"results\": [rows]}}; -o writes them as JSON lines or CSV)",
+                            f->output));
         batch::Shard shard;
         if (!f->shard.empty()) shard = batch::parse_shard(f->shard);
         shard.strided = f->strided;

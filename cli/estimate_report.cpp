@@ -396,8 +396,8 @@ std::string training_text(const Scenario& s, const app::TrainingEstimate& te,
     if (p.framework != Framework::unspecified) head.push_back(framework_label(p));
     std::string out = join_fields(head, " | ");
     if (!e.memory.fits)
-        out += fmt::format("DOES NOT FIT: {} per GPU needed, {} available (the numbers below assume it did)\n",
-                           gib(e.memory.total_bytes), gib(e.memory.capacity_bytes));
+        out += wrap_text(fmt::format("DOES NOT FIT: {} per GPU needed, {} available (the numbers below assume it did)",
+                                     gib(e.memory.total_bytes), gib(e.memory.capacity_bytes)));
     out += join_fields({fmt::format("step time {}", human_seconds(step)),
                         fmt::format("MFU {:.1f}%  HFU {:.1f}%", 100 * e.mfu, 100 * e.hfu),
                         fmt::format("{} tokens/s ({} per GPU)", fixed_commas(e.tokens_per_s, 0),
@@ -438,8 +438,8 @@ std::string training_text(const Scenario& s, const app::TrainingEstimate& te,
     mt.row({"other", gib(m.other_bytes)});
     mt.row({"total", gib(m.total_bytes)});
     out += mt.str();
-    out += fmt::format("capacity {} -> {} (headroom {}); dominant: {}\n", gib(m.capacity_bytes),
-                       m.fits ? "fits" : "DOES NOT FIT", gib(m.headroom_bytes), m.dominant);
+    out += wrap_text(fmt::format("capacity {} -> {} (headroom {}); dominant: {}", gib(m.capacity_bytes),
+                                 m.fits ? "fits" : "DOES NOT FIT", gib(m.headroom_bytes), m.dominant));
     out += assumed_levers_text(m.assumed_levers);
     if (e.token_budget > 0)
         out +=

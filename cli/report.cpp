@@ -28,8 +28,8 @@ std::string training_options_text(const TrainingConfig& t) {
 
 std::string assumed_levers_text(const std::vector<std::string>& levers) {
     if (levers.empty()) return {};
-    return fmt::format("assumed to fit (not stated, as NVIDIA's recipes run it): {}; state them to pin them\n",
-                       fmt::join(levers, ", "));
+    return wrap_text(fmt::format("assumed to fit (not stated, as NVIDIA's recipes run it): {}; state them to pin them",
+                                 fmt::join(levers, ", ")));
 }
 
 std::string memory_text(const MemoryBreakdown& m) {
@@ -44,14 +44,14 @@ std::string memory_text(const MemoryBreakdown& m) {
     t.row({"buffers and reserve", gib(m.other_bytes), share(m.other_bytes)});
     t.row({"total", gib(m.total_bytes), "100%"});
     std::string out = t.str();
-    out += fmt::format("capacity {}  ->  {}  (headroom {})\n", gib(m.capacity_bytes), m.fits ? "fits" : "DOES NOT FIT",
-                       gib(m.headroom_bytes));
-    out += fmt::format("most loaded: pipeline stage {}; dominant: {}\n", m.stage, m.dominant);
+    out += wrap_text(fmt::format("capacity {}  ->  {}  (headroom {})", gib(m.capacity_bytes),
+                                 m.fits ? "fits" : "DOES NOT FIT", gib(m.headroom_bytes)));
+    out += wrap_text(fmt::format("most loaded: pipeline stage {}; dominant: {}", m.stage, m.dominant));
     out += assumed_levers_text(m.assumed_levers);
     if (m.offloaded_bytes_per_gpu > 0)
-        out +=
-            fmt::format("offloaded to host: {} per GPU, {} per node of {} ({})\n", gib(m.offloaded_bytes_per_gpu),
-                        gib(m.host_bytes_per_node), gib(m.host_capacity_bytes), m.host_fits ? "fits" : "DOES NOT FIT");
+        out += wrap_text(fmt::format("offloaded to host: {} per GPU, {} per node of {} ({})",
+                                     gib(m.offloaded_bytes_per_gpu), gib(m.host_bytes_per_node),
+                                     gib(m.host_capacity_bytes), m.host_fits ? "fits" : "DOES NOT FIT"));
     return out;
 }
 

@@ -48,7 +48,13 @@ bool read_timestamp(std::string_view s, double& out) {
     if (!read_uint(s.substr(0, 4), y) || !read_uint(s.substr(5, 2), mo) || !read_uint(s.substr(8, 2), d) ||
         !read_uint(s.substr(11, 2), h) || !read_uint(s.substr(14, 2), mi) || !read_uint(s.substr(17, 2), se))
         return false;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return false;
+    // A calendar date (February 29 in leap years only) and a time of day; second 60 only as a leap second,
+    // 23:59:60 (Feb 30 was read as Mar 2, and an error then blamed the next, valid row).
+    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    constexpr std::int64_t kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (mo < 1 || mo > 12 || d < 1 || d > kDays[mo - 1] + (mo == 2 && leap ? 1 : 0) || h > 23 || mi > 59 ||
+        se > (h == 23 && mi == 59 ? 60 : 59))
+        return false;
     // A UTC offset (+HH:MM, -HH:MM) or Z may follow: the time is taken in UTC.
     double offset_s = 0;
     if (s.size() > 19 && (s.back() == 'Z' || s.back() == 'z')) {
@@ -132,7 +138,7 @@ std::shared_ptr<const ArrivalTrace> read_arrival_trace(const std::string& path, 
         }
         double t = 0;
         if (azure ? !read_timestamp(f[0], t) : !read_seconds(f[0], t))
-            fail(f[0], azure ? "a timestamp YYYY-MM-DD HH:MM:SS[.fraction]" : "seconds in [0, 1e9]");
+            fail(f[0], azure ? "a timestamp YYYY-MM-DD HH:MM:SS[.fraction] of a calendar date" : "seconds in [0, 1e9]");
         std::int64_t in = 0, out = 0;
         if (!read_uint(f[1], in) || in < 1 || in > limits::kSeqLen)
             fail(f[1], fmt::format("prompt tokens, an integer in [1, {}]", limits::kSeqLen));

@@ -40,6 +40,15 @@ std::optional<EngineVersion> parse_engine_version(std::string_view text) {
     return EngineVersion{parts[0], parts[1], parts[2]};
 }
 
+EngineVersion first_release(EngineKind kind) noexcept {
+    switch (kind) {
+        case EngineKind::tensorrt_llm: return {0, 5, 0};
+        case EngineKind::vllm: return {0, 1, 0};
+        case EngineKind::sglang: return {0, 1, 0};
+    }
+    return {0, 0, 0};
+}
+
 std::string to_string(const EngineVersion& v) { return fmt::format("{}.{}.{}", v.major, v.minor, v.patch); }
 
 namespace {

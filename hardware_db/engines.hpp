@@ -19,6 +19,9 @@ std::optional<EngineKind> engine_from_string(std::string_view name);
 
 // "MAJOR[.MINOR[.PATCH]]", each part a decimal integer in [0, 9999] without a sign or leading zeros
 // (but "0"); anything else is nullopt. A pre-release suffix ("0.17.0rc1") is not a release number.
+// An engine's first public release: TensorRT-LLM v0.5.0 (2023-10, its GitHub releases), vLLM v0.1.0
+// (2023-06, PyPI), SGLang v0.1.0 (2024-01, PyPI). A version before it never existed (vllm@0.0.1 was priced).
+[[nodiscard]] EngineVersion first_release(EngineKind kind) noexcept;
 std::optional<EngineVersion> parse_engine_version(std::string_view text);
 std::string to_string(const EngineVersion& v);
 

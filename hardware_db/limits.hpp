@@ -35,8 +35,13 @@ inline constexpr std::int64_t kSearchTopK = 100000;   // layouts a search report
 inline constexpr std::int64_t kThreads = 1024;        // worker threads of one command (-j)
 
 // ---- real numbers: every one finite; rates bounded below so that no time becomes infinite ----
-inline constexpr double kMinRate = 1e-6;                     // GB/s, Gbit/s, TFLOP/s: 1 kB/s, 1 MFLOP/s
-inline constexpr double kMaxRate = 1e9;                      // 1 EB/s, 1 ZFLOP/s per device
+inline constexpr double kMinRate = 1e-6;   // GB/s, Gbit/s, TFLOP/s: 1 kB/s, 1 MFLOP/s
+inline constexpr double kMaxRate = 1e9;    // 1 EB/s, 1 ZFLOP/s per device
+// Arrival rates (inference.qps, and a trace's own rate), requests/s. The slowest: one request in 10^6 s
+// (11.6 days); below it a stream of even 1000 requests spans centuries and the rate is not a deployment's
+// (5e-324 gave infinite latencies and 1e-300 zero ones). 0 stays "offline" (every request queued at t = 0).
+inline constexpr double kMaxQps = 1e9;
+inline constexpr double kMinQps = 1e-6;
 inline constexpr double kMinFraction = 1e-6;                 // efficiencies and shares in (0, 1]
 inline constexpr double kMaxLatencyUs = 1e9;                 // 1000 s
 inline constexpr double kMaxCapacityGiB = 1 << 30;           // memory per device or node (1 EiB)

@@ -527,7 +527,13 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
                 r.problems().add_raw(o.ptr("name") + ": missing: expected one of " + key_accepted_text(o.spec("name")));
             }
             if (const auto v = o.string("version")) {
-                if (const auto parsed = parse_engine_version(*v))
+                const auto parsed = parse_engine_version(*v);
+                const EngineVersion first = first_release(in.engine.kind);
+                if (parsed && *parsed < first)
+                    r.problems().add(o.ptr("version"), Json(*v),
+                                     fmt::format("a release of {} ({} or later: its first public release)",
+                                                 to_string(in.engine.kind), to_string(first)));
+                else if (parsed)
                     in.engine.version = parsed;
                 else
                     r.problems().add(o.ptr("version"), Json(*v),
@@ -623,7 +629,17 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         in.router = router_policy_from_string(*p).value_or(RouterPolicy::round_robin);
     apply_engine_defaults(in, s.system.gpu, s.model, stated);
     // A trace replays at its own rate unless `qps` rescales it.
-    if (in.arrivals && !r.has("qps")) in.qps = in.arrivals->rate_qps(static_cast<std::size_t>(in.requests));
+    if (in.arrivals && !r.has("qps")) {
+        in.qps = in.arrivals->rate_qps(static_cast<std::size_t>(in.requests));
+        // Its own rate bounded as a stated qps is (two rows 1e-300 s apart replayed at 1e300 req/s).
+        const std::size_t n = std::min(in.arrivals->rows.size(), static_cast<std::size_t>(in.requests));
+        if (in.qps > 0 && !(in.qps >= limits::kMinQps && in.qps <= limits::kMaxQps) && n > 1)
+            r.problems().add(
+                r.ptr("arrivals"), Json(in.arrivals->path),
+                fmt::format("a trace arriving at a rate in [{:g}, {:g}] req/s, as /inference/qps (its "
+                            "first {} rows span {:.3g} s: {:.3g} req/s), or a qps rescaling it",
+                            limits::kMinQps, limits::kMaxQps, n, in.arrivals->rows[n - 1].arrival_s, in.qps));
+    }
     // A trace whose rows used all arrive at one instant has no rate to scale: a qps would be said and not run.
     if (in.arrivals && r.has("qps") && (in.qps > 0 || in.qps_max) &&
         !(in.arrivals->rate_qps(static_cast<std::size_t>(in.requests)) > 0))

@@ -22,11 +22,8 @@ constexpr std::int64_t kMaxRequests = 10'000'000;
 constexpr std::int64_t kMaxSpeculativeTokens = 64;
 constexpr std::int64_t kMaxPpoEpochs = 1000;
 constexpr std::int64_t kMaxIciLinks = 64;
-constexpr double kMaxQps = 1e9;
-// The slowest arrival rate a scenario may state: one request in 10^6 s (11.6 days). Below it a stream of
-// even 1000 requests spans centuries and the rate is not a deployment's; 5e-324 gave infinite latencies
-// and 1e-300 zero ones. 0 stays "offline" (every request queued at t = 0).
-constexpr double kMinQps = 1e-6;
+using limits::kMaxQps;
+using limits::kMinQps;
 // Arrival gaps' coefficient of variation: 0 (evenly spaced) to 10 (Gamma shape 0.01: nearly every request in
 // a burst). BurstGPT (Wang et al. 2024, arXiv 2401.17644) models production LLM arrivals' gaps as Gamma.
 constexpr double kMinArrivalCv = 0.0;
@@ -1101,7 +1098,8 @@ std::vector<ScenarioKey> build() {
     const std::string en = "/inference/engine";
     t.push_back(K(en, "name", KT::choice, G, "the engine").one_of(engine_names()).required().example("\"vllm\""));
     t.push_back(K(en, "version", KT::string, G,
-                  "its release, MAJOR[.MINOR[.PATCH]] (\"0.6.1\"): behaviours that changed between releases follow it")
+                  "its release, MAJOR[.MINOR[.PATCH]] (\"0.6.1\"), at least its first public one (TensorRT-LLM 0.5.0, "
+                  "vLLM 0.1.0, SGLang 0.1.0): behaviours that changed between releases follow it")
                     .computed("a current release")
                     .example("\"0.6.1\""));
     const std::string dg = "/inference/disaggregation";

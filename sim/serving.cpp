@@ -1530,8 +1530,8 @@ struct GroupOutcome {
 void judge_candidate(const Scenario& base, CapacityCandidate& c, bool whole) {
     Scenario sc = capacity_scenario(base, c);
     sc.inference.requests = capacity_stream_requests(base.inference);
-    c.routed_round_robin = whole && router_past_work_limit(sc.inference.router, c.replicas,
-                                                           static_cast<double>(sc.inference.requests));
+    c.routed_round_robin =
+        whole && router_past_work_limit(sc.inference.router, c.replicas, static_cast<double>(sc.inference.requests));
     if (!whole || c.routed_round_robin) sc.inference.router = RouterPolicy::round_robin;
     const Scenario probe = sampled_probe_scenario(sc, kCapacityStreamS, kCapacityMaxRequests);
     ServingOptions o;

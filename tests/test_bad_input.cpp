@@ -309,7 +309,7 @@ TEST_CASE("nccl-tests rows with nan, -inf or negative times are refused with fil
                                         "     1048576        262144     float     sum      -1    20.48   51.20   89.60 "
                                         "     0   -20.48   51.20   89.60      0\n");
     expect_refused({"calibrate", "import-nccl-tests", g.string()},
-                   {"neg.log:2: in-place time", "\"-20.48\": expected a number >= 0"});
+                   {"neg.log:2: in-place time", "\"-20.48\": expected a number in [0, 1e+15]"});
     const auto h = write("inf.log", header +
                                         "     1048576        262144     float     sum      -1    20.48   51.20   89.60 "
                                         "     0    20.48    -inf   89.60      0\n");
@@ -699,4 +699,74 @@ TEST_CASE("flag errors name flags: the settings they refer to, a flag given twic
     expect_refused({"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--input-len",
                     "exponential:100,30,1,1000", "--output-len", "50", "--qps", "5"},
                    {"--input-len/stdev: 30.0: expected the mean (100), 0 or no stdev"});
+}
+
+TEST_CASE(
+    "hunt 3: a trace's own rate, calendar dates, engine versions, sweep/zip, run's -o with --json or a bad --plot",
+    "[bad-input]") {
+    const std::vector<std::string> est = {"estimate", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "1"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto a = est;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    // Two rows 1e-300 s apart replayed at 1e300 req/s (a 300-digit load share, 326-column tables).
+    const auto tiny = write("tiny-trace.csv", "arrival_s,input_tokens,output_tokens\n0,100,10\n1e-300,100,10\n");
+    expect_refused(with({"--arrivals", tiny.string()}),
+                   {"--arrivals", "expected a trace arriving at a rate in [1e-06, 1e+09] req/s"});
+    // Feb 30 was read as Mar 2 (and an error then blamed the next, valid row); second 60 only at 23:59.
+    const auto feb = write("feb30.csv",
+                           "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-02-30 00:00:00,374,44\n"
+                           "2023-03-03 00:00:00,396,109\n");
+    expect_refused(with({"--arrivals", feb.string()}), {"feb30.csv:2", "2023-02-30 00:00:00", "of a calendar date"});
+    const auto sec = write("sec60.csv",
+                           "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-03-01 10:00:60,374,44\n"
+                           "2023-03-03 00:00:00,396,109\n");
+    expect_refused(with({"--arrivals", sec.string()}), {"sec60.csv:2"});
+    const auto leap = write("leap.csv",
+                            "TIMESTAMP,ContextTokens,GeneratedTokens\n2024-02-29 00:00:00,374,44\n"
+                            "2024-02-29 00:00:01,396,109\n");
+    CHECK(llmsim::test::run_llmsim(with({"--arrivals", leap.string(), "--fast"})).rc == 0);
+    // Engine versions before the first release.
+    expect_refused(with({"--batching", "continuous", "--engine", "vllm@0.0.1"}),
+                   {"0.0.1", "expected a release of vllm (0.1.0 or later: its first public release)"});
+    expect_refused(with({"--batching", "continuous", "--engine", "tensorrt-llm@0.4"}), {"(0.5.0 or later"});
+    // A path both swept and zipped: said once, at its zip entry.
+    const auto sz = write("sz.json", R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 8,
+        "parallel": {"tp": 8}, "training": {"seq_len": 2048, "micro_batch": 1, "global_batch": 8},
+        "sweep": {"parallel.tp": [1, 2]}, "zip": {"parallel.tp": [4, 8]}})");
+    const Run r = llmsim::test::run_llmsim({"run", sz.string(), "--fast"}, "bad-input");
+    CHECK(r.rc == 2);
+    const std::string said = "sz.json#/zip/parallel.tp: \"parallel.tp\" is both swept and zipped";
+    CHECK(r.err.find(said) != std::string::npos);
+    CHECK(r.err.find(said, r.err.find(said) + 1) == std::string::npos);
+    // run: -o with --json, and a chart path that cannot be written, refused before anything runs.
+    const std::string sweep = source("scenarios/sweeps/llama3-70b-tp-pp.json");
+    const auto rows = dir() / "rows.jsonl";
+    expect_refused({"run", sweep, "--fast", "--json", "-o", rows.string()},
+                   {"--json: with -o", "expected one of them"});
+    expect_refused({"run", sweep, "--fast", "-o", rows.string(), "--plot", (dir() / "no-dir" / "p.svg").string()},
+                   {"--plot: ", "p.svg: cannot be written"});
+    CHECK(!fs::exists(rows));
+}
+
+TEST_CASE("nccl-tests text rows are bounded as the -J form is (a size past 2^63 vanished, 1e300 us was taken)",
+          "[bad-input]") {
+    const std::string header =
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+        "#wrong\n";
+    const std::string good =
+        "    33554432       4194304    double     sum      -1   182.87  183.49  321.10       0   182.88  183.48  "
+        "321.08  "
+        "     0\n";
+    const auto big =
+        write("big-size.log", header + good +
+                                  "    9223372036854775808       4194304    double     sum      -1   182.87  "
+                                  "183.49  321.10       0   182.88  183.48  321.08       0\n");
+    expect_refused({"calibrate", "import-nccl-tests", big.string()},
+                   {"big-size.log:3: size of the row of size", "9223372036854775808", "expected an integer"});
+    const auto slow = write("slow.log", header +
+                                            "    33554432       4194304    double     sum      -1   1e300  183.49  "
+                                            "321.10       0   182.88  183.48  321.08       0\n");
+    expect_refused({"calibrate", "import-nccl-tests", slow.string()}, {"slow.log:2: out-of-place time", "1e300"});
 }
