@@ -41,12 +41,8 @@ std::optional<EngineVersion> parse_engine_version(std::string_view text) {
 }
 
 EngineVersion first_release(EngineKind kind) noexcept {
-    switch (kind) {
-        case EngineKind::tensorrt_llm: return {0, 5, 0};
-        case EngineKind::vllm: return {0, 1, 0};
-        case EngineKind::sglang: return {0, 1, 0};
-    }
-    return {0, 0, 0};
+    // vLLM's and SGLang's first releases were both 0.1.0.
+    return kind == EngineKind::tensorrt_llm ? EngineVersion{0, 5, 0} : EngineVersion{0, 1, 0};
 }
 
 std::string to_string(const EngineVersion& v) { return fmt::format("{}.{}.{}", v.major, v.minor, v.patch); }
