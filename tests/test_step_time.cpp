@@ -1362,3 +1362,16 @@ TEST_CASE(
     CHECK(std::abs(kept - 400.0 / 430.0) <= 0.03);
     CHECK(kept < 1.0);
 }
+
+TEST_CASE("fp32 training attends in fp32: MFU and HFU stay at most 100% at long context", "[step]") {
+    // Attention in an fp32 step was priced at the 16-bit tensor-core peak while MFU divided by the fp32 peak:
+    // Llama-3-8B at 128K tokens on A100s read MFU 127.8%, HFU 169.5%.
+    const Scenario s = scenario(Json::parse(R"({"model": "llama-3-8b", "system": "dgx-a100-80gb", "gpus": 16,
+        "parallel": {"tp": 8, "pp": 1, "zero": 3, "sequence_parallel": true},
+        "training": {"seq_len": 131072, "micro_batch": 1, "global_batch": 16, "precision": "fp32",
+                     "recompute": "full"}})"));
+    const auto e = estimate_step(s.training_job());
+    CHECK(e.mfu > 0.05);
+    CHECK(e.mfu <= 1.0);
+    CHECK(e.hfu <= 1.0);
+}
