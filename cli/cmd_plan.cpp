@@ -20,6 +20,7 @@
 #include "hardware_db/errors.hpp"
 #include "hardware_db/limits.hpp"
 #include "hardware_db/units.hpp"
+#include "report/search.hpp"
 
 namespace llmsim::cli {
 
@@ -114,6 +115,7 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
         }
         q.options.threads = f->threads.value_or(0);
         q.options.price_per_gpu_hour = f->price.value_or(0);
+        q.options.confirm_step_time = report::simulated_step_time;   // the planned layout only (plan.cpp)
         q.memory_headroom_fraction = *headroom;
         ProgressBar bar("plan (each search of the bisection)");
         q.options.progress = [&bar](double done) { bar.update(done); };
@@ -169,6 +171,14 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                     {"days", train_s / 86400.0},
                     {"gpu_hours", gpu_hours}}}};
         if (f->price) j["training"]["cost_usd"] = gpu_hours * *f->price;
+        // A time budget the plan cannot spend: no larger compute-optimal model trains on these GPUs (the
+        // largest that fits their memory, or the largest design), which 1e9 days on one H100 answered with a
+        // 761-day plan and no word.
+        const double budget_s = budget_kind == "days"        ? budget_value * 86400.0
+                                : budget_kind == "gpu_hours" ? budget_value * 3600.0 / gpus
+                                                             : 0.0;
+        const double used = budget_s > 0 ? train_s / budget_s : 0.0;
+        if (budget_s > 0) j["budget"]["used_fraction"] = used;
         // Days, GPU-hours and cost scale with the step: the published runs' range of step times (how sure).
         const auto range = report::search_step_time_range(base, best);
         if (range) {
@@ -252,6 +262,12 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                                         train_s / 86400.0 * range->low_ratio, train_s / 86400.0 * range->high_ratio,
                                         range->basis);
             out += wrap_text(training);
+            if (budget_s > 0 && used < 0.5)
+                out += wrap_text(fmt::format(
+                    "note: the plan spends {:.2g}% of the {} budget: no larger compute-optimal model trains on {} GPUs "
+                    "of {} (their memory, or the largest design), so the rest of the budget buys nothing here; more "
+                    "GPUs or --compute say what it would",
+                    100 * used, budget_flag, gpus, base.system.name));
             const std::string mtbf_from =
                 f->mtbf_node_hours ? std::string("--mtbf-node-hours")
                                    : std::string("BLOOM's 1.5 GPU failures a week per 400 GPUs; --mtbf-node-hours");
@@ -273,7 +289,7 @@ void setup_plan(CLI::App* cmd, Context& ctx) {
                         "asynchronous or in-memory) checkpoint, a shorter restart or fewer nodes buy it back");
             } else {
                 out += wrap_text(fmt::format(
-                    "failures: {} nodes, job MTBF {:.3g} h ({}): {:.3g} interruptions a day, {:.0f} over the "
+                    "failures: {} nodes, job MTBF {:.3g} h ({}): {:.3g} interruptions a day, {:.3g} over the "
                     "training; --checkpoint-write-s prices them (goodput, wall days)",
                     nodes, job_mtbf_h, mtbf_from, 24.0 / job_mtbf_h, train_s / 3600.0 / job_mtbf_h));
             }

@@ -82,7 +82,7 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
         std::vector<std::string> head{rank ? "#" : "", "gpus", "layout"};
         if (r.overlap_searched) head.push_back("overlap");
         for (const char* h : {"gbs", "step", "tok/s/gpu", "MFU", "bubble", "mem/GPU"}) head.push_back(h);
-        if (r.confirmed && rank) head.push_back("simulated");
+        if (r.confirmed && rank) head.push_back("closed form");
         if (o.price_per_gpu_hour > 0) head.push_back("$/Mtok");
         Table t(head);
         t.detail(2);   // the layout (and its overlaps) under each row when the table is too wide
@@ -97,10 +97,9 @@ std::string search_result_text(const Scenario& base, const SearchResult& r, cons
                   fmt::format("{:.1f}%", 100 * e.time.bubble_fraction), gib(e.memory.total_bytes, 1)})
                 row.push_back(x);
             if (r.confirmed && rank)
-                row.push_back(e.confirmed_step_time_s > 0 ? human_seconds(e.confirmed_step_time_s) : "");
+                row.push_back(e.closed_form_step_time_s > 0 ? human_seconds(e.closed_form_step_time_s) : "");
             if (o.price_per_gpu_hour > 0)
-                row.push_back(
-                    fmt::format("{:.2f}", 1e6 / e.time.tokens_per_s * e.c.gpus / 3600.0 * o.price_per_gpu_hour));
+                row.push_back(fmt::format("{:.2f}", report::cost_per_million_tokens_usd(e, o.price_per_gpu_hour)));
             t.row(row);
         }
         return t.str();

@@ -49,6 +49,10 @@ std::optional<app::PublishedRange> search_step_time_range(const Scenario& base, 
                                 step_s);
 }
 
+double cost_per_million_tokens_usd(const SearchEntry& e, double price_per_gpu_hour) {
+    return 1e6 / e.time.tokens_per_s * e.c.gpus / 3600.0 * price_per_gpu_hour;
+}
+
 Json search_entry_json(const Scenario& base, const SearchEntry& e, bool detailed, double price) {
     const Scenario s = search::apply_candidate(base, e.c);
     Json training = {{"seq_len", s.training.seq_len},
@@ -72,13 +76,14 @@ Json search_entry_json(const Scenario& base, const SearchEntry& e, bool detailed
               {"bubble_fraction", e.time.bubble_fraction},
               {"objective", e.objective}};
     if (e.confirmed_step_time_s > 0) j["simulated_step_time_s"] = e.confirmed_step_time_s;
+    if (e.closed_form_step_time_s > 0) j["closed_form_step_time_s"] = e.closed_form_step_time_s;
     if (const auto range = search_step_time_range(base, e)) {
         j["step_time_interval_s"] = {range->low, range->high};
         j["step_time_published_range"] = published_range_json(*range);
     }
     if (price > 0) {
         j["cost_per_step_usd"] = e.time.step_time_s * e.c.gpus / 3600.0 * price;
-        j["cost_per_million_tokens_usd"] = 1e6 / e.time.tokens_per_s * e.c.gpus / 3600.0 * price;
+        j["cost_per_million_tokens_usd"] = cost_per_million_tokens_usd(e, price);
     }
     if (detailed) {
         Json mem = memory_json(training_memory(s.training_job()));

@@ -27,6 +27,10 @@ Json search_entry_json(const Scenario& base, const search::SearchEntry& e, bool 
 // {"results": [...], "evaluated", "rejected": {...}, "pareto": [...], ...}.
 Json search_result_json(const Scenario& base, const search::SearchResult& r, const search::SearchOptions& o);
 
+// Dollars per million tokens trained on a layout at `price_per_gpu_hour`: its GPUs' hours for 10^6 tokens
+// at its throughput. One definition for the search and scaling tables and their JSON.
+double cost_per_million_tokens_usd(const search::SearchEntry& e, double price_per_gpu_hour);
+
 // The step time the discrete-event simulator plays for a layout (SearchOptions::confirm_step_time: the
 // search confirms its best layouts with it); 0 when the layout cannot be played.
 double simulated_step_time(const Scenario& s);

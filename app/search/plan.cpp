@@ -147,7 +147,14 @@ PlanResult plan(const PlanRequest& request) {
     out.model = best.model;
     out.search = std::move(best.res);
     base.model = out.model;
+    base.training.global_batch = out.global_batch;
     out.base = base;
+    // The plan's layout confirmed on the simulator, as search confirms its answer: days, GPU-hours and cost
+    // from the step estimate gives for it (the closed form's read up to 9% longer).
+    if (!out.search.top.empty() && q.options.confirm_step_time) {
+        confirm_entry(base, out.search.top.front(), q.options.confirm_step_time);
+        out.search.confirmed = true;
+    }
     if (!out.search.top.empty()) {
         out.tokens_per_s = out.search.top.front().time.tokens_per_s;
         out.train_s = out.chinchilla.tokens / out.tokens_per_s;

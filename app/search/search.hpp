@@ -77,6 +77,9 @@ struct SearchEntry {
     FastMemory memory;
     double objective = 0;               // smaller is better
     double confirmed_step_time_s = 0;   // simulator step time (0 when not confirmed)
+    // The closed form's step time; once confirmed, `time` holds the simulator's step and the throughput and
+    // MFU it implies (what estimate reports for the same layout), and this the closed form's (0: not confirmed).
+    double closed_form_step_time_s = 0;
 };
 
 struct SearchResult {
@@ -94,6 +97,11 @@ struct SearchResult {
     bool overlap_searched = false;   // some overlap policy was not fixed by the request
     bool rlhf = false;               // RLHF: step_time_s is one PPO iteration (estimate_rlhf), not confirmed
 };
+
+// Confirms `e` on `step_time` (the simulator): its time becomes the simulated step and the throughput and
+// MFU it implies, its objective scales with it, and the closed form's step is kept beside it. One rule for
+// the search's re-ranking and the plan's layout.
+void confirm_entry(const Scenario& base, SearchEntry& e, const std::function<double(const Scenario&)>& step_time);
 
 // The memory limit the search applies to a GPU of `capacity_bytes`.
 double memory_limit(double capacity_bytes, double headroom_fraction, double headroom_bytes);
