@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "app/estimate.hpp"
+#include "cost_models/memory.hpp"
 #include "cost_models/recompute.hpp"
 #include "hardware_db/errors.hpp"
 #include "hardware_db/layout_rules.hpp"
@@ -127,6 +128,9 @@ struct LeverAdder {
         apply(x);
         x.gpus = x.parallel.world();
         if (!valid(x)) return;
+        // The unstated memory levers decided afresh for the changed layout, as estimate decides them (a lever
+        // priced without them read "NO" fit where estimate of the same layout fits).
+        resolve_memory_levers(x);
         StepEstimate r;
         try {
             r = run(x);
@@ -257,6 +261,7 @@ void fitting_levers(const Scenario& s, const LeverAdder& lever) {
             Scenario x = s;
             set(x, n);
             if (!valid(x)) return false;
+            resolve_memory_levers(x);
             const auto m = training_memory(x.training_job());
             return gpu_only ? m.total_bytes <= m.capacity_bytes : m.fits;
         });

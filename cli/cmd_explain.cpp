@@ -15,6 +15,13 @@ namespace llmsim::cli {
 
 namespace {
 
+// Days to train the scenario's token budget with a lever applied: the estimate's days scaled by the
+// throughput the lever reaches (the same tokens at tokens/s per GPU x its GPUs).
+double lever_days(const app::Explanation& e, const app::Lever& l) {
+    const double tokens_per_s = l.tokens_per_s_per_gpu * l.gpus;
+    return tokens_per_s > 0 ? e.base.train_days * e.base.tokens_per_s / tokens_per_s : 0.0;
+}
+
 Json measures_json(const Scenario& s, const app::ServingMeasures& m) {
     Json j = {{"fits", m.fits}};
     if (!m.fits) return j;
@@ -191,7 +198,7 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
                                    {"peak_memory_bytes", l.peak_bytes},
                                    {"step_time_s", l.step_time_s},
                                    {"fits", l.fits}});
-            for (const auto& l : e.levers)
+            for (const auto& l : e.levers) {
                 levers.push_back({{"lever", l.name},
                                   {"change", l.change},
                                   {"tradeoff", l.tradeoff},
@@ -202,17 +209,26 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
                                   {"peak_memory_bytes", l.peak_bytes},
                                   {"fits", l.fits},
                                   {"improves_binding", l.improves}});
-            print_json(
-                {{"binding", e.binding},
-                 {"constraint", e.constraint},
-                 {"binding_value", e.binding_value},
-                 {"memory", mem},
-                 {"time", time},
-                 {"levers", levers},
-                 {"recommended",
-                  e.recommended >= 0 ? Json(e.levers[static_cast<std::size_t>(e.recommended)].name) : Json(nullptr)},
-                 {"recommendation", e.recommendation},
-                 {"scenario", to_json(s)}});
+                if (e.base.token_budget > 0) levers.back()["train_days"] = lever_days(e, l);
+            }
+
+            Json out = {
+                {"binding", e.binding},
+                {"constraint", e.constraint},
+                {"binding_value", e.binding_value},
+                {"memory", mem},
+                {"time", time},
+                {"levers", levers},
+                {"recommended",
+                 e.recommended >= 0 ? Json(e.levers[static_cast<std::size_t>(e.recommended)].name) : Json(nullptr)},
+                {"recommendation", e.recommendation},
+                {"scenario", to_json(s)}};
+            if (e.base.token_budget > 0) {
+                out["token_budget"] = e.base.token_budget;
+                out["train_days"] = e.base.train_days;
+                out["gpu_hours"] = e.base.gpu_hours;
+            }
+            print_json(out);
             ctx.exit_code = 0;
             return;
         }
@@ -246,6 +262,16 @@ void setup_explain(CLI::App* cmd, Context& ctx) {
         }
         std::cout << "levers (each applied alone, re-estimated; * = recommended):\n" << lt.str();
         std::cout << "\n" << wrap_text("first action: " + e.recommendation);
+        if (e.base.token_budget > 0) {
+            std::string with;
+            if (e.recommended >= 0) {
+                const auto& l = e.levers[static_cast<std::size_t>(e.recommended)];
+                with = fmt::format("; with the first action {:.1f} days, {:.3g} GPU-hours", lever_days(e, l),
+                                   lever_days(e, l) * 24.0 * l.gpus);
+            }
+            std::cout << wrap_text(fmt::format("token budget {:.3g}: {:.1f} days, {:.3g} GPU-hours now{}",
+                                               e.base.token_budget, e.base.train_days, e.base.gpu_hours, with));
+        }
         if (e.binding == "memory" && e.recommended >= 0 && !e.levers[static_cast<std::size_t>(e.recommended)].fits) {
             const auto path = app::fit_path(s);
             std::string line;

@@ -67,8 +67,9 @@ void setup_hw(CLI::App* hw, Context& ctx) {
         ta.clip(5);
         for (const auto& n : db.accelerator_names()) {
             const auto a = db.accelerator(n);
-            ta.row({n, fmt::format("{:.0f}", a.peak(Precision::bf16) / 1e12),
-                    a.peak(Precision::fp8) > 0 ? fmt::format("{:.0f}", a.peak(Precision::fp8) / 1e12) : "-",
+            // A precision the chip lacks is "-" (V100 has no bf16; it read "0").
+            auto peak = [&](Precision p) { return a.peak(p) > 0 ? fmt::format("{:.0f}", a.peak(p) / 1e12) : "-"; };
+            ta.row({n, peak(Precision::bf16), peak(Precision::fp8),
                     fmt::format("{:.1f}", a.hbm_capacity_bytes / (1 << 30) / 1.0), fmt::format("{:.0f}", a.hbm_GBps),
                     a.display_name});
         }

@@ -11,6 +11,7 @@
 #include "app/estimate.hpp"
 #include "app/explain.hpp"
 #include "cost_models/collectives.hpp"
+#include "cost_models/memory.hpp"
 #include "cost_models/model_params.hpp"
 #include "hardware_db/database.hpp"
 #include "hardware_db/errors.hpp"
@@ -160,6 +161,10 @@ TEST_CASE("calcs equal hand-derived values", "[calc]") {
     CHECK(decode_bound_calc(mixtral, h100, 64, 0, Precision::bf16).steps[0].value == Approx(8.0).epsilon(1e-6));
     // TP volume: 4 messages of s·b·h·2 bytes.
     CHECK(tp_comm_calc(l70, 4096, 1, 8, false, 450).result().value == Approx(4.0 * 4096 * 8192 * 2 / 1e9));
+    // Sequence parallel: the same bytes, and the formula printed says so (it read V = 4 · 2 · M beside 4·M).
+    const Calc seq_par = tp_comm_calc(l70, 8192, 1, 8, true, 450);
+    CHECK(seq_par.result().value == Approx(4.0 * 8192 * 8192 * 2 / 1e9));
+    CHECK(seq_par.steps[1].formula.rfind("V = 4 · M", 0) == 0);
     CHECK(grad_accum_calc(1024, 2, 64, 4096).result().value == 8);
 }
 
@@ -304,6 +309,25 @@ TEST_CASE("explain: the recommended lever, applied, improves the binding quantit
             CHECK(l.scenario.parallel.world() == s.parallel.world());
         }
     }
+}
+
+TEST_CASE("explain prices each lever with the memory levers estimate assumes for it", "[explain]") {
+    // Levers were priced with fp32 master weights and gradients where estimate of the same layout assumes the
+    // recipes' remainders and bf16 gradients: micro-batch 2 and pp 2 read "NO" fit (86.9, 91.5 GiB) while
+    // estimate fits them, and the first action was a slower lever.
+    Scenario s = load_scenario_file(std::string(LLMSIM_SOURCE_DIR) + "/scenarios/llama3-70b-h100-64.json");
+    resolve_memory_levers(s);
+    const auto e = app::explain_training(s);
+    for (const auto& l : e.levers) {
+        Scenario x = l.scenario;
+        resolve_memory_levers(x);
+        INFO(l.name << ": " << l.change);
+        CHECK(l.fits == training_memory(x.training_job()).fits);
+    }
+    bool mb2 = false;
+    for (const auto& l : e.levers)
+        if (l.change == "micro_batch 1 -> 2") mb2 = l.fits;
+    CHECK(mb2);
 }
 
 TEST_CASE("explain: a scenario that does not fit binds on memory and the first action fits it", "[explain]") {

@@ -179,7 +179,8 @@ Calc tp_comm_calc(const ModelSpec& m, std::int64_t seq, std::int64_t micro_batch
     c.steps.push_back(
         step(sp ? "collectives per layer: 2 all-gathers + 2 reduce-scatters forward, the same backward"
                 : "collectives per layer: 2 all-reduces forward (attention, MLP), 2 backward",
-             sp ? "V = 4 · 2 · M (an all-gather + reduce-scatter pair moves what one all-reduce moves)" : "V = 4 · M",
+             sp ? "V = 4 · M (4 all-gather + reduce-scatter pairs, each moving what one all-reduce of M moves)"
+                : "V = 4 · M",
              fmt::format("4 · {}", bytes_str(msg)), 4.0 * msg / kGB, "GB",
              sp ? ""
                 : "sequence parallelism replaces each all-reduce by a reduce-scatter and an "

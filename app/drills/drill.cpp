@@ -369,8 +369,9 @@ Question gen_tp_comm(Rng& rng, const Bank& b, Difficulty d) {
         "tp_comm",
         fmt::format("Megatron tensor parallelism (tp = {}{}) on {} (hidden {}), sequence {}, micro-batch {}, "
                     "bf16. What is the total size of the collectives' messages of one layer, forward plus "
-                    "backward (one message = s·b·h·2 bytes)?",
-                    tp, sp ? ", sequence parallel" : "", m.name, m.hidden, seq, mb),
+                    "backward (one message = s·b·h·2 bytes{})?",
+                    tp, sp ? ", sequence parallel" : "", m.name, m.hidden, seq, mb,
+                    sp ? "; an all-gather and reduce-scatter pair counts as the one all-reduce it replaces" : ""),
         c, 1, d);
 }
 
