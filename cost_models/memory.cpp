@@ -268,6 +268,7 @@ struct StageMemoryModel {
     void states(MemoryBreakdown& d, int s, int dense) const {
         // Model states.
         ModelStates st;
+        double adapter_grads = 0;
         if (lora) {
             st = stage_model_states(m, p, t, s, false);   // frozen base
             double wbytes = st.weights;
@@ -291,13 +292,16 @@ struct StageMemoryModel {
             TrainingConfig adapter_training = t;
             adapter_training.precision = Precision::fp32;
             d.adapter_bytes = adapters * (8.0 + optimizer_state_bytes(adapter_training).total());
+            adapter_grads = adapters * 4.0;
         } else {
             st = stage_model_states(m, p, t, s, true);
         }
         d.params_on_gpu = st.params;
         d.weights_bytes = st.weights;
-        d.gradients_bytes = st.grads;
-        d.optimizer_bytes = st.optimizer + d.adapter_bytes;
+        // The adapters' fp32 gradients are gradients; their fp32 weights (the trained copy, as a master is) and
+        // Adam's states are optimizer states (the gradients row read 0 under LoRA).
+        d.gradients_bytes = st.grads + adapter_grads;
+        d.optimizer_bytes = st.optimizer + d.adapter_bytes - adapter_grads;
         d.master_weights_bytes = st.master;
         d.optimizer_states_bytes = st.states;
         d.offloaded_bytes_per_gpu = st.offloaded;
