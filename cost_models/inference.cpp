@@ -429,13 +429,7 @@ KvPool kv_pool(const ServingJob& s) {
     KvPool k;
     const auto mem = inference_memory(s.model, s.system, s.parallel, s.inference);
     k.bytes_per_token = mem.kv_bytes_per_token;
-    double taken = mem.weights_bytes + mem.other_bytes;
-    const auto& sp = s.inference.speculative;
-    if (sp.enabled && sp.draft_model) {
-        const auto dm = inference_memory(*sp.draft_model, s.system, s.parallel, s.inference);
-        taken += dm.weights_bytes;
-        k.bytes_per_token += dm.kv_bytes_per_token;
-    }
+    const double taken = mem.weights_bytes + mem.other_bytes;   // a speculative draft model's included
     k.pool_bytes = std::max(0.0, kKvMemoryFraction * (mem.capacity_bytes - taken));
     k.blocks = k.bytes_per_token > 0
                    ? static_cast<std::int64_t>(std::floor(k.pool_bytes / (kKvBlockTokens * k.bytes_per_token)))

@@ -524,7 +524,7 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
     const auto pc = count_parameters(m);
     const auto per = layers_per_stage(m.layers, p.pp);
     const int max_layers = *std::max_element(per.begin(), per.end());
-    // Transformer weights at the weight precision; embeddings and LM head stay 16-bit.
+    // Transformer weights at the weight precision; embeddings and LM head stay 16-bit (32-bit with FP32 weights).
     // Every layer counted as the model's MoE layer (the routed experts split by tp and, with expert
     // parallelism, over the ep replicas of a group; a dense model's is dense).
     const Layer desc = describe_layer(m, LayerShape{.moe = true});
@@ -533,10 +533,22 @@ InferenceMemory inference_memory(const ModelSpec& m, const SystemSpec& sys, cons
                                                                                   (p.tp * std::max(1, p.ep));
     const double wpp = weight_bytes_per_param(in.weight_precision, in.quant_group_size);
     double weights = max_layers * layer_params * wpp;
-    const double embed_bytes = (pc.embedding + pc.position + pc.output) * 2.0 / p.tp;
+    // (FP32 weights keep them in FP32: Llama-3-8B's read 27.96 GiB for 29.9)
+    const double embed_bytes =
+        (pc.embedding + pc.position + pc.output) * (in.weight_precision == Precision::fp32 ? 4.0 : 2.0) / p.tp;
     weights += p.pp == 1 ? embed_bytes : embed_bytes / 2.0;   // first stage embedding, last stage head
     r.weights_bytes = weights;
     r.kv_bytes_per_token = max_layers * kv_cache_elements_per_token_layer(m, p.tp) * precision_bytes(in.kv_precision);
+    // A speculative draft model sits beside the target: its weights, and its K/V for every token the
+    // target holds (a 405B draft on one H100 "fit" a static batch of 409).
+    if (in.speculative.enabled && in.speculative.draft_model) {
+        InferenceConfig draft_in = in;
+        draft_in.speculative = {};
+        const auto dm = inference_memory(*in.speculative.draft_model, sys, p, draft_in);
+        r.draft_weights_bytes = dm.weights_bytes;
+        r.weights_bytes += dm.weights_bytes;
+        r.kv_bytes_per_token += dm.kv_bytes_per_token;
+    }
     const double tokens_per_seq = static_cast<double>(in.input_len + in.output_len);
     // Prefill working set per sequence: residual, QKV, MLP intermediate (per TP shard), 16-bit,
     // plus fp32 logits of the last position.

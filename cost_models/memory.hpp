@@ -144,11 +144,12 @@ void resolve_memory_levers(Scenario& s);
 [[nodiscard]] std::vector<std::string> assumed_memory_levers(const TrainingConfig& t);
 
 struct InferenceMemory {
-    double weights_bytes = 0;
-    double kv_cache_bytes = 0;       // for the scenario's batch
-    double kv_bytes_per_token = 0;   // per GPU
-    double activations_bytes = 0;    // transient peak (prefill)
-    double other_bytes = 0;          // runtime reserve
+    double weights_bytes = 0;         // a speculative draft model's included
+    double draft_weights_bytes = 0;   // of weights_bytes, the draft model's (speculative with draft_model)
+    double kv_cache_bytes = 0;        // for the scenario's batch
+    double kv_bytes_per_token = 0;    // per GPU
+    double activations_bytes = 0;     // transient peak (prefill)
+    double other_bytes = 0;           // runtime reserve
     double total_bytes = 0;
     double capacity_bytes = 0;
     bool fits = false;

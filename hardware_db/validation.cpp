@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -23,6 +24,7 @@ std::vector<ValidationCase> read_validation(const Json& doc, const std::string& 
         if (!cases || !cases->is_array() || cases->empty()) {
             pr.add("/cases", cases ? *cases : Json(), "a non-empty array of cases");
         } else {
+            std::map<std::string, std::string> first_at;   // id -> the case that named it first
             for (std::size_t i = 0; i < cases->size(); ++i) {
                 const std::string at = fmt::format("/cases/{}", i);
                 ObjectReader r((*cases)[i], at, pr);
@@ -34,6 +36,14 @@ std::vector<ValidationCase> read_validation(const Json& doc, const std::string& 
                 c.file = origin;
                 c.pointer = at;
                 c.id = r.required_string("id");
+                // Ids name the cases in every table and the residuals: unique and not empty (a repeated id
+                // was counted twice in the means, an empty one printed as "()").
+                if (r.has("id") && c.id.empty()) pr.add(r.ptr("id"), Json(""), "a non-empty case id");
+                if (!c.id.empty()) {
+                    const auto [it, fresh] = first_at.emplace(c.id, at);
+                    if (!fresh)
+                        pr.add(r.ptr("id"), Json(c.id), fmt::format("an id not used before (it names {})", it->second));
+                }
                 c.source = r.string_or("source", "");
                 r.string("derived");
                 if (const Json* a = r.get("assumed")) {

@@ -58,6 +58,7 @@ Json memory_json(const MemoryBreakdown& m) {
 
 Json inference_memory_json(const InferenceMemory& m) {
     return {{"weights_bytes", m.weights_bytes},
+            {"draft_weights_bytes", m.draft_weights_bytes},
             {"gradients_bytes", 0.0},
             {"optimizer_bytes", 0.0},
             {"kv_cache_bytes", m.kv_cache_bytes},

@@ -770,3 +770,21 @@ TEST_CASE("nccl-tests text rows are bounded as the -J form is (a size past 2^63 
                                             "321.10       0   182.88  183.48  321.08       0\n");
     expect_refused({"calibrate", "import-nccl-tests", slow.string()}, {"slow.log:2: out-of-place time", "1e300"});
 }
+
+TEST_CASE("validate refuses a repeated or empty case id; explain refuses qps max", "[bad-input]") {
+    // A repeated id was counted twice in the means; an empty one printed as "()". Explain read qps "max" as an
+    // offline run and said the SLO was missed.
+    const std::string scen = R"({"model": "llama-3-8b", "system": "dgx-h100", "gpus": 8, "parallel": {"tp": 8},
+        "training": {"seq_len": 2048, "micro_batch": 1, "global_batch": 8}})";
+    const auto dup =
+        write("val-dup.json", R"({"cases": [{"id": "A", "scenario": )" + scen +
+                                  R"(, "measured": {"step_time_s": 1.0}}, {"id": "A", "scenario": )" + scen +
+                                  R"(, "measured": {"step_time_s": 1.1}}, {"id": "", "scenario": )" + scen +
+                                  R"(, "measured": {"step_time_s": 1.2}}]})");
+    expect_refused({"validate", dup.string()},
+                   {"val-dup.json#/cases/1/id: \"A\": expected an id not used before (it names /cases/0)",
+                    "val-dup.json#/cases/2/id: \"\": expected a non-empty case id"});
+    expect_refused({"explain", "--model", "llama-3-8b", "--system", "dgx-h100", "--gpus", "1", "--qps", "max",
+                    "--slo-ttft-p99", "2"},
+                   {"qps: \"max\": expected a rate"});
+}

@@ -13,6 +13,7 @@
 
 #include "cost_models/inference.hpp"
 #include "cost_models/layer_bytes.hpp"
+#include "cost_models/model_params.hpp"
 #include "cost_models/roofline.hpp"
 #include "hardware_db/engines.hpp"
 #include "hardware_db/errors.hpp"
@@ -326,6 +327,32 @@ TEST_CASE("speculative decoding: the Leviathan formula at batch 1, a smaller gai
             CHECK(t1 / ts < 1.6);
         }
     }
+}
+
+TEST_CASE("a speculative draft model's weights and K/V count in the deployment's memory", "[serving][speculative]") {
+    // A 405B draft beside Llama-3.1-8B on one H100 "fit" a static batch of 409; the memory left it out.
+    auto mem = [](const char* draft, int batch) {
+        Json in = {{"batch", batch}, {"input_len", 512}, {"output_len", 256}};
+        if (draft) in["speculative"] = {{"draft_model", draft}, {"tokens", 4}, {"acceptance", 0.7}};
+        const auto s = serving("llama-3.1-8b", 1, 1, in);
+        return inference_memory(s.model, s.system, s.parallel, s.inference);
+    };
+    const auto base = mem(nullptr, 8), small = mem("llama-3.2-1b", 8), huge = mem("llama-3.1-405b", 8);
+    const auto draft = mem(nullptr, 8);
+    const auto one_b = serving("llama-3.2-1b", 1, 1, {{"batch", 8}, {"input_len", 512}, {"output_len", 256}});
+    const auto d = inference_memory(one_b.model, one_b.system, one_b.parallel, one_b.inference);
+    CHECK(small.draft_weights_bytes == Approx(d.weights_bytes));
+    CHECK(small.weights_bytes == Approx(base.weights_bytes + d.weights_bytes));
+    CHECK(small.kv_bytes_per_token == Approx(base.kv_bytes_per_token + d.kv_bytes_per_token));
+    CHECK(small.max_batch < base.max_batch);
+    CHECK(draft.draft_weights_bytes == 0.0);
+    CHECK_FALSE(huge.fits);
+    CHECK(huge.max_batch == 0);
+    // FP32 weights keep the embedding and LM head in FP32 too: 4 bytes per parameter throughout.
+    const auto fp32 = serving("llama-3-8b", 1, 1,
+                              {{"batch", 1}, {"input_len", 16}, {"output_len", 16}, {"weight_precision", "fp32"}});
+    const auto m32 = inference_memory(fp32.model, fp32.system, fp32.parallel, fp32.inference);
+    CHECK(m32.weights_bytes == Approx(4.0 * count_parameters(fp32.model).total).epsilon(1e-5));   // (norms aside)
 }
 
 TEST_CASE("the same seed gives the same run; another seed another", "[serving][sim]") {

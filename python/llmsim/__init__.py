@@ -73,6 +73,14 @@ def flops(scenario):
     return _loads(_core.flops(*_source(scenario)))
 
 
+def _count(name, value, lowest, highest=2**31 - 1):
+    """An integer argument in [lowest, highest], as the CLI's flag reads it: a float, a bool or a value out
+    of range raises ValueError naming it (max_gpus=0 searched 64 GPUs and top_k=1.5 ran as 1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lowest <= value <= highest:
+        raise ValueError(f"{name}: {value!r}: expected an integer in [{lowest}, {highest}]")
+    return value
+
+
 def search(scenario, *, top_k=None, confirm=None, threads=0, max_gpus=None):
     """The best layouts of a training scenario with a "search" block (docs/search.md); for a serving one,
     the fewest GPUs meeting its SLO at its qps, or with ``qps: "max"`` each replica layout's largest rate
@@ -82,10 +90,10 @@ def search(scenario, *, top_k=None, confirm=None, threads=0, max_gpus=None):
     return _loads(
         _core.search(
             *_source(scenario),
-            int(top_k or 0),
-            -1 if confirm is None else int(confirm),
-            int(threads),
-            int(max_gpus or 0),
+            0 if top_k is None else _count("top_k", top_k, 1, 100000),
+            -1 if confirm is None else _count("confirm", confirm, 0, 100000),
+            _count("threads", threads, 0, 1024),
+            0 if max_gpus is None else _count("max_gpus", max_gpus, 1, 1 << 20),
         )
     )
 

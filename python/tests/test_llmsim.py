@@ -305,3 +305,13 @@ def test_search_of_pools_is_the_clis_json(cli):
     pools = got["disaggregated"]
     assert pools["gpus"] == pools["prefill"]["gpus"] + pools["decode"]["gpus"] <= 8 and pools["slo_met"]
     assert "results" in got["colocated"]
+
+
+def test_search_counts_are_read_strictly():
+    # max_gpus=0 searched 64 GPUs, top_k=1.5 ran as 1 and threads=-1 was taken where the CLI exits 2.
+    path = "scenarios/llama31-70b-chat-slo.json"
+    for kwargs in ({"max_gpus": 0}, {"max_gpus": -1}, {"max_gpus": 1.5}, {"top_k": 0}, {"top_k": 1.5},
+                   {"confirm": -1}, {"threads": -1}, {"top_k": True}):
+        with pytest.raises(ValueError) as e:
+            llmsim.search(path, **kwargs)
+        assert str(e.value).startswith(next(iter(kwargs)) + ": ")
