@@ -497,12 +497,21 @@ void read_inference(KeyReader& r, Scenario& s, const Database& db, const std::st
         spec.method = o.choice_key("method").value_or("draft");
         spec.tokens = static_cast<int>(o.int_key_or("tokens", 4));
         if (spec.method == "draft") {
-            if (const Json* dm = o.get("draft_model"))
+            if (const Json* dm = o.get("draft_model")) {
+                const std::size_t before = r.problems().lines.size();
                 spec.draft_model = db.resolve_model(*dm, o.ptr("draft_model"), r.problems(), base_dir);
-            else if (o.ok())
+                // A draft proposes the target's own tokens: the same vocabulary (a draft with another was priced).
+                if (r.problems().lines.size() == before && spec.draft_model && s.model.vocab > 0 &&
+                    spec.draft_model->vocab != s.model.vocab)
+                    r.problems().add(o.ptr("draft_model"), *dm,
+                                     fmt::format("a draft with the target's vocabulary ({} tokens; {} has {}): it "
+                                                 "proposes the target's tokens",
+                                                 s.model.vocab, spec.draft_model->name, spec.draft_model->vocab));
+            } else if (o.ok()) {
                 r.problems().add_raw(o.ptr("draft_model") +
                                      ": missing: expected the draft model (a model-zoo name or object) or a "
                                      "\"method\" with \"acceptance_length\"");
+            }
             spec.acceptance = o.num_key_or("acceptance", 0.7);
         } else {
             if (auto l = o.num_key("acceptance_length"))

@@ -484,6 +484,10 @@ TEST_CASE("serving keys: strict errors name the pointer", "[serving][errors]") {
                Catch::Contains("/inference/input_len/mean") && Catch::Contains("within [min, max] = [200, 300]"));
     CHECK_THAT(bad({{"slo", {{"ttft_p99", 1}}}}), Catch::Contains("/inference/slo/ttft_p99"));
     CHECK_THAT(bad({{"speculative", {{"tokens", 4}}}}), Catch::Contains("/inference/speculative/draft_model"));
+    // A draft proposes the target's tokens: another vocabulary is refused (GPT-3 125M's beside Llama 3's).
+    CHECK_THAT(bad({{"speculative", {{"draft_model", "gpt3-125m"}, {"tokens", 4}}}}),
+               Catch::Contains("/inference/speculative/draft_model: \"gpt3-125m\": expected a draft with the target's "
+                               "vocabulary"));
     CHECK_THAT(bad({{"speculative", {{"method", "eagle"}}}}),
                Catch::Contains("/inference/speculative/acceptance_length"));
     CHECK_THAT(bad({{"requests", 0}}), Catch::Contains("/inference/requests"));
