@@ -44,9 +44,9 @@ std::string overlap_brief(const Candidate& c) {
 }
 
 std::optional<app::PublishedRange> search_step_time_range(const Scenario& base, const SearchEntry& e) {
-    const double step_s = e.confirmed_step_time_s > 0 ? e.confirmed_step_time_s : e.time.step_time_s;
+    // (a confirmed row's time is already the simulated step: search::confirm_entry)
     return app::step_time_range(app::builtin_residuals(), to_string(base.parallel.framework), base.system.gpu.name,
-                                step_s);
+                                e.time.step_time_s);
 }
 
 double cost_per_million_tokens_usd(const SearchEntry& e, double price_per_gpu_hour) {
